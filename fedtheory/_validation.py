@@ -1,0 +1,74 @@
+"""Small validators shared by every hyperparameter class and generator.
+
+Each raises ``ValueError`` (or ``TypeError``) naming the parameter and the valid range, so that a bad
+configuration fails at construction instead of producing NaNs rounds later.
+"""
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+
+def check_real(name: str, value: Any, *, low: float | None = None, high: float | None = None,
+               low_open: bool = False, high_open: bool = False) -> float:
+    """Return ``value`` as float after checking it is a finite real in the stated interval."""
+    if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    lo_br = "(" if low_open else "["
+    hi_br = ")" if high_open else "]"
+    rng = f"{lo_br}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi_br}"
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{name} must be in {rng}, got {value}")
+    if high is not None and (value > high or (high_open and value == high)):
+        raise ValueError(f"{name} must be in {rng}, got {value}")
+    return value
+
+
+def check_positive(name: str, value: Any) -> float:
+    return check_real(name, value, low=0.0, low_open=True)
+
+
+def check_nonnegative(name: str, value: Any) -> float:
+    return check_real(name, value, low=0.0)
+
+
+def check_probability(name: str, value: Any) -> float:
+    """A probability in (0, 1] (zero would mean 'never', which no algorithm here can run with)."""
+    return check_real(name, value, low=0.0, high=1.0, low_open=True)
+
+
+def check_int(name: str, value: Any, *, low: int | None = None, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (Integral, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    value = int(value)
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value}")
+    return value
+
+
+def check_finite_array(name: str, value: Any, *, shape: tuple[int | None, ...] | None = None) -> np.ndarray:
+    arr = np.asarray(value, dtype=np.float64)
+    if shape is not None:
+        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
+            raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (found NaN or inf)")
+    return arr
+
+
+def check_weights(weights: Any, n_clients: int) -> np.ndarray:
+    """Client weights: positive, length ``n_clients``, normalised to sum to one (None means uniform)."""
+    if weights is None:
+        return np.full(n_clients, 1.0 / n_clients)
+    w = check_finite_array("weights", weights, shape=(n_clients,))
+    if np.any(w <= 0):
+        raise ValueError("weights must be strictly positive")
+    return w / w.sum()

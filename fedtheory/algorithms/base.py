@@ -1,0 +1,96 @@
+"""The algorithm contract: inert hyperparameters, immutable state, explicit randomness.
+
+An algorithm is a frozen dataclass of hyperparameters validated in ``__post_init__``. It implements
+
+    init(problem, x0) -> State
+    round(problem, state, rng) -> (State, RoundLog)
+
+``round`` draws everything random (sampled clients, coins, compressor noise) at its top and then applies a
+deterministic update, so tests can take exact expectations by enumerating the draws. Algorithms that support
+this expose ``round_given(problem, state, draw)`` next to ``draw(problem, state, rng)``.
+
+Every algorithm class is registered with :func:`register_algorithm`, which gives it the generic conformance
+suite in ``tests/test_conformance.py`` for free: it must provide an ``example()`` classmethod returning a
+valid instance for a well-posed strongly convex problem.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Mapping, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+
+from ..problems.base import Problem
+
+#: Bits used to send one float64 coordinate uncompressed.
+FLOAT_BITS = 64
+
+
+@dataclass(frozen=True)
+class State:
+    """The server model ``x`` (shape ``(d,)``); algorithms subclass this with their auxiliary state."""
+
+    x: np.ndarray
+
+
+@dataclass(frozen=True)
+class RoundLog:
+    """What one round cost, counted the way the algorithm's paper counts it.
+
+    ``local_grad_evals`` is the total number of client gradient evaluations in the round (summed over
+    clients); ``communicated`` is False for rounds without communication (Scaffnew/FedRed coin flips).
+    ``extra`` carries algorithm-specific per-round quantities (entropy, regret terms, ...), recorded by the
+    trace under their names.
+    """
+
+    uplink_bits: float = 0.0
+    downlink_bits: float = 0.0
+    uplink_nnz: int = 0
+    downlink_nnz: int = 0
+    vectors_up: float = 0.0
+    vectors_down: float = 0.0
+    local_grad_evals: int = 0
+    participants: int = 0
+    communicated: bool = True
+    extra: Mapping[str, float] = field(default_factory=dict)
+
+
+StateT = TypeVar("StateT", bound=State)
+
+
+@runtime_checkable
+class Algorithm(Protocol):
+    name: ClassVar[str]
+
+    def init(self, problem: Problem, x0: np.ndarray) -> State: ...
+
+    def round(self, problem: Problem, state: Any, rng: np.random.Generator) -> tuple[State, RoundLog]: ...
+
+
+ALGORITHMS: dict[str, type] = {}
+
+A = TypeVar("A", bound=type)
+
+
+def register_algorithm(cls: A) -> A:
+    """Class decorator: add an algorithm to the registry used by the conformance suite, bench and CLI."""
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{cls.__name__} needs a class attribute `name`")
+    if name in ALGORITHMS and ALGORITHMS[name] is not cls:
+        raise ValueError(f"algorithm name {name!r} registered twice")
+    if not callable(getattr(cls, "example", None)):
+        raise TypeError(f"{cls.__name__} needs an `example()` classmethod for the conformance suite")
+    ALGORITHMS[name] = cls
+    return cls
+
+
+def dense_log(problem: Problem, *, up_vectors: float, down_vectors: float, participants: int,
+              local_grad_evals: int, extra: Mapping[str, float] | None = None) -> RoundLog:
+    """RoundLog for uncompressed float64 vectors: ``up_vectors`` and ``down_vectors`` are totals over clients."""
+    d = problem.dim
+    return RoundLog(
+        uplink_bits=FLOAT_BITS * d * up_vectors, downlink_bits=FLOAT_BITS * d * down_vectors,
+        uplink_nnz=int(d * up_vectors), downlink_nnz=int(d * down_vectors),
+        vectors_up=up_vectors, vectors_down=down_vectors, local_grad_evals=int(local_grad_evals),
+        participants=int(participants), communicated=True, extra=dict(extra or {}))

@@ -1,0 +1,190 @@
+"""The claims ledger: every checkable statement of a paper, with the check that tests it.
+
+A :class:`Claim` names its paper, the theorem or equation, the statement, the kind of check (see DESIGN.md's
+verification conventions) and whether the paper's statement is expected to hold. Its ``check`` takes one
+instance (a problem, or a dict of parameters) and returns :class:`Evidence`; ``instances(thorough)`` yields
+the default instances that ``fedtheory verify`` runs. Tests call the same ``check`` on hypothesis-drawn
+instances, so nothing is written twice.
+
+Expectations:
+  * ``"holds"``: the statement is believed true; a violated instance fails ``fedtheory verify``.
+  * ``"violated"``: the paper's statement is false; the check must *find* the recorded counterexample, and
+    a corrected statement is registered next to it under its own id. Losing the counterexample fails too.
+  * ``"exploratory"``: measured and reported (e.g. a qualitative experiment), never a failure.
+"""
+from __future__ import annotations
+
+import math
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
+
+Kind = Literal["identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point",
+               "statistical", "counterexample", "invariant", "qualitative"]
+Expectation = Literal["holds", "violated", "exploratory"]
+PAPERS = ("foundation", "classic", "fedelasticnet", "docofl", "fedred", "ofediq", "efl", "neural")
+KINDS = ("identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point", "statistical",
+         "counterexample", "invariant", "qualitative")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The outcome of one check on one instance.
+
+    ``measured`` and ``theory`` are the two numbers compared (PEPit style); ``tightness`` is
+    measured / theory for bounds (1 means the bound is attained); ``holds`` is the verdict for this instance.
+    """
+
+    instance: str
+    measured: float
+    theory: float
+    holds: bool
+    tightness: float | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"instance": self.instance, "measured": _num(self.measured), "theory": _num(self.theory),
+                "holds": bool(self.holds), "tightness": _num(self.tightness),
+                "details": {k: _jsonable(v) for k, v in self.details.items()}}
+
+
+def _num(x: Any) -> Any:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else str(x)
+
+
+def _jsonable(v: Any) -> Any:
+    try:
+        import numpy as np
+
+        if isinstance(v, np.ndarray):
+            return v.tolist()
+        if isinstance(v, (np.floating, np.integer, np.bool_)):
+            return v.item()
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    return v
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    paper: str
+    reference: str
+    statement: str
+    kind: Kind
+    check: Callable[[Any], Evidence]
+    instances: Callable[[bool], Iterable[Any]]
+    expected: Expectation = "holds"
+    derived: bool = False
+    notes: str = ""
+
+    def __call__(self, instance: Any) -> Evidence:
+        return self.check(instance)
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    claim: Claim
+    evidence: Sequence[Evidence]
+    error: str | None
+    seconds: float
+
+    @property
+    def status(self) -> str:
+        """holds | VIOLATED | violated-as-recorded | COUNTEREXAMPLE-LOST | measured | ERROR."""
+        if self.error is not None:
+            return "ERROR"
+        all_hold = all(e.holds for e in self.evidence)
+        if self.claim.expected == "holds":
+            return "holds" if all_hold else "VIOLATED"
+        if self.claim.expected == "violated":
+            return "COUNTEREXAMPLE-LOST" if all_hold else "violated-as-recorded"
+        return "measured"
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("VIOLATED", "COUNTEREXAMPLE-LOST", "ERROR")
+
+    @property
+    def worst_tightness(self) -> float | None:
+        values = [e.tightness for e in self.evidence if e.tightness is not None and math.isfinite(e.tightness)]
+        return max(values) if values else None
+
+    def as_dict(self) -> dict[str, Any]:
+        c = self.claim
+        return {"id": c.id, "paper": c.paper, "reference": c.reference, "statement": c.statement,
+                "kind": c.kind, "expected": c.expected, "derived": c.derived, "notes": c.notes,
+                "status": self.status, "worst_tightness": _num(self.worst_tightness), "error": self.error,
+                "seconds": self.seconds, "evidence": [e.as_dict() for e in self.evidence]}
+
+
+REGISTRY: dict[str, Claim] = {}
+
+
+def claim(*, id: str, paper: str, reference: str, statement: str, kind: Kind,
+          instances: Callable[[bool], Iterable[Any]], expected: Expectation = "holds", derived: bool = False,
+          notes: str = "") -> Callable[[Callable[[Any], Evidence]], Claim]:
+    """Decorator registering a check function as a claim; returns the :class:`Claim` (callable like the check).
+
+    ``derived=True`` marks statements that are not the paper's own (e.g. the spec writer's [D] inequalities,
+    or a corrected version of a false statement); put ``.derived`` or ``.corrected`` in their ids too.
+    """
+    if paper not in PAPERS:
+        raise ValueError(f"paper must be one of {PAPERS}, got {paper!r}")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+
+    def wrap(fn: Callable[[Any], Evidence]) -> Claim:
+        if id in REGISTRY:
+            raise ValueError(f"claim id {id!r} registered twice")
+        c = Claim(id=id, paper=paper, reference=reference, statement=statement, kind=kind, check=fn,
+                  instances=instances, expected=expected, derived=derived, notes=notes or (fn.__doc__ or "").strip())
+        REGISTRY[id] = c
+        return c
+
+    return wrap
+
+
+def load_all() -> dict[str, Claim]:
+    """Import every claims module (they register on import) and return the registry."""
+    import fedtheory.claims  # noqa: F401  (package import loads all submodules)
+
+    return REGISTRY
+
+
+def select(papers: Sequence[str] | None = None, ids: Sequence[str] | None = None) -> list[Claim]:
+    claims = list(load_all().values())
+    if papers:
+        unknown = set(papers) - set(PAPERS)
+        if unknown:
+            raise ValueError(f"unknown paper key(s) {sorted(unknown)}; choose from {PAPERS}")
+        claims = [c for c in claims if c.paper in papers]
+    if ids:
+        missing = [i for i in ids if i not in REGISTRY]
+        if missing:
+            raise ValueError(f"unknown claim id(s) {missing}; see `fedtheory verify --list`")
+        claims = [c for c in claims if c.id in ids]
+    return claims
+
+
+def evaluate(c: Claim, thorough: bool = False) -> ClaimResult:
+    """Run a claim on its default instances; an exception becomes an ERROR result, not a crash."""
+    start = time.perf_counter()
+    evidence: list[Evidence] = []
+    try:
+        for inst in c.instances(thorough):
+            evidence.append(c.check(inst))
+        error = None if evidence else "no instances"
+    except Exception as exc:  # noqa: BLE001 - the ledger reports any failure of a check
+        error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"
+    return ClaimResult(c, evidence, error, time.perf_counter() - start)

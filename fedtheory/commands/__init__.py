@@ -1,0 +1,1 @@
+"""Subcommands of the ``fedtheory`` CLI (auto-discovered by :mod:`fedtheory.cli`)."""

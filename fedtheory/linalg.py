@@ -1,0 +1,40 @@
+"""Batched linear algebra over the client axis, with the kernel chosen by shape.
+
+Measured on the reference 2-core machine: a stacked ``matmul`` over ``(n, d, d)`` is an order of magnitude
+faster than a Python loop of BLAS calls when there are many small clients, but slower when there are a few
+large ones (numpy's stacked matmul does not reach BLAS-3 efficiency there). So above a dimension threshold we
+call BLAS once per client: with few large clients the loop overhead is negligible against the O(d^2) work.
+See ``benchmarks/bench_oracles.py`` for the side-by-side measurement that sets the threshold.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: Above this dimension, per-client BLAS calls beat numpy's stacked matmul (measured, see module docstring).
+PER_CLIENT_BLAS_MIN_DIM = 128
+
+
+def batched_matvec(A: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Return ``Y[i] = A[i] @ X[i]`` for stacked ``A`` of shape ``(n, d, d)`` and ``X`` of shape ``(n, d)``."""
+    if A.shape[-1] >= PER_CLIENT_BLAS_MIN_DIM:
+        out = np.empty((A.shape[0], A.shape[1]), dtype=np.result_type(A, X))
+        for i in range(A.shape[0]):  # few large clients: one BLAS gemv each
+            np.dot(A[i], X[i], out=out[i])
+        return out
+    return np.matmul(A, X[..., None])[..., 0]
+
+
+def batched_matvec_T(A: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Return ``Y[i] = A[i].T @ X[i]``."""
+    if A.shape[-1] >= PER_CLIENT_BLAS_MIN_DIM:
+        out = np.empty((A.shape[0], A.shape[2]), dtype=np.result_type(A, X))
+        for i in range(A.shape[0]):
+            np.dot(A[i].T, X[i], out=out[i])
+        return out
+    return np.matmul(X[:, None, :], A)[:, 0, :]
+
+
+def sym_extreme_eigs(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Smallest and largest eigenvalue of each symmetric matrix in a stack ``(n, d, d)``."""
+    ev = np.linalg.eigvalsh(A)
+    return ev[..., 0], ev[..., -1]

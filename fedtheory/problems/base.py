@@ -1,0 +1,167 @@
+"""The federated problem contract and its certificate.
+
+A federated problem is f(x) = sum_i w_i f_i(x) over n clients with weights w summing to one. Points are
+stacked: a client-wise iterate is an array of shape ``(n, d)``. Every oracle is vectorised over clients and
+accepts an optional ``clients`` index array, in which case ``X`` holds only those clients' rows.
+
+The :class:`Certificate` holds everything a theorem needs, *computed* from the generated data, never copied
+from the request: a test that compares a run with a theorem reads its constants from here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """Computed facts about a problem instance.
+
+    Attributes
+    ----------
+    x_star, f_star:
+        A minimiser of f and the optimal value (``f_star`` is ``f^inf`` for non-convex problems, then only a
+        lower bound estimate; ``exact`` says which).
+    mu, L:
+        Per-client constants as the papers use them: every f_i is mu-strongly convex and L-smooth
+        (mu = min_i mu_i, L = max_i L_i). ``mu`` may be negative for non-convex problems (weak convexity).
+    mu_f, L_f:
+        Constants of the global objective f.
+    mu_i, L_i:
+        Per-client constants, arrays of shape ``(n,)``.
+    delta_A, delta_B:
+        Averaged and bounded Hessian dissimilarity (Jiang, Rodomanov & Stich 2024, Defs. 1-2) with
+        h_i = f - f_i: ``delta_B = max_i ||E_i||``, ``delta_A = sqrt(lambda_max(sum_i w_i E_i^2))`` for
+        quadratics, where E_i = A_i - sum_j w_j A_j.
+    zeta2:
+        Gradient heterogeneity at the optimum, sum_i w_i ||grad f_i(x*)||^2.
+    sigma2:
+        Variance of the stochastic oracle, E||g_i - grad f_i||^2 (0 for deterministic problems).
+    weights:
+        Client weights, shape ``(n,)``, summing to one.
+    kkt_residual:
+        ||grad f(x_star)|| achieved by the certificate computation (relative to max(1, ||grad f(0)||)).
+    exact:
+        Which constants are exact (True) and which are estimates (False), by name.
+    """
+
+    x_star: np.ndarray
+    f_star: float
+    mu: float
+    L: float
+    mu_f: float
+    L_f: float
+    mu_i: np.ndarray
+    L_i: np.ndarray
+    delta_A: float
+    delta_B: float
+    zeta2: float
+    weights: np.ndarray
+    kkt_residual: float
+    sigma2: float = 0.0
+    exact: Mapping[str, bool] = field(default_factory=dict)
+    notes: str = ""
+
+    @property
+    def kappa(self) -> float:
+        """Per-client condition number L / mu (inf when mu <= 0)."""
+        return self.L / self.mu if self.mu > 0 else float("inf")
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly view (arrays as lists)."""
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray):
+                value = value.tolist()
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            out[name] = value
+        return out
+
+
+class Problem:
+    """Base class of federated problems; subclasses implement the per-client oracles.
+
+    Subclasses must set ``n_clients``, ``dim``, ``weights`` and ``certificate`` and implement
+    :meth:`values`, :meth:`grads` and :meth:`solve_local`. The global oracles and the metrics recorded by
+    :func:`fedtheory.run` are derived here.
+    """
+
+    n_clients: int
+    dim: int
+    weights: np.ndarray
+    certificate: Certificate
+    #: Variance of the additive stochastic-gradient noise (see :meth:`stochastic_grads`).
+    sigma2: float = 0.0
+
+    # ----- per-client oracles (vectorised over clients) -----
+    def values(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
+        """f_i(X[i]) for every client (or the listed ``clients``); shape ``(m,)``."""
+        raise NotImplementedError
+
+    def grads(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
+        """grad f_i(X[i]) for every client (or the listed ``clients``); shape ``(m, d)``."""
+        raise NotImplementedError
+
+    def solve_local(self, lin: np.ndarray, center: np.ndarray, lam: float | np.ndarray, l1: float = 0.0,
+                    clients: np.ndarray | None = None) -> np.ndarray:
+        """argmin_x f_i(x) + <lin_i, x> + lam/2 ||x - center_i||^2 + l1 ||x - center_i||_1, all clients.
+
+        ``lin`` and ``center`` have shape ``(m, d)``; ``lam`` is a scalar or shape ``(m,)``. This one hook
+        covers FedProx, DANE, FedDyn, FedRed and FedElasticNet's exact local solves.
+        """
+        raise NotImplementedError
+
+    def stochastic_grads(self, X: np.ndarray, rng: np.random.Generator,
+                         clients: np.ndarray | None = None) -> np.ndarray:
+        """Unbiased gradient estimates with E||g_i - grad f_i||^2 = ``sigma2`` exactly.
+
+        Additive Gaussian noise N(0, sigma2/d I) (Jiang et al. 2024, Assumption 1; spec 002 section 6(h)).
+        Finite-sum problems override this with minibatch gradients.
+        """
+        G = self.grads(X, clients)
+        if self.sigma2 == 0.0:
+            return G
+        return G + rng.normal(scale=np.sqrt(self.sigma2 / self.dim), size=G.shape)
+
+    # ----- global oracles -----
+    def _weights_for(self, clients: np.ndarray | None) -> np.ndarray:
+        return self.weights if clients is None else self.weights[clients]
+
+    def broadcast(self, x: np.ndarray) -> np.ndarray:
+        """Stack the server point for every client, shape ``(n, d)`` (a read-only view)."""
+        return np.broadcast_to(x, (self.n_clients, self.dim))
+
+    def value(self, x: np.ndarray) -> float:
+        """f(x) = sum_i w_i f_i(x)."""
+        return float(self.weights @ self.values(self.broadcast(x)))
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        """grad f(x) = sum_i w_i grad f_i(x)."""
+        return self.weights @ self.grads(self.broadcast(x))
+
+    def gap(self, x: np.ndarray) -> float:
+        """f(x) - f*, computed without cancellation where the problem allows it."""
+        return self.value(x) - self.certificate.f_star
+
+    def metrics(self, x: np.ndarray) -> dict[str, float]:
+        """Per-round metrics recorded by :func:`fedtheory.run`: gap, squared distance, squared gradient norm."""
+        g = self.grad(x)
+        diff = x - self.certificate.x_star
+        return {"gap": self.gap(x), "dist2": float(diff @ diff), "grad_norm2": float(g @ g)}
+
+    def with_noise(self, sigma2: float) -> "Problem":
+        """A copy whose :meth:`stochastic_grads` adds noise of total variance ``sigma2`` per client."""
+        from dataclasses import replace
+        import copy
+
+        from .._validation import check_nonnegative
+
+        sigma2 = check_nonnegative("sigma2", sigma2)
+        other = copy.copy(self)
+        other.sigma2 = sigma2
+        other.certificate = replace(self.certificate, sigma2=sigma2)
+        return other

@@ -1,0 +1,342 @@
+"""Exact federated quadratics: f_i(x) = 1/2 x^T A_i x - b_i^T x.
+
+Everything about a quadratic is available in closed form, so these are the problems on which fedtheory's
+identity and rate checks are sharpest: x* = Abar^{-1} bbar, f(x) - f* = 1/2 (x - x*)^T Abar (x - x*), and the
+Hessian dissimilarities of Jiang, Rodomanov & Stich (2024, Defs. 1-2; spec 002 section 2.3):
+
+    E_i = A_i - Abar,   delta_B = max_i ||E_i||_2,   delta_A = sqrt(lambda_max(sum_i w_i E_i^2)).
+
+Hessians are stored either dense, shape ``(n, d, d)``, or diagonal, shape ``(n, d)``. Eigendecompositions are
+computed once (lazily) so that :meth:`QuadraticProblem.solve_local` costs O(d^2) per client for any lambda.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+import numpy as np
+from scipy import optimize
+
+from .._validation import check_int, check_nonnegative, check_real, check_weights
+from ..linalg import batched_matvec, batched_matvec_T, sym_extreme_eigs
+from .base import Certificate, Problem
+
+HessianKind = Literal["dense", "diagonal"]
+
+
+@dataclass(frozen=True)
+class Dissimilarity:
+    """Exact Hessian and gradient dissimilarity of a quadratic (see :func:`measure_dissimilarity`)."""
+
+    delta_A: float
+    delta_B: float
+    zeta2: float
+
+
+def _weighted_mean(weights: np.ndarray, arr: np.ndarray) -> np.ndarray:
+    return np.tensordot(weights, arr, axes=1)
+
+
+def _hessian_dissimilarity(A: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
+    """(delta_A, delta_B) of a stack of symmetric (dense ``(n,d,d)``) or diagonal (``(n,d)``) Hessians."""
+    E = A - _weighted_mean(weights, A)
+    if A.ndim == 2:
+        delta_B = float(np.max(np.abs(E))) if E.size else 0.0
+        delta_A = float(np.sqrt(np.max(weights @ (E * E))))
+        return delta_A, delta_B
+    lo, hi = sym_extreme_eigs(E)
+    delta_B = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
+    # sum_i w_i E_i^2 = M^T M with M the vertical stack of sqrt(w_i) E_i (E_i symmetric): one GEMM.
+    M = (np.sqrt(weights)[:, None, None] * E).reshape(-1, A.shape[-1])
+    delta_A = float(np.sqrt(max(np.linalg.eigvalsh(M.T @ M)[-1], 0.0)))
+    return delta_A, delta_B
+
+
+def measure_dissimilarity(A: np.ndarray, b: np.ndarray, weights: np.ndarray | None = None) -> Dissimilarity:
+    """Exact (delta_A, delta_B, zeta2) of the quadratics f_i(x) = 1/2 x^T A_i x - b_i^T x.
+
+    Parameters
+    ----------
+    A:
+        Hessians, dense ``(n, d, d)`` (symmetric) or diagonal ``(n, d)``.
+    b:
+        Linear terms, ``(n, d)``.
+    weights:
+        Client weights (normalised to sum to one; uniform when None).
+
+    zeta2 = sum_i w_i ||A_i x* - b_i||^2 at the (minimum-norm) minimiser x* of f = sum_i w_i f_i.
+    """
+    problem = QuadraticProblem(A, b, weights)
+    c = problem.certificate
+    return Dissimilarity(c.delta_A, c.delta_B, c.zeta2)
+
+
+class QuadraticProblem(Problem):
+    """f(x) = sum_i w_i (1/2 x^T A_i x - b_i^T x), with its exact certificate."""
+
+    def __init__(self, A: np.ndarray, b: np.ndarray, weights: np.ndarray | None = None, *,
+                 sigma2: float = 0.0) -> None:
+        A = np.asarray(A, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64)
+        if A.ndim not in (2, 3):
+            raise ValueError(f"A must have shape (n, d, d) (dense) or (n, d) (diagonal), got {A.shape}")
+        if b.ndim != 2 or b.shape != A.shape[:2]:
+            raise ValueError(f"b must have shape {A.shape[:2]}, got {b.shape}")
+        if A.ndim == 3:
+            if A.shape[1] != A.shape[2]:
+                raise ValueError(f"dense A must be square per client, got {A.shape}")
+            if not np.allclose(A, np.swapaxes(A, 1, 2), rtol=1e-12, atol=1e-12 * max(1.0, np.abs(A).max())):
+                raise ValueError("A must be symmetric for every client")
+            A = 0.5 * (A + np.swapaxes(A, 1, 2))
+        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
+            raise ValueError("A and b must be finite")
+        self.A = A
+        self.b = b
+        self.n_clients, self.dim = b.shape
+        self.weights = check_weights(weights, self.n_clients)
+        self.hessians: HessianKind = "dense" if A.ndim == 3 else "diagonal"
+        self.sigma2 = check_nonnegative("sigma2", sigma2)
+        self.A_bar = _weighted_mean(self.weights, A)
+        self.b_bar = self.weights @ b
+        self.certificate = self._certify()
+
+    # ----- certificate -----
+    def _certify(self) -> Certificate:
+        if self.hessians == "diagonal":
+            mu_i, L_i = self.A.min(axis=1), self.A.max(axis=1)
+            ev_bar = self.A_bar
+            x_star = np.where(ev_bar > 0, self.b_bar / np.where(ev_bar > 0, ev_bar, 1.0), 0.0)
+        else:
+            mu_i, L_i = sym_extreme_eigs(self.A)
+            ev_bar, V = np.linalg.eigh(self.A_bar)
+            scale = max(abs(ev_bar[-1]), 1e-300)
+            keep = ev_bar > 1e-13 * scale
+            # Minimum-norm minimiser (pseudo-inverse), so the general-convex case has a certificate too.
+            coef = np.where(keep, (V.T @ self.b_bar) / np.where(keep, ev_bar, 1.0), 0.0)
+            x_star = V @ coef
+        if np.min(mu_i) < -1e-12 * max(1.0, np.max(np.abs(L_i))):
+            raise ValueError("QuadraticProblem needs positive semidefinite A_i (use the nonconvex family)")
+        delta_A, delta_B = _hessian_dissimilarity(self.A, self.weights)
+        grads_star = self.grads(self.broadcast(x_star))
+        zeta2 = float(self.weights @ np.sum(grads_star * grads_star, axis=1))
+        g_star = self.weights @ grads_star
+        residual = float(np.linalg.norm(g_star) / max(1.0, float(np.linalg.norm(self.b_bar))))
+        if residual > 1e-8:
+            raise ValueError("f has no minimiser: the mean linear term is not in the range of the mean Hessian")
+        return Certificate(
+            x_star=x_star, f_star=float(-0.5 * self.b_bar @ x_star),
+            mu=float(np.min(mu_i)), L=float(np.max(L_i)),
+            mu_f=float(np.min(ev_bar)), L_f=float(np.max(ev_bar)),
+            mu_i=np.asarray(mu_i), L_i=np.asarray(L_i),
+            delta_A=delta_A, delta_B=delta_B, zeta2=zeta2, weights=self.weights,
+            kkt_residual=residual, sigma2=self.sigma2,
+            exact={name: True for name in ("x_star", "f_star", "mu", "L", "delta_A", "delta_B", "zeta2")},
+        )
+
+    # ----- oracles -----
+    def _rows(self, clients: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        if clients is None:
+            return self.A, self.b
+        return self.A[clients], self.b[clients]
+
+    def hess_vec(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
+        """A_i X[i] for every (listed) client."""
+        A, _ = self._rows(clients)
+        return A * X if A.ndim == 2 else batched_matvec(A, X)
+
+    def grads(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
+        return self.hess_vec(X, clients) - self._rows(clients)[1]
+
+    def values(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
+        _, b = self._rows(clients)
+        return np.einsum("nd,nd->n", X, 0.5 * self.hess_vec(X, clients) - b)
+
+    def value(self, x: np.ndarray) -> float:
+        return float(0.5 * x @ (self.A_bar @ x if self.hessians == "dense" else self.A_bar * x) - self.b_bar @ x)
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        return (self.A_bar @ x if self.hessians == "dense" else self.A_bar * x) - self.b_bar
+
+    def gap(self, x: np.ndarray) -> float:
+        """1/2 (x - x*)^T Abar (x - x*): exact, free of the cancellation in f(x) - f*."""
+        e = x - self.certificate.x_star
+        return float(0.5 * e @ (self.A_bar @ e if self.hessians == "dense" else self.A_bar * e))
+
+    @cached_property
+    def _eig(self) -> tuple[np.ndarray, np.ndarray | None]:
+        if self.hessians == "diagonal":
+            return self.A, None
+        return np.linalg.eigh(self.A)
+
+    def solve_local(self, lin: np.ndarray, center: np.ndarray, lam: float | np.ndarray, l1: float = 0.0,
+                    clients: np.ndarray | None = None) -> np.ndarray:
+        """Exact argmin_x f_i(x) + <lin_i, x> + lam/2 ||x - center_i||^2 + l1 ||x - center_i||_1.
+
+        Without l1: (A_i + lam I) x = b_i - lin_i + lam center_i, solved through the cached
+        eigendecomposition A_i = V_i diag(s_i) V_i^T (no refactorisation when lam changes).
+        With l1 > 0: closed-form soft-thresholding for diagonal Hessians, otherwise the batched proximal
+        solver of :mod:`fedtheory.local.prox_l1`, driven to a KKT residual <= 1e-12 (relative).
+        """
+        l1 = check_nonnegative("l1", l1)
+        A, b = self._rows(clients)
+        lam_arr = np.asarray(lam, dtype=np.float64)
+        if np.any(lam_arr < 0) or not np.all(np.isfinite(lam_arr)):
+            raise ValueError(f"lam must be finite and >= 0, got {lam}")
+        lam_col = lam_arr[..., None] if lam_arr.ndim == 1 else lam_arr
+        mu_i = self.certificate.mu_i if clients is None else self.certificate.mu_i[clients]
+        if np.any(mu_i + lam_arr <= 0):
+            raise ValueError("local subproblem is not strongly convex: need lam > 0 when some f_i has mu_i = 0")
+        rhs = b - lin + lam_col * center
+        if l1 > 0.0:
+            from ..local.prox_l1 import solve_quadratic_l1
+
+            return solve_quadratic_l1(self, rhs, center, lam_arr, l1, clients)
+        evals, evecs = self._eig
+        if clients is not None:
+            evals = evals[clients]
+            evecs = None if evecs is None else evecs[clients]
+        if evecs is None:
+            return rhs / (evals + lam_col)
+        coef = batched_matvec_T(evecs, rhs) / (evals + lam_col)
+        return batched_matvec(evecs, coef)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Generator with exact constants
+# ---------------------------------------------------------------------------------------------------------
+
+def _unit_dissimilarity(G: np.ndarray, weights: np.ndarray, which: str) -> float:
+    delta_A, delta_B = _hessian_dissimilarity(G, weights)
+    return delta_A if which == "delta_A" else delta_B
+
+
+def _extremes(A_bar0: np.ndarray, G: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per-client (lambda_min, lambda_max) of A_bar0 + t G_i."""
+    if G.ndim == 2:
+        M = A_bar0 + t * G
+        return M.min(axis=1), M.max(axis=1)
+    return sym_extreme_eigs(A_bar0 + t * G)
+
+
+def _solve_scale(A_bar0: np.ndarray, G: np.ndarray, spread: float, delta: float, name: str) -> float:
+    """Find t with spread * t / (L0(t) - mu0(t)) = delta, where mu0, L0 are the extreme client eigenvalues.
+
+    The affine map A -> a A + c I with a = spread / (L0 - mu0) then puts the extremes exactly at (mu, L),
+    and scales the dissimilarity t of ``t G`` to a t = delta. Root finding runs on a small set of candidate
+    clients (those extreme at the current guess) and is confirmed on all clients, so generation costs a few
+    batched eigendecompositions even for 10^4 clients.
+    """
+    n = G.shape[0]
+    k = min(n, 32)
+
+    def ratio(t: float, idx: np.ndarray) -> float:
+        lo, hi = _extremes(A_bar0, G[idx], t)
+        return spread * t / (hi.max() - lo.min())
+
+    t_grid = np.geomspace(1e-8, 1e8, 161)
+    candidates = np.arange(n) if n <= 2 * k else None
+    t_guess = delta / max(spread - 2.0 * delta, 1e-3 * spread)
+    for _ in range(8):
+        if candidates is None or len(candidates) < n:
+            lo, hi = _extremes(A_bar0, G, t_guess)
+            new = np.union1d(np.argsort(lo)[:k], np.argsort(hi)[-k:])
+            candidates = new if candidates is None else np.union1d(candidates, new)
+        values = np.array([ratio(t, candidates) for t in t_grid]) - delta
+        above = np.nonzero(values >= 0)[0]
+        if len(above) == 0:
+            # The candidate ratio upper-bounds the all-client ratio, so this is a proof of infeasibility.
+            raise ValueError(
+                f"{name}={delta:g} is infeasible for this generator: with L - mu = {spread:g} it reaches "
+                f"{name} up to about {values.max() + delta:g} for {n} clients (any instance needs "
+                f"{name} <= L - mu)")
+        j = above[0]
+        if j == 0:
+            t = t_grid[0]
+        else:
+            t = optimize.brentq(lambda s: ratio(s, candidates) - delta, t_grid[j - 1], t_grid[j],
+                                xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+        if len(candidates) == n:
+            return t
+        lo, hi = _extremes(A_bar0, G, t)
+        if lo.argmin() in candidates and hi.argmax() in candidates:
+            return t
+        t_guess = t
+        candidates = np.union1d(candidates, [lo.argmin(), hi.argmax()])
+    raise RuntimeError("scale search did not settle on its candidate clients")  # pragma: no cover
+
+
+def quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A: float | None = None,
+              delta_B: float | None = None, zeta2: float = 0.0, hessians: HessianKind = "dense",
+              weights: np.ndarray | None = None, x_star_norm: float = 1.0, seed: int = 0) -> QuadraticProblem:
+    """A federated quadratic with exactly the requested constants (to floating-point accuracy).
+
+    f_i(x) = 1/2 x^T A_i x - b_i^T x with min_i lambda_min(A_i) = ``mu``, max_i lambda_max(A_i) = ``L``,
+    Hessian dissimilarity ``delta_A`` or ``delta_B`` (give at most one; neither means identical Hessians)
+    and gradient heterogeneity sum_i w_i ||grad f_i(x*)||^2 = ``zeta2``. Construction (spec 002 section 6(a),
+    made exact): A_i = a (Abar0 + t G_i) + c I with random symmetric G_i, sum_i w_i G_i = 0, and (a, c, t)
+    solved so that the three constants are hit exactly; then b_i = A_i x* - r_i with sum_i w_i r_i = 0 and
+    sum_i w_i ||r_i||^2 = zeta2, which makes x* (of norm ``x_star_norm``) the exact minimiser.
+
+    Raises
+    ------
+    ValueError
+        For an infeasible request, naming the parameter and the feasible range.
+    """
+    n = check_int("n_clients", n_clients, low=1)
+    d = check_int("dim", dim, low=2)
+    mu = check_nonnegative("mu", mu)
+    L = check_real("L", L, low=mu)
+    zeta2 = check_nonnegative("zeta2", zeta2)
+    x_star_norm = check_nonnegative("x_star_norm", x_star_norm)
+    if hessians not in ("dense", "diagonal"):
+        raise ValueError(f"hessians must be 'dense' or 'diagonal', got {hessians!r}")
+    if delta_A is not None and delta_B is not None:
+        raise ValueError("give at most one of delta_A and delta_B")
+    which = "delta_A" if delta_A is not None else "delta_B"
+    delta = check_nonnegative(which, delta_A if delta_A is not None else (delta_B or 0.0))
+    w = check_weights(weights, n)
+    if n == 1 and (delta > 0 or zeta2 > 0):
+        raise ValueError(f"with n_clients=1, {which if delta > 0 else 'zeta2'} must be 0 (one client has no "
+                         "dissimilarity)")
+    if mu == L and delta > 0:
+        raise ValueError(f"{which} must be 0 when mu == L (all Hessians equal mu I); feasible range [0, 0]")
+    if delta > L - mu:
+        raise ValueError(f"{which} must be in [0, L - mu] = [0, {L - mu:g}], got {delta:g}")
+
+    rng = np.random.default_rng(seed)
+    s0 = np.linspace(0.0, 1.0, d)
+    if hessians == "dense":
+        Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+        A_bar0 = (Q * s0) @ Q.T
+        G = rng.standard_normal((n, d, d))
+        G = G + np.swapaxes(G, 1, 2)
+    else:
+        A_bar0 = s0
+        G = rng.standard_normal((n, d))
+    G -= _weighted_mean(w, G)
+    spread = L - mu
+    if delta > 0:
+        G /= _unit_dissimilarity(G, w, which)
+        t = _solve_scale(A_bar0, G, spread, delta, which)
+        lo, hi = _extremes(A_bar0, G, t)
+        mu0, L0 = lo.min(), hi.max()
+        base = A_bar0 + t * G
+    else:
+        mu0, L0 = 0.0, 1.0
+        base = np.broadcast_to(A_bar0, G.shape).copy()
+    a = spread / (L0 - mu0)
+    eye = np.eye(d) if hessians == "dense" else np.ones(d)
+    A = a * base + (mu - a * mu0) * eye
+
+    x_star = rng.standard_normal(d)
+    x_star *= x_star_norm / np.linalg.norm(x_star)
+    r = rng.standard_normal((n, d))
+    r -= w @ r
+    if zeta2 > 0:
+        r *= np.sqrt(zeta2 / (w @ np.sum(r * r, axis=1)))
+    else:
+        r[:] = 0.0
+    hv = A * x_star if hessians == "diagonal" else A @ x_star
+    b = hv - r
+    return QuadraticProblem(A, b, w)

@@ -1,0 +1,51 @@
+"""Public hypothesis strategies for fedtheory's problems and parameters.
+
+Users property-test their own algorithms with the same generators fedtheory's tests use::
+
+    from hypothesis import given
+    from fedtheory.strategies import quadratic_problems
+
+    @given(quadratic_problems(max_clients=6, max_dim=5))
+    def test_my_method_converges(problem):
+        ...
+
+Every strategy draws the *request* (n, d, mu, L, delta, zeta2, seed) and builds the instance with the exact
+generator; the certificate then holds the constants the instance really has.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+try:
+    from hypothesis import strategies as st
+except ImportError as exc:  # pragma: no cover
+    raise ImportError("fedtheory.strategies needs hypothesis: pip install 'fedtheory[test]'") from exc
+
+from .problems.quadratic import QuadraticProblem, quadratic
+
+
+@st.composite
+def quadratic_params(draw, *, min_clients: int = 2, max_clients: int = 8, min_dim: int = 2, max_dim: int = 6,
+                     max_condition: float = 100.0, dissimilarity: Literal["delta_A", "delta_B"] | None = None,
+                     max_zeta2: float = 10.0, hessians: tuple[str, ...] = ("dense", "diagonal")) -> dict:
+    """Keyword arguments for :func:`fedtheory.problems.quadratic` in a feasible region.
+
+    The dissimilarity is drawn as a fraction of (L - mu) small enough to be feasible for the generator
+    (at most 0.4 (L - mu) for delta_B; delta_A <= delta_B so the same bound is safe).
+    """
+    n = draw(st.integers(min_clients, max_clients))
+    d = draw(st.integers(min_dim, max_dim))
+    mu = draw(st.floats(1e-2, 1.0))
+    kappa = draw(st.floats(1.0, max_condition))
+    L = mu * kappa
+    which = dissimilarity or draw(st.sampled_from(["delta_A", "delta_B"]))
+    frac = draw(st.one_of(st.just(0.0), st.floats(1e-3, 0.4))) if n > 1 else 0.0
+    zeta2 = draw(st.one_of(st.just(0.0), st.floats(1e-3, max_zeta2))) if n > 1 else 0.0
+    return {"n_clients": n, "dim": d, "mu": mu, "L": L, which: frac * (L - mu), "zeta2": zeta2,
+            "hessians": draw(st.sampled_from(list(hessians))), "seed": draw(st.integers(0, 2**31 - 1))}
+
+
+@st.composite
+def quadratic_problems(draw, **kwargs) -> QuadraticProblem:
+    """Exact heterogeneous quadratics (see :func:`quadratic_params` for the keyword arguments)."""
+    return quadratic(**draw(quadratic_params(**kwargs)))
