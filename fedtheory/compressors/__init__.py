@@ -1,0 +1,11 @@
+"""Compressors with declared (and tested) constants; each module registers its classes.
+
+Every submodule is imported here and its ``__all__`` re-exported.
+"""
+import sys as _sys
+
+from .._autoload import load_submodules as _load
+from .base import COMPRESSORS, Compressor, as_rows, register_compressor
+
+__all__ = ["COMPRESSORS", "Compressor", "as_rows", "register_compressor"]
+__all__ += _load(_sys.modules[__name__], globals())
