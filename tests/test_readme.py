@@ -1,0 +1,23 @@
+"""The README's quick start and CI run the same test command, and the CLI's main job is wired up."""
+import re
+from pathlib import Path
+
+from fedtheory.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_quick_start_has_exactly_two_commands_and_ci_runs_the_test_one():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"```bash\n(.*?)\n```", section, flags=re.S)
+    assert len(commands) == 2
+    assert "fedtheory verify" in commands[0]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert commands[1].strip() in ci
+
+
+def test_cli_has_main_subcommands():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert "verify" in sub.choices
