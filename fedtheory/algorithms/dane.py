@@ -1,0 +1,246 @@
+"""DANE and DANE+ (Jiang, Rodomanov & Stich 2024, Alg. 1; Shamir, Srebro & Zhang 2014).
+
+One implementation with options. Round r (spec 002 section 3.4):
+
+    h_{i,r} = grad f(x^r) - grad f_i(x^r)                                      control variate (1)
+       or   h_{i,r+1} = h_{i,r} + m (x_{i,r+1} - x^{r+1}),  sum_i w_i h_{i,0} = 0  Scaffnew-type (B.84)
+    F_{i,r}(x) = f_i(x) + <h_{i,r}, x> + lam/2 ||x - x^r||^2
+    x_{i,r+1} ~ argmin F_{i,r}        exact (problem.solve_local), or local GD / Nesterov FGD from x^r until
+                                      ||grad F|| <= e_r ||x - x^r||   (Thm 4 / Cor 5, e_r = c lam/(r+1)),
+                                      ||grad F|| <= e_r               (Thm 3, e_r = e_0/(r+1)^q),
+                                      or K steps returning the min-gradient iterate (Cor 2)
+    x^{r+1} = sum_i w_i x_{i,r+1}     standard averaging (convex theory)
+       or   x^{r+1} = x_{xi_r, r+1}   randomized (xi_r ~ w) or predetermined single client (non-convex theory).
+
+DANE is DANE+ with control variate (1), exact local solves and standard averaging; on quadratics it is the
+preconditioned step x^{r+1} = x^r - [sum_i w_i (A_i + lam I)^{-1}] grad f(x^r) (spec section 3.3).
+
+Accounting (spec section 3.7): one communication round per round. With CV (1) the server broadcasts x^r and
+grad f(x^r) (2n vectors down), the clients upload grad f_i(x^r) and their models (n + n, or n + 1 with a
+single selected client, who alone runs the local solver). With CV (B.84): x^r down, x_{i,r+1} up. Local
+gradient evaluations: the n gradients at x^r plus every further local gradient (a local solver that makes
+K_i updates evaluates K_i + 1 gradients, the first of which is the shared one).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import ClassVar, Literal, Sequence
+
+import numpy as np
+
+from .._validation import check_int, check_nonnegative, check_positive, check_real
+from ..local.fgd import StopRule, prox_linear_descent
+from ..problems.base import Problem
+from .base import RoundLog, State, dense_log, register_algorithm
+
+__all__ = ["DANEPlus", "DANE", "DANEState", "DANEDraw"]
+
+ControlVariate = Literal["gradient", "scaffnew"]
+Averaging = Literal["standard", "random", "fixed"]
+Solver = Literal["exact", "gd", "fgd"]
+Stopping = Literal["relative", "absolute", "steps"]
+
+
+@dataclass(frozen=True)
+class DANEState(State):
+    """Server model ``x``, round counter ``r``, and the (n, d) control variates ``h`` for CV (B.84)."""
+
+    r: int = 0
+    h: np.ndarray | None = None
+    grad0_norm: float = 0.0
+
+
+@dataclass(frozen=True)
+class DANEDraw:
+    """The round's randomness: the selected client (None for standard averaging)."""
+
+    client: int | None
+
+
+@register_algorithm
+@dataclass(frozen=True)
+class DANEPlus:
+    """DANE+ (Alg. 1). See the module docstring for the update.
+
+    Parameters
+    ----------
+    lam:
+        Proximal weight lam >= 0; None uses the theory choice 2 delta_A (standard averaging, convex) or
+        2 delta_B (single-client selection, non-convex) from the problem's certificate.
+    control_variate:
+        ``"gradient"`` (1) or ``"scaffnew"`` (B.84, needs standard averaging).
+    m:
+        Weight of the (B.84) update; None uses m = lam (spec section 3.1).
+    averaging:
+        ``"standard"``, ``"random"`` (one client xi ~ weights) or ``"fixed"`` (the predetermined schedule
+        ``schedule[r % len(schedule)]``).
+    solver:
+        ``"exact"`` (problem.solve_local, no refactorisation), ``"gd"`` or ``"fgd"`` (local (fast) GD from x^r
+        with step 1/(L_i + lam)).
+    stopping, tol, tol_decay, local_steps:
+        Inexact solvers stop by ``"relative"`` ||grad F|| <= tol lam/(r+1) ||x - x^r|| (Thm 4, default
+        tol = sqrt(2) as in the authors' code), ``"absolute"`` ||grad F|| <= tol/(r+1)^tol_decay (Thm 3), or
+        ``"steps"``: exactly ``local_steps`` updates returning the min-gradient iterate (Cor 2).
+        ``local_steps`` also caps the other two rules.
+    tol_floor:
+        Floating-point floor of the ``"relative"``/``"absolute"`` rules: a local solver also stops once
+        ||grad F|| <= tol_floor ||grad f(x^0)|| (the relative rule cannot be met once ||grad f(x^r)|| is at
+        rounding level; the authors' code adds 1e-6 to the squared tolerance for the same reason). 0 disables.
+    """
+
+    lam: float | None = None
+    control_variate: ControlVariate = "gradient"
+    m: float | None = None
+    averaging: Averaging = "standard"
+    schedule: Sequence[int] = (0,)
+    solver: Solver = "exact"
+    stopping: Stopping = "relative"
+    tol: float = math.sqrt(2.0)
+    tol_decay: float = 0.0
+    local_steps: int = 10_000
+    tol_floor: float = 1e-12
+    name: ClassVar[str] = "dane+"
+
+    def __post_init__(self) -> None:
+        if self.lam is not None:
+            object.__setattr__(self, "lam", check_nonnegative("lam", self.lam))
+        if self.control_variate not in ("gradient", "scaffnew"):
+            raise ValueError(f"control_variate must be 'gradient' (1) or 'scaffnew' (B.84), "
+                             f"got {self.control_variate!r}")
+        if self.m is not None:
+            object.__setattr__(self, "m", check_positive("m", self.m))
+        if self.averaging not in ("standard", "random", "fixed"):
+            raise ValueError(f"averaging must be 'standard', 'random' or 'fixed', got {self.averaging!r}")
+        if self.control_variate == "scaffnew" and self.averaging != "standard":
+            raise ValueError("control_variate='scaffnew' (B.84) needs averaging='standard' (its update uses "
+                             "every client's model)")
+        sched = tuple(check_int("schedule", i, low=0) for i in self.schedule)
+        if not sched:
+            raise ValueError("schedule must list at least one client index")
+        object.__setattr__(self, "schedule", sched)
+        if self.solver not in ("exact", "gd", "fgd"):
+            raise ValueError(f"solver must be 'exact', 'gd' or 'fgd', got {self.solver!r}")
+        if self.stopping not in ("relative", "absolute", "steps"):
+            raise ValueError(f"stopping must be 'relative', 'absolute' or 'steps', got {self.stopping!r}")
+        object.__setattr__(self, "tol", check_nonnegative("tol", self.tol))
+        object.__setattr__(self, "tol_decay", check_real("tol_decay", self.tol_decay, low=0.0))
+        object.__setattr__(self, "local_steps", check_int("local_steps", self.local_steps, low=0))
+        object.__setattr__(self, "tol_floor", check_nonnegative("tol_floor", self.tol_floor))
+
+    @classmethod
+    def example(cls) -> "DANEPlus":
+        return cls(solver="gd", stopping="relative")
+
+    # ----- hyperparameters resolved against a problem -----
+    def lam_for(self, problem: Problem) -> float:
+        if self.lam is not None:
+            return self.lam
+        c = problem.certificate
+        return 2.0 * (c.delta_A if self.averaging == "standard" else c.delta_B)
+
+    def m_for(self, problem: Problem) -> float:
+        return self.m if self.m is not None else self.lam_for(problem)
+
+    def stop_rule(self, problem: Problem, r: int, grad0_norm: float = 0.0) -> StopRule:
+        """The local stopping rule of round r (e_r of Thm 4 or Thm 3), with the floating-point floor."""
+        floor = self.tol_floor * grad0_norm
+        if self.stopping == "relative":
+            return StopRule("relative", self.tol * self.lam_for(problem) / (r + 1), floor)
+        if self.stopping == "absolute":
+            return StopRule("absolute", self.tol / (r + 1) ** self.tol_decay, floor)
+        return StopRule("steps")
+
+    # ----- protocol -----
+    def init(self, problem: Problem, x0: np.ndarray) -> DANEState:
+        x0 = np.array(x0, dtype=np.float64)
+        if self.averaging == "fixed" and max(self.schedule) >= problem.n_clients:
+            raise ValueError(f"schedule indices must be in [0, {problem.n_clients - 1}], got {self.schedule}")
+        h = None
+        if self.control_variate == "scaffnew":
+            # h_{i,0} = grad f(x^0) - grad f_i(x^0): sums to zero under the weights, as (B.84) requires.
+            G = problem.grads(problem.broadcast(x0))
+            h = problem.weights @ G - G
+        grad0_norm = float(np.linalg.norm(problem.grad(x0))) if self.solver != "exact" else 0.0
+        return DANEState(x=x0, r=0, h=h, grad0_norm=grad0_norm)
+
+    def draw(self, problem: Problem, state: DANEState, rng: np.random.Generator) -> DANEDraw:
+        if self.averaging == "random":
+            return DANEDraw(int(rng.choice(problem.n_clients, p=problem.weights)))
+        if self.averaging == "fixed":
+            return DANEDraw(self.schedule[state.r % len(self.schedule)])
+        return DANEDraw(None)
+
+    def round(self, problem: Problem, state: DANEState, rng: np.random.Generator) -> tuple[DANEState, RoundLog]:
+        return self.round_given(problem, state, self.draw(problem, state, rng))
+
+    def local_models(self, problem: Problem, state: DANEState, clients: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, int, dict[str, float]]:
+        """x_{i,r+1} for the listed clients (default all): (X, h of all clients, gradient evals, extra).
+
+        Exposed so claims can inspect every client's local model (e.g. Lemma 28 holds for each of them).
+        """
+        n = problem.n_clients
+        lam = self.lam_for(problem)
+        x = state.x
+        rows = np.arange(n) if clients is None else np.asarray(clients)
+        if self.control_variate == "gradient":
+            G = problem.grads(problem.broadcast(x))
+            h = problem.weights @ G - G
+            evals = n
+            G_rows = G[rows]
+        else:
+            h = state.h
+            evals = 0
+            G_rows = None
+        center = np.broadcast_to(x, (len(rows), problem.dim))
+        if self.solver == "exact":
+            X = problem.solve_local(h[rows], center, lam, clients=None if clients is None else rows)
+            return X, h, evals, {"local_steps_max": 0.0, "local_steps_mean": 0.0}
+        res = prox_linear_descent(problem, h[rows], center, lam, np.array(center), rule=self.stop_rule(problem,
+                                  state.r, state.grad0_norm), max_steps=self.local_steps, fast=self.solver == "fgd",
+                                  clients=rows, G0=G_rows)
+        # The first gradient (at x^r) is the control variate's when CV (1) computed it already.
+        evals += int(res.grad_evals.sum()) - (len(rows) if G_rows is not None else 0)
+        extra = {"local_steps_max": float(res.steps.max()), "local_steps_mean": float(res.steps.mean()),
+                 "local_not_converged": float(np.sum(~res.converged))}
+        return res.X, h, evals, extra
+
+    def round_given(self, problem: Problem, state: DANEState, draw: DANEDraw) -> tuple[DANEState, RoundLog]:
+        """The deterministic update given the round's draw (tests enumerate draws for exact expectations)."""
+        n = problem.n_clients
+        single = draw.client is not None
+        clients = np.array([draw.client]) if single else None
+        X, h, evals, extra = self.local_models(problem, state, clients)
+        x_new = X[0] if single else problem.weights @ X
+        h_new = None
+        if self.control_variate == "scaffnew":
+            # (B.84): keeps sum_i w_i h_i = 0 because sum_i w_i (x_i - x^{r+1}) = 0.
+            h_new = state.h + self.m_for(problem) * (X - x_new)
+            up, down = n, n
+        else:
+            up, down = n + (1 if single else n), 2 * n
+        log = dense_log(problem, up_vectors=up, down_vectors=down, participants=n, local_grad_evals=evals,
+                        extra=extra)
+        return replace(state, x=x_new, r=state.r + 1, h=h_new), log
+
+
+@register_algorithm
+@dataclass(frozen=True)
+class DANE(DANEPlus):
+    """DANE (Shamir et al. 2014 with eta_D = 1, mu_D = lam): DANE+ with CV (1), exact solves, standard averaging.
+
+    x^{r+1} = sum_i w_i argmin_x {f_i(x) + <grad f(x^r) - grad f_i(x^r), x> + lam/2 ||x - x^r||^2}.
+    """
+
+    name: ClassVar[str] = "dane"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if (self.control_variate, self.averaging, self.solver) != ("gradient", "standard", "exact"):
+            raise ValueError("DANE is DANE+ with control_variate='gradient', averaging='standard' and "
+                             "solver='exact'; use DANEPlus for other options")
+
+    @classmethod
+    def example(cls) -> "DANE":
+        return cls()
