@@ -3,7 +3,7 @@
 * **Non-zeros.** ``nnz`` counts the non-zero entries of each transmitted vector after the transmit threshold
   ``threshold`` (T_eps(v)_i = 0 if |v_i| <= eps else v_i, inclusive as in the paper's "if |Delta(i)| <= eps").
   The paper's Table 2 reports the uplink total cumulated over rounds.
-* **Entropy.** "We calculate the entropy of discretized values with the bin size of 0.01": each transmitted
+* **Entropy** (the estimator itself lives in :mod:`fedtheory.compressors.entropy`). "We calculate the entropy of discretized values with the bin size of 0.01": each transmitted
   vector v is mapped to symbols q_i = round(v_i / 0.01) (``mode="round"``; ``"floor"`` is the other
   alignment the paper leaves open), p_j is the empirical frequency of symbol j among the d entries, and
   H(v) = -sum_j p_j log2 p_j bits per element. Per round the entropies of the transmitted vectors are
@@ -23,7 +23,7 @@ from scipy import special
 
 from .._validation import check_nonnegative, check_positive
 
-__all__ = ["threshold", "nnz", "quantize", "binned_entropy", "round_entropy", "cumulative",
+__all__ = ["threshold", "nnz", "binned_entropy", "round_entropy", "cumulative",
            "gaussian_binned_entropy", "laplace_binned_entropy"]
 
 BinMode = Literal["round", "floor"]
@@ -55,40 +55,21 @@ def nnz(X: np.ndarray) -> np.ndarray | int:
     return int(out) if A.ndim == 1 else out
 
 
-def quantize(X: np.ndarray, bin_size: float = PAPER_BIN, mode: BinMode = "round") -> np.ndarray:
-    """Integer bin index of every entry: rint(x / bin) (bins centred on multiples) or floor(x / bin)."""
-    bin_size = check_positive("bin_size", bin_size)
-    if mode not in ("round", "floor"):
-        raise ValueError(f"mode must be 'round' or 'floor', got {mode!r}")
-    A = _rows(X) / bin_size
-    return (np.rint(A) if mode == "round" else np.floor(A)).astype(np.int64)
-
-
-def _row_entropies(Q: np.ndarray) -> np.ndarray:
-    """Plug-in entropy (bits) of the symbol frequencies within each row of an integer ``(n, d)`` array."""
-    n, d = Q.shape
-    if d == 0:
-        return np.zeros(n)
-    S = np.sort(Q, axis=1)
-    starts = np.ones((n, d), dtype=bool)
-    starts[:, 1:] = S[:, 1:] != S[:, :-1]
-    run_id = np.cumsum(starts.ravel()) - 1  # runs never cross rows because every row starts a run
-    counts = np.bincount(run_id)
-    run_row = np.nonzero(starts.ravel())[0] // d
-    p = counts / d
-    return np.bincount(run_row, weights=-p * np.log2(p), minlength=n)
-
-
 def binned_entropy(X: np.ndarray, bin_size: float = PAPER_BIN, mode: BinMode = "round") -> np.ndarray | float:
     """Shannon entropy, bits per element, of each row's discretised values (a float for a 1-D vector).
 
     H(v) = -sum_j p_j log2 p_j with p_j the fraction of entries of v in bin j (section 4 of the paper).
+    Delegates to :func:`fedtheory.compressors.entropy.binned_entropy` (one implementation in the library).
     """
-    Q = quantize(X, bin_size, mode)
-    if Q.ndim == 1:
-        return float(_row_entropies(Q[None, :])[0])
-    flat = Q.reshape(-1, Q.shape[-1])
-    return _row_entropies(flat).reshape(Q.shape[:-1])
+    from ..compressors.entropy import binned_entropy as _binned
+
+    A = _rows(X)
+    if mode not in ("round", "floor"):
+        raise ValueError(f"mode must be 'round' or 'floor', got {mode!r}")
+    if A.ndim == 1:
+        return float(_binned(A[None, :], bin_size, mode)[0])
+    flat = A.reshape(-1, A.shape[-1])
+    return _binned(flat, bin_size, mode).reshape(A.shape[:-1])
 
 
 def round_entropy(X: np.ndarray, bin_size: float = PAPER_BIN, mode: BinMode = "round",
