@@ -1,6 +1,6 @@
 """Communication metrics computed from transmitted vectors (non-zeros, binned Shannon entropy)."""
-from .communication import (binned_entropy, cumulative, gaussian_binned_entropy, laplace_binned_entropy,
+from .communication import (PAPER_BIN, EntropyMetrics, binned_entropy, cumulative, gaussian_binned_entropy, laplace_binned_entropy,
                             nnz, round_entropy, threshold)
 
-__all__ = ["binned_entropy", "cumulative", "gaussian_binned_entropy", "laplace_binned_entropy", "nnz",
+__all__ = ["PAPER_BIN", "EntropyMetrics", "binned_entropy", "cumulative", "gaussian_binned_entropy", "laplace_binned_entropy", "nnz",
            "round_entropy", "threshold"]

@@ -23,7 +23,7 @@ from scipy import special
 
 from .._validation import check_nonnegative, check_positive
 
-__all__ = ["threshold", "nnz", "binned_entropy", "round_entropy", "cumulative",
+__all__ = ["threshold", "nnz", "binned_entropy", "round_entropy", "cumulative", "EntropyMetrics",
            "gaussian_binned_entropy", "laplace_binned_entropy"]
 
 BinMode = Literal["round", "floor"]
@@ -136,3 +136,28 @@ def laplace_binned_entropy(sigma: float, bin_size: float = PAPER_BIN, mode: BinM
 
     H, var = _discrete_entropy(cdf, sigma, bin_size, mode)
     return (H, var) if with_variance else H
+
+
+class EntropyMetrics:
+    """Upload-metrics hook for the federated algorithms (``upload_metrics=EntropyMetrics()``).
+
+    Called with the matrix a round transmitted (rows = vectors); returns ``{"entropy": H, "upload_nnz": nnz}``
+    with H the round's entropy in bits per element (:func:`round_entropy`), so that ``trace.entropy`` is the
+    paper's per-round entropy and ``comm.cumulative(trace.entropy)`` its Tables 3-4 column.
+    """
+
+    def __init__(self, bin_size: float = PAPER_BIN, mode: BinMode = "round", pool: bool = False,
+                 prefix: str = "") -> None:
+        self.bin_size = check_positive("bin_size", bin_size)
+        if mode not in ("round", "floor"):
+            raise ValueError(f"mode must be 'round' or 'floor', got {mode!r}")
+        self.mode = mode
+        self.pool = bool(pool)
+        self.prefix = str(prefix)
+
+    def __call__(self, U: np.ndarray) -> dict[str, float]:
+        return {f"{self.prefix}entropy": round_entropy(U, self.bin_size, self.mode, self.pool),
+                f"{self.prefix}upload_nnz": float(np.count_nonzero(U))}
+
+    def __repr__(self) -> str:
+        return f"EntropyMetrics(bin_size={self.bin_size}, mode={self.mode!r}, pool={self.pool})"
