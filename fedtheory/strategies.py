@@ -30,8 +30,11 @@ def quadratic_params(draw, *, min_clients: int = 2, max_clients: int = 8, min_di
                      max_zeta2: float = 10.0, hessians: tuple[str, ...] = ("dense", "diagonal")) -> dict:
     """Keyword arguments for :func:`fedtheory.problems.quadratic` in a feasible region.
 
-    The dissimilarity is drawn as a fraction of (L - mu) small enough to be feasible for the generator
-    (at most 0.4 (L - mu) for delta_B; delta_A <= delta_B so the same bound is safe).
+    The dissimilarity is drawn as a fraction of (L - mu) small enough to be provably feasible for the
+    generator: as its scale t grows, the generator reaches delta / (L - mu) -> delta(G) / (spread of G's
+    eigenvalues) >= 1/2 for delta_B and >= 1/(2 sqrt(n)) for delta_A (spread <= 2 delta_B(G) <= 2 sqrt(n)
+    delta_A(G)). So delta_B <= 0.4 (L - mu) and delta_A <= 0.4 (L - mu) / sqrt(n) are always feasible.
+    (The earlier bound 0.4 (L - mu) for delta_A was not: n=4, d=2, diagonal, delta_A=0.375 is infeasible.)
     """
     n = draw(st.integers(min_clients, max_clients))
     d = draw(st.integers(min_dim, max_dim))
@@ -39,7 +42,8 @@ def quadratic_params(draw, *, min_clients: int = 2, max_clients: int = 8, min_di
     kappa = draw(st.floats(1.0, max_condition))
     L = mu * kappa
     which = dissimilarity or draw(st.sampled_from(["delta_A", "delta_B"]))
-    frac = draw(st.one_of(st.just(0.0), st.floats(1e-3, 0.4))) if n > 1 else 0.0
+    frac_max = 0.4 if which == "delta_B" else 0.4 / n ** 0.5
+    frac = draw(st.one_of(st.just(0.0), st.floats(1e-3, frac_max))) if n > 1 else 0.0
     zeta2 = draw(st.one_of(st.just(0.0), st.floats(1e-3, max_zeta2))) if n > 1 else 0.0
     return {"n_clients": n, "dim": d, "mu": mu, "L": L, which: frac * (L - mu), "zeta2": zeta2,
             "hessians": draw(st.sampled_from(list(hessians))), "seed": draw(st.integers(0, 2**31 - 1))}
