@@ -113,6 +113,7 @@ class EFLState(State):
     ``broadcast`` (d,): b_tau = ST(Delta^G) of the last round; ``U``, ``V`` (d,): the elastic sums;
     ``u_cache``, ``v_cache`` (n, d): each client's last reported u^k, v^k (for ``uv_sum="cached"``);
     ``last_seen`` (n,): the last round a client took part in (0 = initialisation);
+    ``client_end`` (n, d): each client's local end model w^k_{tau E + s} of its last round (diagnostics);
     ``tau``: rounds completed; ``clock``: rounds since the last learning-rate restart.
     """
 
@@ -125,6 +126,7 @@ class EFLState(State):
     u_cache: np.ndarray
     v_cache: np.ndarray
     last_seen: np.ndarray
+    client_end: np.ndarray | None = None
     tau: int = 0
     clock: int = 0
 
@@ -303,7 +305,7 @@ class EFL:
         z = np.zeros((n, d))
         return EFLState(x=x0, client_x=np.tile(x0, (n, 1)), client_res=z, server_res=np.zeros(d),
                         broadcast=np.zeros(d), U=np.zeros(d), V=np.zeros(d), u_cache=z.copy(), v_cache=z.copy(),
-                        last_seen=np.zeros(n, dtype=np.int64), tau=0, clock=0)
+                        last_seen=np.zeros(n, dtype=np.int64), client_end=np.tile(x0, (n, 1)), tau=0, clock=0)
 
     def draw(self, problem: Problem, state: EFLState, rng: np.random.Generator) -> EFLDraw:
         """Sample s_tau^k for every client (0 = inactive/absent) and the gradient-noise seed."""
@@ -413,9 +415,11 @@ class EFL:
         client_x[act] = start
         last_seen = state.last_seen.copy()
         last_seen[act] = tau
+        client_end = state.client_end.copy()
+        client_end[act] = W
         new_state = replace(state, x=x, client_x=client_x, client_res=client_res, server_res=server_res,
                             broadcast=b, U=U, V=V, u_cache=u_cache, v_cache=v_cache, last_seen=last_seen,
-                            tau=tau, clock=clock)
+                            client_end=client_end, tau=tau, clock=clock)
         down_nnz = int(np.count_nonzero(b))
         log = RoundLog(
             uplink_bits=float(up_bits.sum() + uv_bits * act.size),
