@@ -40,7 +40,8 @@ and local gradient evaluations, wall time, status, error. Written as Parquet (de
 ``bench`` extra (pandas, pyarrow).
 
 **Tuning** (:func:`tune`): for each (problem, algorithm entry), the hyperparameter point with the smallest
-median over seeds of the criterion (rounds, communicated bits, or local gradient evaluations until the
+median over seeds of the criterion (rounds, communication rounds -- rounds in which anything was sent, which
+differ for Scaffnew/FedRed -- communicated bits, or local gradient evaluations until the
 relative gap first reaches ``eps``; never reaching it counts as infinity); ties go to the smaller median final
 relative gap.
 
@@ -79,11 +80,12 @@ __all__ = ["SweepSpec", "AlgorithmEntry", "Cell", "SweepResult", "load_spec", "p
 TABLE_COLUMNS = ("cell", "problem", "problem_version", "algorithm", "label", "hyperparams", "hyperparams_resolved",
                  "seed", "round", "gap", "rel_gap", "dist2", "grad_norm2", "uplink_bits", "downlink_bits", "bits",
                  "cum_bits", "local_grad_evals", "cum_local_grad_evals", "participants", "communicated",
-                 "wall_time", "status", "stopped_at", "error")
+                 "comm_rounds", "wall_time", "status", "stopped_at", "error")
 #: Columns that measure the machine, not the algorithm (excluded when comparing tables).
 TIMING_COLUMNS = ("wall_time",)
 #: Tuning criteria: the cumulative quantity counted until the relative gap first reaches eps.
-CRITERIA = {"rounds": "round", "bits": "cum_bits", "local_grads": "cum_local_grad_evals"}
+CRITERIA = {"rounds": "round", "comm_rounds": "comm_rounds", "bits": "cum_bits",
+            "local_grads": "cum_local_grad_evals"}
 FORMATS = ("parquet", "csv")
 
 
@@ -163,16 +165,28 @@ def expression_names(problem: Any) -> dict[str, Any]:
     return names
 
 
+def _resolve_value(key: str, value: Any, names: Mapping[str, Any]) -> Any:
+    if isinstance(value, str) and value.startswith("="):
+        result = evaluate_expression(value[1:], names)
+        if isinstance(result, float) and not math.isfinite(result):
+            raise ValueError(f"hyperparameter {key}={value!r} evaluates to {result}")
+        return result
+    if isinstance(value, Mapping) and "$call" in value:
+        from .catalogue import resolve_generator
+
+        kwargs = {k: _resolve_value(f"{key}.{k}", v, names) for k, v in value.items() if k != "$call"}
+        return resolve_generator(str(value["$call"]))(**kwargs)
+    if isinstance(value, list):
+        return tuple(_resolve_value(key, v, names) for v in value)
+    return value
+
+
 def resolve_hyperparams(hyperparams: Mapping[str, Any], names: Mapping[str, Any]) -> dict[str, Any]:
-    """Replace every ``"=expr"`` string by its value over ``names`` (integers stay integers)."""
-    out = {}
-    for key, value in hyperparams.items():
-        if isinstance(value, str) and value.startswith("="):
-            value = evaluate_expression(value[1:], names)
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ValueError(f"hyperparameter {key}={hyperparams[key]!r} evaluates to {value}")
-        out[key] = value
-    return out
+    """Constructor arguments from grid values: ``"=expr"`` strings are evaluated over ``names`` (the
+    certificate constants), ``{"$call": "package.Class", **kwargs}`` builds an object (e.g.
+    ``{"$call": "fedtheory.participation.UniformSubset", "size": 5}``), lists become tuples; other JSON
+    values pass through unchanged (integers stay integers)."""
+    return {key: _resolve_value(key, value, names) for key, value in hyperparams.items()}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -396,7 +410,8 @@ def _cell_rows(cell: Cell, resolved: Mapping[str, Any] | None, trace: Any, error
                 grad_norm2=trace.grad_norm2, uplink_bits=trace.uplink_bits, downlink_bits=trace.downlink_bits,
                 bits=bits, cum_bits=np.cumsum(bits), local_grad_evals=trace.local_grad_evals,
                 cum_local_grad_evals=np.cumsum(trace.local_grad_evals), participants=trace.participants,
-                communicated=trace.communicated, wall_time=trace.wall_time, status=[trace.status] * n,
+                communicated=trace.communicated, comm_rounds=np.cumsum(trace.communicated),
+                wall_time=trace.wall_time, status=[trace.status] * n,
                 stopped_at=[trace.stopped_at] * n, error=[error or ""] * n)
     return cols
 
@@ -409,7 +424,7 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, (np.floating, np.integer)):
         return obj.item()
     if isinstance(obj, (str, int, float, bool)) or obj is None:
-        return obj
+        return obj if not (isinstance(obj, float) and not math.isfinite(obj)) else str(obj)
     return repr(obj)
 
 
@@ -422,7 +437,8 @@ def _frame(cols: Mapping[str, Any]):
     df["seed"] = df["seed"].astype("int64")
     df["problem_version"] = df["problem_version"].astype("int64")
     for c in ("gap", "rel_gap", "dist2", "grad_norm2", "uplink_bits", "downlink_bits", "bits", "cum_bits",
-              "local_grad_evals", "cum_local_grad_evals", "participants", "communicated", "wall_time"):
+              "local_grad_evals", "cum_local_grad_evals", "participants", "communicated", "comm_rounds",
+              "wall_time"):
         df[c] = df[c].astype("float64")
     for c in ("cell", "problem", "algorithm", "label", "hyperparams", "hyperparams_resolved", "status", "error"):
         df[c] = df[c].astype(str)
@@ -677,8 +693,8 @@ def tune(table: Any, eps: float, criterion: str = "rounds"):
     if runs.empty:
         return runs
     agg = (runs.groupby(["problem", "label", "algorithm", "hyperparams"], sort=False)
-           .agg(rounds_to_eps=("rounds_to_eps", "median"), bits_to_eps=("bits_to_eps", "median"),
-                local_grads_to_eps=("local_grads_to_eps", "median"), final_rel_gap=("final_rel_gap", "median"),
+           .agg(**{f"{k}_to_eps": (f"{k}_to_eps", "median") for k in CRITERIA},
+                final_rel_gap=("final_rel_gap", "median"),
                 n_seeds=("seed", "count"), statuses=("status", lambda s: ",".join(sorted(set(s)))),
                 hyperparams_resolved=("hyperparams_resolved", "first"))
            .reset_index())

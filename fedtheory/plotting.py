@@ -24,7 +24,8 @@ __all__ = ["X_AXES", "plot_convergence", "convergence_figure", "plot_rounds_vs",
 
 #: The x axes of the standard convergence figures: table column -> axis label.
 X_AXES: dict[str, str] = {
-    "round": "communication rounds",
+    "round": "rounds (iterations)",
+    "comm_rounds": "communication rounds",
     "cum_bits": "communicated bits (uplink + downlink, cumulative)",
     "cum_local_grad_evals": "local gradient evaluations (all clients, cumulative)",
 }
@@ -79,7 +80,7 @@ def plot_convergence(ax: Axes, table: Any, problem: str, *, x: str = "round",
 
 
 def convergence_figure(table: Any, problem: str, *, selection: Mapping[str, str] | None = None,
-                       eps: float | None = None, xs: Sequence[str] = tuple(X_AXES)) -> Figure:
+                       eps: float | None = None, xs: Sequence[str] = ("comm_rounds", "cum_bits", "cum_local_grad_evals")) -> Figure:
     """One panel per x axis (rounds, bits, local gradients) of the relative gap on ``problem``."""
     fig = Figure(figsize=(5.0 * len(xs), 4.0), layout="constrained")
     axes = fig.subplots(1, len(xs), squeeze=False)[0]
@@ -119,12 +120,15 @@ def plot_rounds_vs(ax: Axes, tuned: Any, problems: Any, x: str, *, criterion: st
             ax.plot([a for a, _ in ok], [b for _, b in ok], "o-", color=colors.get(label), label=name)
         else:
             ax.plot([], [], "o-", color=colors.get(label), label=name)
-    positive = [v for v in xs.values() if v > 0]
+    # Values within 1e-9 of the largest are floating-point zeros (delta_A = 1e-15 for identical Hessians):
+    # the symlog axis keeps them at 0 and spreads the positive values logarithmically.
+    top = max(xs.values(), default=0.0)
+    positive = [v for v in xs.values() if v > 1e-9 * top]
     if positive and min(xs.values()) >= 0:
-        ax.set_xscale("symlog", linthresh=min(positive))
+        ax.set_xscale("symlog", linthresh=min(positive), linscale=0.5)
     ax.set_yscale("log")
     ax.set_xlabel(x)
-    ax.set_ylabel({"rounds": "rounds", "bits": "communicated bits",
+    ax.set_ylabel({"rounds": "rounds", "comm_rounds": "communication rounds", "bits": "communicated bits",
                    "local_grads": "local gradient evaluations"}[criterion] + " to ε (tuned)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)

@@ -1,0 +1,132 @@
+"""``fedtheory bench``: algorithms × hyperparameter grids × catalogue problems × seeds, as a long table."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "bench", help="run a benchmark sweep on the problem catalogue",
+        description="Run algorithms x hyperparameter grids x catalogue problems x seeds; write one file per cell "
+                    "(atomically; a rerun skips finished cells), the long table results.parquet|csv, tuned "
+                    "hyperparameters, a rounds-to-eps table and the standard figures. Give a sweep spec file "
+                    "(JSON/TOML, see docs/bench.md) or flags.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+               "  fedtheory bench --spec benchmarks/sweeps/delta_mu.json --out bench-results/delta_mu\n"
+               "  fedtheory bench --problems 'quad-kappa100-delta*' --algorithm gd --algorithm scaffold \\\n"
+               "      --grid scaffold.step==0.1/L,=0.3/L --grid scaffold.local_steps=10 --rounds 500\n"
+               "  fedtheory bench --spec sweep.json --scheduler tcp://10.0.0.1:8786")
+    p.add_argument("--spec", help="sweep spec file (.json or .toml); flags below override its fields")
+    p.add_argument("--problems", nargs="+", metavar="NAME", help="catalogue names or shell patterns")
+    p.add_argument("--algorithm", action="append", metavar="NAME",
+                   help="registered algorithm name (repeatable; see --list)")
+    p.add_argument("--grid", action="append", default=[], metavar="ALGO.PARAM=V1,V2",
+                   help="hyperparameter values for an algorithm (JSON values or =expressions over the "
+                        "certificate constants, e.g. fedavg.step==0.1/L,=1/L); repeatable")
+    p.add_argument("--seeds", nargs="+", type=int, help="seeds (default 0)")
+    p.add_argument("--rounds", type=int, help="round budget per cell (default 1000)")
+    p.add_argument("--record-every", type=int, help="record every k-th round (default 1)")
+    p.add_argument("--eps", type=float, help="target relative gap for stopping and tuning (default 1e-8)")
+    p.add_argument("--criterion", choices=("rounds", "comm_rounds", "bits", "local_grads"),
+                   help="tuning criterion: fewest rounds / communication rounds / bits / local gradients to "
+                        "eps (default rounds)")
+    p.add_argument("--figure-x", help="also plot tuned rounds-to-eps against this constant, e.g. delta_A/mu_f")
+    p.add_argument("--out", help="results folder (default bench-results/<spec name>)")
+    p.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="table format")
+    p.add_argument("--jobs", type=int, default=1, help="local joblib worker processes (-1: all cores)")
+    p.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port): run the cells on that cluster")
+    p.add_argument("--no-figures", action="store_true", help="skip the figures")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--list", action="store_true", help="list registered algorithms and catalogue problems")
+    p.set_defaults(func=main)
+
+
+def _parse_value(text: str) -> Any:
+    if text.startswith("="):
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _spec_dict(args: argparse.Namespace) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    if args.spec:
+        path = Path(args.spec)
+        text = path.read_text()
+        if path.suffix == ".toml":
+            import tomllib
+
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+        data.setdefault("name", path.stem)
+    if args.problems:
+        data["problems"] = args.problems
+    if args.algorithm:
+        data["algorithms"] = [{"name": a} for a in args.algorithm]
+    grids: dict[str, dict[str, list]] = {}
+    for item in args.grid:
+        key, sep, values = item.partition("=")
+        algo, dot, param = key.partition(".")
+        if not sep or not dot or not param:
+            raise ValueError(f"--grid must look like ALGO.PARAM=V1,V2, got {item!r}")
+        grids.setdefault(algo, {})[param] = [_parse_value(v) for v in values.split(",")]
+    if grids:
+        entries = data.setdefault("algorithms", [])
+        if isinstance(entries, dict):
+            entries = data["algorithms"] = [{"name": k, "grid": v} for k, v in entries.items()]
+        for algo, grid in grids.items():
+            match = [e for e in entries if (e.get("label") or e["name"]) == algo]
+            if not match:
+                raise ValueError(f"--grid names {algo!r}, which is not among the sweep's algorithms")
+            match[0].setdefault("grid", {}).update(grid)
+    for flag, key in (("seeds", "seeds"), ("rounds", "rounds"), ("record_every", "record_every"), ("eps", "eps"),
+                      ("criterion", "criterion"), ("figure_x", "figure_x")):
+        if getattr(args, flag) is not None:
+            data[key] = getattr(args, flag)
+    data.setdefault("name", "sweep")
+    return data
+
+
+def main(args: argparse.Namespace) -> int:
+    from .. import bench, catalogue
+
+    if args.list:
+        from ..algorithms import ALGORITHMS
+
+        print("algorithms: " + ", ".join(sorted(ALGORITHMS)))
+        print("problems:   " + ", ".join(catalogue.names()))
+        return 0
+    try:
+        data = _spec_dict(args)
+        spec = bench.SweepSpec.from_dict(data)
+        out = Path(args.out or Path("bench-results") / spec.name)
+        result = bench.sweep(spec, out, jobs=args.jobs, scheduler=args.scheduler, fmt=args.format,
+                             progress=not args.quiet, report=False)
+    except (ValueError, TypeError, KeyError, FileNotFoundError, ImportError) as exc:
+        print(f"fedtheory bench: {exc}", file=sys.stderr)
+        return 2
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(result.statuses.items())) or "nothing new"
+    print(f"{len(result.cells)} cells: {result.skipped} already done, ran {result.ran} ({counts}) "
+          f"in {result.seconds:.1f} s" + (f", {result.restarts} worker restarts" if result.restarts else ""))
+    if result.missing:
+        print(f"{len(result.missing)} cells unfinished; rerun the same command to resume", file=sys.stderr)
+        return 1
+    written = bench.write_report(spec, out, args.format, figures=not args.no_figures)
+    print(f"table: {written['results']}")
+    if "rounds_to_eps" in written:
+        print(f"tuned: {written['tuned']}; {spec.criterion} to eps: {written['rounds_to_eps']}")
+        print(Path(written["rounds_to_eps"]).read_text().split("\n\n", 2)[-1].rstrip())
+    for path in written.get("figures", []):
+        print(f"figure: {path}")
+    errors = result.statuses.get("error", 0)
+    if errors:
+        print(f"note: {errors} cells raised an error; see the 'error' column of the table", file=sys.stderr)
+    return 0
