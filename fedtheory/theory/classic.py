@@ -1,0 +1,130 @@
+"""Closed forms for the classic federated algorithms on quadratics, and ProxSkip's Lyapunov contraction.
+
+Quadratic clients f_i(x) = 1/2 x^T A_i x - b_i^T x (dense ``(n, d, d)`` or diagonal ``(n, d)`` Hessians) with
+server weights a_i (summing to one; the problem's weights by default).
+
+* :func:`fedavg_fixed_point` -- K-step FedAvg with local step eta (spec 000 section 5.1):
+  y_K - x_i* = (I - eta A_i)^K (x - x_i*), so the server map is x -> x + eta_g sum_i a_i M_i (x_i* - x) with
+  M_i = I - (I - eta A_i)^K, and its fixed point is (sum_i a_i M_i)^{-1} sum_i a_i M_i x_i*. We evaluate it as
+  (sum_i a_i N_i A_i)^{-1} sum_i a_i N_i b_i with N_i = eta sum_{j<K} (I - eta A_i)^j (M_i = N_i A_i), which
+  needs no A_i^{-1} (singular client Hessians are fine).
+* :func:`fedprox_fixed_point` -- exact-prox FedProx (spec 000 section 5.2):
+  [sum_i a_i (A_i + lam I)^{-1} A_i]^{-1} sum_i a_i (A_i + lam I)^{-1} b_i.
+* :func:`fedavg_map` / :func:`fedprox_map` -- the affine server maps themselves (x -> T x + t), used to
+  check one round exactly.
+* :func:`proxskip_contraction`, :func:`proxskip_lyapunov` -- Mishchenko et al. 2022, Thm 3.6 (ProxSkip) in
+  its federated form (Scaffnew on the lifted problem): for mu-strongly convex, L-smooth f_i,
+  0 < gamma <= 1/L and 0 < p <= 1,  E Psi_{t+1} <= (1 - zeta) Psi_t with zeta = min{gamma mu, p^2} and
+  Psi = sum_i w_i ||x_i - x*||^2 + (gamma^2 / p^2) sum_i w_i ||h_i - grad f_i(x*)||^2. The paper sums over
+  clients with no weights; with uniform w_i = 1/n our Psi is that sum divided by n, so the contraction
+  factor is identical. The per-step statement is what the proof shows (the T-step bound follows by
+  induction and the tower rule).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_int, check_nonnegative, check_positive, check_probability
+
+__all__ = ["dense_hessians", "fedavg_map", "fedavg_fixed_point", "fedprox_map", "fedprox_fixed_point",
+           "proxskip_contraction", "proxskip_lyapunov", "fedavg_bias", "fedprox_bias"]
+
+
+def dense_hessians(problem) -> np.ndarray:
+    """The client Hessians as a dense ``(n, d, d)`` stack (diagonal problems are expanded)."""
+    A = np.asarray(problem.A, dtype=np.float64)
+    if A.ndim == 2:
+        return np.einsum("nd,de->nde", A, np.eye(A.shape[1]))
+    return A
+
+
+def _weights(problem, weights: np.ndarray | None) -> np.ndarray:
+    w = np.asarray(problem.weights if weights is None else weights, dtype=np.float64)
+    if w.shape != (problem.n_clients,) or np.any(w < 0) or not np.isclose(w.sum(), 1.0):
+        raise ValueError("weights must be non-negative, of shape (n_clients,), summing to one")
+    return w
+
+
+def _local_gd_operators(A: np.ndarray, local_steps: int, local_step: float) -> tuple[np.ndarray, np.ndarray]:
+    """(P_i, N_i) with P_i = (I - eta A_i)^K and N_i = eta sum_{j<K} (I - eta A_i)^j (so I - P_i = N_i A_i)."""
+    n, d, _ = A.shape
+    eye = np.eye(d)
+    step_op = eye - local_step * A
+    P = np.broadcast_to(eye, A.shape).copy()
+    N = np.zeros_like(A)
+    for _ in range(local_steps):  # K is small; the loop is over steps, every product is batched over clients
+        N = N + local_step * P
+        P = step_op @ P
+    return P, N
+
+
+def fedavg_map(problem, local_steps: int, local_step: float, server_step: float = 1.0,
+               weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(T, t) with x+ = T x + t for one full-participation round of K-step FedAvg (local GD)."""
+    K = check_int("local_steps", local_steps, low=1)
+    eta = check_positive("local_step", local_step)
+    eta_g = check_positive("server_step", server_step)
+    w = _weights(problem, weights)
+    A = dense_hessians(problem)
+    _, N = _local_gd_operators(A, K, eta)
+    # y_i - x = N_i (b_i - A_i x)
+    NA = np.einsum("n,nij,njk->ik", w, N, A)
+    Nb = np.einsum("n,nij,nj->i", w, N, problem.b)
+    d = problem.dim
+    return np.eye(d) - eta_g * NA, eta_g * Nb
+
+
+def fedavg_fixed_point(problem, local_steps: int, local_step: float, weights: np.ndarray | None = None) -> np.ndarray:
+    """(sum_i a_i M_i)^{-1} sum_i a_i M_i x_i*, M_i = I - (I - eta A_i)^K (spec 000 section 5.1)."""
+    T, t = fedavg_map(problem, local_steps, local_step, 1.0, weights)
+    return np.linalg.solve(np.eye(problem.dim) - T, t)
+
+
+def fedprox_map(problem, prox: float, server_step: float = 1.0,
+                weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(T, t) with x+ = T x + t for one full-participation round of exact FedProx (lambda1 = 0)."""
+    lam = check_nonnegative("prox", prox)
+    eta_g = check_positive("server_step", server_step)
+    w = _weights(problem, weights)
+    A = dense_hessians(problem)
+    R = np.linalg.inv(A + lam * np.eye(problem.dim))  # (A_i + lam I)^{-1}
+    # y_i - x = R_i (b_i - A_i x)
+    RA = np.einsum("n,nij,njk->ik", w, R, A)
+    Rb = np.einsum("n,nij,nj->i", w, R, problem.b)
+    return np.eye(problem.dim) - eta_g * RA, eta_g * Rb
+
+
+def fedprox_fixed_point(problem, prox: float, weights: np.ndarray | None = None) -> np.ndarray:
+    """[sum_i a_i (A_i + lam I)^{-1} A_i]^{-1} sum_i a_i (A_i + lam I)^{-1} b_i (spec 000 section 5.2)."""
+    T, t = fedprox_map(problem, prox, 1.0, weights)
+    return np.linalg.solve(np.eye(problem.dim) - T, t)
+
+
+def fedavg_bias(problem, local_steps: int, local_step: float, weights: np.ndarray | None = None) -> float:
+    """||x_FedAvg - x*|| for the closed-form fixed point (x* of the problem's own weights)."""
+    return float(np.linalg.norm(fedavg_fixed_point(problem, local_steps, local_step, weights)
+                                - problem.certificate.x_star))
+
+
+def fedprox_bias(problem, prox: float, weights: np.ndarray | None = None) -> float:
+    """||x_FedProx - x*|| for the closed-form fixed point."""
+    return float(np.linalg.norm(fedprox_fixed_point(problem, prox, weights) - problem.certificate.x_star))
+
+
+def proxskip_contraction(mu: float, L: float, step: float, p: float) -> float:
+    """1 - zeta, zeta = min{gamma mu, p^2} (Mishchenko et al. 2022, Thm 3.6); requires 0 < gamma <= 1/L."""
+    mu = check_positive("mu", mu)
+    L = check_positive("L", L)
+    step = check_positive("step", step)
+    p = check_probability("p", p)
+    if step > 1.0 / L * (1.0 + 1e-12):
+        raise ValueError(f"step must be in (0, 1/L] = (0, {1.0 / L:g}] for Thm 3.6, got {step:g}")
+    return 1.0 - min(step * mu, p * p)
+
+
+def proxskip_lyapunov(X: np.ndarray, H: np.ndarray, x_star: np.ndarray, H_star: np.ndarray, step: float, p: float,
+                      weights: np.ndarray) -> float:
+    """Psi = sum_i w_i ||x_i - x*||^2 + (gamma/p)^2 sum_i w_i ||h_i - h_i*||^2 (h_i* = grad f_i(x*))."""
+    dx = X - x_star
+    dh = H - H_star
+    return float(weights @ np.einsum("ij,ij->i", dx, dx) + (step / p) ** 2 * (weights @ np.einsum("ij,ij->i", dh, dh)))
