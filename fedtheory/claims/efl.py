@@ -219,7 +219,9 @@ def check_elastic_algebra(inst: dict) -> Evidence:
     err_grad = float(np.max(np.abs(fd - grad)) / max(1.0, np.max(np.abs(grad))))
     # Inside EFL: after one round with full participation, U = sum_k diag(A_k) and V = sum_k diag(A_k) w_end^k.
     problem = efl_harness(seed=inst["seed"], n=max(N, 2), d=d)
-    alg = EFL(E=2, step=0.02, lam=lam)
+    # u, v are only computed and sent when lam > 0 (they are unused otherwise), so the in-algorithm part
+    # uses lam = 1 when the instance's lam is 0.
+    alg = EFL(E=2, step=0.02, lam=lam if lam > 0 else 1.0)
     state, _ = alg.round(problem, alg.init(problem, np.ones(d)), np.random.default_rng(0))
     err_uv = float(max(np.max(np.abs(state.U - problem.A.sum(axis=0))),
                        np.max(np.abs(state.V - (problem.A * state.client_end).sum(axis=0)))))
