@@ -1,0 +1,187 @@
+"""The named problem catalogue: certificates regenerate exactly, export/import round-trips, packaging works."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fedtheory import catalogue
+from fedtheory.algorithms import GradientDescent
+from fedtheory.cli import main as cli_main
+from fedtheory.run import run
+
+REPO = Path(__file__).resolve().parents[1]
+NAMES = catalogue.names()
+
+
+def test_catalogue_is_not_empty_and_problems_folder_points_at_it():
+    assert len(NAMES) >= 10
+    # problems/ (DESIGN.md's top-level catalogue) and the package data are the same folder, not copies.
+    assert (REPO / "problems").resolve() == catalogue.CATALOGUE_DIR.resolve()
+    for name in NAMES:
+        assert (catalogue.CATALOGUE_DIR / f"{name}.cert.json").is_file(), f"{name} has no certificate"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_instance_regenerates_exactly(name):
+    result = catalogue.verify(name)
+    assert result.ok, str(result)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if catalogue.spec(n).generator == "fedtheory.problems.quadratic"])
+def test_quadratic_certificates_match_the_requested_constants(name):
+    """The recorded constants are the ones the spec asked for (an independent check of the record)."""
+    params = catalogue.spec(name).params
+    c = catalogue.read_certificate(name)["constants"]
+    scale = params["L"]
+    assert c["n_clients"] == params["n_clients"] and c["dim"] == params["dim"]
+    assert abs(c["mu"] - params["mu"]) <= 1e-9 * scale
+    assert abs(c["L"] - params["L"]) <= 1e-9 * scale
+    for key in ("delta_A", "delta_B"):
+        if key in params:
+            assert abs(c[key] - params[key]) <= 1e-9 * scale
+    if "delta_A" not in params and "delta_B" not in params:
+        assert c["delta_A"] <= 1e-12 * scale and c["delta_B"] <= 1e-12 * scale
+    assert math.isclose(c["zeta2"], params.get("zeta2", 0.0), rel_tol=1e-9, abs_tol=1e-12)
+    assert c["mu"] <= c["mu_f"] <= c["L_f"] <= c["L"] * (1 + 1e-12)
+
+
+def _copy_catalogue(tmp_path: Path, names: list[str]) -> Path:
+    root = tmp_path / "cat"
+    root.mkdir()
+    for name in names:
+        for suffix in (".json", ".cert.json"):
+            shutil.copy(catalogue.CATALOGUE_DIR / f"{name}{suffix}", root / f"{name}{suffix}")
+    return root
+
+
+def test_a_changed_instance_is_detected(tmp_path):
+    name = "quad-kappa10-delta1"
+    root = _copy_catalogue(tmp_path, [name])
+    assert catalogue.verify(name, root).ok
+    spec_path = root / f"{name}.json"
+    data = json.loads(spec_path.read_text())
+    data["seed"] += 1
+    spec_path.write_text(json.dumps(data))
+    result = catalogue.verify(name, root)
+    assert not result.ok and not result.spec_ok and not result.checksum_ok
+    assert {"A", "b", "x_star"} <= set(result.mismatched_arrays)
+    assert "MISMATCH" in str(result)
+    # Re-recording a changed instance needs an explicit overwrite (after a version bump).
+    with pytest.raises(FileExistsError, match="bump the version"):
+        catalogue.write_certificate(name, root)
+    catalogue.write_certificate(name, root, overwrite=True)
+    assert catalogue.verify(name, root).ok
+
+
+def test_constant_drift_is_reported_separately_from_checksums(tmp_path):
+    name = "quad-kappa10-delta1"
+    root = _copy_catalogue(tmp_path, [name])
+    cert_path = root / f"{name}.cert.json"
+    record = json.loads(cert_path.read_text())
+    record["constants"]["delta_A"] *= 1 + 1e-6
+    cert_path.write_text(json.dumps(record))
+    result = catalogue.verify(name, root)
+    assert result.checksum_ok and not result.constants_ok and "delta_A" in result.mismatched_constants
+
+
+def test_spec_lookup_errors():
+    with pytest.raises(KeyError, match="no catalogue instance"):
+        catalogue.spec("no-such-instance")
+    with pytest.raises(ValueError, match="version"):
+        catalogue.spec("quad-kappa10-delta1@v99")
+    assert catalogue.spec("quad-kappa10-delta1@v1").citation == "quad-kappa10-delta1@v1"
+    with pytest.raises(ValueError, match="seed"):
+        catalogue.InstanceSpec.from_dict({"name": "x", "version": 1, "generator": "a.b", "params": {"seed": 1},
+                                          "seed": 0})
+    with pytest.raises(ValueError, match="missing keys"):
+        catalogue.InstanceSpec.from_dict({"name": "x"})
+    with pytest.raises(ValueError, match="dotted path"):
+        catalogue.resolve_generator("quadratic")
+
+
+@pytest.mark.parametrize("name", ["quad-kappa100-delta10", "quad-diag-n1000-d50", "quad-convex-delta0p1"])
+def test_export_import_round_trip(tmp_path, name):
+    path = catalogue.export_npz(name, tmp_path / f"{name}.npz")
+    original = catalogue.load(name)
+    # Readable without fedtheory: plain arrays and JSON strings, no pickles.
+    with np.load(path, allow_pickle=False) as npz:
+        record = json.loads(str(npz["certificate_json"]))
+        assert record["arrays_sha256"] == catalogue.read_certificate(name)["arrays_sha256"]
+        for key, arr in catalogue.problem_arrays(original).items():
+            assert npz[f"array/{key}"].tobytes() == arr.tobytes()
+    imported = catalogue.import_npz(path)
+    assert imported.spec == catalogue.spec(name)
+    if name == "quad-kappa100-delta10":
+        assert imported.rebuilt_from == "arrays"  # a dense quadratic needs no generator to come back
+    assert catalogue.verify(name, problem=imported.problem).ok
+    c0, c1 = original.certificate, imported.problem.certificate
+    assert c0.x_star.tobytes() == c1.x_star.tobytes() and c0.f_star == c1.f_star
+    assert run(GradientDescent(), imported.problem, 20, seed=3).same_numbers(run(GradientDescent(), original, 20,
+                                                                                   seed=3))
+
+
+def test_tampered_export_is_rejected(tmp_path):
+    path = catalogue.export_npz("quad-kappa10-delta1", tmp_path / "x.npz")
+    with np.load(path) as npz:
+        payload = {k: npz[k] for k in npz.keys()}
+    payload["array/b"] = payload["array/b"].copy()
+    payload["array/b"][0, 0] += 1e-12
+    np.savez(tmp_path / "bad.npz", **payload)
+    with pytest.raises(ValueError, match="checksums"):
+        catalogue.import_npz(tmp_path / "bad.npz")
+    np.savez(tmp_path / "other.npz", a=np.zeros(2))
+    with pytest.raises(ValueError, match="not a fedtheory export"):
+        catalogue.import_npz(tmp_path / "other.npz")
+
+
+def test_cli_list_show_verify_export(tmp_path, capsys):
+    assert cli_main(["problems", "list", "quad-kappa100-*"]) == 0
+    out = capsys.readouterr().out
+    assert "quad-kappa100-delta10@v1" in out and "quad-kappa10-delta1" not in out
+    assert cli_main(["problems", "show", "quad-kappa10-delta1"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["certificate"]["constants"]["L"] == pytest.approx(10.0, rel=1e-12)
+    assert cli_main(["problems", "verify", "quad-kappa10-*"]) == 0
+    assert "OK" in capsys.readouterr().out
+    target = tmp_path / "exp.npz"
+    assert cli_main(["problems", "export", "quad-kappa10-delta1", "--format", "npz", "--out", str(target)]) == 0
+    assert catalogue.import_npz(target).spec.name == "quad-kappa10-delta1"
+    assert cli_main(["problems", "show", "nope"]) == 2
+    assert "no catalogue instance" in capsys.readouterr().err
+
+
+def test_installed_package_finds_the_catalogue(tmp_path):
+    """Build the wheel, unpack it away from the source tree, and load the catalogue from there."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for item in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / item, src / item)
+    shutil.copytree(REPO / "fedtheory", src / "fedtheory", ignore=shutil.ignore_patterns("__pycache__"))
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"),
+                            str(src)], capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr[-2000:]
+    wheel = next((tmp_path / "dist").glob("fedtheory-*.whl"))
+    members = zipfile.ZipFile(wheel).namelist()
+    for name in NAMES:
+        assert f"fedtheory/catalogue_data/{name}.json" in members
+        assert f"fedtheory/catalogue_data/{name}.cert.json" in members
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    code = ("import fedtheory.catalogue as c, sys; from pathlib import Path; "
+            "assert Path(c.__file__).resolve().is_relative_to(Path(sys.argv[1]).resolve()), c.__file__; "
+            "assert c.CATALOGUE_DIR.resolve().is_relative_to(Path(sys.argv[1]).resolve()); "
+            "names = c.names(); r = c.verify(names[0]); assert r.ok, str(r); print(len(names))")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    proc = subprocess.run([sys.executable, "-c", code, str(site)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert int(proc.stdout.strip()) == len(NAMES)
