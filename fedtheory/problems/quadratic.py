@@ -339,6 +339,19 @@ def quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A: float |
     if hessians == "dense":  # BLAS may sum (i, j) and (j, i) in different orders: restore exact symmetry
         G_mean = 0.5 * (G_mean + G_mean.T)
     G -= G_mean
+    return _assemble(A_bar0, G, w, mu=mu, L=L, delta=delta, which=which, zeta2=zeta2, x_star_norm=x_star_norm,
+                     rng=rng)
+
+
+def _assemble(A_bar0: np.ndarray, G: np.ndarray, w: np.ndarray, *, mu: float, L: float, delta: float, which: str,
+              zeta2: float, x_star_norm: float, rng: np.random.Generator) -> QuadraticProblem:
+    """A_i = a (A_bar0 + t G_i) + c I with exact (mu, L, delta), then b_i with exact zeta2 (see quadratic()).
+
+    ``G`` (consumed in place) must satisfy sum_i w_i G_i = 0; shared by :func:`quadratic` and the special
+    constructions of :mod:`fedtheory.problems.constructions` (which choose their own directions G).
+    """
+    n, d = G.shape[0], G.shape[1]
+    hessians = "dense" if G.ndim == 3 else "diagonal"
     spread = L - mu
     if delta > 0:
         G /= _unit_dissimilarity(G, w, which)
