@@ -132,6 +132,15 @@ class DANEPlus:
     def example(cls) -> "DANEPlus":
         return cls(solver="gd", stopping="relative")
 
+    @classmethod
+    def invalid_examples(cls) -> list[tuple[dict, str]]:
+        """Invalid settings for the conformance suite: (keyword arguments, parameter named in the error)."""
+        return [({"lam": -1.0}, "lam"), ({"m": 0.0}, "m"), ({"control_variate": "x"}, "control_variate"),
+                ({"averaging": "mean"}, "averaging"), ({"solver": "newton"}, "solver"),
+                ({"stopping": "never"}, "stopping"), ({"tol": -1.0}, "tol"), ({"local_steps": -1}, "local_steps"),
+                ({"tol_floor": -1.0}, "tol_floor"), ({"averaging": "fixed", "schedule": (99,)}, "schedule"),
+                ({"control_variate": "scaffnew", "averaging": "random"}, "control_variate")]
+
     # ----- hyperparameters resolved against a problem -----
     def lam_for(self, problem: Problem) -> float:
         if self.lam is not None:
@@ -244,3 +253,7 @@ class DANE(DANEPlus):
     @classmethod
     def example(cls) -> "DANE":
         return cls()
+
+    @classmethod
+    def invalid_examples(cls) -> list[tuple[dict, str]]:
+        return [({"lam": -1.0}, "lam"), ({"solver": "gd"}, "solver"), ({"averaging": "random"}, "averaging")]

@@ -127,6 +127,14 @@ class FedRed:
     def example(cls) -> "FedRed":
         return cls()
 
+    @classmethod
+    def invalid_examples(cls) -> list[tuple[dict, str]]:
+        """Invalid settings for the conformance suite: (keyword arguments, parameter named in the error)."""
+        return [({"lam": -1.0}, "lam"), ({"eta": -0.1}, "eta"), ({"eta": math.inf}, "eta"), ({"p": 0.0}, "p"),
+                ({"p": 1.5}, "p"), ({"solver": "newton"}, "solver"), ({"selection": "all"}, "selection"),
+                ({"reset": 1}, "reset"), ({"stochastic": "yes"}, "stochastic"),
+                ({"solver": "exact", "stochastic": True}, "stochastic")]
+
     # ----- hyperparameters resolved against a problem -----
     def lam_for(self, problem: Problem) -> float:
         if self.lam is not None:
