@@ -481,8 +481,9 @@ def check_theorem1_bound(inst: dict) -> Evidence:
     worst = float(ratio.max())
     return Evidence(f"n={inst['n']} d={inst['d']} E={inst['E']} s={inst['s']} gamma={k['gamma']:.4g}",
                     worst, 1.0, worst <= 1.0, tightness=worst,
-                    details={"gamma": k["gamma"], "theta": k["theta"], "final_second_moment": float(m2[-1]),
-                             "final_bound": float(bound[-1])})
+                    details={"gamma": k["gamma"], "theta": k["theta"], "worst_round": int(ratio.argmax()) + 1,
+                             "final_second_moment": float(m2[-1]), "final_bound": float(bound[-1]),
+                             "tightness_at_final_round": float(ratio[-1])})
 
 
 @claim(id="efl.theorem1.rate", paper=PAPER, reference="Theorem 1, eq. 7 (C_tau = O(tau) => O(1/tau))",
