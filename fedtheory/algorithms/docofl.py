@@ -197,35 +197,49 @@ class DoCoFL:
                            raw_anchors=np.zeros((V, d)), anchor_rounds=np.full(V, -1, dtype=np.int64),
                            anchor_bits=np.zeros(V))
 
+    def enqueue(self, state: DoCoFLState, rng: np.random.Generator) -> DoCoFLState:
+        """Alg. 1 lines 3-5: at t mod K == 0 put C_w(w_t) in slot (t/K) mod V (dropping the oldest anchor)."""
+        K, V, t, x = self.period, self.queue_size, state.t, state.x
+        if self.naive or t % K:
+            return state
+        y_new, bits_new = self.anchor_compressor.compress(x[None, :], rng)
+        slot = (t // K) % V
+        anchors, raw = state.anchors.copy(), state.raw_anchors.copy()
+        rounds, abits = state.anchor_rounds.copy(), state.anchor_bits.copy()
+        anchors[slot], raw[slot], rounds[slot], abits[slot] = y_new[0], x, t, bits_new[0]
+        return replace(state, anchors=anchors, raw_anchors=raw, anchor_rounds=rounds, anchor_bits=abits)
+
+    def client_estimates(self, state: DoCoFLState, leads: np.ndarray, rng: np.random.Generator
+                         ) -> dict[str, np.ndarray]:
+        """Alg. 2 lines 2-4 for clients with the given notification leads (after :meth:`enqueue`):
+        anchors Y (m, d), estimates W_hat = Y + C_c(w_t - Y), and per-client bits and staleness.
+        With ``naive`` every client gets a fresh C_w(w_t) instead (Sec. 3.1)."""
+        K, V, t, x = self.period, self.queue_size, state.t, state.x
+        leads = np.asarray(leads, dtype=np.int64)
+        m = leads.size
+        if self.naive:
+            W_hat, wbits = self.anchor_compressor.compress(np.broadcast_to(x, (m, x.size)), rng)
+            return {"anchors": W_hat, "estimates": W_hat, "anchor_bits": np.asarray(wbits, dtype=np.float64),
+                    "correction_bits": np.zeros(m), "staleness": np.zeros(m, dtype=np.int64)}
+        r = anchor_round(t, leads, K)
+        slots = (r // K) % V
+        if np.any(state.anchor_rounds[slots] != r):
+            raise RuntimeError("anchor queue invariant violated: a client's anchor left the queue")
+        Y = state.anchors[slots]
+        D_hat, corr_bits = self.correction_compressor.compress(x[None, :] - Y, rng)
+        return {"anchors": Y, "estimates": Y + D_hat, "anchor_bits": state.anchor_bits[slots],
+                "correction_bits": np.asarray(corr_bits, dtype=np.float64), "staleness": t - r,
+                "raw_anchors": state.raw_anchors[slots]}
+
     def round(self, problem: Problem, state: DoCoFLState, rng: np.random.Generator) -> tuple[DoCoFLState, RoundLog]:
         N = problem.n_clients
         S = self.sampled(problem)
-        K, V, t, x = self.period, self.queue_size, state.t, state.x
-        # --- participation draw first; compressor / gradient noise follow in a fixed order ---
+        x = state.x
+        # participation is drawn first; anchor, correction, gradient-noise and uplink draws follow in this order
         clients, leads = self.participation.draw(N, S, rng)
-        anchors, raw, rounds, abits = state.anchors, state.raw_anchors, state.anchor_rounds, state.anchor_bits
-        if not self.naive and t % K == 0:
-            y_new, bits_new = self.anchor_compressor.compress(x[None, :], rng)
-            slot = (t // K) % V
-            anchors, raw, rounds, abits = anchors.copy(), raw.copy(), rounds.copy(), abits.copy()
-            anchors[slot], raw[slot], rounds[slot], abits[slot] = y_new[0], x, t, bits_new[0]
-        if self.naive:
-            # Sec. 3.1 / App. A baseline: every participant gets its own fresh C_w(w_t)
-            W_hat, wbits = self.anchor_compressor.compress(np.broadcast_to(x, (S, x.size)), rng)
-            Y = W_hat
-            anchor_bits = np.asarray(wbits, dtype=np.float64)
-            corr_bits = np.zeros(S)
-            staleness = np.zeros(S, dtype=np.int64)
-        else:
-            r = anchor_round(t, leads, K)
-            slots = (r // K) % V
-            if np.any(rounds[slots] != r):
-                raise RuntimeError("anchor queue invariant violated: a client's anchor left the queue")
-            Y = anchors[slots]
-            D_hat, corr_bits = self.correction_compressor.compress(x[None, :] - Y, rng)
-            W_hat = Y + D_hat
-            anchor_bits = abits[slots]
-            staleness = t - r
+        state = self.enqueue(state, rng)
+        est = self.client_estimates(state, leads, rng)
+        W_hat, Y = est["estimates"], est["anchors"]
         if self.stochastic:
             G = problem.stochastic_grads(W_hat, rng, clients=clients)
         else:
@@ -235,16 +249,14 @@ class DoCoFL:
         x_new = x - self.step_size(problem) * g
         est_err = np.sum((W_hat - x) ** 2, axis=1)
         corr = np.sum((x - Y) ** 2, axis=1)
-        online = float(np.sum(corr_bits))
-        offline = float(np.sum(anchor_bits))
+        online = float(np.sum(est["correction_bits"]))
+        offline = float(np.sum(est["anchor_bits"]))
         log = RoundLog(uplink_bits=float(np.sum(up_bits)), downlink_bits=online + offline,
                        uplink_nnz=int(np.count_nonzero(U)), downlink_nnz=int(np.count_nonzero(W_hat)),
                        vectors_up=float(S), vectors_down=float(S if self.naive else 2 * S),
                        local_grad_evals=S, participants=S, communicated=True,
                        extra={"online_downlink_bits": online, "anchor_downlink_bits": offline,
                               "estimation_error": float(est_err.mean()), "correction_norm2": float(corr.mean()),
-                              "max_staleness": float(staleness.max()),
-                              "queue_length": float(np.count_nonzero(rounds >= 0))})
-        new_state = replace(state, x=x_new, t=t + 1, anchors=anchors, raw_anchors=raw, anchor_rounds=rounds,
-                            anchor_bits=abits)
-        return new_state, log
+                              "max_staleness": float(est["staleness"].max()),
+                              "queue_length": float(np.count_nonzero(state.anchor_rounds >= 0))})
+        return replace(state, x=x_new, t=state.t + 1), log

@@ -98,7 +98,9 @@ class _UniformGrid:
         lo = X.min(axis=1, keepdims=True)
         delta = (X.max(axis=1, keepdims=True) - lo) / (self.levels - 1)
         safe = np.where(delta > 0, delta, 1.0)
-        t = np.where(delta > 0, (X - lo) / safe, 0.0)
+        hi = X.max(axis=1, keepdims=True)
+        # snap the maximum onto the last level exactly: lo + (L-1) delta need not round back to hi
+        t = np.where(delta > 0, np.where(X == hi, self.levels - 1.0, (X - lo) / safe), 0.0)
         m = np.clip(np.floor(t), 0, self.levels - 2)
         frac = np.clip(t - m, 0.0, 1.0)
         return lo, delta, m, frac
@@ -114,8 +116,9 @@ class _UniformGrid:
         return float(2 * FLOAT64_BITS + check_int("d", d, low=1) * math.ceil(math.log2(self.levels)))
 
     def _finish(self, X: np.ndarray, lo: np.ndarray, delta: np.ndarray, level: np.ndarray) -> np.ndarray:
-        # a constant row (delta = 0) is transmitted exactly by its one value
-        return np.where(delta > 0, lo + level * delta, X)
+        # a constant row (delta = 0) is transmitted exactly by its one value; the top level is max x itself
+        hi = X.max(axis=1, keepdims=True)
+        return np.where(delta > 0, np.where(level >= self.levels - 1, hi, lo + level * delta), X)
 
 
 @register_compressor
