@@ -53,7 +53,10 @@ def dane_gap_bound(mu: float, lam: float, D: float, R: int) -> float:
     if mu == 0.0:
         return lam * D * D / (2.0 * R)
     # expm1/log1p keep the small-mu/lam regime accurate (the bound is continuous in mu).
-    return mu * D * D / (2.0 * math.expm1(R * math.log1p(mu / lam)))
+    t = R * math.log1p(mu / lam)
+    if t > 700.0:  # (1 + mu/lam)^R overflows a float; the bound is mu D^2/2 (1 + mu/lam)^{-R} to 1e-304
+        return mu * D * D / 2.0 * math.exp(-t)
+    return mu * D * D / (2.0 * math.expm1(t))
 
 
 def dane_rounds_to_eps(mu: float, lam: float, D: float, eps: float) -> int:
