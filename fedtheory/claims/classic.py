@@ -226,7 +226,7 @@ def _bias_rate_instances(thorough: bool) -> Iterable[Problem]:
 @claim(id="classic.fedavg.bias_monotone_in_K.corrected", paper=PAPER, reference="derived here (module docstring)",
        statement="For small local steps FedAvg's bias grows linearly in K: ||x_K - x*|| = eta (K-1)/2 ||v|| "
                  "(1 + O(eta K L)), v = Abar^{-1} sum_i w_i A_i grad f_i(x*); checked as a first-order rate: the "
-                 "relative error shrinks ~10x when eta shrinks 10x (ratio in [5, 20]) and is <= 1e-2 at "
+                 "relative error shrinks at least 5x when eta shrinks 10x (it is O(eta K L)) and is <= 1e-2 at "
                  "eta K L = 1e-3, where the bias is increasing in K = 1..10",
        kind="rate", instances=_bias_rate_instances, derived=True)
 def check_fedavg_bias_first_order(problem: Problem) -> Evidence:
@@ -241,7 +241,7 @@ def check_fedavg_bias_first_order(problem: Problem) -> Evidence:
     eta = 1e-3 / (10 * c.L)
     bias = np.array([fedavg_bias(problem, k, eta) for k in range(1, 11)])
     increasing = bool(np.all(np.diff(bias) > 0))
-    holds = errs[1] <= 1e-2 and 5.0 <= ratio <= 20.0 and increasing and nv > 0
+    holds = errs[1] <= 1e-2 and ratio >= 5.0 and increasing and nv > 0
     return Evidence(_describe(problem), errs[1], 1e-2, holds, tightness=errs[1] / 1e-2,
                     details={"rel_err_etaKL_1e-2": errs[0], "rel_err_etaKL_1e-3": errs[1], "ratio": ratio,
                              "drift_vector_norm": nv, "increasing_K_1_10": increasing})
@@ -270,8 +270,8 @@ def check_bias_linear_in_zeta(kw: dict) -> Evidence:
 @claim(id="classic.fedprox.bias_inverse_lambda.derived", paper=PAPER, reference="derived here (module docstring); "
        "spec 000 §5.2 ('bias O(1/lambda2)')",
        statement="FedProx's bias shrinks like 1/lambda: lambda ||x_lambda - x*|| -> ||v|| (v as for FedAvg); the "
-                 "relative error is <= 1e-2 at lambda = 1e3 L kappa_f and shrinks ~10x per 10x lambda "
-                 "(ratio in [5, 20])",
+                 "relative error is <= 1e-2 at lambda = 1e3 L kappa_f and shrinks at least 5x per 10x lambda "
+                 "(it is O(L/lambda))",
        kind="rate", instances=_heterogeneous, derived=True)
 def check_fedprox_bias_rate(problem: Problem) -> Evidence:
     c = problem.certificate
@@ -279,7 +279,7 @@ def check_fedprox_bias_rate(problem: Problem) -> Evidence:
     base = 1e3 * c.L * (c.L_f / c.mu_f)
     errs = [abs(lam * fedprox_bias(problem, lam) / nv - 1.0) for lam in (base, 10 * base)]
     ratio = errs[0] / errs[1] if errs[1] > 0 else float("inf")
-    holds = errs[0] <= 1e-2 and 5.0 <= ratio <= 20.0
+    holds = errs[0] <= 1e-2 and ratio >= 5.0
     return Evidence(_describe(problem), errs[0], 1e-2, holds, tightness=errs[0] / 1e-2,
                     details={"rel_err": errs, "ratio": ratio, "drift_vector_norm": nv, "lambda": base})
 

@@ -6,8 +6,9 @@ server weights a_i (summing to one; the problem's weights by default).
 * :func:`fedavg_fixed_point` -- K-step FedAvg with local step eta (spec 000 section 5.1):
   y_K - x_i* = (I - eta A_i)^K (x - x_i*), so the server map is x -> x + eta_g sum_i a_i M_i (x_i* - x) with
   M_i = I - (I - eta A_i)^K, and its fixed point is (sum_i a_i M_i)^{-1} sum_i a_i M_i x_i*. We evaluate it as
-  (sum_i a_i N_i A_i)^{-1} sum_i a_i N_i b_i with N_i = eta sum_{j<K} (I - eta A_i)^j (M_i = N_i A_i), which
-  needs no A_i^{-1} (singular client Hessians are fine).
+  x* + (sum_i a_i N_i A_i)^{-1} sum_i a_i N_i r_i with N_i = eta sum_{j<K} (I - eta A_i)^j (M_i = N_i A_i) and
+  r_i = -grad f_i(x*), which needs no A_i^{-1} (singular client Hessians are fine) and resolves small biases
+  without cancellation. The bias functions are relative to the certificate's x* (the problem's weights).
 * :func:`fedprox_fixed_point` -- exact-prox FedProx (spec 000 section 5.2):
   [sum_i a_i (A_i + lam I)^{-1} A_i]^{-1} sum_i a_i (A_i + lam I)^{-1} b_i.
 * :func:`fedavg_map` / :func:`fedprox_map` -- the affine server maps themselves (x -> T x + t), used to
@@ -74,10 +75,30 @@ def fedavg_map(problem, local_steps: int, local_step: float, server_step: float 
     return np.eye(d) - eta_g * NA, eta_g * Nb
 
 
+def _offset(problem, P: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """e = (sum_i w_i P_i A_i)^{-1} sum_i w_i P_i r_i with r_i = b_i - A_i x* = -grad f_i(x*).
+
+    The fixed point is x* + e. Solving for the offset from x* (instead of for the fixed point itself)
+    avoids the cancellation that would otherwise swamp a small bias (e.g. FedProx at large lambda).
+    """
+    A = dense_hessians(problem)
+    xs = problem.certificate.x_star
+    r = -problem.grads(problem.broadcast(xs))
+    PA = np.einsum("n,nij,njk->ik", w, P, A)
+    Pr = np.einsum("n,nij,nj->i", w, P, r)
+    return np.linalg.solve(PA, Pr)
+
+
 def fedavg_fixed_point(problem, local_steps: int, local_step: float, weights: np.ndarray | None = None) -> np.ndarray:
     """(sum_i a_i M_i)^{-1} sum_i a_i M_i x_i*, M_i = I - (I - eta A_i)^K (spec 000 section 5.1)."""
-    T, t = fedavg_map(problem, local_steps, local_step, 1.0, weights)
-    return np.linalg.solve(np.eye(problem.dim) - T, t)
+    return problem.certificate.x_star + _fedavg_offset(problem, local_steps, local_step, weights)
+
+
+def _fedavg_offset(problem, local_steps: int, local_step: float, weights: np.ndarray | None) -> np.ndarray:
+    K = check_int("local_steps", local_steps, low=1)
+    eta = check_positive("local_step", local_step)
+    _, N = _local_gd_operators(dense_hessians(problem), K, eta)
+    return _offset(problem, N, _weights(problem, weights))
 
 
 def fedprox_map(problem, prox: float, server_step: float = 1.0,
@@ -96,19 +117,23 @@ def fedprox_map(problem, prox: float, server_step: float = 1.0,
 
 def fedprox_fixed_point(problem, prox: float, weights: np.ndarray | None = None) -> np.ndarray:
     """[sum_i a_i (A_i + lam I)^{-1} A_i]^{-1} sum_i a_i (A_i + lam I)^{-1} b_i (spec 000 section 5.2)."""
-    T, t = fedprox_map(problem, prox, 1.0, weights)
-    return np.linalg.solve(np.eye(problem.dim) - T, t)
+    return problem.certificate.x_star + _fedprox_offset(problem, prox, weights)
+
+
+def _fedprox_offset(problem, prox: float, weights: np.ndarray | None) -> np.ndarray:
+    lam = check_nonnegative("prox", prox)
+    R = np.linalg.inv(dense_hessians(problem) + lam * np.eye(problem.dim))
+    return _offset(problem, R, _weights(problem, weights))
 
 
 def fedavg_bias(problem, local_steps: int, local_step: float, weights: np.ndarray | None = None) -> float:
     """||x_FedAvg - x*|| for the closed-form fixed point (x* of the problem's own weights)."""
-    return float(np.linalg.norm(fedavg_fixed_point(problem, local_steps, local_step, weights)
-                                - problem.certificate.x_star))
+    return float(np.linalg.norm(_fedavg_offset(problem, local_steps, local_step, weights)))
 
 
 def fedprox_bias(problem, prox: float, weights: np.ndarray | None = None) -> float:
     """||x_FedProx - x*|| for the closed-form fixed point."""
-    return float(np.linalg.norm(fedprox_fixed_point(problem, prox, weights) - problem.certificate.x_star))
+    return float(np.linalg.norm(_fedprox_offset(problem, prox, weights)))
 
 
 def proxskip_contraction(mu: float, L: float, step: float, p: float) -> float:
