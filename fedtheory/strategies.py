@@ -53,3 +53,56 @@ def quadratic_params(draw, *, min_clients: int = 2, max_clients: int = 8, min_di
 def quadratic_problems(draw, **kwargs) -> QuadraticProblem:
     """Exact heterogeneous quadratics (see :func:`quadratic_params` for the keyword arguments)."""
     return quadratic(**draw(quadratic_params(**kwargs)))
+
+
+# ----- logistic and non-convex families (foundation helper) -----
+
+@st.composite
+def logistic_perturbed_params(draw, *, min_clients: int = 2, max_clients: int = 6, min_dim: int = 2,
+                              max_dim: int = 5) -> dict:
+    """Keyword arguments for :func:`fedtheory.problems.logistic_perturbed` (exact-delta logistic, spec 6(g))."""
+    n = draw(st.integers(min_clients, max_clients))
+    which = draw(st.sampled_from(["delta_A", "delta_B"]))
+    return {"n_clients": n, "dim": draw(st.integers(min_dim, max_dim)), "reg": draw(st.floats(1e-2, 1.0)),
+            which: draw(st.one_of(st.just(0.0), st.floats(1e-3, 2.0))),
+            "zeta2": draw(st.one_of(st.just(0.0), st.floats(1e-3, 5.0))),
+            "samples": draw(st.integers(5, 40)), "seed": draw(st.integers(0, 2**31 - 1))}
+
+
+@st.composite
+def logistic_params(draw, *, min_clients: int = 1, max_clients: int = 6, max_dim: int = 5,
+                    max_samples: int = 30) -> dict:
+    """Keyword arguments for :func:`fedtheory.problems.logistic` on small Synthetic(alpha, beta) data."""
+    n = draw(st.integers(min_clients, max_clients))
+    return {"source": "synthetic", "n_clients": n, "dim": draw(st.integers(1, max_dim)),
+            "alpha": draw(st.floats(0.0, 1.0)), "beta": draw(st.floats(0.0, 1.0)),
+            "samples": draw(st.integers(1, max_samples)), "reg": draw(st.floats(1e-3, 1.0)),
+            "weights": draw(st.sampled_from(["size", "uniform"])), "seed": draw(st.integers(0, 2**31 - 1))}
+
+
+@st.composite
+def logistic_problems(draw, **kwargs):
+    """Small federated logistic regressions (Synthetic data) with their Newton certificates."""
+    from .problems.logistic import logistic
+
+    return logistic(**draw(logistic_params(**kwargs)))
+
+
+@st.composite
+def nonconvex_params(draw, *, min_clients: int = 1, max_clients: int = 6, min_dim: int = 1,
+                     max_dim: int = 5) -> dict:
+    """Keyword arguments for :func:`fedtheory.problems.nonconvex` (spec 6(f))."""
+    n = draw(st.integers(min_clients, max_clients))
+    which = draw(st.sampled_from(["delta_A", "delta_B"]))
+    return {"n_clients": n, "dim": draw(st.integers(min_dim, max_dim)), "curvature": draw(st.floats(0.1, 2.0)),
+            "nu": draw(st.floats(1e-2, 1.0)), which: draw(st.floats(1e-3, 2.0)) if n > 1 else 0.0,
+            "zeta2": draw(st.floats(0.0, 5.0)) if n > 1 else 0.0, "mean_linear": draw(st.floats(0.0, 3.0)),
+            "seed": draw(st.integers(0, 2**31 - 1))}
+
+
+@st.composite
+def nonconvex_problems(draw, **kwargs):
+    """Non-convex problems with exact delta, mu (weak convexity), L and f*."""
+    from .problems.nonconvex import nonconvex
+
+    return nonconvex(**draw(nonconvex_params(**kwargs)))

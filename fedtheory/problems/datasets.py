@@ -16,6 +16,7 @@ the local models differ, beta how much the local feature distributions differ.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal, Sequence
 
 import numpy as np
@@ -87,6 +88,18 @@ def synthetic_fedprox(alpha: float, beta: float, n_clients: int = 30, *, dim: in
     return FederatedData(feats, labs)
 
 
+@lru_cache(maxsize=None)
+def _sklearn_raw(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The bundled arrays, parsed once per process (read-only; callers copy)."""
+    from sklearn import datasets
+
+    data = getattr(datasets, f"load_{name}")()
+    x, y = np.asarray(data.data, dtype=np.float64), np.asarray(data.target)
+    x.flags.writeable = False
+    y.flags.writeable = False
+    return x, y
+
+
 def _standardise(x: np.ndarray) -> np.ndarray:
     sd = x.std(axis=0)
     return (x - x.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
@@ -94,11 +107,8 @@ def _standardise(x: np.ndarray) -> np.ndarray:
 
 def load_breast_cancer(*, standardise: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's bundled Wisconsin breast cancer data: (569, 30) features, labels in {-1, +1}."""
-    from sklearn.datasets import load_breast_cancer as _load
-
-    data = _load()
-    x = np.asarray(data.data, dtype=np.float64)
-    return (_standardise(x) if standardise else x), np.where(data.target == 1, 1.0, -1.0)
+    x, target = _sklearn_raw("breast_cancer")
+    return (_standardise(x) if standardise else x.copy()), np.where(target == 1, 1.0, -1.0)
 
 
 def load_digits(mode: Literal["one_vs_rest", "two_class"] = "one_vs_rest", *, positive: int = 0,
@@ -110,12 +120,10 @@ def load_digits(mode: Literal["one_vs_rest", "two_class"] = "one_vs_rest", *, po
     Returns (features (m, 64) scaled to [0, 1], labels in {-1, +1}, original digit of each sample); the
     original digits are what label-based partitions (Dirichlet, shards) split on.
     """
-    from sklearn.datasets import load_digits as _load
-
     positive = check_int("positive", positive, low=0, high=9)
-    data = _load()
-    x = np.asarray(data.data, dtype=np.float64) / (16.0 if scale else 1.0)
-    digit = np.asarray(data.target)
+    raw, digit = _sklearn_raw("digits")
+    x = raw / (16.0 if scale else 1.0)
+    digit = digit.copy()
     if mode == "one_vs_rest":
         return x, np.where(digit == positive, 1.0, -1.0), digit
     if mode == "two_class":
