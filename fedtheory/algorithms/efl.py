@@ -79,8 +79,9 @@ def elastic_grad(f_grad: np.ndarray, W: np.ndarray, U: np.ndarray, V: np.ndarray
 def fisher_diagonal(problem: Problem, X: np.ndarray, clients: np.ndarray) -> np.ndarray:
     """diag(I_k(X[k])) for the listed clients (spec 004 §2.3, inferred: the paper gives no recipe).
 
-    Order of preference: the problem's own ``fisher_diag(X, clients)`` (e.g. the true Fisher of a logistic
-    model); the Hessian diagonal of a quadratic (a unit-variance Gaussian likelihood has I_k = A_k); otherwise
+    Order of preference: the problem's own ``fisher_diag(X, clients)``; the Hessian diagonal of a quadratic
+    (a unit-variance Gaussian likelihood has I_k = A_k); the diagonal of ``problem.hessians(X, clients)``
+    (for logistic regression the NLL Hessian is the true Fisher, plus the l2 term); otherwise
     the Hessian diagonal by central differences of the gradient oracle (one loop over coordinates, vectorised
     over clients), which is the true Fisher for the canonical exponential-family losses used here.
     """
@@ -90,6 +91,9 @@ def fisher_diagonal(problem: Problem, X: np.ndarray, clients: np.ndarray) -> np.
     if isinstance(A, np.ndarray) and A.ndim in (2, 3) and A.shape[0] == problem.n_clients:
         rows = A[clients]
         return rows.copy() if rows.ndim == 2 else np.diagonal(rows, axis1=1, axis2=2).copy()
+    if callable(getattr(problem, "hessians", None)):
+        # Smooth problems (logistic): the Hessian of the negative log-likelihood is the true Fisher.
+        return np.diagonal(problem.hessians(X, clients), axis1=1, axis2=2).copy()
     out = np.empty_like(X)
     for j in range(X.shape[1]):
         h = 1e-5 * (1.0 + np.abs(X[:, j]))
@@ -252,6 +256,13 @@ class EFL:
     @classmethod
     def example(cls) -> "EFL":
         return cls(E=3, step=0.02, lam=0.05, q=0.5, s_min=1, s_max=3, participation=0.8)
+
+    @classmethod
+    def invalid_examples(cls) -> list[tuple[dict, str]]:
+        """(kwargs, parameter name) pairs that must raise naming the parameter (conformance suite)."""
+        return [({"q": 0.0}, "q"), ({"q": 1.5}, "q"), ({"E": 0}, "E"), ({"lam": -1.0}, "lam"),
+                ({"s_min": 0}, "s_min"), ({"E": 2, "s_max": 3}, "s_max"), ({"participation": 0.0}, "participation"),
+                ({"step": -1.0}, "step"), ({"departures": {-1: 2}}, "departures"), ({"weighting": "x"}, "weighting")]
 
     # ----- scenario helpers -----
     def _check_clients(self, n: int) -> None:
