@@ -567,3 +567,267 @@ def check_b3_printed(inst) -> Evidence:
     problem, alg, T = inst
     res = lemma_b3_errors(problem, alg, T)
     return Evidence(_describe_alg3(problem, alg), res["sign"], 1e-12, res["sign"] <= 1e-12, details=res)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Claim 7: Theorem 3.1 / B.1 at every horizon T (printed and corrected)
+# ---------------------------------------------------------------------------------------------------------
+
+def theorem31_curves(problem, alg, T: int, x0: np.ndarray | None = None) -> dict:
+    """LHS R(mean_{t<T} gamma^t) - R* and both right-hand sides for every horizon 1..T (full participation,
+    so the expectations are deterministic). gamma^0 = theta^0 (h^0 = 0), g^0 = 0 so C0 uses grad L_k(theta*)."""
+    n, d = problem.n_clients, problem.dim
+    c = problem.certificate
+    xs, w, beta = c.x_star, problem.weights, c.L
+    lam2, lam1 = alg.alpha, alg.l1
+    state = alg.init(problem, np.zeros(d) if x0 is None else np.asarray(x0, dtype=np.float64))
+    g_star = problem.grads(problem.broadcast(xs))
+    dist0 = float((state.x - xs) @ (state.x - xs))
+    C0_p, C0_c = th.C0_printed(state.G, g_star), th.C0_corrected(state.G, g_star)
+    rng = np.random.default_rng(0)
+    gammas = [state.x + state.h / lam2]
+    inner_kkt = []
+    inner_sign = []
+    for _ in range(T):
+        new, _ = alg.round(problem, state, rng)
+        delta = new.last_upload
+        s = (state.G - new.G - lam2 * delta) / lam1 if lam1 > 0 else np.zeros_like(delta)
+        inner_kkt.append(float((gammas[-1] - xs) @ (w @ s)))
+        inner_sign.append(float((gammas[-1] - xs) @ (w @ np.sign(delta))))
+        gammas.append(new.x + new.h / lam2)
+        state = new
+    G = np.array(gammas)
+    means = np.cumsum(G[:-1], axis=0) / np.arange(1, T + 1)[:, None]
+    lhs = np.array([problem.gap(x) for x in means])
+    cs_k, cs_s = np.cumsum(inner_kkt), np.cumsum(inner_sign)
+    rhs_c = np.array([th.theorem31_rhs_corrected(t, dist0, C0_c, lam1, lam2, beta, n, n, d, cs_k[t - 1])
+                      if th.lambda2_ratio_valid(lam2, beta) else np.nan for t in range(1, T + 1)])
+    rhs_p = np.array([th.theorem31_rhs_printed(t, dist0, C0_p, lam1, lam2, beta, n, n, d, cs_s[t - 1])
+                      for t in range(1, T + 1)])
+    return {"lhs": lhs, "rhs_corrected": rhs_c, "rhs_printed": rhs_p, "C0_printed": C0_p, "C0_corrected": C0_c}
+
+
+def _thm31_instances(thorough: bool):
+    grid = [(27.0, 0.0), (30.0, 0.01), (100.0, 0.3)]
+    if thorough:
+        grid = [(r, l1) for r in (26.9, 27.0, 30.0, 100.0) for l1 in (0.0, 0.01, 0.3, 1.0)]
+    for r, l1 in grid:
+        problem = spec_problem(m=5, d=4, seed=0)
+        yield problem, _alg3(r * problem.certificate.L, l1, "kkt"), 400 if thorough else 120
+
+
+@claim(id="fedelasticnet.thm3_1.corrected", paper="fedelasticnet", reference="Theorem B.1 as its proof gives it "
+       "(spec 000 section 4.2 typos 1-2; claim 7)",
+       statement="for lambda2 > (25+sqrt(825))/2 beta, Alg. 3 (sub-gradient reading, exact solves) satisfies, for "
+                 "every T: R(mean_{t<T} gamma^t) - R* <= (1/(T kappa0))(||gamma^0-theta*||^2 + kappa C0 - (2 lambda1/"
+                 "lambda2) sum_t <gamma^{t-1}-theta*, s_bar^t>) + (kappa'/kappa0) lambda1^2 d with C0 squared",
+       kind="bound", derived=True, instances=_thm31_instances)
+def check_thm31_corrected(inst) -> Evidence:
+    problem, alg, T = inst
+    cur = theorem31_curves(problem, alg, T)
+    ratio = cur["lhs"] / cur["rhs_corrected"]
+    holds = bool(np.all(cur["lhs"] <= cur["rhs_corrected"] * (1 + 1e-10)) and np.all(cur["rhs_corrected"] > 0))
+    Tgap = np.arange(1, T + 1) * cur["lhs"]
+    return Evidence(_describe_alg3(problem, alg) + f" T<={T}", float(cur["lhs"][-1]), float(cur["rhs_corrected"][-1]),
+                    holds, tightness=float(ratio.max()),
+                    details={"worst_T": int(np.argmax(ratio)) + 1, "T_times_gap_max": float(Tgap.max()),
+                             "printed_rhs_at_T": float(cur["rhs_printed"][-1]),
+                             "printed_holds_here": bool(np.all(cur["lhs"] <= cur["rhs_printed"]))})
+
+
+def _no_condition_instances(thorough: bool):
+    problem = spec_problem(m=5, d=4, seed=0)
+    for r in (10.0,) + ((6.0, 20.0, 26.0) if thorough else ()):
+        yield problem, _alg3(r * problem.certificate.L, 0.0, "kkt"), 5
+
+
+@claim(id="fedelasticnet.thm3_1.printed_no_condition", paper="fedelasticnet",
+       reference="Theorem 3.1 (main text, which omits B.1's assumption lambda2 > 27 beta)",
+       statement="Theorem 3.1 as stated in the main text (convex beta-smooth losses, uniform sampling, no "
+                 "condition on lambda2)",
+       kind="bound", expected="violated", instances=_no_condition_instances)
+def check_thm31_no_condition(inst) -> Evidence:
+    """Counterexample: FedDyn (lambda1 = 0) with lambda2 = 10 beta: kappa > 0 > kappa0 so the right-hand side
+    is negative for every T while the gap is >= 0 (the bound needs lambda2 > 26.86 beta)."""
+    problem, alg, T = inst
+    cur = theorem31_curves(problem, alg, T)
+    holds = bool(np.all(cur["lhs"] <= cur["rhs_printed"]))
+    beta = problem.certificate.L
+    return Evidence(_describe_alg3(problem, alg), float(cur["lhs"][0]), float(cur["rhs_printed"][0]), holds,
+                    details={"kappa0": th.kappa0(alg.alpha, beta),
+                             "kappa": th.kappa(alg.alpha, beta, problem.n_clients, problem.n_clients)})
+
+
+def scaled_two_client_problem(c: float, a=(1.0, 0.5)):
+    """m = 2, d = 1: L_k(x) = a_k x^2/2 - b_k x with grad L_k(0) = +-c and theta* = 0 (heterogeneous a_k)."""
+    from ..problems.quadratic import QuadraticProblem
+
+    A = np.array(a, dtype=np.float64)[:, None]
+    return QuadraticProblem(A, np.array([[-c], [c]]))  # mean b = 0, so theta* = 0 and grad L_k(0) = -b_k
+
+
+def _c0_instances(thorough: bool):
+    for c in (1e9,) + ((1e10, 1e12) if thorough else ()):
+        problem = scaled_two_client_problem(c)
+        yield problem, _alg3(27.0 * problem.certificate.L, 0.0, "kkt"), 20, c
+
+
+@claim(id="fedelasticnet.thm3_1.printed_C0_unsquared", paper="fedelasticnet",
+       reference="Theorem 3.1 / B.1 as printed (C0 unsquared, sign term without 1/kappa0)",
+       statement="Theorem B.1 with C0 = (1/m) sum_k ||grad L_k(theta_k^0) - grad L_k(theta*)|| (unsquared) as printed",
+       kind="bound", expected="violated", instances=_c0_instances)
+def check_thm31_c0_unsquared(inst) -> Evidence:
+    """Minimal counterexample (m = 2, d = 1, lambda2 = 27 beta, lambda1 = 0, theta^0 = theta* = 0): the gap scales
+    like c^2 in the gradient scale c but the printed bound like c (C0 is not squared); it fails for c >~ 6e7.
+    The corrected bound (C0 squared) holds on the same instance."""
+    problem, alg, T, c = inst
+    cur = theorem31_curves(problem, alg, T)
+    ratio_p = cur["lhs"] / cur["rhs_printed"]
+    ratio_c = cur["lhs"] / cur["rhs_corrected"]
+    return Evidence(f"m=2 d=1 a=(1, 0.5) grad scale c={c:g} lambda2=27 beta", float(ratio_p.max()), 1.0,
+                    bool(np.all(ratio_p <= 1.0)), tightness=float(ratio_p.max()),
+                    details={"worst_T": int(np.argmax(ratio_p)) + 1, "corrected_tightness": float(ratio_c.max()),
+                             "C0_printed": cur["C0_printed"], "C0_corrected": cur["C0_corrected"],
+                             "crossover_scale": c / float(ratio_p.max())})
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Claims 8, 9, 18: fixed points of FedDyn / Alg. 3
+# ---------------------------------------------------------------------------------------------------------
+
+def _fixed_point_instances(thorough: bool):
+    problem = spec_problem(m=5, d=4, seed=0)
+    beta = problem.certificate.L
+    grid = [(1.0, 0.0), (0.3, 0.1), (1.0, 0.5), (3.0, 0.01)]
+    if thorough:
+        grid = [(r, l1) for r in (0.3, 1.0, 3.0, 30.0) for l1 in (0.0, 0.01, 0.1, 0.5)]
+    for r, l1 in grid:
+        yield problem, _alg3(r * beta, l1, "kkt"), 2000
+
+
+@claim(id="fedelasticnet.fixed_point.alg3_exact", paper="fedelasticnet", reference="Eq. (9), (12) and section 3.3 "
+       "('drift is resolved'); spec 000 section 5.5-5.6 (claim 8)",
+       statement="FedDyn and Alg. 3 (sub-gradient reading, exact solves, full participation) converge to theta* "
+                 "(||theta^T - theta*|| <= 1e-8) for any lambda2 > 0 (also lambda2 < 27 beta), and for lambda1 > 0 "
+                 "every client update is exactly zero after finitely many rounds (the l1 term does not bias the "
+                 "fixed point; the theorem's lambda1^2 d floor is a proof artefact)",
+       kind="fixed_point", derived=True, instances=_fixed_point_instances)
+def check_alg3_fixed_point(inst) -> Evidence:
+    problem, alg, T = inst
+    xs = problem.certificate.x_star
+    state = alg.init(problem, np.zeros(problem.dim))
+    rng = np.random.default_rng(0)
+    first_all_zero = None
+    scale = max(1.0, float(np.linalg.norm(xs)))
+    for t in range(1, T + 1):
+        state, _ = alg.round(problem, state, rng)
+        zero = not np.any(state.last_upload)
+        if zero and first_all_zero is None:
+            first_all_zero = t
+        if not zero:
+            first_all_zero = None
+        dist = float(np.linalg.norm(state.x - xs))
+        if dist <= 1e-12 * scale and (alg.l1 == 0.0 or (first_all_zero is not None and t - first_all_zero >= 5)):
+            break
+    dist = float(np.linalg.norm(state.x - xs))
+    sparse_ok = alg.l1 == 0.0 or first_all_zero is not None
+    return Evidence(_describe_alg3(problem, alg), dist, 1e-8, dist <= 1e-8 and sparse_ok,
+                    details={"rounds_run": t, "all_updates_zero_since": first_all_zero})
+
+
+def _invariance_instances(thorough: bool):
+    problem = spec_problem(m=4, d=3, seed=1)
+    beta = problem.certificate.L
+    for reading in ("printed", "kkt"):
+        for l1, eps in ((0.0, 0.0), (0.1, 0.0), (0.1, 0.01)):
+            for P in (None, 2):
+                yield problem, _alg3(beta, l1, reading, P, eps)
+
+
+@claim(id="fedelasticnet.fixed_point.invariance", paper="fedelasticnet", reference="Alg. 3; spec 000 section 5.6 "
+       "(claim 8, one-round invariance)",
+       statement="the state (theta*, g_k = grad L_k(theta*), h = 0) is left unchanged by one round of FedDyn / "
+                 "Alg. 3 for every participation outcome (all subsets enumerated), either sign reading, with or "
+                 "without epsilon; for lambda1 > 0 every update is exactly zero",
+       kind="fixed_point", instances=_invariance_instances)
+def check_alg3_invariance(inst) -> Evidence:
+    from dataclasses import replace
+
+    problem, alg = inst
+    xs = problem.certificate.x_star
+    st0 = alg.init(problem, xs.copy())
+    st0 = replace(st0, G=problem.grads(problem.broadcast(xs)).copy())
+    worst = 0.0
+    exact_zero = True
+    for draw, _ in alg.outcomes(problem, st0):
+        new, _ = alg.round_given(problem, st0, draw)
+        scale = max(1.0, float(np.abs(st0.G).max()), float(np.abs(xs).max()))
+        worst = max(worst, float(np.abs(new.x - xs).max()) / scale, float(np.abs(new.G - st0.G).max()) / scale,
+                    float(np.abs(new.h).max()) / scale)
+        if alg.l1 > 0 or alg.threshold > 0:
+            exact_zero &= not np.any(new.last_upload)
+    return Evidence(_describe_alg3(problem, alg) + f" eps={alg.threshold:g}", worst, 1e-12,
+                    worst <= 1e-12 and exact_zero, details={"updates_exactly_zero": bool(exact_zero)})
+
+
+def _dead_zone_run(problem, lam2: float, lam1: float, reading: str, T: int, burn: int) -> dict:
+    alg = _alg3(lam2, lam1, reading)
+    state = alg.init(problem, np.zeros(problem.dim))
+    rng = np.random.default_rng(0)
+    max_grad_inf = max_gap = 0.0
+    for t in range(1, T + 1):
+        state, _ = alg.round(problem, state, rng)
+        if t > burn:
+            max_grad_inf = max(max_grad_inf, float(np.abs(problem.grad(state.x)).max()))
+            max_gap = max(max_gap, problem.gap(state.x))
+    return {"last_gap": problem.gap(state.x), "max_tail_gap": max_gap, "max_tail_grad_inf": max_grad_inf}
+
+
+def _dead_zone_instances(thorough: bool):
+    yield spec_problem(m=5, d=4, seed=0), (0.01, 0.1, 0.5), 600 if thorough else 300
+
+
+@claim(id="fedelasticnet.dead_zone.printed_sign", paper="fedelasticnet", reference="Alg. 3 as printed (sign(0) = 0); "
+       "spec 000 section 5.6 reading (a) (claim 9; observational)",
+       statement="with the printed sign, Alg. 3 does not reach theta*: after burn-in ||grad R(theta^t)||_inf <= "
+                 "lambda1 and R(theta^t) - R* <= d lambda1^2/(2 mu), with the gap scaling like lambda1^2",
+       kind="qualitative", expected="exploratory", instances=_dead_zone_instances)
+def check_dead_zone(inst) -> Evidence:
+    """Exploratory: not a theorem of the paper. Measured: the log-log slope of the tail gap against lambda1."""
+    problem, lams, T = inst
+    beta, mu = problem.certificate.L, problem.certificate.mu_f
+    rows = {lam1: _dead_zone_run(problem, beta, lam1, "printed", T, T // 2) for lam1 in lams}
+    gaps = np.array([rows[l]["max_tail_gap"] for l in lams])
+    slope = float(np.polyfit(np.log(lams), np.log(gaps), 1)[0]) if np.all(gaps > 0) else float("nan")
+    in_zone = all(rows[l]["max_tail_grad_inf"] <= l * (1 + 1e-6) for l in lams)
+    below = all(rows[l]["max_tail_gap"] <= problem.dim * l ** 2 / (2 * mu) for l in lams)
+    return Evidence(f"spec quadratic lambda2=beta lambda1 in {lams}", slope, 2.0,
+                    bool(in_zone and below and abs(slope - 2.0) <= 0.3),
+                    details={"per_lambda1": {str(l): v for l, v in rows.items()},
+                             "gap_over_lambda1_sq": (gaps / np.array(lams) ** 2).tolist(),
+                             "grad_in_dead_zone": in_zone, "below_d_lambda1sq_over_2mu": below})
+
+
+def _negligible_instances(thorough: bool):
+    yield spec_problem(m=5, d=4, seed=0), (1e-4, 1e-3, 1e-2), 600 if thorough else 300
+
+
+@claim(id="fedelasticnet.pm_lambda1_negligible", paper="fedelasticnet", reference="Section 3.3 after eq. (12): 'the "
+       "impact of +-lambda1 would be negligible' (claim 18; observational)",
+       statement="the last-iterate gap of Alg. 3 under the printed sign differs from the sub-gradient reading by "
+                 "O(lambda1^2); at lambda1 = 1e-4 the difference is below 1e-7 of R(theta^0) - R*",
+       kind="qualitative", expected="exploratory", instances=_negligible_instances)
+def check_negligible(inst) -> Evidence:
+    problem, lams, T = inst
+    beta = problem.certificate.L
+    gap0 = problem.gap(np.zeros(problem.dim))
+    diffs = []
+    for lam1 in lams:
+        a = _dead_zone_run(problem, beta, lam1, "printed", T, T - 1)["last_gap"]
+        b = _dead_zone_run(problem, beta, lam1, "kkt", T, T - 1)["last_gap"]
+        diffs.append(abs(a - b))
+    diffs = np.array(diffs)
+    slope = float(np.polyfit(np.log(lams), np.log(np.maximum(diffs, 1e-300)), 1)[0])
+    rel = float(diffs[0] / gap0)
+    return Evidence(f"spec quadratic lambda2=beta lambda1 in {lams}", rel, 1e-7, bool(rel <= 1e-7),
+                    details={"gap_differences": diffs.tolist(), "loglog_slope": slope, "gap0": gap0})
