@@ -12,6 +12,8 @@ Edge cases the paper leaves open (DoCoFL spec Sec. 3.5), resolved here:
   between distinct values (K_cap = floor(range / gap) + 1 bins); the exponential phase is capped there, so
   the search always terminates. If even K_cap gives H < b - eps the budget is not achievable: ``strict=True``
   raises ValueError, the default returns the K_cap quantization (H <= b still holds);
+* K is also capped where Delta would fall below 64 ulps of max|x| (finer bins are not representable), so
+  the error bound reads |x_hat - x| <= Delta/2 + a few ulps of max|x| in floating point;
 * entropy is not exactly monotone in K, so bisection can end without hitting [b - eps, b]; we then return
   the largest K seen with H <= b (the spec's fallback).
 
@@ -68,8 +70,14 @@ def _level_cap(X: np.ndarray) -> np.ndarray:
     gaps = np.where(gaps > 0, gaps, np.inf)
     gap = gaps.min(axis=1) if X.shape[1] > 1 else np.full(X.shape[0], np.inf)
     rng = S[:, -1] - S[:, 0]
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         cap = np.where(np.isfinite(gap), np.floor(rng / np.where(np.isfinite(gap), gap, 1.0)) + 1, 1)
+    # bins narrower than ~64 ulps of the largest magnitude are not representable: their centres would round
+    # by more than Delta/2, so the search never goes finer than that
+    maxabs = np.max(np.abs(S), axis=1)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        fp_cap = np.where(maxabs > 0, np.floor(rng / (64 * np.finfo(np.float64).eps * np.where(maxabs > 0, maxabs, 1.0))), 1)
+    cap = np.minimum(cap, np.maximum(fp_cap, 1))
     return np.minimum(cap, 2.0**62).astype(np.int64)
 
 

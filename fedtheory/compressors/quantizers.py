@@ -67,22 +67,33 @@ class QSGD:
     def bits(self, d: int) -> float:
         return float(FLOAT64_BITS + check_int("d", d, low=1) * (1 + math.ceil(math.log2(self.s + 1))))
 
+    @staticmethod
+    def _scaled(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(X / c, c) with c = max_j |x_j| per row: C(c x) = c C(x), and ||x||^2 of a subnormal or a 1e200
+        row would under/overflow without the rescaling."""
+        c = np.max(np.abs(X), axis=1, keepdims=True)
+        c = np.where(c > 0, c, 1.0)
+        return X / c, c
+
     def compress(self, X: np.ndarray, rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
         rng = require_rng(rng, self.name)
         X = as_rows(X)
         U = rng.random(X.shape)
-        return self._block.apply(X, U), np.full(X.shape[0], self.bits(X.shape[1]))
+        Xs, c = self._scaled(X)
+        return c * self._block.apply(Xs, U), np.full(X.shape[0], self.bits(X.shape[1]))
 
     def marginals(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-coordinate outcome values and probabilities, shapes (m, d, 2) (coordinates independent)."""
-        norms, _, m, p_up = self._block.decompose(X)
-        sign = np.sign(as_rows(X))
-        vals = np.stack([norms * sign * m / self.s, norms * sign * (m + 1) / self.s], axis=-1)
+        Xs, c = self._scaled(as_rows(X))
+        norms, _, m, p_up = self._block.decompose(Xs)
+        sign = np.sign(Xs)
+        vals = np.stack([c * (norms * sign * m / self.s), c * (norms * sign * (m + 1) / self.s)], axis=-1)
         return vals, np.stack([1.0 - p_up, p_up], axis=-1)
 
     def variance(self, X: np.ndarray) -> np.ndarray:
         """Exact E||C(x) - x||^2 per row."""
-        return self._block.variance(X)
+        Xs, c = self._scaled(as_rows(X))
+        return c[:, 0] ** 2 * self._block.variance(Xs)
 
 
 class _UniformGrid:
