@@ -914,3 +914,30 @@ def check_logistic_experiment(inst: dict) -> Evidence:
     avg_acc = out["FedAvg (complete updates only)"]["test_accuracy_%"]
     return Evidence(f"breast_cancer dirichlet(0.3) n=10 pi={pi} E={E} T={R}", efl_acc, avg_acc, efl_acc >= avg_acc,
                     details={"results": out, "paper_table2_BMTA_%": TABLE2})
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Placement of p_tau^k relative to error feedback (spec §3.3 item 13, §5.4: "test both orders")
+# ---------------------------------------------------------------------------------------------------------
+
+def _placement_instances(thorough: bool):
+    return [dict(seed=0, rounds=2000, q=0.34)] + ([dict(seed=s, rounds=20000, q=0.34) for s in (1, 2)] if thorough else [])
+
+
+@claim(id="efl.compression.placement.derived", paper=PAPER, reference="eq. 5-6 with ST; spec 004 §3.3 item 13, §5.4",
+       statement="with ST and random s_tau^k, pre-scaling the local displacement by p_tau^k before client error "
+                 "feedback converges to w* (distance < 1e-2), while applying p_tau^k at the server after error "
+                 "feedback (the print) stalls at least 5x farther away",
+       kind="fixed_point", derived=True, instances=_placement_instances)
+def check_placement(inst: dict) -> Evidence:
+    """Server-side weighting multiplies a residual created in round tau by a later round's E p^k / s^k, which
+    moves the fixed point; client-side scaling puts the weight inside the residual."""
+    problem = efl_harness(seed=inst["seed"])
+    n = problem.n_clients
+    xs = problem.certificate.x_star
+    kw = dict(E=n, step=0.5, decay=20, s_min=1, s_max=tuple(range(1, n + 1)), q=inst["q"])
+    server = _dist(_final(EFL(scaling="server", **kw), problem, inst["rounds"], seed=1), xs)
+    client = _dist(_final(EFL(scaling="client", **kw), problem, inst["rounds"], seed=1), xs)
+    return Evidence(f"harness seed={inst['seed']} q={inst['q']} T={inst['rounds']}", client, 1e-2,
+                    client < 1e-2 and server >= 5 * client,
+                    details={"client_side_dist": client, "server_side_dist": server})
