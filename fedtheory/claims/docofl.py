@@ -325,7 +325,8 @@ def sgd_reference(problem: Problem, participation: TwoClassParticipation, S: int
        kind="metamorphic", instances=_identity_instances)
 def check_identity_is_sgd(inst: dict) -> Evidence:
     p = quadratic(n_clients=inst["n"], dim=inst["d"], mu=0.5, L=2.0, zeta2=1.0, seed=inst["seed"]).with_noise(0.3)
-    part = TwoClassParticipation(lead_strong=1, lead_weak=inst["K"] * (inst["V"] - 1), strong_fraction=0.5)
+    part = TwoClassParticipation(lead_strong=min(1, inst["K"] * (inst["V"] - 1)), lead_weak=inst["K"] * (inst["V"] - 1),
+                                 strong_fraction=0.5)
     alg = DoCoFL(step=0.2, n_sampled=inst["S"], period=inst["K"], queue_size=inst["V"],
                  anchor_compressor=inst["anchor"], participation=part)
     x0 = np.full(inst["d"], 2.0)
