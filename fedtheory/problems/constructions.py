@@ -68,7 +68,8 @@ def vary_L(problem: QuadraticProblem, L: float) -> QuadraticProblem:
     max_i lambda_max(A_i + s q q^T) = L (continuous and nondecreasing in s, so bisection is exact).
     """
     c = problem.certificate
-    L = check_real("L", L, low=c.L)
+    # the certified L carries rounding (~1e-16 relative): a request equal to it up to that means "unchanged"
+    L = check_real("L", L, low=c.L * (1 - 1e-12))
     q = _top_direction(problem)
     if problem.hessians == "diagonal":
         P = q
@@ -79,7 +80,7 @@ def vary_L(problem: QuadraticProblem, L: float) -> QuadraticProblem:
         A = problem.A + s * P
         return float((A.max() if A.ndim == 2 else sym_extreme_eigs(A)[1].max()))
 
-    if L == c.L:
+    if L <= c.L:
         s = 0.0
     else:
         hi = 2.0 * (L - c.L) + 1.0

@@ -175,8 +175,8 @@ class SmoothProblem(Problem):
                            f"(worst {res.max():.3g})")
 
     def _line_search(self, X, P, rows, slope, args, l1: float = 0.0, max_halvings: int = 60):
-        """Armijo backtracking for every row at once; a rounding slack of 4 eps |phi| lets the last
-        (quadratically convergent) Newton steps through when the decrease is below floating-point resolution."""
+        """Armijo backtracking for every row at once (unit steps accepted untested once the predicted decrease is
+        below floating-point resolution, see below)."""
         idx, lin, center, lam = args
 
         def F(Y, r):
@@ -185,7 +185,10 @@ class SmoothProblem(Problem):
 
         f0 = F(X, rows)
         t = np.ones(len(X))
-        pending = np.arange(len(X))
+        # A predicted decrease below 1e-10 (1 + |phi|) is under what phi's rounding can resolve (phi sums terms
+        # larger than itself): the point is then within the quadratic-convergence region of a strongly convex
+        # function and the unit Newton step is taken without testing.
+        pending = np.nonzero(-slope > 1e-10 * (1.0 + np.abs(f0)))[0]
         Xn = X + P
         for _ in range(max_halvings):
             fn = F(Xn[pending], rows[pending])
