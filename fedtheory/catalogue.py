@@ -217,7 +217,9 @@ def constants(problem: Problem) -> dict[str, Any]:
     c = problem.certificate
     out: dict[str, Any] = {"n_clients": int(problem.n_clients), "dim": int(problem.dim)}
     for key in CONSTANT_NAMES:
-        out[key] = float(getattr(c, key))
+        value = float(getattr(c, key))
+        # Constants a problem class does not compute (NaN, e.g. delta for online streams) are recorded as null.
+        out[key] = value if math.isfinite(value) else None
     out["kappa"] = float(c.kappa) if math.isfinite(c.kappa) else None
     out["x_star_norm"] = float(np.linalg.norm(c.x_star))
     return out

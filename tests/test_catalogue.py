@@ -30,6 +30,16 @@ def test_catalogue_is_not_empty_and_problems_folder_points_at_it():
         assert (catalogue.CATALOGUE_DIR / f"{name}.cert.json").is_file(), f"{name} has no certificate"
 
 
+def test_catalogue_covers_the_benchmark_families():
+    tags = {t for n in NAMES for t in catalogue.spec(n).tags}
+    families = {catalogue.spec(n).family for n in NAMES}
+    assert {"quad-delta", "quad-kappa", "quad-outlier", "quad-convex", "logistic", "nonconvex", "online"} <= families
+    assert {"sklearn", "dirichlet", "synthetic", "convex", "outlier", "stream"} <= tags
+    # The delta sweep spans delta_A/mu from 0 to 30 at fixed client mu and L.
+    sweep = [catalogue.read_certificate(n)["constants"] for n in catalogue.names("quad-kappa100-delta*")]
+    assert len(sweep) >= 6 and min(c["delta_A"] for c in sweep) < 1e-12 and max(c["delta_A"] for c in sweep) >= 30
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_instance_regenerates_exactly(name):
     result = catalogue.verify(name)
@@ -159,23 +169,36 @@ def test_cli_list_show_verify_export(tmp_path, capsys):
     assert "no catalogue instance" in capsys.readouterr().err
 
 
+def _build_package(src: Path, tmp_path: Path) -> tuple[Path, list[str]]:
+    """What an install puts on sys.path: setuptools' build_py output when setuptools is importable (fast, no
+    network), else the files of a wheel built by pip. Returns (site folder, installed file names)."""
+    site = tmp_path / "site"
+    try:
+        import setuptools  # noqa: F401
+    except ImportError:
+        build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                                str(tmp_path / "dist"), str(src)], capture_output=True, text=True, timeout=300)
+        assert build.returncode == 0, build.stderr[-2000:]
+        wheel = next((tmp_path / "dist").glob("fedtheory-*.whl"))
+        zipfile.ZipFile(wheel).extractall(site)
+    else:
+        build = subprocess.run([sys.executable, "-c", "from setuptools import setup; setup()", "-q", "build_py",
+                                "--build-lib", str(site)], cwd=src, capture_output=True, text=True, timeout=300)
+        assert build.returncode == 0, build.stderr[-2000:]
+    return site, [p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()]
+
+
 def test_installed_package_finds_the_catalogue(tmp_path):
-    """Build the wheel, unpack it away from the source tree, and load the catalogue from there."""
+    """Build the package from a copy of the sources and load the catalogue from the build, not the checkout."""
     src = tmp_path / "src"
     src.mkdir()
     for item in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / item, src / item)
     shutil.copytree(REPO / "fedtheory", src / "fedtheory", ignore=shutil.ignore_patterns("__pycache__"))
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"),
-                            str(src)], capture_output=True, text=True, timeout=300)
-    assert build.returncode == 0, build.stderr[-2000:]
-    wheel = next((tmp_path / "dist").glob("fedtheory-*.whl"))
-    members = zipfile.ZipFile(wheel).namelist()
+    site, members = _build_package(src, tmp_path)
     for name in NAMES:
         assert f"fedtheory/catalogue_data/{name}.json" in members
         assert f"fedtheory/catalogue_data/{name}.cert.json" in members
-    site = tmp_path / "site"
-    zipfile.ZipFile(wheel).extractall(site)
     code = ("import fedtheory.catalogue as c, sys; from pathlib import Path; "
             "assert Path(c.__file__).resolve().is_relative_to(Path(sys.argv[1]).resolve()), c.__file__; "
             "assert c.CATALOGUE_DIR.resolve().is_relative_to(Path(sys.argv[1]).resolve()); "
