@@ -41,7 +41,7 @@ from ..compressors.noise import Identity
 from ..problems.base import Problem
 from .base import RoundLog, State, register_algorithm
 
-__all__ = ["DoCoFL", "DoCoFLState", "TwoClassParticipation", "anchor_round"]
+__all__ = ["DoCoFL", "DoCoFLDraw", "DoCoFLState", "TwoClassParticipation", "anchor_round"]
 
 
 def _check_compressor(name: str, comp: Any) -> Any:
@@ -102,6 +102,16 @@ def anchor_round(t: np.ndarray | int, leads: np.ndarray | int, period: int) -> n
     """Round of the anchor a client participating at t with lead L holds: K floor(max(t - L, 0) / K)."""
     s = np.maximum(np.asarray(t) - np.asarray(leads), 0)
     return period * (s // period)
+
+
+@dataclass(frozen=True)
+class DoCoFLDraw:
+    """The randomness of one round: participants, notification leads, and the seed of the compressor / gradient
+    noise generator."""
+
+    clients: np.ndarray
+    leads: np.ndarray
+    noise_seed: int
 
 
 @dataclass(frozen=True)
@@ -168,6 +178,13 @@ class DoCoFL:
                    participation=TwoClassParticipation(lead_strong=1))
 
     @classmethod
+    def invalid_examples(cls) -> list[tuple[dict, str]]:
+        return [({"step": -0.1}, "step"), ({"period": 0}, "period"), ({"queue_size": 0}, "queue_size"),
+                ({"n_sampled": 0}, "n_sampled"), ({"n_sampled": 99}, "n_sampled"),
+                ({"correction_compressor": None}, "correction_compressor"),
+                ({"participation": TwoClassParticipation(lead_strong=5)}, "leads")]
+
+    @classmethod
     def meta(cls, step: float | None, staleness: int, correction_compressor: Any,
              n_sampled: int | None = None, stochastic: bool = True) -> "DoCoFL":
         """App. C meta-algorithm (Alg. 3) with fixed staleness tau: y_t = w_{t-tau} (w_{-k} := w_0)."""
@@ -231,12 +248,22 @@ class DoCoFL:
                 "correction_bits": np.asarray(corr_bits, dtype=np.float64), "staleness": t - r,
                 "raw_anchors": state.raw_anchors[slots]}
 
+    def draw(self, problem: Problem, state: DoCoFLState, rng: np.random.Generator) -> DoCoFLDraw:
+        """Everything random in a round, drawn first: participants, their leads, and the seed of the generator
+        that feeds the compressors (anchor, corrections, uplink) and the gradient noise, in that order."""
+        clients, leads = self.participation.draw(problem.n_clients, self.sampled(problem), rng)
+        return DoCoFLDraw(clients=clients, leads=leads, noise_seed=int(rng.integers(0, 2**63 - 1)))
+
     def round(self, problem: Problem, state: DoCoFLState, rng: np.random.Generator) -> tuple[DoCoFLState, RoundLog]:
+        return self.round_given(problem, state, self.draw(problem, state, rng))
+
+    def round_given(self, problem: Problem, state: DoCoFLState, draw: DoCoFLDraw) -> tuple[DoCoFLState, RoundLog]:
+        """The round as a deterministic function of :meth:`draw`'s output."""
         N = problem.n_clients
         S = self.sampled(problem)
         x = state.x
-        # participation is drawn first; anchor, correction, gradient-noise and uplink draws follow in this order
-        clients, leads = self.participation.draw(N, S, rng)
+        clients, leads = draw.clients, draw.leads
+        rng = np.random.default_rng(draw.noise_seed)
         state = self.enqueue(state, rng)
         est = self.client_estimates(state, leads, rng)
         W_hat, Y = est["estimates"], est["anchors"]

@@ -305,14 +305,15 @@ def _identity_instances(thorough: bool):
 def sgd_reference(problem: Problem, participation: TwoClassParticipation, S: int, step: float, rounds: int,
                   seed: int, x0: np.ndarray) -> np.ndarray:
     """Minibatch SGD with client sampling (FedAvg with one local step) consuming the generator exactly like
-    DoCoFL with deterministic compressors: participation draw, then gradient noise."""
+    DoCoFL with deterministic compressors: participation draw, noise seed, then gradient noise."""
     rng = np.random.default_rng(seed)
     x = np.array(x0, dtype=np.float64)
     N = problem.n_clients
     xs = [x]
     for _ in range(rounds):
         clients, _ = participation.draw(N, S, rng)
-        G = problem.stochastic_grads(np.broadcast_to(x, (S, x.size)), rng, clients=clients)
+        noise = np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
+        G = problem.stochastic_grads(np.broadcast_to(x, (S, x.size)), noise, clients=clients)
         x = x - step * ((N * problem.weights[clients]) @ G / S)
         xs.append(x)
     return np.array(xs)
