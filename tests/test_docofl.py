@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from fedtheory.algorithms.docofl import DoCoFL, TwoClassParticipation, anchor_round
 from fedtheory.claims.docofl import (HingeProblem, check_identity_is_sgd, check_lemma_c1, check_queue,
@@ -245,3 +245,11 @@ def test_separable_paths_have_per_path_noise():
     p = separable_quadratic(2.0, 5.0, 1000, sigma2_per_path=0.5)
     g = p.stochastic_grads(np.full((1, 1000), 5.0), np.random.default_rng(0))
     assert abs(np.var(g) - 0.5) < 0.5 * 5 * math.sqrt(2 / 1000)
+
+
+@settings(max_examples=5)
+@given(seed=st.integers(0, 10**4), step=st.sampled_from([0.03, 0.2]))
+def test_correction_value_corrected_on_drawn_seeds(seed, step):
+    from fedtheory.claims.docofl import check_correction_value_corrected
+    ev = check_correction_value_corrected({"seed": seed, "scale": 0.5, "K": 5, "V": 3, "rounds": 300, "step": step})
+    assert ev.holds, ev.details
