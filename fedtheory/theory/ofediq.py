@@ -317,7 +317,12 @@ def _alg3_raw(gamma: float, D: int, s_max: int) -> Alg3Config:
     D = check_int("D", D, low=1)
     s_max = check_int("s_max", s_max, low=1)
     grid = np.arange(1, s_max + 1)
-    s = int(grid[np.argmin(algorithm3_objective(grid, gamma))])
+    obj = algorithm3_objective(grid, gamma)
+    s = int(grid[np.argmin(obj)])
+    # Exactness of the finite search: eq. (20) exceeds log2(s + 1)/16, so no s >= 2^(16 min) - 1 can beat the
+    # minimum found; for gamma <= 1 that cap is below 1000, far under the default s_max.
+    if 2.0 ** (16 * float(obj.min())) - 1 > s_max:
+        raise ValueError(f"s_max = {s_max} is too small to certify the integer search of eq. (20)")
     rho = (gamma / s) ** (2 / 3)
     b = int(math.floor(rho * D))
     p = 32 * gamma / (1 + 32 * rho + math.log2(s + 1))
@@ -325,7 +330,7 @@ def _alg3_raw(gamma: float, D: int, s_max: int) -> Alg3Config:
     return Alg3Config(gamma=gamma, D=D, s=s, rho=rho, b=b, p=p, gamma_actual=g_act)
 
 
-def algorithm3(gamma: float, D: int, *, s_max: int = 100_000) -> Alg3Config:
+def algorithm3(gamma: float, D: int, *, s_max: int = 2_000) -> Alg3Config:
     """Algorithm 3 exactly as printed (L = 1): s = argmin eq. (20), b = floor((gamma/s)^{2/3} D),
     p = 32 gamma/(1 + 32 rho + log2(s + 1)).
 
@@ -343,12 +348,12 @@ def algorithm3(gamma: float, D: int, *, s_max: int = 100_000) -> Alg3Config:
     return cfg
 
 
-def algorithm3_raw(gamma: float, D: int, *, s_max: int = 100_000) -> Alg3Config:
+def algorithm3_raw(gamma: float, D: int, *, s_max: int = 2_000) -> Alg3Config:
     """Algorithm 3's printed arithmetic without validity checks (for reporting counterexamples only)."""
     return _alg3_raw(gamma, D, s_max)
 
 
-def algorithm3_corrected(gamma: float, D: int, *, s_max: int = 100_000) -> Alg3Config:
+def algorithm3_corrected(gamma: float, D: int, *, s_max: int = 2_000) -> Alg3Config:
     """Algorithm 3 made valid for every gamma in (0, 1] (our correction, not the paper's).
 
     Same s and rho; b = clip(floor(rho D), 1, D); p recomputed from the realised b so the cost constraint (16)
