@@ -197,18 +197,18 @@ class DANEPlus:
             G = problem.grads(problem.broadcast(x))
             h = problem.weights @ G - G
             evals = n
-            G_rows = G[rows]
+            G_rows = G if clients is None else G[rows]
         else:
             h = state.h
             evals = 0
             G_rows = None
         center = np.broadcast_to(x, (len(rows), problem.dim))
         if self.solver == "exact":
-            X = problem.solve_local(h[rows], center, lam, clients=None if clients is None else rows)
+            X = problem.solve_local(h if clients is None else h[rows], center, lam, clients=clients)
             return X, h, evals, {"local_steps_max": 0.0, "local_steps_mean": 0.0}
         res = prox_linear_descent(problem, h[rows], center, lam, np.array(center), rule=self.stop_rule(problem,
                                   state.r, state.grad0_norm), max_steps=self.local_steps, fast=self.solver == "fgd",
-                                  clients=rows, G0=G_rows)
+                                  clients=clients, G0=G_rows)
         # The first gradient (at x^r) is the control variate's when CV (1) computed it already.
         evals += int(res.grad_evals.sum()) - (len(rows) if G_rows is not None else 0)
         extra = {"local_steps_max": float(res.steps.max()), "local_steps_mean": float(res.steps.mean()),

@@ -133,7 +133,7 @@ def local_descent(grad_F: Callable[[np.ndarray, np.ndarray], np.ndarray], X0: np
             better = gnorm < best_norm[rows]
             best_norm[rows[better]] = gnorm[better]
             best_X[rows[better]] = Y[better]
-        satisfied = rule.satisfied(Y, G, X0[rows])
+        satisfied = rule.satisfied(Y, G, X0 if len(rows) == m else X0[rows])
         last = k == max_steps
         done = satisfied | last
         converged[rows[done]] = (np.full(len(rows), last) if rule.kind == "steps" else satisfied)[done]
@@ -142,7 +142,8 @@ def local_descent(grad_F: Callable[[np.ndarray, np.ndarray], np.ndarray], X0: np
         keep = ~done
         if not np.any(keep):
             break
-        rows, Y, X_prev, G = rows[keep], Y[keep], X_prev[keep], G[keep]
+        if not np.all(keep):
+            rows, Y, X_prev, G = rows[keep], Y[keep], X_prev[keep], G[keep]
         X_new = Y - step[rows, None] * G
         Y = X_new + momentum[rows, None] * (X_new - X_prev)
         X_prev = X_new
@@ -169,8 +170,14 @@ def prox_linear_descent(problem, lin: np.ndarray, center: np.ndarray, lam: float
     s = 1.0 / (L_i + lam) if step is None else np.broadcast_to(np.asarray(step, dtype=np.float64), L_i.shape)
     beta = nesterov_momentum(mu_i + lam, L_i + lam) if fast else np.zeros_like(L_i)
 
+    full = clients is None or (len(idx) == problem.n_clients and np.array_equal(idx, np.arange(len(idx))))
+
     def grad_F(Y: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        return problem.grads(Y, idx[rows]) + lin[rows] + lam * (Y - center[rows])
+        # Passing clients=None while every client is still running avoids copying the data rows each step.
+        sel = None if full and len(rows) == len(idx) else idx[rows]
+        if sel is None:
+            return problem.grads(Y) + lin + lam * (Y - center)
+        return problem.grads(Y, sel) + lin[rows] + lam * (Y - center[rows])
 
     G_start = None if G0 is None else G0 + lin + lam * (X0 - center)
     return local_descent(grad_F, X0, s, beta, rule, max_steps, G0=G_start)
