@@ -125,14 +125,26 @@ def plot_rounds_vs(ax: Axes, tuned: Any, problems: Any, x: str, *, criterion: st
     top = max(xs.values(), default=0.0)
     positive = [v for v in xs.values() if v > 1e-9 * top]
     if positive and min(xs.values()) >= 0:
-        ax.set_xscale("symlog", linthresh=min(positive), linscale=0.5)
+        from matplotlib.ticker import FixedLocator, NullLocator
+
+        lo = min(positive)
+        ax.set_xscale("symlog", linthresh=lo, linscale=0.5)
+        decades = range(math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(max(positive)) + 1e-9) + 1)
+        ticks = [10.0 ** k for k in decades]
+        if len(positive) < len(xs):
+            ticks = [0.0] + ticks
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_minor_locator(NullLocator())
     ax.set_yscale("log")
     ax.set_xlabel(x)
-    ax.set_ylabel({"rounds": "rounds", "comm_rounds": "communication rounds", "bits": "communicated bits",
-                   "local_grads": "local gradient evaluations"}[criterion] + " to ε (tuned)")
+    ax.set_ylabel(_CRITERION_NAMES[criterion] + " to ε (tuned)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return ax
+
+
+_CRITERION_NAMES = {"rounds": "rounds", "comm_rounds": "communication rounds", "bits": "communicated bits",
+                    "local_grads": "local gradient evaluations"}
 
 
 def rounds_vs_figure(tuned: Any, problems: Any, x: str, *, criterion: str = "rounds", eps: float | None = None,
@@ -140,8 +152,9 @@ def rounds_vs_figure(tuned: Any, problems: Any, x: str, *, criterion: str = "rou
     fig = Figure(figsize=(6.0, 4.5), layout="constrained")
     ax = fig.add_subplot()
     plot_rounds_vs(ax, tuned, problems, x, criterion=criterion)
-    fig.suptitle(title or f"{criterion} to relative gap ≤ {eps:g} against {x}" if eps else
-                 f"{criterion} to ε against {x}")
+    target = f"(f − f*)/(f(x⁰) − f*) ≤ {eps:g}" if eps else "ε"
+    fig.suptitle(title or f"{_CRITERION_NAMES[criterion]} to {target}\n(best grid point per algorithm, "
+                          "median over seeds)", fontsize=10)
     return fig
 
 
