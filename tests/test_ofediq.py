@@ -212,3 +212,11 @@ def test_table1_and_gamma_reproduce_paper_numbers():
     cfg = th.algorithm3(0.1, 34826)
     assert th.alpha_ofediq_factor2(cfg.p, 34826, cfg.s, cfg.b, 1000) == pytest.approx(4.536, abs=2e-3)
     assert 1.3570 == pytest.approx((1.32 + math.log2(21)) / 16 + 1, abs=1e-4)
+
+
+@given(K=st.integers(1, 5), D=st.integers(1, 3), L=st.sampled_from([2, 3, 4, 8, 16]), periods=st.integers(1, 12),
+       frac=st.floats(0.01, 0.999), het=st.floats(0, 4), drift=st.floats(0, 3), seed=st.integers(0, 10**6),
+       loss=st.sampled_from(["ridge", "logistic"]))
+def test_theorem2_stated_step_search(K, D, L, periods, frac, het, drift, seed, loss):
+    inst = dict(K=K, T=L * periods, D=D, L=L, frac=frac, heterogeneity=het, drift=drift, seed=seed, loss=loss)
+    assert C.check_thm2_stated_step(inst).holds

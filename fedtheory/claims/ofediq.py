@@ -844,3 +844,36 @@ def check_lemma4(inst: dict) -> Evidence:
         worst = max(worst, lhs / rhs if rhs else 0.0)
         g = g - eta * grad
     return Evidence(f"L={L}", worst, 1.0, bool(ok), tightness=worst)
+
+
+# =============================================================================================== Theorem 2, L > 1, stated step
+def _thm2_stated_instances(thorough: bool):
+    grid = [dict(K=1, T=16, D=1, L=4, frac=0.99, seed=4), dict(K=2, T=104, D=1, L=8, frac=0.5, seed=24),
+            dict(K=4, T=128, D=2, L=16, frac=0.99, heterogeneity=2.0, drift=1.0, seed=0),
+            dict(K=5, T=144, D=2, L=8, frac=0.99, heterogeneity=1.0, loss="logistic", seed=1)]
+    if thorough:
+        grid += [dict(K=K, T=16 * L, D=3, L=L, frac=0.99, heterogeneity=3.0, drift=2.0, seed=50 + L + K)
+                 for K in (1, 5) for L in (2, 4, 8, 16)]
+    yield from grid
+
+
+@claim(id="ofediq.thm2.L_gt_1.stated_step", paper=PAPER,
+       reference="Theorem 2 as stated (eta < p_min/(4 beta R), without the proof's extra 1/L)",
+       statement="FedOMD = OFedIQ(L, p = 1, no quantization; deterministic, so the regret is exact) with the step "
+                 "condition exactly as Theorem 2 states it, eta < 1/(4 beta): regret_T <= K||w*||^2/(2 eta) + "
+                 "2 eta L K T sigma2 + 3 beta eta^2 L(L-1) K T sigma2 (L | T)",
+       kind="bound", instances=_thm2_stated_instances,
+       notes="The L > 1 proof needs eta < p_min/(4 beta L R) and an approximation; this claim probes whether the "
+             "stated (weaker) condition already breaks the bound. No violation found so far (hypothesis search in "
+             "tests/test_ofediq.py).")
+def check_thm2_stated_step(inst: dict) -> Evidence:
+    problem = _problem(inst)
+    L = inst["L"]
+    eta = inst["frac"] / (4 * problem.beta)
+    tr = run(OFedIQ(eta=eta, period=L), problem, problem.horizon, seed=0, record_every=problem.horizon)
+    w = problem.comparator()
+    b = th.theorem2_bound(problem.n_clients, float(w @ w), eta, problem.horizon, problem.sigma2_diff(), 1.0,
+                          sigma_q2=0.0, L=L, beta=problem.beta)
+    reg = float(tr.regret[-1])
+    return Evidence(_kw(inst), reg, b.value, reg <= b.value * (1 + 1e-10), tightness=reg / b.value,
+                    details={"label": b.label})
