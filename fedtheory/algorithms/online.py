@@ -122,6 +122,12 @@ class OFedIQ:
     def example(cls) -> "OFedIQ":
         return cls(p=0.5, period=1, s=4, b=1)
 
+    @classmethod
+    def invalid_examples(cls) -> list[tuple[dict, str]]:
+        """Invalid settings for the conformance suite (b = 10^6 exceeds D and fails at ``init``)."""
+        return [({"eta": -0.1}, "eta"), ({"eta": 0.0}, "eta"), ({"p": 1.5}, "p"), ({"p": 0.0}, "p"),
+                ({"period": 0}, "period"), ({"s": 0}, "s"), ({"b": 0}, "b"), ({"b": 10**6}, "b")]
+
     # ----- derived quantities -----
     def probabilities(self, n_clients: int) -> np.ndarray:
         """p_k for every client, shape (K,)."""
