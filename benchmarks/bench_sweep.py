@@ -67,17 +67,26 @@ def main() -> None:
     spec = make_spec(args.quick)
     cells = bench.plan(spec)
     floor = direct_seconds(cells)
+    import os
+
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (ratios between backends "
+          "are only meaningful on an idle machine)")
     print(f"{len(cells)} cells: {len(PROBLEMS)} quadratics (10 clients, d=20) x GD step grid x seeds, "
           f"{spec.rounds} rounds each")
     print(f"direct run() calls in one process, no bench: {floor:.2f} s ({len(cells) / floor:.1f} cells/s; "
           f"median run {1e3 * floor / len(cells):.2f} ms)\n")
+    warmup = bench.SweepSpec.from_dict({**spec.as_dict(), "seeds": [99], "rounds": 2})
     rows = [("1 local worker (in process)", measure(spec, jobs=1)),
-            ("2 local workers (joblib/loky)", measure(spec, jobs=2))]
+            ("2 local workers, cold start", measure(spec, jobs=2))]
+    # joblib keeps its loky workers alive between calls: a warm run excludes process start-up and imports.
+    measure(warmup, jobs=2)
+    rows.append(("2 local workers, warm", measure(spec, jobs=2)))
     if args.dask:
         from distributed import LocalCluster
 
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-            rows.append(("Dask LocalCluster, 2 processes", measure(spec, scheduler=cluster.scheduler_address)))
+            measure(warmup, scheduler=cluster.scheduler_address)
+            rows.append(("Dask LocalCluster 2 procs, warm", measure(spec, scheduler=cluster.scheduler_address)))
     header = (f"{'backend':32s} {'elapsed s':>9s} {'cells/s':>8s} {'vs 1 worker':>11s} {'run ms':>7s} "
               f"{'cell ms':>8s} {'in-cell overhead':>17s} {'sweep/direct':>12s}")
     print(header)
