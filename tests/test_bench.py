@@ -310,7 +310,8 @@ def test_call_values_build_objects():
 
 def test_cli_bench_with_flags(tmp_path, capsys):
     code = cli_main(["bench", "--problems", "quad-kappa10-*", "--algorithm", "gd", "--grid", "gd.step==1/L_f,=1.5/L_f",
-                     "--rounds", "100", "--eps", "1e-6", "--out", str(tmp_path), "--format", "csv", "--quiet"])
+                     "--rounds", "100", "--eps", "1e-6", "--out", str(tmp_path), "--format", "csv", "--quiet",
+                     "--jobs", "1"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "2 cells: 0 already done, ran 2" in captured.out

@@ -208,3 +208,31 @@ def test_installed_package_finds_the_catalogue(tmp_path):
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert int(proc.stdout.strip()) == len(NAMES)
+
+
+# ----- the catalogue machinery on hypothesis-drawn instances -----
+
+from hypothesis import given, settings, HealthCheck  # noqa: E402
+from fedtheory.strategies import quadratic_params  # noqa: E402
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(params=quadratic_params(max_clients=6, max_dim=5))
+def test_any_quadratic_spec_certifies_verifies_and_round_trips(tmp_path, params):
+    """Record -> regenerate -> export -> import is exact for any feasible quadratic request."""
+    params = dict(params)
+    seed = params.pop("seed")
+    root = tmp_path / f"cat{seed}-{abs(hash(json.dumps(params, sort_keys=True))) % 10**8}"
+    root.mkdir()
+    name = "drawn"
+    (root / f"{name}.json").write_text(json.dumps({"name": name, "version": 1, "params": params, "seed": seed,
+                                                   "generator": "fedtheory.problems.quadratic"}))
+    catalogue.write_certificate(name, root)
+    assert catalogue.verify(name, root).ok
+    problem = catalogue.build(catalogue.spec(name, root))
+    record = catalogue.read_certificate(name, root)
+    assert record["constants"]["mu"] == pytest.approx(problem.certificate.mu, rel=0, abs=0)
+    imported = catalogue.import_npz(catalogue.export_npz(name, root / "x.npz", root))
+    for key, arr in catalogue.problem_arrays(problem).items():
+        assert imported.arrays[key].tobytes() == arr.tobytes()
+    assert imported.problem.certificate.x_star.tobytes() == problem.certificate.x_star.tobytes()

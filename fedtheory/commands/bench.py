@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--figure-x", help="also plot tuned rounds-to-eps against this constant, e.g. delta_A/mu_f")
     p.add_argument("--out", help="results folder (default bench-results/<spec name>)")
     p.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="table format")
-    p.add_argument("--jobs", type=int, default=1, help="local joblib worker processes (-1: all cores)")
+    p.add_argument("--jobs", type=int, default=-1,
+                   help="local joblib worker processes (default -1: every core; 1: run in this process)")
     p.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port): run the cells on that cluster")
     p.add_argument("--no-figures", action="store_true", help="skip the figures")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
