@@ -264,15 +264,20 @@ def check_thm2_l(inst: dict) -> Evidence:
 
 # =============================================================================================== Corollary 1
 def _sublinear_instances(thorough: bool):
-    yield dict(K=10, D=4, Ts=(100, 400, 1600), heterogeneity=1.0, noise=1.0, seed=14)
+    yield dict(K=10, D=4, Ts=(100, 400, 1600), heterogeneity=1.0, noise=1.0, seed=14, method="fedogd")
+    yield dict(K=10, D=4, Ts=(200, 800), heterogeneity=1.0, noise=4.0, seed=14, method="ofediq",
+               p=0.5, s=2, b=2, seeds=2)
     if thorough:
-        yield dict(K=20, D=6, Ts=(100, 1000, 10000), heterogeneity=2.0, noise=1.0, seed=15)
+        yield dict(K=10, D=4, Ts=(200, 800, 3200), heterogeneity=1.0, noise=4.0, seed=16, method="ofediq",
+                   p=0.3, s=3, b=2, seeds=10)
+        yield dict(K=20, D=6, Ts=(100, 1000, 10000), heterogeneity=2.0, noise=1.0, seed=15, method="fedogd")
 
 
 @claim(id="ofediq.cor1.sublinear", paper=PAPER, reference="Corollary 1, Table I; §7 item 9",
-       statement="FedOGD with Corollary 1's eta_T = sqrt(||w*||^2/(2 sigma2 T)): regret_T/T decreases over T and "
-                 "regret_T/sqrt(T) <= sqrt(alpha ||w*||^2 K^2 sigma2_diff) with alpha = 2 (T skipped when eta_T "
-                 "violates eta < 1/(2 beta))",
+       statement="with Corollary 1's eta_T (FedOGD: sqrt(||w*||^2/(2 sigma2 T)), alpha = 2; OFedIQ(1, p, s, b): "
+                 "sqrt(p ||w*||^2/(4 sigma2 M T)), alpha = 4M/p), regret_T/T decreases over T and (mean) "
+                 "regret_T/sqrt(T) <= sqrt(alpha ||w*||^2 K^2 sigma2_diff) (T skipped when eta_T violates the "
+                 "theorem's step condition)",
        kind="rate", instances=_sublinear_instances)
 def check_sublinear(inst: dict) -> Evidence:
     full = online_ridge(inst["K"], max(inst["Ts"]), inst["D"], heterogeneity=inst["heterogeneity"],
@@ -281,13 +286,19 @@ def check_sublinear(inst: dict) -> Evidence:
     for T in inst["Ts"]:
         prob = _truncate(full, T)
         w2, s2 = float(prob.comparator() @ prob.comparator()), prob.sigma2_diff()
-        eta, alpha = th.corollary1_ofedavg(1.0, w2, s2, T)
-        if eta >= 1 / (2 * prob.beta):
-            per_T[T] = "skipped (eta_T >= 1/(2 beta))"
+        if inst["method"] == "fedogd":
+            eta, alpha = th.corollary1_ofedavg(1.0, w2, s2, T)
+            alg, seeds = FedOGD(eta=eta), 1
+        else:
+            M = th.corollary_m(inst["p"], 1, prob.dim, inst["s"], inst["b"], prob.n_clients)
+            eta, alpha = th.corollary1_ofediq(inst["p"], 1, M, w2, s2, T)
+            alg, seeds = OFedIQ(eta=eta, p=inst["p"], s=inst["s"], b=inst["b"]), inst["seeds"]
+        if eta >= alg.step_bound(prob):
+            per_T[T] = "skipped (eta_T violates the step condition)"
             continue
-        reg = float(run(FedOGD(eta=eta), prob, T, seed=0).regret[-1])
+        reg = float(np.mean([run(alg, prob, T, seed=s, record_every=T).regret[-1] for s in range(seeds)]))
         cap = math.sqrt(alpha * w2 * prob.n_clients**2 * s2)
-        per_T[T] = {"regret_over_T": reg / T, "regret_over_sqrtT": reg / math.sqrt(T), "cap": cap}
+        per_T[T] = {"eta": eta, "regret_over_T": reg / T, "regret_over_sqrtT": reg / math.sqrt(T), "cap": cap}
         ok &= reg / math.sqrt(T) <= cap * (1 + 1e-12)
         worst = max(worst, reg / math.sqrt(T) / cap)
     rates = [v["regret_over_T"] for v in per_T.values() if isinstance(v, dict)]
