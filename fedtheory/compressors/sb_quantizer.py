@@ -112,7 +112,11 @@ class SBQuantizer:
         D = X.shape[1]
         block = self.blocks(D)
         starts = np.concatenate(([0], np.flatnonzero(np.diff(block)) + 1))
-        norms = np.sqrt(np.add.reduceat(X * X, starts, axis=1))[:, block]
+        # rows whose squares would under/overflow (|x| < 1e-150 or > 1e150) are rescaled by max|x| first;
+        # other rows are computed exactly as before (bitwise unchanged)
+        c = np.max(np.abs(X), axis=1, keepdims=True)
+        c = np.where((c > 0) & ((c < 1e-150) | (c > 1e150)), c, 1.0)
+        norms = c * np.sqrt(np.add.reduceat((X / c) ** 2, starts, axis=1))[:, block]
         with np.errstate(invalid="ignore", divide="ignore"):
             r = np.where(norms > 0, np.abs(X) / np.where(norms > 0, norms, 1.0), 0.0)
         r = np.minimum(r, 1.0)  # |u_i| <= ||u_I|| up to rounding
