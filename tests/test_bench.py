@@ -169,7 +169,7 @@ def _kill_spec(tmp_path: Path) -> Path:
     plugin = tmp_path / "slow_plugin.py"
     plugin.write_text(SLOW_PLUGIN)
     spec = {"name": "kill", "problems": PROBLEMS, "seeds": [0, 1], "rounds": 10, "stop_at_eps": False,
-            "algorithms": [{"name": "slow-gd-test", "grid": {"step": ["=1/L_f", "=0.5/L_f"], "delay": [0.02]}}],
+            "algorithms": [{"name": "slow-gd-test", "grid": {"step": ["=1/L_f", "=0.5/L_f"], "delay": [0.03]}}],
             "imports": [str(plugin)]}
     path = tmp_path / "kill.json"
     path.write_text(json.dumps(spec))
