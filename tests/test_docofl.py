@@ -46,10 +46,10 @@ def test_queue_invariants(K, V, seed):
 
 
 @given(seed=st.integers(0, 1000), anchor=st.sampled_from([Identity(), ECUQ(b=2.0), ECUQ(b=1.5), Zero()]),
-       K=st.integers(1, 4), V=st.integers(1, 3))
-def test_identity_compressors_are_sgd(seed, anchor, K, V):
+       K=st.integers(1, 4), V=st.integers(1, 3), reference=st.sampled_from(["fedavg", "sgd"]))
+def test_identity_compressors_are_sgd(seed, anchor, K, V, reference):
     ev = check_identity_is_sgd({"anchor": anchor, "seed": seed, "n": 8, "S": 4, "d": 5, "K": K, "V": V,
-                                "rounds": 15})
+                                "rounds": 15, "reference": reference})
     assert ev.holds, ev
 
 

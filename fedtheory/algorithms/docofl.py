@@ -88,11 +88,13 @@ class TwoClassParticipation:
     def draw(self, n_clients: int, n_sampled: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """(clients, leads) for one round: S distinct client ids and each one's notification lead."""
         N_s, N_w, S_s, S_w = self.class_sizes(n_clients, n_sampled)
+        # sorted ids: with one class this is exactly fedtheory.participation.UniformSubset's draw, so DoCoFL with
+        # identity compressors consumes the generator like FedAvg with one local step
         if N_w == 0:
-            clients = rng.choice(n_clients, n_sampled, replace=False)
+            clients = np.sort(rng.choice(n_clients, n_sampled, replace=False))
         else:
-            strong = rng.choice(N_s, S_s, replace=False) if S_s else np.empty(0, dtype=np.int64)
-            weak = N_s + rng.choice(N_w, S_w, replace=False) if S_w else np.empty(0, dtype=np.int64)
+            strong = np.sort(rng.choice(N_s, S_s, replace=False)) if S_s else np.empty(0, dtype=np.int64)
+            weak = N_s + np.sort(rng.choice(N_w, S_w, replace=False)) if S_w else np.empty(0, dtype=np.int64)
             clients = np.concatenate([strong, weak])
         leads = np.where(clients < N_s, self.lead_strong, self.lead_weak)
         return clients.astype(np.int64), leads.astype(np.int64)
