@@ -363,7 +363,10 @@ def plan(spec: SweepSpec) -> list[Cell]:
     problems: list[str] = []
     for pattern in spec.problems:
         base = pattern.partition("@v")[0]
-        found = catalogue.names(base, root=spec.catalogue_root) if any(c in base for c in "*?[") else [base]
+        if any(c in base for c in "*?["):
+            found = catalogue.names(base, root=spec.catalogue_root)
+        else:
+            found = [catalogue.spec(pattern, spec.catalogue_root).name]  # checks a pinned @vK version
         if not found:
             raise ValueError(f"problem pattern {pattern!r} matches no catalogue instance "
                              "(see `fedtheory problems list`)")

@@ -283,6 +283,9 @@ def test_expressions_are_arithmetic_only():
 def test_spec_validation_names_the_problem():
     with pytest.raises(ValueError, match="unknown algorithm 'nope'; registered: .*gd"):
         bench.plan(tiny_spec(algorithms=[{"name": "nope"}]))
+    with pytest.raises(ValueError, match="version"):
+        bench.plan(tiny_spec(problems=["quad-kappa10-delta1@v7"]))
+    assert {c.problem for c in bench.plan(tiny_spec(problems=["quad-kappa10-delta1@v1"]))} == {"quad-kappa10-delta1"}
     with pytest.raises(ValueError, match="matches no catalogue instance"):
         bench.plan(tiny_spec(problems=["zzz-*"]))
     with pytest.raises(ValueError, match="unknown sweep spec keys"):
