@@ -24,7 +24,8 @@ Grid values are JSON values passed to the algorithm's constructor; a string star
 arithmetic expression over the problem's certificate constants (``mu, L, mu_f, L_f, delta_A, delta_B, zeta2,
 kappa, n, d``), so one grid (``"=1/L_f"``) means the same thing on every problem. ``imports`` lists modules
 (or ``.py`` files) imported in every worker before running, so user algorithms registered there can be
-benchmarked.
+benchmarked. ``sigma2`` (default 0) gives every problem a stochastic oracle of that variance
+(:meth:`~fedtheory.problems.base.Problem.with_noise`), used by algorithms run with ``stochastic=True``.
 
 **Cells.** One cell = (problem, algorithm entry, hyperparameter point, seed). It runs
 :func:`fedtheory.run.run` from x0 = 0, stopping once the relative gap is <= ``eps`` (``stop_at_eps``) or after
@@ -229,6 +230,7 @@ class SweepSpec:
     imports: tuple[str, ...] = ()
     catalogue_root: str | None = None
     name: str = "sweep"
+    sigma2: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.problems:
@@ -242,6 +244,9 @@ class SweepSpec:
         check_int("rounds", self.rounds, low=1)
         check_int("record_every", self.record_every, low=1)
         check_positive("eps", self.eps)
+        from ._validation import check_nonnegative
+
+        check_nonnegative("sigma2", self.sigma2)
         if self.criterion not in CRITERIA:
             raise ValueError(f"criterion must be one of {sorted(CRITERIA)}, got {self.criterion!r}")
         labels = [a.display for a in self.algorithms]
@@ -251,7 +256,7 @@ class SweepSpec:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "SweepSpec":
         known = {"problems", "algorithms", "seeds", "rounds", "record_every", "eps", "stop_at_eps", "criterion",
-                 "figure_x", "imports", "catalogue_root", "name"}
+                 "figure_x", "imports", "catalogue_root", "name", "sigma2"}
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown sweep spec keys {sorted(unknown)}; known: {sorted(known)}")
@@ -275,6 +280,8 @@ class SweepSpec:
                                        "catalogue_root", "name") if k in data}
         if "eps" in data:
             kwargs["eps"] = float(data["eps"])
+        if "sigma2" in data:
+            kwargs["sigma2"] = float(data["sigma2"])
         return cls(problems=(problems,) if isinstance(problems, str) else tuple(problems),
                    algorithms=tuple(entries), seeds=tuple(data.get("seeds", (0,))),
                    imports=tuple(data.get("imports", ())), **kwargs)
@@ -285,7 +292,8 @@ class SweepSpec:
                                for a in self.algorithms],
                 "seeds": list(self.seeds), "rounds": self.rounds, "record_every": self.record_every,
                 "eps": self.eps, "stop_at_eps": self.stop_at_eps, "criterion": self.criterion,
-                "figure_x": self.figure_x, "imports": list(self.imports), "catalogue_root": self.catalogue_root}
+                "figure_x": self.figure_x, "imports": list(self.imports), "catalogue_root": self.catalogue_root,
+                "sigma2": self.sigma2}
 
 
 def load_spec(path: str | os.PathLike) -> SweepSpec:
@@ -317,6 +325,7 @@ class Cell:
     rounds: int
     record_every: int
     eps: float | None
+    sigma2: float = 0.0
 
     @property
     def id(self) -> str:
@@ -324,6 +333,8 @@ class Cell:
         key = {"problem": self.problem, "version": self.problem_version, "algorithm": self.algorithm,
                "label": self.label, "hyperparams": self.hyperparams, "seed": self.seed, "rounds": self.rounds,
                "record_every": self.record_every, "eps": self.eps}
+        if self.sigma2:  # only when set, so ids of noiseless cells are unchanged
+            key["sigma2"] = self.sigma2
         return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
 
     def hyperparams_json(self) -> str:
@@ -382,7 +393,8 @@ def plan(spec: SweepSpec) -> list[Cell]:
                     cells.append(Cell(problem=inst.name, problem_version=inst.version, algorithm=entry.name,
                                       label=entry.display, hyperparams=point, seed=int(seed), rounds=spec.rounds,
                                       record_every=spec.record_every,
-                                      eps=spec.eps if spec.stop_at_eps else None))
+                                      eps=spec.eps if spec.stop_at_eps else None,
+                                      sigma2=spec.sigma2))
     ids = [c.id for c in cells]
     if len(set(ids)) != len(ids):
         raise ValueError("the spec lists the same cell twice (duplicate grid values or seeds)")
@@ -536,6 +548,8 @@ def run_cell(cell: Cell, out: str, fmt: str = "parquet", imports: Sequence[str] 
 
         _import_plugins(imports)
         problem = catalogue.load(cell.problem, catalogue_root)
+        if cell.sigma2:
+            problem = problem.with_noise(cell.sigma2)
         resolved = resolve_hyperparams(cell.hyperparams, expression_names(problem))
         algorithm = _algorithms()[cell.algorithm](**resolved)
         tol = None

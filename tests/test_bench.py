@@ -302,6 +302,27 @@ def test_spec_validation_names_the_problem():
         bench.sweep(tiny_spec(), "unused", fmt="xlsx")
 
 
+def test_noise_level_reaches_the_stochastic_oracle(tmp_path):
+    """sigma2 > 0 gives the algorithm a noisy oracle (a stochastic run differs from the exact one, and matches
+    a direct run on problem.with_noise), and changes the cell ids; sigma2 = 0 leaves ids unchanged."""
+    grid = {"local_steps": [2], "local_step": ["=0.1/L"], "stochastic": [True]}
+    base = dict(problems=["quad-kappa10-delta1"], algorithms=[{"name": "fedavg", "grid": grid}], seeds=[0],
+                rounds=30, stop_at_eps=False, figure_x=None)
+    exact, noisy = tiny_spec(**base), tiny_spec(**base, sigma2=0.5)
+    assert [c.id for c in bench.plan(exact)] == [c.id for c in bench.plan(tiny_spec(**base, sigma2=0.0))]
+    assert {c.id for c in bench.plan(exact)}.isdisjoint(c.id for c in bench.plan(noisy))
+    bench.sweep(exact, tmp_path / "a", progress=False, report=False)
+    bench.sweep(noisy, tmp_path / "b", progress=False, report=False)
+    gap_a = bench.read_results(tmp_path / "a")["gap"].to_numpy()
+    gap_b = bench.read_results(tmp_path / "b")["gap"].to_numpy()
+    from fedtheory.algorithms import ALGORITHMS
+
+    problem = catalogue.load("quad-kappa10-delta1")
+    algo = ALGORITHMS["fedavg"](local_steps=2, local_step=0.1 / problem.certificate.L, stochastic=True)
+    direct = run(algo, problem.with_noise(0.5), 30, seed=0)
+    assert gap_b.tobytes() == direct.gap.tobytes() and gap_a.tobytes() != gap_b.tobytes()
+
+
 def test_call_values_build_objects():
     from fedtheory.participation import UniformSubset
 

@@ -35,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--criterion", choices=("rounds", "comm_rounds", "bits", "local_grads"),
                    help="tuning criterion: fewest rounds / communication rounds / bits / local gradients to "
                         "eps (default rounds)")
+    p.add_argument("--sigma2", type=float, help="variance of a stochastic gradient oracle on every problem "
+                                                 "(for algorithms run with stochastic=true; default 0)")
     p.add_argument("--figure-x", help="also plot tuned rounds-to-eps against this constant, e.g. delta_A/mu_f")
     p.add_argument("--out", help="results folder (default bench-results/<spec name>)")
     p.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="table format")
@@ -89,7 +91,7 @@ def _spec_dict(args: argparse.Namespace) -> dict[str, Any]:
                 raise ValueError(f"--grid names {algo!r}, which is not among the sweep's algorithms")
             match[0].setdefault("grid", {}).update(grid)
     for flag, key in (("seeds", "seeds"), ("rounds", "rounds"), ("record_every", "record_every"), ("eps", "eps"),
-                      ("criterion", "criterion"), ("figure_x", "figure_x")):
+                      ("criterion", "criterion"), ("figure_x", "figure_x"), ("sigma2", "sigma2")):
         if getattr(args, flag) is not None:
             data[key] = getattr(args, flag)
     data.setdefault("name", "sweep")
