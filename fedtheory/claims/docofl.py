@@ -25,7 +25,7 @@ from ..problems.quadratic import QuadraticProblem, quadratic
 from ..theory import docofl as th
 from .registry import Evidence, claim
 
-__all__ = ["HingeProblem", "adversarial_inputs", "exact_moments", "check_compressor_unbiased",
+__all__ = ["HingeProblem", "run_iterates", "adversarial_inputs", "exact_moments", "check_compressor_unbiased",
            "check_compressor_variance", "check_compressor_support", "separable_quadratic"]
 
 Z = 5.0  # z-score threshold for every Monte Carlo verdict (DESIGN.md)
@@ -65,7 +65,7 @@ def separable_quadratic(a: float, w_star: float, dim: int, sigma2_per_path: floa
     return QuadraticProblem(A, A * w_star, sigma2=sigma2_per_path * dim)
 
 
-def _run_states(alg: Any, problem: Problem, rounds: int, seed: int, x0: np.ndarray
+def run_iterates(alg: Any, problem: Problem, rounds: int, seed: int, x0: np.ndarray
                 ) -> tuple[np.ndarray, list]:
     """Iterates (rounds+1, d) and round logs of ``alg`` (the run loop, keeping every iterate)."""
     rng = np.random.default_rng(seed)
@@ -339,13 +339,13 @@ def check_identity_is_sgd(inst: dict) -> Evidence:
 
         part = TwoClassParticipation(lead_strong=lead)
         fedavg = FedAvg(local_steps=1, local_step=0.2, participation=UniformSubset(inst["S"]), stochastic=True)
-        ref, _ = _run_states(fedavg, p, inst["rounds"], inst["seed"], x0)
+        ref, _ = run_iterates(fedavg, p, inst["rounds"], inst["seed"], x0)
     else:
         part = TwoClassParticipation(lead_strong=min(1, lead), lead_weak=lead, strong_fraction=0.5)
         ref = sgd_reference(p, part, inst["S"], 0.2, inst["rounds"], inst["seed"], x0)
     alg = DoCoFL(step=0.2, n_sampled=inst["S"], period=inst["K"], queue_size=inst["V"],
                  anchor_compressor=inst["anchor"], participation=part)
-    xs, _ = _run_states(alg, p, inst["rounds"], inst["seed"], x0)
+    xs, _ = run_iterates(alg, p, inst["rounds"], inst["seed"], x0)
     dev = float(np.max(np.linalg.norm(xs - ref, axis=1) / (1 + np.linalg.norm(ref, axis=1))))
     return Evidence(f"C_w={inst['anchor'].name} vs {reference} seed={inst['seed']}", dev, 1e-10, dev <= 1e-10,
                     details={"final_dist_to_opt": float(np.linalg.norm(xs[-1] - p.certificate.x_star))})
@@ -442,7 +442,7 @@ def check_appendix_a(inst: dict) -> Evidence:
     p = HingeProblem(R)
     alg = DoCoFL(step=eta, naive=True, anchor_compressor=ScaledRademacher(scale=om, per_coordinate=True),
                  stochastic=False)
-    xs, _ = _run_states(alg, p, T, inst["seed"], np.ones(R))
+    xs, _ = run_iterates(alg, p, T, inst["seed"], np.ones(R))
     mean = xs.mean(1)
     se = xs.std(1, ddof=1) / math.sqrt(R)
     theory = th.appendix_a_mean(np.arange(T + 1), eta, om, 1.0)
@@ -478,7 +478,7 @@ def check_appendix_a_docofl(inst: dict) -> Evidence:
     alg = DoCoFL(step=eta, period=K, queue_size=V, correction_compressor=ScaledRademacher(scale=om, per_coordinate=True),
                  stochastic=False)
     x0 = np.zeros(R)
-    xs, _ = _run_states(alg, p, T, inst["seed"], x0)
+    xs, _ = run_iterates(alg, p, T, inst["seed"], x0)
     G = p.grads(xs[:-1])
     avg_grad2 = np.mean(G * G, axis=0)                   # per path
     M = float(p.values(x0[None, :1])[0])                 # f(0) - f* per path = 1/2
@@ -509,7 +509,7 @@ def check_variance_floor(inst: dict) -> Evidence:
     naive = DoCoFL(step=eta, naive=True, anchor_compressor=ScaledRademacher(scale=om, per_coordinate=True),
                    stochastic=False)
     x0 = np.full(R, ws + 1.0)
-    xs, _ = _run_states(naive, p, T, inst["seed"], x0)
+    xs, _ = run_iterates(naive, p, T, inst["seed"], x0)
     u2 = (xs - ws) ** 2
     exact = th.naive_second_moment(T, a, eta, om**2, ws, ws + 1.0)
     floor = th.naive_variance_floor(a, eta, om**2, ws)
@@ -518,7 +518,7 @@ def check_variance_floor(inst: dict) -> Evidence:
     limit_ok = abs(th.naive_second_moment(20000, a, eta, om**2, ws, ws + 1.0)[-1] - floor) <= 1e-12 * floor
     doc = DoCoFL(step=eta, period=2, queue_size=2,
                  correction_compressor=ScaledRademacher(scale=om, per_coordinate=True), stochastic=False)
-    xd, _ = _run_states(doc, p, 2000, inst["seed"], x0)
+    xd, _ = run_iterates(doc, p, 2000, inst["seed"], x0)
     doc_ratio = float(np.max((xd[-1] - ws) ** 2) / 1.0)
     ok = z <= Z and limit_ok and doc_ratio <= 1e-12
     return Evidence(f"a={a} w*={ws} omega={om} eta={eta}", float(u2.mean(1)[-1]), float(exact[-1]), ok,
@@ -546,7 +546,7 @@ def check_mean_dynamics(inst: dict) -> Evidence:
                  correction_compressor=RandK(k=1), uplink_compressor=QSGD(s=2),
                  participation=TwoClassParticipation(lead_strong=1, lead_weak=4, strong_fraction=1 / 3))
     x0 = np.array([3.0, -2.0, 1.0])
-    runs = np.array([_run_states(alg, p, T, inst["seed"] * 100000 + r, x0)[0] for r in range(inst["runs"])])
+    runs = np.array([run_iterates(alg, p, T, inst["seed"] * 100000 + r, x0)[0] for r in range(inst["runs"])])
     gd = [x0]
     for _ in range(T):
         gd.append(gd[-1] - eta * p.grad(gd[-1]))
@@ -578,7 +578,7 @@ def check_second_moments(inst: dict) -> Evidence:
     p = separable_quadratic(a, ws, R, sigma2_per_path=s2)
     alg = DoCoFL.meta(eta, tau, ScaledRademacher(scale=om, per_coordinate=True))
     x0 = np.full(R, ws + 0.5)
-    xs, _ = _run_states(alg, p, T, inst["seed"], x0)
+    xs, _ = run_iterates(alg, p, T, inst["seed"], x0)
     u2 = (xs - ws) ** 2
     idx = np.maximum(np.arange(T + 1) - tau, 0)
     c2 = (xs - xs[idx]) ** 2
@@ -655,7 +655,7 @@ def check_theorem1(inst: dict) -> Evidence:
         g2 = []
         dec = []
         for r in range(R):
-            xs, _ = _run_states(alg, p, T, inst["seed"] * 1000 + r, x0)
+            xs, _ = run_iterates(alg, p, T, inst["seed"] * 1000 + r, x0)
             G = np.array([p.grad(x) for x in xs[:-1]])
             g2.append(np.mean(np.sum(G * G, axis=1)))
             dec.append(p.gap(xs[-1]) - M)
@@ -933,14 +933,14 @@ def check_error_decay(inst: dict) -> Evidence:
     x0 = xst + 2.0
     doc = DoCoFL(step=0.3, n_sampled=5, period=3, queue_size=2, stochastic=False,
                  correction_compressor=ScaledRademacher(scale=inst["scale"]))
-    xs, logs = _run_states(doc, p, T, inst["seed"], x0)
+    xs, logs = run_iterates(doc, p, T, inst["seed"], x0)
     corr = np.array([lg.extra["correction_norm2"] for lg in logs])
     est = np.array([lg.extra["estimation_error"] for lg in logs])
     first = corr[corr > 0][0]
     decay_ok = corr[-1] <= 1e-12 * first and est[-1] <= 1e-12 * first
     naive = DoCoFL(step=0.3, n_sampled=5, naive=True, stochastic=False,
                    anchor_compressor=ScaledRademacher(scale=inst["scale_w"]))
-    xn, logn = _run_states(naive, p, T, inst["seed"], x0)
+    xn, logn = run_iterates(naive, p, T, inst["seed"], x0)
     en = np.array([lg.extra["estimation_error"] for lg in logn])
     expect = inst["scale_w"] ** 2 * np.sum(xn[:-1] ** 2, axis=1)
     naive_exact = bool(np.allclose(en, expect, rtol=1e-12))
@@ -950,7 +950,7 @@ def check_error_decay(inst: dict) -> Evidence:
     plateaus = []
     for om in (0.2, 0.5, 0.9):
         a = DoCoFL(step=0.1, n_sampled=3, period=3, queue_size=2, correction_compressor=ScaledRademacher(scale=om))
-        _, lg = _run_states(a, pn, T, 7, x0)
+        _, lg = run_iterates(a, pn, T, 7, x0)
         plateaus.append(float(np.mean([g.extra["estimation_error"] for g in lg[T // 2:]])))
     mono = plateaus[0] < plateaus[1] < plateaus[2]
     # naive compression itself leaves w_t fluctuating around w* (Sec. 5.7 floor), so its error hovers around
@@ -982,7 +982,7 @@ def _with_without_correction(inst: dict) -> dict[str, tuple[float, float, float]
     for label, cc in (("with", ScaledRademacher(scale=inst["scale"])), ("without", Zero())):
         alg = DoCoFL(step=inst["step"], n_sampled=4, period=inst["K"], queue_size=inst["V"], correction_compressor=cc,
                      participation=TwoClassParticipation(lead_strong=inst["K"] * (inst["V"] - 1)))
-        xs, logs = _run_states(alg, p, inst["rounds"], inst["seed"], x0)
+        xs, logs = run_iterates(alg, p, inst["rounds"], inst["seed"], x0)
         gaps = np.array([p.gap(x) for x in xs])
         out[label] = (float(np.mean([lg.extra["estimation_error"] for lg in logs])), float(gaps.mean()),
                       float(gaps[-1] / gaps[0]))
@@ -1148,7 +1148,7 @@ def check_bandwidth(inst: dict) -> Evidence:
     alg = DoCoFL(step=0.1, n_sampled=2, period=2, queue_size=2, anchor_compressor=ECUQ(b=2.0),
                  correction_compressor=QSGD(s=1), uplink_compressor=QSGD(s=3),
                  participation=TwoClassParticipation(lead_strong=2))
-    _, logs = _run_states(alg, p, 6, inst["seed"], np.ones(32))
+    _, logs = run_iterates(alg, p, 6, inst["seed"], np.ones(32))
     split_ok = all(abs(lg.downlink_bits - lg.extra["online_downlink_bits"] - lg.extra["anchor_downlink_bits"]) < 1e-9
                    for lg in logs)
     online_ok = all(lg.extra["online_downlink_bits"] == 2 * QSGD(s=1).bits(32) for lg in logs)
