@@ -37,7 +37,9 @@ with ``status="diverged"``; neither stops the sweep.
 
 **Table.** One row per recorded round: problem, algorithm, label, hyperparameters (JSON, as given and
 resolved), seed, round, gap, rel_gap, dist2, grad_norm2, per-record and cumulative bits (uplink + downlink)
-and local gradient evaluations, wall time, status, error. Written as Parquet (default) or CSV; both need the
+and local gradient evaluations, wall time, status, error; then one ``extra.<name>`` column per
+algorithm-specific quantity the run recorded (``RoundLog.extra``: regret for online methods, queue lengths,
+entropies, ...; NaN for algorithms that do not record it). Written as Parquet (default) or CSV; both need the
 ``bench`` extra (pandas, pyarrow).
 
 **Tuning** (:func:`tune`): for each (problem, algorithm entry), the hyperparameter point with the smallest
@@ -82,6 +84,8 @@ TABLE_COLUMNS = ("cell", "problem", "problem_version", "algorithm", "label", "hy
                  "seed", "round", "gap", "rel_gap", "dist2", "grad_norm2", "uplink_bits", "downlink_bits", "bits",
                  "cum_bits", "local_grad_evals", "cum_local_grad_evals", "participants", "communicated",
                  "comm_rounds", "wall_time", "status", "stopped_at", "error")
+#: Prefix of the algorithm-specific columns taken from ``Trace.extra`` (``RoundLog.extra``), e.g. ``extra.regret``.
+EXTRA_PREFIX = "extra."
 #: Columns that measure the machine, not the algorithm (excluded when comparing tables).
 TIMING_COLUMNS = ("wall_time",)
 #: Tuning criteria: the cumulative quantity counted until the relative gap first reaches eps.
@@ -428,6 +432,8 @@ def _cell_rows(cell: Cell, resolved: Mapping[str, Any] | None, trace: Any, error
                 communicated=trace.communicated, comm_rounds=np.cumsum(trace.communicated),
                 wall_time=trace.wall_time, status=[trace.status] * n,
                 stopped_at=[trace.stopped_at] * n, error=[error or ""] * n)
+    for key, values in trace.extra.items():  # algorithm-specific per-round quantities (regret, entropy, ...)
+        cols[EXTRA_PREFIX + key] = np.asarray(values, dtype=np.float64)
     return cols
 
 
@@ -460,12 +466,15 @@ def _normalise(df: Any):
             df[c] = df[c].astype("int64")
         else:
             df[c] = df[c].astype("float64")
-    return df[list(TABLE_COLUMNS)]
+    extras = sorted(c for c in df.columns if c.startswith(EXTRA_PREFIX))
+    for c in extras:
+        df[c] = df[c].astype("float64")
+    return df[list(TABLE_COLUMNS) + extras]
 
 
 def _frame(cols: Mapping[str, Any]):
     pd = _require_pandas()
-    return _normalise(pd.DataFrame({k: cols[k] for k in TABLE_COLUMNS}))
+    return _normalise(pd.DataFrame(dict(cols)))
 
 
 def _arrow_table(cols: Mapping[str, Any]):
@@ -473,7 +482,7 @@ def _arrow_table(cols: Mapping[str, Any]):
     import pyarrow as pa
 
     arrays = {}
-    for c in TABLE_COLUMNS:
+    for c in list(TABLE_COLUMNS) + sorted(k for k in cols if k.startswith(EXTRA_PREFIX)):
         v = cols[c]
         if c in _STR_COLUMNS:
             arrays[c] = pa.array(v, pa.string())

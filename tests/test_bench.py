@@ -323,6 +323,21 @@ def test_noise_level_reaches_the_stochastic_oracle(tmp_path):
     assert gap_b.tobytes() == direct.gap.tobytes() and gap_a.tobytes() != gap_b.tobytes()
 
 
+def test_algorithm_extras_become_columns(tmp_path):
+    """Trace.extra (here OFedIQ/FedOGD regret on an online stream) is kept as extra.* columns, NaN elsewhere."""
+    from fedtheory.algorithms import ALGORITHMS
+
+    spec = tiny_spec(problems=["online-ridge-het0p5-drift0p1"], algorithms=["fedogd", "gd"], seeds=[0],
+                     rounds=20, stop_at_eps=False, figure_x=None)
+    bench.sweep(spec, tmp_path, progress=False, report=False, fmt="csv")
+    table = bench.read_results(tmp_path)
+    direct = run(ALGORITHMS["fedogd"](), catalogue.load("online-ridge-het0p5-drift0p1"), 20, seed=0)
+    rows = table[table["algorithm"] == "fedogd"].sort_values("round")
+    assert "extra.regret" in table.columns
+    np.testing.assert_array_equal(rows["extra.regret"].to_numpy(), direct.extra["regret"])
+    assert table.loc[table["algorithm"] == "gd", "extra.regret"].isna().all()
+
+
 def test_call_values_build_objects():
     from fedtheory.participation import UniformSubset
 
