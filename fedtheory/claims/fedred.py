@@ -426,7 +426,7 @@ def check_daneplus_gd_inexact(kw: dict) -> Evidence:
     steps = inexact.local_steps_max[1:]
     per_round = [s / th.dane_gd_local_steps(c.mu, c.L, lam, r) for r, s in enumerate(steps)]
     total_per_client = float(np.sum(steps))
-    gd_iters = _gd_iters_to_gap(problem, x0, eps)  # GD (step 1/L_f) to the same gap, exact on quadratics
+    gd_iters = gd_iterations_to_gap(problem, x0, eps)  # GD (step 1/L_f) to the same gap, exact on quadratics
     total_bound = 2.0 * gd_iters * math.log(R_inexact + 1)
     ok = (exact.status == inexact.status == "converged" and R_inexact <= 2 * R_exact
           and max(per_round) <= 2.0 and total_per_client <= total_bound)
@@ -437,7 +437,7 @@ def check_daneplus_gd_inexact(kw: dict) -> Evidence:
                              "local_not_converged": float(np.nansum(inexact.local_not_converged[1:]))})
 
 
-def _gd_iters_to_gap(problem: QuadraticProblem, x0: np.ndarray, eps: float, step: float | None = None) -> int:
+def gd_iterations_to_gap(problem: QuadraticProblem, x0: np.ndarray, eps: float, step: float | None = None) -> int:
     """GD (step 1/L_f by default) iterations until 1/2 e^T Abar e <= eps, exactly in Abar's eigenbasis."""
     Abar = problem.A_bar
     s, V = np.linalg.eigh(Abar) if Abar.ndim == 2 else (Abar, None)
@@ -703,7 +703,7 @@ def check_fedred_gd_comm_savings(kw: dict) -> Evidence:
         eps = 1e-10 * problem.gap(x0)
         lam, eta = 2 * c.delta_A, 1.0 / c.L
         p = th.fedred_balanced_p(c.mu, lam, eta)
-        gd_K = _gd_iters_to_gap(problem, x0, eps, step=1.0 / c.L)
+        gd_K = gd_iterations_to_gap(problem, x0, eps, step=1.0 / c.L)
         tr = run(FedRed(lam=lam, eta=eta, p=p), problem, 20 * gd_K, x0=x0, tol=eps, seed=seed)
         if tr.status != "converged":
             return Evidence(_describe(kw), math.inf, 3.0, False, details={"seed": seed, "status": tr.status})
@@ -743,7 +743,7 @@ def check_fedred_vs_daneplus(kw: dict) -> Evidence:
         x0 = _x0(problem, seed)
         eps = 1e-10 * problem.gap(x0)
         lam, eta = 2 * c.delta_A, 1.0 / c.L
-        gd_K = _gd_iters_to_gap(problem, x0, eps, step=1.0 / c.L)
+        gd_K = gd_iterations_to_gap(problem, x0, eps, step=1.0 / c.L)
         fr = run(FedRed(lam=lam, eta=eta), problem, 20 * gd_K, x0=x0, tol=eps, seed=seed)
         dp = run(DANEPlus(lam=lam, solver="gd"), problem, 2000, x0=x0, tol=eps)
         fr_evals, dp_evals = float(np.sum(fr.local_grad_evals)), float(np.sum(dp.local_grad_evals))
