@@ -5,6 +5,7 @@ local iterates x_{i,k} and control variates h_{i,k} = grad f(x~_k) - grad f_i(x~
 
     F_{i,k}(x) = f_i(x) + <h_{i,k}, x> + lam/2 ||x - x~_k||^2 + 1/(2 eta) ||x - x_{i,k}||^2
     x_{i,k+1} = argmin F_{i,k}                                         Alg. 2, solver="exact"
+    x_{i,k+1} ~ argmin F_{i,k} by local GD / FGD from x_{i,k}          Alg. 2, solver="gd" / "fgd"
     x_{i,k+1} = 1/(1+lam eta) x_{i,k} + lam eta/(1+lam eta) x~_k
                 - eta/(1+lam eta) (g_{i,k} + h_{i,k})                  Alg. 3, solver="linearized"
                 (g_{i,k} = grad f_i(x_{i,k}), or a stochastic gradient for FedRed-SGD)
@@ -23,7 +24,8 @@ grad f(x~_{k+1}). FedRed-GD evaluates one local gradient per client per iteratio
 x_{i,k+1} = x~_{k+1}, so the gradient computed for the control variate is the next step's gradient (it is
 cached in the state and charged once). Without the reset, or with stochastic steps, the control-variate
 gradients are extra and are charged when computed. The exact solver (Alg. 2) is charged only the control
-variate's gradients (its solve is counted in ``extra["exact_solves"]``).
+variate's gradients (its solve is counted in ``extra["exact_solves"]``); the inexact local solvers are charged
+the K_i + 1 gradients they evaluate, plus the control variate's.
 """
 from __future__ import annotations
 
@@ -33,13 +35,14 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from .._validation import check_nonnegative, check_probability, check_real
+from .._validation import check_int, check_nonnegative, check_probability, check_real
+from ..local.fgd import StopRule, prox_linear_descent
 from ..problems.base import Problem
 from .base import RoundLog, State, dense_log, register_algorithm
 
 __all__ = ["FedRed", "FedRedState", "FedRedDraw"]
 
-Solver = Literal["exact", "linearized"]
+Solver = Literal["exact", "linearized", "gd", "fgd"]
 Selection = Literal["standard", "random"]
 
 
@@ -85,6 +88,11 @@ class FedRed:
         Reset x_{i,k+1} <- x~_{k+1} after communicating (the authors' code does; the analysis holds either way).
     selection:
         ``"standard"`` averaging or ``"random"`` single-model selection xi_k ~ weights (non-convex theory).
+    local_steps, local_tol:
+        For ``solver="gd"``/``"fgd"`` (Alg. 2 with an approximate local solver): at most ``local_steps`` (fast)
+        GD steps of size 1/(L_i + lam + 1/eta) from x_{i,k}, stopping once ||grad F_{i,k}|| <= ``local_tol``
+        (``local_tol=0``: exactly ``local_steps`` steps, returning the min-gradient iterate). With 1/eta >= L the
+        subproblem's condition number is <= 2, so a few steps suffice (spec section 3.5).
     stochastic:
         Use ``problem.stochastic_grads`` for the local steps (FedRed-SGD; linearized solver only). The control
         variate always uses full gradients (spec section 3.6).
@@ -97,6 +105,8 @@ class FedRed:
     reset: bool = True
     selection: Selection = "standard"
     stochastic: bool = False
+    local_steps: int = 20
+    local_tol: float = 0.0
     name: ClassVar[str] = "fedred"
 
     def __post_init__(self) -> None:
@@ -109,16 +119,19 @@ class FedRed:
                 object.__setattr__(self, "eta", check_real("eta", self.eta, low=0.0, low_open=True))
         if self.p is not None:
             object.__setattr__(self, "p", check_probability("p", self.p))
-        if self.solver not in ("exact", "linearized"):
-            raise ValueError(f"solver must be 'exact' (Alg. 2) or 'linearized' (Alg. 3), got {self.solver!r}")
+        if self.solver not in ("exact", "linearized", "gd", "fgd"):
+            raise ValueError(f"solver must be 'exact', 'gd', 'fgd' (Alg. 2) or 'linearized' (Alg. 3), "
+                             f"got {self.solver!r}")
+        object.__setattr__(self, "local_steps", check_int("local_steps", self.local_steps, low=0))
+        object.__setattr__(self, "local_tol", check_nonnegative("local_tol", self.local_tol))
         if self.selection not in ("standard", "random"):
             raise ValueError(f"selection must be 'standard' or 'random', got {self.selection!r}")
         if not isinstance(self.reset, bool):
             raise TypeError(f"reset must be a bool, got {type(self.reset).__name__}")
         if not isinstance(self.stochastic, bool):
             raise TypeError(f"stochastic must be a bool, got {type(self.stochastic).__name__}")
-        if self.solver == "linearized" and self.eta == math.inf:
-            raise ValueError("eta must be finite in (0, inf) for solver='linearized' (Alg. 3 takes a step of "
+        if self.solver != "exact" and self.eta == math.inf:
+            raise ValueError("eta must be finite in (0, inf) unless solver='exact' (Alg. 3 takes a step of "
                              "size eta/(1 + lam eta))")
         if self.stochastic and self.solver != "linearized":
             raise ValueError("stochastic=True needs solver='linearized' (FedRed-SGD is Alg. 3)")
@@ -133,7 +146,8 @@ class FedRed:
         return [({"lam": -1.0}, "lam"), ({"eta": -0.1}, "eta"), ({"eta": math.inf}, "eta"), ({"p": 0.0}, "p"),
                 ({"p": 1.5}, "p"), ({"solver": "newton"}, "solver"), ({"selection": "all"}, "selection"),
                 ({"reset": 1}, "reset"), ({"stochastic": "yes"}, "stochastic"),
-                ({"solver": "exact", "stochastic": True}, "stochastic")]
+                ({"solver": "exact", "stochastic": True}, "stochastic"), ({"local_steps": -1}, "local_steps"),
+                ({"local_tol": -1.0}, "local_tol"), ({"solver": "gd", "eta": math.inf}, "eta")]
 
     # ----- hyperparameters resolved against a problem -----
     def lam_for(self, problem: Problem) -> float:
@@ -177,11 +191,17 @@ class FedRed:
         """x_{i,k+1} for every client, and the local gradient evaluations it cost."""
         lam, eta = self.lam_for(problem), self.eta_for(problem)
         n = problem.n_clients
-        if self.solver == "exact":
+        if self.solver in ("exact", "gd", "fgd"):
             inv_eta = 0.0 if eta == math.inf else 1.0 / eta
             total = lam + inv_eta
+            # lam/2||x - x~||^2 + 1/(2eta)||x - x_i||^2 = total/2 ||x - c_i||^2 + const (one proximal term).
             center = (lam * state.x + inv_eta * state.X) / total if total > 0 else state.X
-            return problem.solve_local(state.H, center, total), 0
+            if self.solver == "exact":
+                return problem.solve_local(state.H, center, total), 0
+            rule = StopRule("absolute", self.local_tol) if self.local_tol > 0 else StopRule("steps")
+            res = prox_linear_descent(problem, state.H, center, total, state.X, rule=rule,
+                                      max_steps=self.local_steps, fast=self.solver == "fgd", G0=state.G)
+            return res.X, int(res.grad_evals.sum())
         if self.stochastic:
             if grads is None:
                 raise ValueError("stochastic=True: pass the drawn stochastic gradients (see draw())")
@@ -210,7 +230,7 @@ class FedRed:
         cache = None
         if self.reset:
             X = np.array(problem.broadcast(x_ref))
-            if self.solver == "linearized" and not self.stochastic:
+            if self.solver != "exact" and not self.stochastic:
                 cache = G_ref  # the next local step's gradient: charged when that step uses it
         if cache is None:
             evals += n
