@@ -220,3 +220,4 @@ def test_table1_and_gamma_reproduce_paper_numbers():
 def test_theorem2_stated_step_search(K, D, L, periods, frac, het, drift, seed, loss):
     inst = dict(K=K, T=L * periods, D=D, L=L, frac=frac, heterogeneity=het, drift=drift, seed=seed, loss=loss)
     assert C.check_thm2_stated_step(inst).holds
+    assert C.check_thm2_remark(inst).holds

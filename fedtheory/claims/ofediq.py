@@ -878,13 +878,26 @@ def _thm2_stated_instances(thorough: bool):
              "stated (weaker) condition already breaks the bound. No violation found so far (hypothesis search in "
              "tests/test_ofediq.py).")
 def check_thm2_stated_step(inst: dict) -> Evidence:
+    return _fedomd_vs_theorem2(inst, factor=2.0)
+
+
+def _fedomd_vs_theorem2(inst: dict, factor: float) -> Evidence:
     problem = _problem(inst)
     L = inst["L"]
     eta = inst["frac"] / (4 * problem.beta)
     tr = run(OFedIQ(eta=eta, period=L), problem, problem.horizon, seed=0, record_every=problem.horizon)
     w = problem.comparator()
     b = th.theorem2_bound(problem.n_clients, float(w @ w), eta, problem.horizon, problem.sigma2_diff(), 1.0,
-                          sigma_q2=0.0, L=L, beta=problem.beta)
+                          sigma_q2=0.0, L=L, beta=problem.beta, factor=factor)
     reg = float(tr.regret[-1])
     return Evidence(_kw(inst), reg, b.value, reg <= b.value * (1 + 1e-10), tightness=reg / b.value,
-                    details={"label": b.label})
+                    details={"label": b.label, "factor": factor})
+
+
+@claim(id="ofediq.thm2.remark_no_quantization", paper=PAPER,
+       reference="Remark after Theorem 2 ('with no quantization the constant 2 can be removed')",
+       statement="FedOMD = OFedIQ(L, 1, no quantization), eta < 1/(4 beta): regret_T <= K||w*||^2/(2 eta) + "
+                 "eta L K T sigma2 + 3 beta eta^2 L(L-1) K T sigma2 (the factor-1 form; exact regret, deterministic)",
+       kind="bound", instances=_thm2_stated_instances)
+def check_thm2_remark(inst: dict) -> Evidence:
+    return _fedomd_vs_theorem2(inst, factor=1.0)
