@@ -126,3 +126,28 @@ def test_alg3_runs_through_run_and_logs_entropy(reading, participation):
     assert np.all(np.isfinite(t1.entropy[1:])) and np.all(t1.entropy[1:] >= 0)
     assert cumulative(t1.entropy)[-1] == pytest.approx(np.nansum(t1.entropy))
     assert np.all(t1.uplink_nnz[1:] <= problem.dim * t1.participants[1:])
+
+
+@given(kw=quadratic_params(min_clients=2, max_clients=5, min_dim=2, max_dim=4, max_condition=30.0))
+def test_drift_first_order_expansions(kw):
+    problem = _problem(kw)
+    assume(np.linalg.norm(fen.drift_direction(problem)) > 1e-6 * max(1.0, problem.certificate.L))
+    assert fen.check_prox_bias_asymptotic(problem).holds
+    assert fen.check_fedavg_bias_asymptotic(problem).holds
+
+
+@given(kw=quadratic_params(min_clients=2, max_clients=5, min_dim=2, max_dim=4, max_condition=30.0))
+def test_fedprox_and_fedavg_closed_form_limits(kw):
+    problem = _problem(kw)
+    assume(problem.certificate.mu > 0.05)
+    from fedtheory.algorithms.fedavg import FedAvg
+    from fedtheory.algorithms.fedprox import FedProx
+
+    A, b, w = fen.dense_hessians(problem), problem.b, problem.weights
+    beta = problem.certificate.L
+    st, _ = fen._iterate_to_limit(problem, FedProx(prox=beta, l1=0.0), max_rounds=20000)
+    target = fen.fedprox_limit(A, b, w, beta)
+    assert np.linalg.norm(st.x - target) <= 1e-9 * max(1.0, np.linalg.norm(target))
+    st, _ = fen._iterate_to_limit(problem, FedAvg(local_steps=3, local_step=0.5 / beta), max_rounds=20000)
+    target = fen.fedavg_limit(A, b, w, 3, 0.5 / beta)
+    assert np.linalg.norm(st.x - target) <= 1e-9 * max(1.0, np.linalg.norm(target))
