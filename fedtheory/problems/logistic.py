@@ -148,6 +148,25 @@ class LogisticProblem(SmoothProblem):
             H = np.matmul(np.swapaxes(Z * s[..., None], 1, 2), Z)
         return H / self._m(idx)[:, None, None] + self.reg * np.eye(self.dim)
 
+    def _newton_solve(self, X: np.ndarray, idx: np.ndarray, lam: np.ndarray, R: np.ndarray) -> np.ndarray:
+        """Newton systems (Z^T S Z / m + (reg + lam) I) p = r; by Woodbury when clients have fewer samples
+        than dimensions (no E): with W = S^{1/2} Z / sqrt(m) and c = reg + lam,
+
+            p = (r - W^T (c I_m + W W^T)^{-1} W r) / c,
+
+        an (m x m) solve per client instead of (d x d), exact in exact arithmetic."""
+        m_rows = self._Z.shape[0] if self.shared else self._Z.shape[1]
+        if self.E is not None or m_rows >= self.dim:
+            return super()._newton_solve(X, idx, lam, R)
+        z, Z = self._margins(X, idx)
+        if self.shared:
+            Z = np.broadcast_to(self._Z, (len(idx),) + self._Z.shape)
+        W = Z * np.sqrt(expit(z) * expit(-z) / self._m(idx)[:, None])[..., None]  # (k, m, d)
+        c = self.reg + lam
+        K = np.matmul(W, np.swapaxes(W, 1, 2)) + c[:, None, None] * np.eye(m_rows)
+        WR = batched_matvec(W, R)
+        return (R - batched_matvec_T(W, np.linalg.solve(K, WR[..., None])[..., 0])) / c[:, None]
+
     # ----- stochastic oracle -----
     def stochastic_grads(self, X: np.ndarray, rng: np.random.Generator,
                          clients: np.ndarray | None = None) -> np.ndarray:

@@ -159,20 +159,23 @@ class SmoothProblem(Problem):
 
     def _newton(self, X, G, scale, args, max_iter: int = 100):
         idx, lin, center, lam = args
-        eye = np.eye(self.dim)
         active = np.arange(len(X))
         for _ in range(max_iter):
             res = np.linalg.norm(G[active], axis=1) / scale[active]
             active = active[res > NEWTON_TOL]
             if len(active) == 0:
                 return X
-            H = self.hessians(X[active], idx[active]) + lam[active, None, None] * eye
-            P = -np.linalg.solve(H, G[active][..., None])[..., 0]
+            P = -self._newton_solve(X[active], idx[active], lam[active], G[active])
             X[active] = self._line_search(X[active], P, active, np.einsum("nd,nd->n", G[active], P), args)
             G[active] = self._dphi(X[active], active, *args)
         res = np.linalg.norm(G, axis=1) / scale
         raise RuntimeError(f"local Newton did not reach relative residual {NEWTON_TOL:g} "
                            f"(worst {res.max():.3g})")
+
+    def _newton_solve(self, X: np.ndarray, idx: np.ndarray, lam: np.ndarray, R: np.ndarray) -> np.ndarray:
+        """(nabla^2 f_i(X[i]) + lam_i I)^{-1} R[i] for every listed client (families may exploit structure)."""
+        H = self.hessians(X, idx) + lam[:, None, None] * np.eye(self.dim)
+        return np.linalg.solve(H, R[..., None])[..., 0]
 
     def _line_search(self, X, P, rows, slope, args, l1: float = 0.0, max_halvings: int = 60):
         """Armijo backtracking for every row at once (unit steps accepted untested once the predicted decrease is
