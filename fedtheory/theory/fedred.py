@@ -50,7 +50,9 @@ def dane_gap_bound(mu: float, lam: float, D: float, R: int) -> float:
     R = int(check_real("R", R, low=0))
     if R == 0:
         return math.inf
-    if mu == 0.0:
+    if mu / lam < 1e-15:
+        # The mu -> 0 limit lam D^2/(2R) exceeds the bound by a factor 1 + O(R mu/lam): conservative, and it
+        # avoids subnormal arithmetic when mu/lam underflows.
         return lam * D * D / (2.0 * R)
     # expm1/log1p keep the small-mu/lam regime accurate (the bound is continuous in mu).
     t = R * math.log1p(mu / lam)
