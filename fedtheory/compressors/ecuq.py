@@ -31,6 +31,7 @@ import numpy as np
 from .._validation import check_real
 from .base import as_rows, register_compressor
 from .entropy import FLOAT64_BITS, empirical_entropy, huffman_average_length
+from .quantizers import rescale_extreme_rows
 
 __all__ = ["ECUQ", "ECUQResult", "ecuq_quantize"]
 
@@ -52,15 +53,25 @@ class ECUQResult(NamedTuple):
 
 def ecuq_quantize(X: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Nearest-centre quantization of each row to K[r] uniform bins: returns (x_hat, index, delta)."""
-    X = as_rows(X)
+    X, c = rescale_extreme_rows(as_rows(X))   # homogeneous: rows near the float limits at unit scale
     K = np.asarray(K, dtype=np.int64).reshape(-1, 1)
     lo = X.min(axis=1, keepdims=True)
-    delta = (X.max(axis=1, keepdims=True) - lo) / K
-    safe = np.where(delta > 0, delta, 1.0)
-    # the bin containing x is the nearest bin centre; x_max falls in the last bin
-    index = np.where(delta > 0, np.clip(np.floor((X - lo) / safe), 0, K - 1), 0).astype(np.int64)
+    width = X.max(axis=1, keepdims=True) - lo
+    delta = width / K
+    # the bin containing x is the nearest bin centre; x_max falls in the last bin (same formula as the search)
+    index = _bin_index(X, lo, width, K)
     x_hat = np.where(delta > 0, lo + (index + 0.5) * delta, X)
-    return x_hat, index, delta[:, 0]
+    return c * x_hat, index, (c * delta)[:, 0]
+
+
+def _bin_index(X: np.ndarray, lo: np.ndarray, width: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """Bin index in [0, K-1] of every value (the search needs only this, not x_hat); rows with zero range -> 0."""
+    # divide by the width first: 1/width overflows for subnormal ranges
+    t = np.where(width > 0, (X - lo) / np.where(width > 0, width, 1.0), 0.0)
+    index = np.floor(t * K.reshape(-1, 1)).astype(np.int64)
+    np.minimum(index, K.reshape(-1, 1) - 1, out=index)
+    np.maximum(index, 0, out=index)
+    return index
 
 
 def _level_cap(X: np.ndarray) -> np.ndarray:
@@ -76,9 +87,24 @@ def _level_cap(X: np.ndarray) -> np.ndarray:
     # by more than Delta/2, so the search never goes finer than that
     maxabs = np.max(np.abs(S), axis=1)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        fp_cap = np.where(maxabs > 0, np.floor(rng / (64 * np.finfo(np.float64).eps * np.where(maxabs > 0, maxabs, 1.0))), 1)
-    cap = np.minimum(cap, np.maximum(fp_cap, 1))
+        fp_cap = np.where(maxabs > 0, np.floor(rng / (64 * np.spacing(np.where(maxabs > 0, maxabs, 1.0)))), 1)
+    cap = np.minimum(np.minimum(cap, np.maximum(fp_cap, 1)), 2.0**62)
     return np.minimum(cap, 2.0**62).astype(np.int64)
+
+
+def _index_entropy(index: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """Empirical entropy (bits) of each row's bin indices in [0, K_r): O(d) bincount when the K's are small
+    enough to allocate, else the sort-based :func:`empirical_entropy`."""
+    m, d = index.shape
+    K = np.asarray(K, dtype=np.int64).reshape(-1)
+    if int(K.sum()) > 4 * m * d + 1024:
+        return empirical_entropy(index)
+    offsets = np.concatenate(([0], np.cumsum(K)[:-1]))
+    counts = np.bincount((index + offsets[:, None]).ravel(), minlength=int(K.sum()))
+    rows = np.repeat(np.arange(m), K)
+    nz = counts > 0
+    p = counts[nz] / d
+    return np.maximum(-np.bincount(rows[nz], weights=p * np.log2(p), minlength=m), 0.0)
 
 
 @register_compressor
@@ -129,13 +155,21 @@ class ECUQ:
 
     def search(self, X: np.ndarray) -> ECUQResult:
         """Alg. 4 with its DOUBLE_BINARY_SEARCH_NUM_QUANTIZATION_LEVELS, run on all rows at once."""
-        X = as_rows(X)
+        # ECUQ is positively homogeneous: rows near the float limits are searched at unit scale
+        X, c = rescale_extreme_rows(as_rows(X))
+        res = self._search(X)
+        if np.all(c == 1.0):
+            return res
+        return res._replace(x_hat=c * res.x_hat, delta=c[:, 0] * res.delta)
+
+    def _search(self, X: np.ndarray) -> ECUQResult:
         m = X.shape[0]
         b, eps = self.b, self.eps
         K0 = self.initial_levels
         cap = _level_cap(X)
-        _, idx0, _ = ecuq_quantize(X, np.full(m, K0))
-        H0 = empirical_entropy(idx0)
+        lo = X.min(axis=1, keepdims=True)
+        width = X.max(axis=1, keepdims=True) - lo
+        H0 = _index_entropy(_bin_index(X, lo, width, np.full(m, K0)), np.full(m, K0))
         iterations = np.ones(m, dtype=np.int64)
         K = np.full(m, K0, dtype=np.int64)          # result (returned or fallback)
         best = np.full(m, K0, dtype=np.int64)       # largest K seen with H <= b (H(K0) <= log2 K0 <= b)
@@ -150,8 +184,7 @@ class ECUQ:
             p[rows] += growing
             expo = np.minimum(K0 + np.left_shift(np.int64(1), np.minimum(p[rows], 62)), cap[rows])
             mid = np.where(growing, expo, (low[rows] + high[rows]) // 2)
-            _, idx, _ = ecuq_quantize(X[rows], mid)
-            H = empirical_entropy(idx)
+            H = _index_entropy(_bin_index(X[rows], lo[rows], width[rows], mid), mid)
             iterations[rows] += 1
             ok = H <= b
             best[rows] = np.where(ok & (mid > best[rows]), mid, best[rows])
@@ -168,7 +201,7 @@ class ECUQ:
             active[rows] = ~(hit | exhausted | crossed)
         K = np.where(in_window, K, best)
         x_hat, index, delta = ecuq_quantize(X, K)
-        H = empirical_entropy(index)
+        H = _index_entropy(index, K)
         if self.strict and np.any(H < b - eps):
             r = int(np.flatnonzero(H < b - eps)[0])
             raise ValueError(f"b={b} not achievable for row {r}: its maximal empirical entropy is {H[r]:.4f} "

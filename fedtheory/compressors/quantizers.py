@@ -21,7 +21,17 @@ from .base import as_rows, register_compressor
 from .entropy import FLOAT64_BITS
 from .sb_quantizer import SBQuantizer
 
-__all__ = ["QSGD", "StochasticUniformQuantizer", "DeterministicUniformQuantizer", "require_rng"]
+__all__ = ["QSGD", "StochasticUniformQuantizer", "DeterministicUniformQuantizer", "require_rng",
+           "rescale_extreme_rows"]
+
+
+def rescale_extreme_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(X / c, c) per row with c = max|x| for rows beyond 1e-300..1e300 in magnitude (their ranges or squares
+    over/underflow), c = 1 otherwise (those rows stay bitwise unchanged). Valid for positively homogeneous
+    compressors, C(c x) = c C(x), such as uniform grids on [min x, max x] and ECUQ."""
+    c = np.max(np.abs(X), axis=1, keepdims=True)
+    c = np.where((c > 0) & ((c < 1e-300) | (c > 1e300)), c, 1.0)
+    return X / c, c
 
 
 def require_rng(rng: np.random.Generator | None, name: str) -> np.random.Generator:
@@ -161,21 +171,22 @@ class StochasticUniformQuantizer(_UniformGrid):
 
     def compress(self, X: np.ndarray, rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
         rng = require_rng(rng, self.name)
-        X = as_rows(X)
-        U = rng.random(X.shape)
+        X0 = as_rows(X)
+        U = rng.random(X0.shape)
+        X, c = rescale_extreme_rows(X0)
         lo, delta, m, frac = self._grid(X)
-        return self._finish(X, lo, delta, m + (U < frac)), np.full(X.shape[0], self.bits(X.shape[1]))
+        return c * self._finish(X, lo, delta, m + (U < frac)), np.full(X.shape[0], self.bits(X.shape[1]))
 
     def marginals(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        X = as_rows(X)
+        X, c = rescale_extreme_rows(as_rows(X))
         lo, delta, m, frac = self._grid(X)
-        vals = np.stack([self._finish(X, lo, delta, m), self._finish(X, lo, delta, m + 1)], axis=-1)
+        vals = np.stack([c * self._finish(X, lo, delta, m), c * self._finish(X, lo, delta, m + 1)], axis=-1)
         return vals, np.stack([1.0 - frac, frac], axis=-1)
 
     def variance(self, X: np.ndarray) -> np.ndarray:
-        X = as_rows(X)
+        X, c = rescale_extreme_rows(as_rows(X))
         _, delta, _, frac = self._grid(X)
-        return (delta[:, 0] ** 2) * np.sum(frac * (1.0 - frac), axis=1)
+        return c[:, 0] ** 2 * (delta[:, 0] ** 2) * np.sum(frac * (1.0 - frac), axis=1)
 
 
 @register_compressor
@@ -209,6 +220,6 @@ class DeterministicUniformQuantizer(_UniformGrid):
         return 1.0 - c
 
     def compress(self, X: np.ndarray, rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
-        X = as_rows(X)
+        X, c = rescale_extreme_rows(as_rows(X))
         lo, delta, m, frac = self._grid(X)
-        return self._finish(X, lo, delta, m + (frac >= 0.5)), np.full(X.shape[0], self.bits(X.shape[1]))
+        return c * self._finish(X, lo, delta, m + (frac >= 0.5)), np.full(X.shape[0], self.bits(X.shape[1]))
