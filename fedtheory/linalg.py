@@ -16,6 +16,8 @@ import numpy as np
 #: per-client BLAS at d=300-500 (n=10); so the switch moved from 128 to 256.
 PER_CLIENT_BLAS_MIN_DIM = 256
 
+_HAS_MATVEC = hasattr(np, "matvec") and hasattr(np, "vecmat")
+
 
 def batched_matvec(A: np.ndarray, X: np.ndarray) -> np.ndarray:
     """Return ``Y[i] = A[i] @ X[i]`` for stacked ``A`` of shape ``(n, d, d)`` and ``X`` of shape ``(n, d)``."""
@@ -24,6 +26,8 @@ def batched_matvec(A: np.ndarray, X: np.ndarray) -> np.ndarray:
         for i in range(A.shape[0]):  # few large clients: one BLAS gemv each
             np.dot(A[i], X[i], out=out[i])
         return out
+    if _HAS_MATVEC:  # numpy >= 2.2: a dedicated gufunc, ~10% faster than matmul on a (d, 1) view
+        return np.matvec(A, X)
     return np.matmul(A, X[..., None])[..., 0]
 
 
@@ -34,6 +38,8 @@ def batched_matvec_T(A: np.ndarray, X: np.ndarray) -> np.ndarray:
         for i in range(A.shape[0]):
             np.dot(A[i].T, X[i], out=out[i])
         return out
+    if _HAS_MATVEC:
+        return np.vecmat(X, A)  # real arrays: no conjugation involved
     return np.matmul(X[:, None, :], A)[:, 0, :]
 
 
