@@ -297,3 +297,24 @@ def test_fedred_inexact_local_solver_approaches_exact_and_counts_gradients(solve
     assert exact.local_grad_evals[1:].sum() == n * m
     tol = run(FedRed(solver=solver, local_steps=1000, local_tol=1e-6, **kw), problem, 3, x0=x0, seed=2)
     assert tol.local_grad_evals[1:].sum() < n * 1001 * 3
+
+
+def test_sample_client_is_inverse_cdf_of_the_weights():
+    """xi = i exactly on [W_{i-1}, W_i) with W the cumulative weights, so P(xi = i) = w_i."""
+    from fedtheory.algorithms.dane import sample_client
+
+    w = np.array([0.1, 0.2, 0.3, 0.4])
+    W = np.cumsum(w)
+
+    class FixedU:
+        def __init__(self, u):
+            self.u = u
+
+        def random(self):
+            return self.u
+
+    lows = np.concatenate([[0.0], W[:-1]])
+    for i, (lo, hi) in enumerate(zip(lows, W)):
+        assert sample_client(w, FixedU(lo)) == i
+        assert sample_client(w, FixedU(np.nextafter(hi, 0.0))) == i
+    assert sample_client(w, FixedU(np.nextafter(1.0, 0.0))) == 3

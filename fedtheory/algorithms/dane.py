@@ -36,6 +36,12 @@ from .base import RoundLog, State, dense_log, register_algorithm
 
 __all__ = ["DANEPlus", "DANE", "DANEState", "DANEDraw"]
 
+
+def sample_client(weights: np.ndarray, rng: np.random.Generator) -> int:
+    """One client index xi ~ weights (inverse-CDF on a single uniform; cheaper than ``rng.choice(p=...)``)."""
+    u = rng.random()
+    return int(min(np.searchsorted(np.cumsum(weights), u, side="right"), len(weights) - 1))
+
 ControlVariate = Literal["gradient", "scaffnew"]
 Averaging = Literal["standard", "random", "fixed"]
 Solver = Literal["exact", "gd", "fgd"]
@@ -175,7 +181,7 @@ class DANEPlus:
 
     def draw(self, problem: Problem, state: DANEState, rng: np.random.Generator) -> DANEDraw:
         if self.averaging == "random":
-            return DANEDraw(int(rng.choice(problem.n_clients, p=problem.weights)))
+            return DANEDraw(sample_client(problem.weights, rng))
         if self.averaging == "fixed":
             return DANEDraw(self.schedule[state.r % len(self.schedule)])
         return DANEDraw(None)

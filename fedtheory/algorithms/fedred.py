@@ -38,6 +38,7 @@ import numpy as np
 from .._validation import check_int, check_nonnegative, check_probability, check_real
 from ..local.fgd import StopRule, prox_linear_descent
 from ..problems.base import Problem
+from .dane import sample_client
 from .base import RoundLog, State, dense_log, register_algorithm
 
 __all__ = ["FedRed", "FedRedState", "FedRedDraw"]
@@ -178,7 +179,9 @@ class FedRed:
 
     def draw(self, problem: Problem, state: FedRedState, rng: np.random.Generator) -> FedRedDraw:
         communicate = bool(rng.random() < self.p_for(problem))
-        client = int(rng.choice(problem.n_clients, p=problem.weights)) if self.selection == "random" else None
+        client = None
+        if self.selection == "random" and communicate:  # the selected model matters only when communicating
+            client = sample_client(problem.weights, rng)
         grads = problem.stochastic_grads(state.X, rng) if self.stochastic else None
         return FedRedDraw(communicate, client, grads)
 
