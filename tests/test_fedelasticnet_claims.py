@@ -1,10 +1,9 @@
 """FedElasticNet claims on hypothesis-drawn quadratics (the ledger test runs the default instances)."""
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from fedtheory.claims import fedelasticnet as fen
-from fedtheory.participation import UniformSubset
 from fedtheory.problems.quadratic import quadratic
 from fedtheory.strategies import quadratic_params
 from fedtheory.theory import fedelasticnet as th

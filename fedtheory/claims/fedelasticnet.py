@@ -1159,7 +1159,7 @@ def _contrast_instances(thorough: bool):
 
     yield quadratic(10, 20, mu=0.1, L=1.0, delta_B=0.5, zeta2=1.0, hessians="diagonal", seed=0), Full(), 300
     if thorough:
-        yield quadratic(10, 20, mu=0.1, L=1.0, delta_B=0.5, zeta2=1.0, seed=1), UniformSubset(3), 600
+        yield quadratic(10, 20, mu=0.1, L=1.0, delta_B=0.3, zeta2=1.0, seed=1), UniformSubset(3), 600
         yield spec_problem(m=5, d=4, seed=0), Full(), 600
 
 
