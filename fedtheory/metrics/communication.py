@@ -3,8 +3,8 @@
 * **Non-zeros.** ``nnz`` counts the non-zero entries of each transmitted vector after the transmit threshold
   ``threshold`` (T_eps(v)_i = 0 if |v_i| <= eps else v_i, inclusive as in the paper's "if |Delta(i)| <= eps").
   The paper's Table 2 reports the uplink total cumulated over rounds.
-* **Entropy** (the estimator itself lives in :mod:`fedtheory.compressors.entropy`). "We calculate the entropy of discretized values with the bin size of 0.01": each transmitted
-  vector v is mapped to symbols q_i = round(v_i / 0.01) (``mode="round"``; ``"floor"`` is the other
+* **Entropy** (the estimator itself lives in :mod:`fedtheory.compressors.entropy`). "We calculate the entropy
+  of discretized values with the bin size of 0.01": each transmitted vector v is mapped to symbols q_i = round(v_i / 0.01) (``mode="round"``; ``"floor"`` is the other
   alignment the paper leaves open), p_j is the empirical frequency of symbol j among the d entries, and
   H(v) = -sum_j p_j log2 p_j bits per element. Per round the entropies of the transmitted vectors are
   averaged (``pool=False``; the paper's Table 4 with 100 clients per round has the magnitude of Table 3 with
