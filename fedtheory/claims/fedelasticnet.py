@@ -633,7 +633,8 @@ def check_thm31_corrected(inst) -> Evidence:
                     holds, tightness=float(ratio.max()),
                     details={"worst_T": int(np.argmax(ratio)) + 1, "T_times_gap_max": float(Tgap.max()),
                              "printed_rhs_at_T": float(cur["rhs_printed"][-1]),
-                             "printed_holds_here": bool(np.all(cur["lhs"] <= cur["rhs_printed"]))})
+                             "printed_holds_here": bool(np.all(cur["lhs"] <= cur["rhs_printed"])),
+                             "printed_tightness": float(np.max(cur["lhs"] / cur["rhs_printed"]))})
 
 
 def _no_condition_instances(thorough: bool):
