@@ -35,6 +35,7 @@ from typing import Callable, Literal
 import numpy as np
 
 from .._validation import check_int, check_nonnegative
+from ..problems.base import Problem
 
 __all__ = ["LocalResult", "StopRule", "local_descent", "prox_linear_descent", "nesterov_momentum"]
 
@@ -154,7 +155,7 @@ def local_descent(grad_F: Callable[[np.ndarray, np.ndarray], np.ndarray], X0: np
     return LocalResult(X=out, steps=steps, grad_evals=steps + 1, grad_norm=out_norm, converged=converged)
 
 
-def prox_linear_descent(problem, lin: np.ndarray, center: np.ndarray, lam: float, X0: np.ndarray, *,
+def prox_linear_descent(problem: Problem, lin: np.ndarray, center: np.ndarray, lam: float, X0: np.ndarray, *,
                         rule: StopRule, max_steps: int, fast: bool = False, clients: np.ndarray | None = None,
                         G0: np.ndarray | None = None, step: np.ndarray | float | None = None) -> LocalResult:
     """GD (``fast=False``) or Nesterov's FGD (``fast=True``) on F_i(x) = f_i(x) + <lin_i, x> + lam/2||x - c_i||^2.
