@@ -107,3 +107,10 @@ def test_checks_can_fail_outside_the_theorem_regime():
               eta_L=3.0, reset=True, iterations=40)
     ev = C.check_fedred_gd_lyapunov(kw)
     assert not ev.holds and ev.measured > 1.0
+
+
+@given(_sc_params(max_condition=300.0))
+def test_daneplus_gd_inexact_within_constant_of_exact(kw):
+    """Thm 4 / Cor 5: DANE+-GD with the relative rule, on drawn instances."""
+    assume(kw["delta_A"] > 0)
+    _verdict(C.check_daneplus_gd_inexact(kw), "daneplus_gd_inexact")
