@@ -785,7 +785,12 @@ def check_dissimilarity_constants(kw: dict) -> Evidence:
     S = np.tensordot(problem.weights, np.matmul(E, E), axes=1)
     ev, V = np.linalg.eigh(S)
     dA = float(np.sqrt(ev[-1]))
-    errs = {"delta_B": abs(dB - c.delta_B) / dB, "delta_A": abs(dA - c.delta_A) / dA}
+    # Relative errors with a rounding floor: E_i = A_i - Abar carries absolute errors ~1e-16 L, so a delta
+    # below 1e-3 L is compared at the absolute level 1e-13 L (1e-10 of the floor 1e-3 L).
+    def rel(a: float, b: float, L: float) -> float:
+        return abs(a - b) / max(abs(b), 1e-3 * L)
+
+    errs = {"delta_B": rel(dB, c.delta_B, c.L), "delta_A": rel(dA, c.delta_A, c.L)}
     # Def. 2 with the same (x, y) for every client: the top eigenvector of mean E_i^2 attains the sup,
     # random directions never exceed it.
     v = V[:, -1]
@@ -808,7 +813,7 @@ def check_dissimilarity_constants(kw: dict) -> Evidence:
     errs["remark18_delta_A"] = abs(rem.delta_A - a / math.sqrt(2)) / (a / math.sqrt(2))
     strict = rem.delta_A < a * (1 - 1e-3)
     shifted = vary_L(problem, c.L + 7.0).certificate
-    errs["common_shift"] = max(abs(shifted.delta_A - c.delta_A) / c.delta_A, abs(shifted.delta_B - c.delta_B) / c.delta_B)
+    errs["common_shift"] = max(rel(shifted.delta_A, c.delta_A, shifted.L), rel(shifted.delta_B, c.delta_B, shifted.L))
     worst = max(errs.values())
     holds = worst <= 1e-10 and sandwich and convex_ok and dA <= rms * (1 + 1e-12) and strict
     return Evidence(_describe(kw), worst, 1e-10, holds,
