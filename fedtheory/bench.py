@@ -634,6 +634,20 @@ def _run_dask(todo: Sequence[Cell], out: Path, fmt: str, spec: SweepSpec, schedu
             client.close()
 
 
+def _environment() -> dict[str, str]:
+    """Versions that can change the numbers (recorded in sweep.json for provenance)."""
+    import platform
+    from importlib import metadata
+
+    env = {"python": platform.python_version(), "platform": platform.platform()}
+    for dist in ("fedtheory", "numpy", "scipy"):
+        try:
+            env[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:  # pragma: no cover
+            env[dist] = "unknown"
+    return env
+
+
 def sweep(spec: SweepSpec, out: str | os.PathLike, *, jobs: int = 1, scheduler: Any = None,
           fmt: str = "parquet", progress: bool = True, max_restarts: int = 2, report: bool = True) -> SweepResult:
     """Run every cell of ``spec`` not yet in ``out`` and (``report``) write the table, tuning and figures.
@@ -651,7 +665,8 @@ def sweep(spec: SweepSpec, out: str | os.PathLike, *, jobs: int = 1, scheduler: 
     (out / "cells").mkdir(parents=True, exist_ok=True)
     cells = plan(spec)
     catalogue._atomic_write_text(out / "sweep.json", json.dumps(
-        {"spec": spec.as_dict(), "format": fmt, "cells": [c.id for c in cells]}, indent=1) + "\n")
+        {"spec": spec.as_dict(), "format": fmt, "environment": _environment(), "cells": [c.id for c in cells]},
+        indent=1) + "\n")
     start = time.perf_counter()
     todo = _pending(cells, out, fmt)
     skipped = len(cells) - len(todo)
