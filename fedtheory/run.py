@@ -74,6 +74,10 @@ def run(algorithm: Any, problem: Problem, rounds: int, *, seed: int | np.random.
         records["round"].append(r)
         for key in ("gap", "dist2", "grad_norm2"):
             records[key].append(metrics.get(key, np.nan))
+        # further keys a problem's metrics() reports (e.g. accuracy of neural problems) become extra columns
+        for key, value in metrics.items():
+            if key not in ("gap", "dist2", "grad_norm2"):
+                pending_extra[key] = float(value)
         for key in _COST_FIELDS:
             records[key].append(pending[key])
             pending[key] = 0.0
