@@ -158,7 +158,9 @@ class QuadraticProblem(Problem):
         return A * X if A.ndim == 2 else batched_matvec(A, X)
 
     def grads(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
-        return self.hess_vec(X, clients) - self._rows(clients)[1]
+        G = self.hess_vec(X, clients)  # a fresh array: subtract in place (this oracle is memory-bound)
+        G -= self._rows(clients)[1]
+        return G
 
     def values(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
         _, b = self._rows(clients)
@@ -249,6 +251,21 @@ def _solve_scale(A_bar0: np.ndarray, G: np.ndarray, spread: float, delta: float,
         return spread * t / (hi.max() - lo.min())
 
     t_grid = np.geomspace(1e-8, 1e8, 161)
+    # Weyl: max_i lambda_max(A0 + t G_i) - min_i lambda_min(A0 + t G_i) >= range0 - 2 t max_i ||G_i||_2, so
+    # ratio(t) <= spread t / (range0 - 2 t g) for any client subset (g >= every ||G_i||_2). Grid points where
+    # this bound is below delta cannot be crossings and are skipped without an eigendecomposition (this is
+    # what makes large d affordable: each skipped point saves k eigendecompositions of size d).
+    if G.ndim == 2:
+        range0 = float(np.max(A_bar0) - np.min(A_bar0))
+        g_max = float(np.max(np.abs(G)))
+    else:
+        ev0 = np.linalg.eigvalsh(A_bar0)
+        range0 = float(ev0[-1] - ev0[0])
+        g_max = float(np.sqrt(np.max(np.einsum("nij,nij->n", G, G))))
+
+    def ratio_bound(t: float) -> float:
+        room = range0 - 2.0 * t * g_max
+        return spread * t / room if room > 0 else np.inf
     candidates = np.arange(n) if n <= 2 * k else None
     t_guess = delta / max(spread - 2.0 * delta, 1e-3 * spread)
     for _ in range(8):
@@ -260,7 +277,8 @@ def _solve_scale(A_bar0: np.ndarray, G: np.ndarray, spread: float, delta: float,
         # full scan, at a fraction of the small eigendecompositions).
         values = []
         for t_try in t_grid:
-            values.append(ratio(t_try, candidates) - delta)
+            bound = ratio_bound(t_try)
+            values.append(bound - delta if bound < delta else ratio(t_try, candidates) - delta)
             if values[-1] >= 0:
                 break
         values = np.array(values)
