@@ -300,15 +300,29 @@ def _drift_free_algorithms(problem: Problem, participation: Any) -> dict[str, An
     }
 
 
+def _logistic(thorough: bool) -> Iterable[Problem]:
+    """Small synthetic logistic problems (FedProx's Synthetic(1, 1), size-weighted clients; Newton certificate)."""
+    from ..problems.logistic import logistic
+
+    grid = [dict(n_clients=4, dim=4, reg=0.3, samples=[20, 25, 30, 35], seed=0),
+            dict(n_clients=3, dim=3, reg=0.5, samples=[20, 25, 30], seed=1)]
+    if thorough:
+        grid += [dict(n_clients=6, dim=8, reg=0.1, samples=[30] * 6, seed=s) for s in range(2, 4)]
+    for kw in grid:
+        yield logistic("synthetic", **kw)
+
+
 def _convergence_instances(thorough: bool) -> Iterable[Problem]:
     yield from _heterogeneous(thorough)
+    yield from _logistic(thorough)
 
 
 @claim(id="classic.drift_corrected.converge", paper=PAPER,
        reference="Karimireddy et al. 2020 (SCAFFOLD); Acar et al. 2021 (FedDyn); Mishchenko et al. 2022 (Scaffnew)",
        statement="SCAFFOLD (options I and II), FedDyn (exact and local-GD solves) and Scaffnew converge to x* "
                  "(||x - x*|| <= 1e-10 relative) on heterogeneous problems under full participation, and "
-                 "SCAFFOLD and FedDyn also under uniform sampling of n/2 clients and Bernoulli(1/2) participation",
+                 "SCAFFOLD and FedDyn also under uniform sampling of n/2 clients and Bernoulli(1/2) participation; "
+                 "instances: heterogeneous quadratics and synthetic logistic regression with size-weighted clients",
        kind="fixed_point", instances=_convergence_instances)
 def check_drift_corrected_converge(problem: Problem) -> Evidence:
     scale = _scale(problem)
@@ -354,7 +368,8 @@ def _state_distance(a: Any, b: Any) -> float:
                  "SCAFFOLD (I, II, with FedElasticNet's lambda1, lambda2), FedDyn (both sign readings, lambda1 "
                  ">= 0) and Scaffnew leaves the state unchanged (1e-12 relative) for every participation draw and "
                  "coin outcome (enumerated)",
-       kind="fixed_point", instances=_small_enumerable)
+       kind="fixed_point", instances=lambda thorough: [*_small_enumerable(thorough), *_logistic(False)][
+           : None if thorough else 3])
 def check_fixed_point_every_draw(problem: Problem) -> Evidence:
     c = problem.certificate
     scale = max(1.0, float(np.abs(problem.grads(problem.broadcast(c.x_star))).max()), _scale(problem))
@@ -546,8 +561,9 @@ def check_scaffnew_contraction(instance: tuple[Problem, float, float]) -> Eviden
        statement="Scaffnew with partial participation (participants average among themselves at a communication "
                  "and update their h_i) -- measured: final ||x - x*|| (relative) after 6000 iterations; with a "
                  "single participant no information is exchanged, so it cannot converge",
-       kind="qualitative", instances=_convergence_instances, expected="exploratory")
+       kind="qualitative", instances=_heterogeneous, expected="exploratory")
 def check_scaffnew_partial(problem: Problem) -> Evidence:
+    """Measured only (no theorem); the default instances are the quadratics."""
     scale = _scale(problem)
     errs = {}
     for scheme in (UniformSubset(max(1, problem.n_clients // 2)), UniformSubset(min(2, problem.n_clients)),
