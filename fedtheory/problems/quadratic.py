@@ -19,7 +19,7 @@ import numpy as np
 from scipy import optimize
 
 from .._validation import check_int, check_nonnegative, check_real, check_weights
-from ..linalg import batched_matvec, batched_matvec_T, sym_extreme_eigs
+from ..linalg import batched_matvec, batched_spectral_apply, sym_extreme_eigs
 from .base import Certificate, Problem
 
 HessianKind = Literal["dense", "diagonal"]
@@ -212,8 +212,7 @@ class QuadraticProblem(Problem):
             evecs = None if evecs is None else evecs[clients]
         if evecs is None:
             return rhs / (evals + lam_col)
-        coef = batched_matvec_T(evecs, rhs) / (evals + lam_col)
-        return batched_matvec(evecs, coef)
+        return batched_spectral_apply(evecs, 1.0 / (evals + lam_col), rhs)
 
 
 # ---------------------------------------------------------------------------------------------------------
