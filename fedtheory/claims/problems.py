@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..problems.constructions import general_convex_quadratic, outlier_quadratic, vary_delta, vary_L
-from ..problems.logistic import LogisticProblem, logistic, logistic_perturbed
+from ..problems.logistic import logistic, logistic_perturbed
 from ..problems.nonconvex import nonconvex
 from ..problems.quadratic import quadratic
 from .registry import Evidence, claim

@@ -18,19 +18,18 @@ sampled points (``certificate.exact["delta_A"] is False``).
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Literal, Sequence
 
 import numpy as np
 from scipy.special import expit
 
-from .._validation import check_int, check_nonnegative, check_positive, check_real, check_weights
+from .._validation import check_int, check_nonnegative, check_positive, check_weights
 from ..linalg import batched_matvec, batched_matvec_T, sym_extreme_eigs
 from .base import Certificate
 from .datasets import FederatedData, load_breast_cancer, load_digits, synthetic_fedprox
 from .partition import partition as _partition
 from .quadratic import _hessian_dissimilarity, _unit_dissimilarity, _weighted_mean
-from .smooth import NEWTON_TOL, SmoothProblem
+from .smooth import SmoothProblem
 
 __all__ = ["LogisticProblem", "logistic", "logistic_perturbed"]
 
