@@ -189,3 +189,16 @@ def test_determinism_under_seed():
 def test_invalid_parameters_raise_naming_the_parameter(call, name):
     with pytest.raises((ValueError, TypeError), match=name):
         call()
+
+
+@given(logistic_perturbed_params(), st.floats(1e-2, 2.0), st.integers(0, 1000))
+def test_delta_invariant_to_the_common_logistic_part(kw, reg, seed):
+    """delta depends only on E (h_i = f - f_i is quadratic): swapping the shared data and reg leaves it."""
+    p = logistic_perturbed(**kw)
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((15, p.dim))
+    y = np.where(rng.random(15) < 0.5, -1.0, 1.0)
+    q = LogisticProblem(a, y, reg=reg, n_clients=p.n_clients, weights=p.weights, E=p.E, c=p.c)
+    assert q.certificate.delta_A == pytest.approx(p.certificate.delta_A, rel=1e-12, abs=1e-15)
+    assert q.certificate.delta_B == pytest.approx(p.certificate.delta_B, rel=1e-12, abs=1e-15)
+    assert q.certificate.kkt_residual <= 1e-12
