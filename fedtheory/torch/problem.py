@@ -236,7 +236,9 @@ class TorchProblem(Problem):
 
     def _client_loss(self, theta: torch.Tensor, x: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         """sum_j w_j l(h(theta; x_j), y_j) + reg/2 ||theta||^2 (w_j = mask_j / m_i, or 1/b on a minibatch)."""
-        return (self._sample_losses(theta, x, y) * w).sum() + 0.5 * self.reg * torch.dot(theta, theta)
+        value = (self._sample_losses(theta, x, y) * w).sum()
+        # reg is fixed per problem: skipping the zero term saves two (n, P) kernels per call in the hot path
+        return value + 0.5 * self.reg * torch.dot(theta, theta) if self.reg > 0 else value
 
     def _correct(self, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         if self.loss == "logistic":
@@ -249,7 +251,9 @@ class TorchProblem(Problem):
             losses = torch.nn.functional.softplus(-y * out)
         else:
             losses = torch.nn.functional.cross_entropy(out, y, reduction="none")
-        value = (losses * w).sum() + 0.5 * self.reg * torch.dot(theta, theta)
+        value = (losses * w).sum()
+        if self.reg > 0:
+            value = value + 0.5 * self.reg * torch.dot(theta, theta)
         # correct predictions counted on real samples only (w > 0)
         return value, (self._correct(out, y) * (w > 0).to(out.dtype)).sum()
 
