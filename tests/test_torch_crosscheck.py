@@ -62,3 +62,32 @@ def test_elasticnet_table_reports_the_paper_quantities():
                                1 - rows["Alg. 3"]["cumulative_nnz"] / rows["FedDyn"]["cumulative_nnz"])
     # SCAFFOLD uploads two vectors (Delta y dense, Delta c dense): at least 2 d per participant and round
     assert rows["SCAFFOLD"]["cumulative_nnz"] > rows["FedProx"]["cumulative_nnz"]
+
+
+def test_dane_sgd_is_k_local_steps_on_the_dane_subproblem():
+    """DANE+-SGD (the stochastic option added for the neural benchmarks) with a noise-free oracle on a quadratic:
+    every client's model is the closed form of K GD steps on F_i(y) = f_i(y) + <h_i, y> + lam/2 ||y - x||^2,
+    y_K = y* + (I - s(A_i + lam I))^K (x - y*), (A_i + lam I) y* = b_i - h_i + lam x."""
+    from fedtheory.algorithms import DANEPlus
+    from fedtheory.problems.quadratic import quadratic
+
+    pb = quadratic(3, 4, mu=0.5, L=2.0, delta_B=0.5, zeta2=1.0, seed=0)
+    lam, s, K = 0.3, 0.2, 6
+    alg = DANEPlus(lam=lam, solver="gd", stopping="steps", local_steps=K, stochastic=True, local_step=s)
+    x = np.arange(4.0) / 4
+    state = alg.init(pb, x)
+    new, log = alg.round(pb, state, np.random.default_rng(0))
+    G = pb.grads(pb.broadcast(x))
+    h = pb.weights @ G - G
+    I = np.eye(4)
+    ys = []
+    for i in range(3):
+        M = pb.A[i] + lam * I
+        y_star = np.linalg.solve(M, pb.b[i] - h[i] + lam * x)
+        ys.append(y_star + np.linalg.matrix_power(I - s * M, K) @ (x - y_star))
+    np.testing.assert_allclose(new.x, pb.weights @ np.array(ys), rtol=1e-12, atol=1e-14)
+    assert log.local_grad_evals == 3 + 3 * K  # control-variate gradients plus K per client
+    with pytest.raises(ValueError, match="stochastic"):
+        DANEPlus(stochastic=True)  # the exact solver has no SGD variant
+    with pytest.raises(ValueError, match="local_step"):
+        DANEPlus(solver="gd", stopping="steps", stochastic=True, local_step=0.0)

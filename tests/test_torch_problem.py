@@ -174,6 +174,7 @@ def test_all_algorithms_run_on_a_neural_model():
             FedDyn(alpha=0.1, l1=1e-4, threshold=1e-4, solver="gd", local_steps=2, local_step=0.1),
             Scaffnew(step=0.1, p=0.5, stochastic=True),
             DANEPlus(lam=0.1, solver="gd", stopping="steps", local_steps=2),
+            DANEPlus(lam=0.1, solver="gd", stopping="steps", local_steps=2, stochastic=True, local_step=0.1),
             FedRed(lam=0.1, eta=0.1, p=0.5, stochastic=True),
             DoCoFL(step=0.1, period=2, queue_size=2),
             EFL(E=2, step=0.1, lam=1e-3, s_min=1, participation=0.7)]

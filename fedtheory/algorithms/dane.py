@@ -31,6 +31,7 @@ import numpy as np
 
 from .._validation import check_int, check_nonnegative, check_positive, check_real
 from ..local.fgd import StopRule, prox_linear_descent
+from ..local.gd import local_gd
 from ..problems.base import Problem
 from .base import RoundLog, State, dense_log, register_algorithm
 
@@ -59,9 +60,11 @@ class DANEState(State):
 
 @dataclass(frozen=True)
 class DANEDraw:
-    """The round's randomness: the selected client (None for standard averaging)."""
+    """The round's randomness: the selected client (None for standard averaging) and, for DANE+-SGD, the seed of
+    the local minibatch generator."""
 
     client: int | None
+    seed: int | None = None
 
 
 @register_algorithm
@@ -93,6 +96,11 @@ class DANEPlus:
         Floating-point floor of the ``"relative"``/``"absolute"`` rules: a local solver also stops once
         ||grad F|| <= tol_floor ||grad f(x^0)|| (the relative rule cannot be met once ||grad f(x^r)|| is at
         rounding level; the authors' code adds 1e-6 to the squared tolerance for the same reason). 0 disables.
+    stochastic, local_step:
+        DANE+-SGD (the authors' code; used on neural networks, Appendix C): ``local_steps`` steps of local SGD
+        (``problem.stochastic_grads``) on F_i from x^r with step ``local_step`` (None: 1/(L + lam)), returning the
+        last iterate (a min-gradient iterate cannot be selected from noisy gradients). Needs ``solver="gd"`` and
+        ``stopping="steps"``; the generator is seeded from the round's draw.
     """
 
     lam: float | None = None
@@ -106,6 +114,8 @@ class DANEPlus:
     tol_decay: float = 0.0
     local_steps: int = 10_000
     tol_floor: float = 1e-12
+    stochastic: bool = False
+    local_step: float | None = None
     name: ClassVar[str] = "dane+"
 
     def __post_init__(self) -> None:
@@ -133,6 +143,13 @@ class DANEPlus:
         object.__setattr__(self, "tol_decay", check_real("tol_decay", self.tol_decay, low=0.0))
         object.__setattr__(self, "local_steps", check_int("local_steps", self.local_steps, low=0))
         object.__setattr__(self, "tol_floor", check_nonnegative("tol_floor", self.tol_floor))
+        if not isinstance(self.stochastic, (bool, np.bool_)):
+            raise TypeError(f"stochastic must be a bool, got {type(self.stochastic).__name__}")
+        if self.stochastic and (self.solver, self.stopping) != ("gd", "steps"):
+            raise ValueError("stochastic=True (DANE+-SGD) needs solver='gd' and stopping='steps': the gradient-norm "
+                             "stopping rules and fast GD need exact gradients")
+        if self.local_step is not None:
+            object.__setattr__(self, "local_step", check_positive("local_step", self.local_step))
 
     @classmethod
     def example(cls) -> "DANEPlus":
@@ -181,16 +198,20 @@ class DANEPlus:
 
     def draw(self, problem: Problem, state: DANEState, rng: np.random.Generator) -> DANEDraw:
         if self.averaging == "random":
-            return DANEDraw(sample_client(problem.weights, rng))
-        if self.averaging == "fixed":
-            return DANEDraw(self.schedule[state.r % len(self.schedule)])
-        return DANEDraw(None)
+            client = sample_client(problem.weights, rng)
+        elif self.averaging == "fixed":
+            client = self.schedule[state.r % len(self.schedule)]
+        else:
+            client = None
+        # drawn after the client, and only for DANE+-SGD, so deterministic variants consume rng as before
+        seed = int(rng.integers(0, 2**63 - 1)) if self.stochastic else None
+        return DANEDraw(client, seed)
 
     def round(self, problem: Problem, state: DANEState, rng: np.random.Generator) -> tuple[DANEState, RoundLog]:
         return self.round_given(problem, state, self.draw(problem, state, rng))
 
-    def local_models(self, problem: Problem, state: DANEState, clients: np.ndarray | None = None
-                     ) -> tuple[np.ndarray, np.ndarray, int, dict[str, float]]:
+    def local_models(self, problem: Problem, state: DANEState, clients: np.ndarray | None = None,
+                     seed: int | None = None) -> tuple[np.ndarray, np.ndarray, int, dict[str, float]]:
         """x_{i,r+1} for the listed clients (default all): (X, h of all clients, gradient evals, extra).
 
         Exposed so claims can inspect every client's local model (e.g. Lemma 28 holds for each of them).
@@ -212,6 +233,14 @@ class DANEPlus:
         if self.solver == "exact":
             X = problem.solve_local(h if clients is None else h[rows], center, lam, clients=clients)
             return X, h, evals, {"local_steps_max": 0.0, "local_steps_mean": 0.0}
+        if self.stochastic:
+            if seed is None:
+                raise ValueError("stochastic=True (DANE+-SGD) needs the draw's seed (use draw(problem, state, rng))")
+            step = self.local_step if self.local_step is not None else 1.0 / (problem.certificate.L + lam)
+            res_sgd = local_gd(problem, np.array(center), steps=self.local_steps, step_size=step, clients=clients,
+                               lin=h[rows], prox=lam, center=center, rng=np.random.default_rng(seed))
+            K = float(self.local_steps)
+            return res_sgd.X, h, evals + res_sgd.grad_evals, {"local_steps_max": K, "local_steps_mean": K}
         res = prox_linear_descent(problem, h[rows], center, lam, np.array(center), rule=self.stop_rule(problem,
                                   state.r, state.grad0_norm), max_steps=self.local_steps, fast=self.solver == "fgd",
                                   clients=clients, G0=G_rows)
@@ -226,7 +255,7 @@ class DANEPlus:
         n = problem.n_clients
         single = draw.client is not None
         clients = np.array([draw.client]) if single else None
-        X, h, evals, extra = self.local_models(problem, state, clients)
+        X, h, evals, extra = self.local_models(problem, state, clients, draw.seed)
         x_new = X[0] if single else problem.weights @ X
         h_new = None
         if self.control_variate == "scaffnew":
