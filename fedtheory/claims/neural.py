@@ -410,7 +410,7 @@ def fedred_table(problem: Any, rounds: int, local_steps: int, step: float, prox_
                   "lower training loss than the drift-corrected SCAFFOLD, Scaffnew, DANE+-SGD and FedRed-SGD",
         kind="qualitative", expected="exploratory",
         instances=_bench_instances({"hidden": 16, "alpha": 0.3, "rounds": 15, "local_steps": 10, "step": 0.1,
-                                    "prox_grid": (1e-2, 1e-1)},
+                                    "prox_grid": (1e-2,)},
                                    [{"hidden": 64, "rounds": 50, "prox_grid": (1e-3, 1e-2, 1e-1, 1.0)}]))
 def check_fedred_fedprox(inst: dict) -> Evidence:
     """measured = FedProx's final training loss minus the best drift-corrected method's (best lambda of each);
