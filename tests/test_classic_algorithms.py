@@ -295,3 +295,24 @@ def test_weighted_scaffold_keeps_c_equal_to_weighted_mean(n, size, p):
         for _ in range(10):
             state, _ = alg.round(base, state, rng)
             np.testing.assert_allclose(state.c, base.weights @ state.C, atol=1e-13)
+
+
+@pytest.mark.parametrize("block_bytes", [200, 300])  # 1 and 2 clients per block at d = 4 (128 bytes each)
+@pytest.mark.parametrize("mode", ["subgradient", "proximal"])
+def test_cache_blocked_local_gd_is_bitwise_the_stacked_schedule(problem, monkeypatch, block_bytes, mode):
+    import fedtheory.local.gd as lgd
+
+    rng = np.random.default_rng(2)
+    X0 = rng.standard_normal((problem.n_clients, problem.dim))
+    lin, center = rng.standard_normal(X0.shape), rng.standard_normal(X0.shape)
+    kwargs = dict(steps=6, step_size=0.1, lin=lin, prox=0.5, center=center, l1=0.1, l1_mode=mode)
+    monkeypatch.setattr(lgd, "BLOCK_BYTES", 10**12)  # never blocked
+    assert not lgd._blockable(problem, None, problem.n_clients)
+    stacked = local_gd(problem, X0, **kwargs)
+    monkeypatch.setattr(lgd, "BLOCK_BYTES", block_bytes)
+    assert lgd._blockable(problem, None, problem.n_clients)
+    blocked = local_gd(problem, X0, **kwargs)
+    np.testing.assert_array_equal(blocked.X, stacked.X)
+    assert blocked.grad_evals == stacked.grad_evals
+    ref = _loop_reference(problem, X0, np.arange(problem.n_clients), 6, 0.1, lin, 0.5, center, 0.1, mode)
+    np.testing.assert_allclose(blocked.X, ref, rtol=1e-13, atol=1e-13)

@@ -103,6 +103,8 @@ def local_gd(problem: Problem, X0: np.ndarray, *, steps: int, step_size: float,
     def oracle(Yb: np.ndarray, idx: np.ndarray | None) -> np.ndarray:
         return problem.grads(Yb, idx) if rng is None else problem.stochastic_grads(Yb, rng, idx)
 
+    if tol is None and rng is None and _blockable(problem, rows, m):
+        return _blocked_local_gd(problem, Y, steps, step_size, Lin, C, prox, l1, l1_mode)
     if tol is None:
         # Fast path: every client takes every step; one stacked oracle call per step.
         for _ in range(steps):
@@ -131,6 +133,51 @@ def local_gd(problem: Problem, X0: np.ndarray, *, steps: int, step_size: float,
         taken[move] += 1
         active = move
     return LocalResult(Y, evals, taken)
+
+
+#: Cache budget of one block of client Hessians (the per-core L2 of the reference machine is 2 MiB).
+BLOCK_BYTES = 2 * 1024 * 1024
+
+
+def _blockable(problem: Problem, rows: np.ndarray | None, m: int) -> bool:
+    """Cache blocking applies to all-client rounds on dense quadratics whose Hessians exceed the cache."""
+    from ..problems.quadratic import QuadraticProblem
+
+    return (type(problem) is QuadraticProblem and rows is None and m == problem.n_clients
+            and problem.A.ndim == 3 and problem.A.nbytes > BLOCK_BYTES)
+
+
+def _blocked_local_gd(problem: Problem, Y: np.ndarray, steps: int, eta: float, Lin: np.ndarray | None,
+                      C: np.ndarray | None, prox: float, l1: float, l1_mode: str) -> LocalResult:
+    """Run all K steps on one cache-sized block of clients before moving to the next block.
+
+    The clients' trajectories are independent, so the order (all clients per step, or all steps per block of
+    clients) does not change the arithmetic (the same kernel per client); it only keeps each block's Hessians in cache
+    across the K steps instead of streaming all n Hessians from memory K times (measured 1.7x at n=10, d=500,
+    K=10, see benchmarks/bench_classic.py).
+    """
+    from ..linalg import batched_matvec
+
+    n, d = Y.shape
+    block = max(1, BLOCK_BYTES // (8 * d * d))
+    A, b = problem.A, problem.b  # type: ignore[attr-defined]
+    for lo in range(0, n, block):
+        hi = min(n, lo + block)
+        # grad f_i(y) = A_i y - b_i exactly as QuadraticProblem.grads computes it, on views of the block's data
+        # (a client index array would copy the block's Hessians at every step). A one-client block is a plain
+        # BLAS matrix-vector product per step: above the cache size that *is* the fastest schedule.
+        if hi - lo == 1:
+            A_b, b_b, rows = A[lo], b[lo], lo
+        else:
+            A_b, b_b, rows = A[lo:hi], b[lo:hi], slice(lo, hi)
+        Yb = Y[rows]
+        Lin_b = None if Lin is None else Lin[rows]
+        C_b = None if C is None else C[rows]
+        for _ in range(steps):
+            G = (A_b @ Yb if hi - lo == 1 else batched_matvec(A_b, Yb)) - b_b
+            Yb = _step(Yb, G, Lin_b, C_b, prox, l1, l1_mode, eta)
+        Y[rows] = Yb
+    return LocalResult(Y, n * steps, np.full(n, steps, dtype=np.int64))
 
 
 def _step(Y: np.ndarray, G: np.ndarray, Lin: np.ndarray | None, C: np.ndarray | None, prox: float, l1: float,
