@@ -243,3 +243,54 @@ def test_bad_data_and_calls(smooth_mlp):
         mlp(6, 4, hidden=3, activation="gelu")
     with pytest.raises(ValueError, match="channels"):
         cnn_digits(channels=(4,))
+
+
+def test_origin_shifts_coordinates_only(smooth_mlp):
+    p = smooth_mlp
+    shifted = TorchProblem(p.model, *_data_of(p), reg=p.reg, batch_size=p.batch_size, origin="init")
+    np.testing.assert_array_equal(shifted.initial_point(), np.zeros(p.dim))
+    X = np.random.default_rng(2).standard_normal((3, p.dim)) * 0.1
+    theta = X + p.initial_point()
+    np.testing.assert_allclose(shifted.grads(X), p.grads(theta), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(shifted.values(X), p.values(theta), rtol=1e-13)
+    assert shifted.metrics(X[0])["loss"] == pytest.approx(p.metrics(theta[0])["loss"], rel=1e-13)
+    with pytest.raises(ValueError, match="origin"):
+        TorchProblem(p.model, *_data_of(p), origin="zero")
+    with pytest.raises(ValueError, match="origin"):
+        TorchProblem(p.model, *_data_of(p), origin=np.zeros(3))
+
+
+@pytest.mark.parametrize("source, model", [("digits", "logistic"), ("digits", "cnn"), ("synthetic", "mlp")])
+def test_neural_problem_generator(source, model):
+    from fedtheory.torch import neural_problem
+
+    p = neural_problem(source, model, 3, hidden=4, samples=12, seed=1, power_iters=2)
+    assert p.n_clients == 3 and p.model.in_features == (64 if source == "digits" else 60)
+    m = p.metrics(np.zeros(p.dim))
+    assert np.isfinite(m["loss"]) and 0 <= m["test_accuracy"] <= 1
+    assert neural_problem(source, model, 3, hidden=4, samples=12, seed=1).origin.tobytes() == p.origin.tobytes()
+    with pytest.raises(ValueError, match="model"):
+        neural_problem(source, "resnet", 3)
+
+
+def test_neural_instance_runs_through_fedtheory_bench(tmp_path):
+    """A catalogue spec naming fedtheory.torch.neural_problem is benchmarked by `fedtheory bench` sweeps, and the
+    neural metrics arrive as extra.* columns."""
+    import json
+
+    pytest.importorskip("pandas", reason="fedtheory bench needs the bench extra (pandas)")
+    from fedtheory.bench import SweepSpec, read_results, sweep
+
+    root = tmp_path / "cat"
+    root.mkdir()
+    (root / "digits-mlp4.json").write_text(json.dumps(
+        {"name": "digits-mlp4", "version": 1, "generator": "fedtheory.torch.neural_problem",
+         "params": {"n_clients": 4, "hidden": 4, "batch_size": 8, "power_iters": 2}, "seed": 0}))
+    spec = SweepSpec.from_dict({"problems": ["digits-mlp4"], "catalogue_root": str(root), "rounds": 3,
+                                "stop_at_eps": False, "algorithms": [
+                                    {"name": "fedprox", "grid": {"solver": "gd", "prox": 0.01, "local_steps": 2,
+                                                                 "local_step": 0.1, "stochastic": True}}]})
+    res = sweep(spec, tmp_path / "out", progress=False, report=False, fmt="csv")
+    assert res.statuses == {"completed": 1}
+    df = read_results(tmp_path / "out")
+    assert len(df) == 4 and df["extra.accuracy"].between(0, 1).all() and df["gap"].iloc[-1] < df["gap"].iloc[0]

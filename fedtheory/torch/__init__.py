@@ -18,9 +18,9 @@ Example::
                 problem, 30, seed=0, x0=problem.initial_point())
     trace.accuracy, trace.test_accuracy   # extra columns recorded from problem.metrics
 """
-from .data import digits_federated, synthetic_multinomial
+from .data import digits_federated, neural_problem, synthetic_multinomial
 from .models import ACTIVATIONS, FlatModel, cnn_digits, logistic_regression, mlp
 from .problem import DTYPES, TorchProblem
 
 __all__ = ["TorchProblem", "DTYPES", "FlatModel", "logistic_regression", "mlp", "cnn_digits", "ACTIVATIONS",
-           "digits_federated", "synthetic_multinomial"]
+           "digits_federated", "synthetic_multinomial", "neural_problem"]

@@ -7,6 +7,9 @@
 * :func:`synthetic_multinomial` -- FedProx's Synthetic(alpha, beta) in its original multinomial form (10 classes,
   60 features; :func:`fedtheory.problems.datasets.synthetic_fedprox`), with a per-client held-out fraction pooled
   into a test set.
+* :func:`neural_problem` -- a one-call generator ``(**params, seed=seed) -> TorchProblem`` in the catalogue's
+  generator convention, so a catalogue spec (and therefore ``fedtheory bench``) can name a neural instance with
+  ``"generator": "fedtheory.torch.neural_problem"``.
 """
 from __future__ import annotations
 
@@ -17,8 +20,10 @@ import numpy as np
 from .._validation import check_int, check_real
 from ..problems.datasets import FederatedData, load_digits, synthetic_fedprox
 from ..problems.partition import partition as _partition
+from .models import cnn_digits, logistic_regression, mlp
+from .problem import TorchProblem
 
-__all__ = ["digits_federated", "synthetic_multinomial"]
+__all__ = ["digits_federated", "synthetic_multinomial", "neural_problem"]
 
 
 def _test_split(labels: np.ndarray, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -67,3 +72,42 @@ def synthetic_multinomial(alpha: float = 1.0, beta: float = 1.0, n_clients: int 
         tx.append(a[len(y) - k:])
         ty.append(y[len(y) - k:])
     return FederatedData(feats, labs), (np.concatenate(tx), np.concatenate(ty))
+
+
+def neural_problem(source: Literal["digits", "synthetic"] = "digits", model: Literal["logistic", "mlp", "cnn"] = "mlp",
+                   n_clients: int = 10, *, partition: Literal["iid", "dirichlet", "lognormal", "shards"] = "dirichlet",
+                   dirichlet_alpha: float = 0.5, sigma: float = 1.0, alpha: float = 1.0, beta: float = 1.0,
+                   samples: int | None = None, hidden: int | list[int] = 32, activation: str = "relu",
+                   batch_size: int | None = 32, reg: float = 0.0, dtype: str = "float64",
+                   test_fraction: float = 0.2, origin: str | None = "init", power_iters: int = 20,
+                   seed: int = 0) -> TorchProblem:
+    """A neural TorchProblem from offline data in one call (catalogue generator convention).
+
+    ``source="digits"`` (64 features, partitioned by ``partition``) or ``"synthetic"`` (FedProx
+    Synthetic(alpha, beta), 60 features, one device per client, ``samples`` per device or the paper's
+    lognormal sizes); ``model`` the multinomial logistic regression, the MLP (``hidden``) or, for digits, the
+    CNN. ``origin="init"`` (default) makes x = 0 the model's initialisation under ``seed`` (see
+    :class:`TorchProblem`), so runs that start at zeros train from a proper initialisation.
+    """
+    if source == "digits":
+        data, test = digits_federated(n_clients, partition=partition, dirichlet_alpha=dirichlet_alpha, sigma=sigma,
+                                      test_fraction=test_fraction, seed=seed)
+        d = 64
+    elif source == "synthetic":
+        data, test = synthetic_multinomial(alpha, beta, n_clients, sizes=samples, test_fraction=test_fraction,
+                                           seed=seed)
+        d = 60
+    else:
+        raise ValueError(f"source must be 'digits' or 'synthetic', got {source!r}")
+    if model == "logistic":
+        net = logistic_regression(d, 10)
+    elif model == "mlp":
+        net = mlp(d, 10, hidden=hidden if np.ndim(hidden) == 0 else tuple(hidden), activation=activation)
+    elif model == "cnn":
+        if source != "digits":
+            raise ValueError("model='cnn' needs source='digits' (8x8 images)")
+        net = cnn_digits(activation=activation)
+    else:
+        raise ValueError(f"model must be 'logistic', 'mlp' or 'cnn', got {model!r}")
+    return TorchProblem(net, data, batch_size=batch_size, reg=reg, dtype=dtype, test=test if len(test[1]) else None,
+                        origin=origin, init_seed=seed, power_iters=power_iters)

@@ -106,6 +106,11 @@ class TorchProblem(Problem):
         Replace the estimated certificate (e.g. with an exact one of an equivalent NumPy problem).
     init_seed:
         Seed of the initial point (:meth:`initial_point`) at which L is estimated.
+    origin:
+        ``None`` (coordinates are the model parameters theta), ``"init"`` or a vector theta_0: the problem's
+        coordinates are offsets x = theta - theta_0 from the model's initialisation under ``init_seed`` (or the
+        given theta_0). Then x = 0 is a sensible start, which lets tools that start every run at zeros
+        (``fedtheory bench``) train neural models; the l2 term still acts on theta.
     power_iters:
         Power-iteration steps of the L estimate (0 skips it: L = NaN); the estimate is computed lazily, on the
         first access of :attr:`certificate`.
@@ -116,7 +121,8 @@ class TorchProblem(Problem):
                  weights: str | np.ndarray = "size", batch_size: int | None = None, dtype: Any = "float64",
                  device: str | torch.device = "cpu", vectorize: bool = True,
                  test: tuple[np.ndarray, np.ndarray] | None = None, certificate: Certificate | None = None,
-                 init_seed: int = 0, power_iters: int = 20, sigma2: float = 0.0) -> None:
+                 init_seed: int = 0, power_iters: int = 20, sigma2: float = 0.0,
+                 origin: str | np.ndarray | None = None) -> None:
         if not isinstance(model, FlatModel):
             raise TypeError(f"model must be a fedtheory.torch.FlatModel, got {type(model).__name__}")
         self.model = model
@@ -186,6 +192,20 @@ class TorchProblem(Problem):
         self._vvalue = torch.func.vmap(self._client_loss)
         self._veval = torch.func.vmap(torch.func.grad_and_value(self._client_loss_acc, has_aux=True))
         self.init_seed = check_int("init_seed", init_seed, low=0)
+        if origin is None:
+            self.origin = None
+        elif isinstance(origin, str):
+            if origin != "init":
+                raise ValueError(f"origin must be None, 'init' or a vector of length {self.dim}, got {origin!r}")
+            self.origin = model.init_params(self.init_seed)
+        else:
+            origin = np.asarray(origin, dtype=np.float64)
+            if origin.shape != (self.dim,) or not np.all(np.isfinite(origin)):
+                raise ValueError(f"origin must be None, 'init' or a finite vector of length {self.dim}, "
+                                 f"got shape {origin.shape}")
+            self.origin = origin.copy()
+        self._origin = None if self.origin is None else torch.as_tensor(self.origin, dtype=self.dtype,
+                                                                         device=self.device)
         self.power_iters = check_int("power_iters", power_iters, low=0)
         if certificate is not None and not isinstance(certificate, Certificate):
             raise TypeError(f"certificate must be a Certificate, got {type(certificate).__name__}")
@@ -264,7 +284,8 @@ class TorchProblem(Problem):
             raise ValueError(f"X must have shape ({rows}, {self.dim}), got {X.shape}")
         if not X.flags.writeable:  # broadcast views: torch refuses read-only memory, so copy
             X = X.copy()
-        return torch.as_tensor(X, dtype=self.dtype, device=self.device)
+        T = torch.as_tensor(X, dtype=self.dtype, device=self.device)
+        return T if self._origin is None else T + self._origin
 
     @staticmethod
     def _numpy(T: torch.Tensor) -> np.ndarray:
@@ -382,16 +403,19 @@ class TorchProblem(Problem):
     def initial_point(self, seed: int | None = None) -> np.ndarray:
         """The model's default initialisation under ``seed`` (``init_seed`` by default), float64 of shape (dim,).
 
-        Pass it as ``run(..., x0=problem.initial_point())``: zero initialisation is a saddle for MLPs.
+        Pass it as ``run(..., x0=problem.initial_point())``: zero initialisation is a saddle for MLPs. With an
+        ``origin`` the point is returned in the problem's coordinates (``theta - origin``; zeros for init_seed).
         """
-        return self.model.init_params(self.init_seed if seed is None else seed)
+        theta = self.model.init_params(self.init_seed if seed is None else seed)
+        return theta if self.origin is None else theta - self.origin
 
     def evaluate(self, x: np.ndarray) -> dict[str, Any]:
         """One vmapped pass at the server model: per-client values and gradients, f, grad f, accuracies."""
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (self.dim,):
             raise ValueError(f"x must have shape ({self.dim},), got {x.shape}")
-        T = torch.as_tensor(x, dtype=self.dtype, device=self.device).expand(self.n_clients, self.dim)
+        theta = x if self.origin is None else self.origin + x
+        T = torch.as_tensor(theta, dtype=self.dtype, device=self.device).expand(self.n_clients, self.dim)
         (G, (vals, correct)) = self._veval(T, self._X, self._Y, self._W)
         G, vals, correct = self._numpy(G), self._numpy(vals), self._numpy(correct)
         out = {"values": vals, "grads": G, "loss": float(self.weights @ vals), "grad": self.weights @ G,
@@ -399,7 +423,7 @@ class TorchProblem(Problem):
         if self._test is not None:
             tx, ty, tw = self._test
             tv, tc = self._client_loss_acc(T[0], tx, ty, tw)
-            out["test_loss"] = float(tv) - 0.5 * self.reg * float(x @ x)  # the data term only
+            out["test_loss"] = float(tv) - 0.5 * self.reg * float(theta @ theta)  # the data term only
             out["test_accuracy"] = float(tc) / tx.shape[0]
         return out
 
@@ -454,7 +478,7 @@ class TorchProblem(Problem):
         n, d = self.n_clients, self.dim
         nan = float("nan")
         if power_iters > 0:
-            theta0 = torch.as_tensor(self.initial_point(), dtype=self.dtype, device=self.device)
+            theta0 = torch.as_tensor(self.model.init_params(self.init_seed), dtype=self.dtype, device=self.device)
             L_i, L_f = self._hvp_top(theta0, power_iters)
             L_i = np.abs(L_i)
             L_f = abs(L_f)
