@@ -91,3 +91,16 @@ def test_dane_sgd_is_k_local_steps_on_the_dane_subproblem():
         DANEPlus(stochastic=True)  # the exact solver has no SGD variant
     with pytest.raises(ValueError, match="local_step"):
         DANEPlus(solver="gd", stopping="steps", stochastic=True, local_step=0.0)
+
+
+def test_without_torch_no_neural_claims_and_no_torch_import():
+    """`fedtheory verify` must work without the extra: hide torch from find_spec in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    code = ("import importlib.util as u, sys; f = u.find_spec; "
+            "u.find_spec = lambda n, *a, **k: None if n == 'torch' else f(n, *a, **k); "
+            "import fedtheory.claims as c; "
+            "print(sum(k.startswith('neural') for k in c.REGISTRY), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["0", "False"]

@@ -28,8 +28,15 @@ from .registry import Evidence, claim
 
 __all__: list[str] = []
 
+def _torch_available() -> bool:
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):  # a broken or deliberately blocked torch counts as absent
+        return False
+
+
 #: Whether the optional torch extra is importable (checked without importing it).
-TORCH_AVAILABLE = importlib.util.find_spec("torch") is not None
+TORCH_AVAILABLE = _torch_available()
 
 #: Tolerance of the cross-check: max_r ||x_r^torch - x_r^numpy||_inf / max(1, ||x_r^numpy||_inf).
 CROSSCHECK_TOL = 1e-8

@@ -18,6 +18,12 @@ Example::
                 problem, 30, seed=0, x0=problem.initial_point())
     trace.accuracy, trace.test_accuracy   # extra columns recorded from problem.metrics
 """
+try:
+    import torch as _torch  # noqa: F401
+except ImportError as _exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("fedtheory.torch needs the optional torch extra: pip install torch==2.13.0 "
+                      "'fedtheory[torch]'") from _exc
+
 from .data import digits_federated, neural_problem, synthetic_multinomial
 from .models import ACTIVATIONS, FlatModel, cnn_digits, logistic_regression, mlp
 from .problem import DTYPES, TorchProblem
