@@ -294,3 +294,18 @@ def test_neural_instance_runs_through_fedtheory_bench(tmp_path):
     assert res.statuses == {"completed": 1}
     df = read_results(tmp_path / "out")
     assert len(df) == 4 and df["extra.accuracy"].between(0, 1).all() and df["gap"].iloc[-1] < df["gap"].iloc[0]
+
+
+def test_fisher_chunks_and_kinds_agree(smooth_mlp, monkeypatch):
+    import fedtheory.torch.problem as tp
+
+    X = np.stack([smooth_mlp.initial_point(s) for s in range(3)])
+    whole = smooth_mlp.fisher_diag(X)
+    monkeypatch.setattr(tp, "FISHER_CHUNK_BYTES", 1)  # one client per chunk
+    np.testing.assert_allclose(smooth_mlp.fisher_diag(X), whole, rtol=1e-13)
+    emp = smooth_mlp.fisher_diag(X, kind="empirical")
+    assert np.all(emp >= smooth_mlp.reg) and not np.allclose(emp, whole)
+    p_emp = TorchProblem(smooth_mlp.model, *_data_of(smooth_mlp), reg=smooth_mlp.reg, fisher="empirical")
+    np.testing.assert_allclose(p_emp.fisher_diag(X), emp, rtol=1e-13)
+    with pytest.raises(ValueError, match="fisher"):
+        TorchProblem(smooth_mlp.model, *_data_of(smooth_mlp), fisher="observed")

@@ -58,10 +58,12 @@ from ..problems.base import Certificate, Problem
 from ..problems.datasets import FederatedData
 from .models import FlatModel
 
-__all__ = ["TorchProblem", "DTYPES"]
+__all__ = ["TorchProblem", "DTYPES", "FISHER_CHUNK_BYTES"]
 
 LossName = Literal["cross_entropy", "logistic"]
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
+#: Memory budget of the per-sample gradients :meth:`TorchProblem.fisher_diag` holds at once.
+FISHER_CHUNK_BYTES = 64 * 1024 * 1024
 
 _EXACT_SOLVE_MESSAGE = (
     "exact local solves (problem.solve_local) are not available for neural models: use the inexact local "
@@ -111,6 +113,8 @@ class TorchProblem(Problem):
         coordinates are offsets x = theta - theta_0 from the model's initialisation under ``init_seed`` (or the
         given theta_0). Then x = 0 is a sensible start, which lets tools that start every run at zeros
         (``fedtheory bench``) train neural models; the l2 term still acts on theta.
+    fisher:
+        Default kind of :meth:`fisher_diag` (EFL's elastic term): ``"true"`` or ``"empirical"``.
     power_iters:
         Power-iteration steps of the L estimate (0 skips it: L = NaN); the estimate is computed lazily, on the
         first access of :attr:`certificate`.
@@ -122,7 +126,7 @@ class TorchProblem(Problem):
                  device: str | torch.device = "cpu", vectorize: bool = True,
                  test: tuple[np.ndarray, np.ndarray] | None = None, certificate: Certificate | None = None,
                  init_seed: int = 0, power_iters: int = 20, sigma2: float = 0.0,
-                 origin: str | np.ndarray | None = None) -> None:
+                 origin: str | np.ndarray | None = None, fisher: Literal["true", "empirical"] = "true") -> None:
         if not isinstance(model, FlatModel):
             raise TypeError(f"model must be a fedtheory.torch.FlatModel, got {type(model).__name__}")
         self.model = model
@@ -192,6 +196,9 @@ class TorchProblem(Problem):
         self._vvalue = torch.func.vmap(self._client_loss)
         self._veval = torch.func.vmap(torch.func.grad_and_value(self._client_loss_acc, has_aux=True))
         self.init_seed = check_int("init_seed", init_seed, low=0)
+        if fisher not in ("true", "empirical"):
+            raise ValueError(f"fisher must be 'true' or 'empirical', got {fisher!r}")
+        self.fisher = fisher
         if origin is None:
             self.origin = None
         elif isinstance(origin, str):
@@ -367,18 +374,29 @@ class TorchProblem(Problem):
         return other
 
     def fisher_diag(self, X: np.ndarray, clients: np.ndarray | None = None, *,
-                    kind: Literal["true", "empirical"] = "true") -> np.ndarray:
+                    kind: Literal["true", "empirical"] | None = None) -> np.ndarray:
         """Diagonal Fisher information of every listed client at X (used by EFL's elastic term), plus ``reg``.
 
         ``kind="true"``: (1/m_i) sum_j E_{c ~ p_theta(.|a_j)} [(grad l(h(theta; a_j), c))^2], the Fisher of the
         model's predictive distribution (for logistic regression this is exactly the Hessian diagonal the NumPy
-        problem gives EFL); ``kind="empirical"``: the same with the observed label instead of the expectation.
+        problem gives EFL); ``kind="empirical"``: the same with the observed label instead of the expectation
+        (C times cheaper). ``None`` uses the problem's ``fisher`` option. Per-sample gradients are formed for a
+        chunk of clients at a time, at most ``FISHER_CHUNK_BYTES`` of them.
         """
+        kind = self.fisher if kind is None else kind
         if kind not in ("true", "empirical"):
             raise ValueError(f"kind must be 'true' or 'empirical', got {kind!r}")
         rows = self._rows(clients)
         T = self._tensor(X, self.n_clients if rows is None else rows.size)
         Xd, Yd, Wd = self._data(rows)
+        per_client = Xd.shape[1] * self.dim * T.element_size()
+        chunk = max(1, FISHER_CHUNK_BYTES // max(per_client, 1))
+        parts = [self._fisher_chunk(T[lo:lo + chunk], Xd[lo:lo + chunk], Yd[lo:lo + chunk], Wd[lo:lo + chunk], kind)
+                 for lo in range(0, T.shape[0], chunk)]  # chunks of clients bound the (k, m, P) memory
+        return self._numpy(torch.cat(parts)) + self.reg
+
+    def _fisher_chunk(self, T: torch.Tensor, Xd: torch.Tensor, Yd: torch.Tensor, Wd: torch.Tensor,
+                      kind: str) -> torch.Tensor:
 
         def per_sample_grad(theta, x, y):
             return torch.func.grad(lambda t: self._sample_losses(t, x[None], y[None])[0])(theta)
@@ -397,7 +415,7 @@ class TorchProblem(Problem):
             for prob, c in labels:  # a loop over the C classes (not clients): memory stays (k, m, P)
                 Yc = torch.full_like(Yd, c)
                 F = F + torch.einsum("km,kmp->kp", Wd * prob, sample_grads(T, Xd, Yc) ** 2)
-        return self._numpy(F) + self.reg
+        return F
 
     # ----- global quantities -----
     def initial_point(self, seed: int | None = None) -> np.ndarray:
