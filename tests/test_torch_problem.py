@@ -309,3 +309,23 @@ def test_fisher_chunks_and_kinds_agree(smooth_mlp, monkeypatch):
     np.testing.assert_allclose(p_emp.fisher_diag(X), emp, rtol=1e-13)
     with pytest.raises(ValueError, match="fisher"):
         TorchProblem(smooth_mlp.model, *_data_of(smooth_mlp), fisher="observed")
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=15)
+@given(n=st.integers(1, 3), hidden=st.integers(1, 4), C=st.integers(2, 4), reg=st.sampled_from([0.0, 0.1]),
+       seed=st.integers(0, 2**16))
+def test_grads_match_finite_differences_on_drawn_mlps(n, hidden, C, reg, seed):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 6, n)
+    feats = [rng.standard_normal((m, 3)) for m in sizes]
+    labs = [rng.integers(0, C, m) for m in sizes]
+    p = TorchProblem(mlp(3, C, hidden=hidden, activation="tanh"), feats, labs, reg=reg)
+    X = np.stack([p.initial_point(seed + i) for i in range(n)])
+    V = rng.standard_normal(X.shape)
+    exact = np.einsum("kd,kd->k", p.grads(X), V)
+    np.testing.assert_allclose(_fd_directional(p, X, V), exact, rtol=1e-6, atol=1e-8)
+    loop = TorchProblem(p.model, feats, labs, reg=reg, vectorize=False)
+    np.testing.assert_allclose(loop.grads(X), p.grads(X), rtol=1e-11, atol=1e-14)
