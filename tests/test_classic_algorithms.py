@@ -298,14 +298,18 @@ def test_weighted_scaffold_keeps_c_equal_to_weighted_mean(n, size, p):
 
 
 @pytest.mark.parametrize("block_bytes", [200, 300])  # 1 and 2 clients per block at d = 4 (128 bytes each)
-@pytest.mark.parametrize("mode", ["subgradient", "proximal"])
+@pytest.mark.parametrize("mode", ["subgradient", "proximal", "plain"])
 def test_cache_blocked_local_gd_is_bitwise_the_stacked_schedule(problem, monkeypatch, block_bytes, mode):
     import fedtheory.local.gd as lgd
 
     rng = np.random.default_rng(2)
     X0 = rng.standard_normal((problem.n_clients, problem.dim))
     lin, center = rng.standard_normal(X0.shape), rng.standard_normal(X0.shape)
-    kwargs = dict(steps=6, step_size=0.1, lin=lin, prox=0.5, center=center, l1=0.1, l1_mode=mode)
+    if mode == "plain":  # FedAvg's local step: no linear, proximal or l1 term
+        lin, center = np.zeros_like(X0), np.zeros_like(X0)
+        kwargs = dict(steps=6, step_size=0.1)
+    else:
+        kwargs = dict(steps=6, step_size=0.1, lin=lin, prox=0.5, center=center, l1=0.1, l1_mode=mode)
     monkeypatch.setattr(lgd, "BLOCK_BYTES", 10**12)  # never blocked
     assert not lgd._blockable(problem, None, problem.n_clients)
     stacked = local_gd(problem, X0, **kwargs)
@@ -314,5 +318,7 @@ def test_cache_blocked_local_gd_is_bitwise_the_stacked_schedule(problem, monkeyp
     blocked = local_gd(problem, X0, **kwargs)
     np.testing.assert_array_equal(blocked.X, stacked.X)
     assert blocked.grad_evals == stacked.grad_evals
-    ref = _loop_reference(problem, X0, np.arange(problem.n_clients), 6, 0.1, lin, 0.5, center, 0.1, mode)
+    prox, l1 = (0.0, 0.0) if mode == "plain" else (0.5, 0.1)
+    ref = _loop_reference(problem, X0, np.arange(problem.n_clients), 6, 0.1, lin, prox, center, l1,
+                          "subgradient" if mode == "plain" else mode)
     np.testing.assert_allclose(blocked.X, ref, rtol=1e-13, atol=1e-13)

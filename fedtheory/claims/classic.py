@@ -330,7 +330,8 @@ def check_drift_corrected_converge(problem: Problem) -> Evidence:
     for scheme in _partial_schemes(problem.n_clients):
         for name, alg in _drift_free_algorithms(problem, scheme).items():
             state = _iterate(alg, problem, 6000, stop_dist=1e-12 * scale)
-            errs[f"{name}/{type(scheme).__name__}"] = float(np.linalg.norm(state.x - problem.certificate.x_star)) / scale
+            err = float(np.linalg.norm(state.x - problem.certificate.x_star)) / scale
+            errs[f"{name}/{type(scheme).__name__}"] = err
     worst = max(errs.values())
     return Evidence(_describe(problem), worst, IDENTITY_TOL, worst <= IDENTITY_TOL, details=errs)
 

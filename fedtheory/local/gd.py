@@ -173,22 +173,46 @@ def _blocked_local_gd(problem: Problem, Y: np.ndarray, steps: int, eta: float, L
         Yb = Y[rows]
         Lin_b = None if Lin is None else Lin[rows]
         C_b = None if C is None else C[rows]
+        plain = Lin_b is None and prox == 0.0 and l1 == 0.0
         for _ in range(steps):
-            G = (A_b @ Yb if hi - lo == 1 else batched_matvec(A_b, Yb)) - b_b
-            Yb = _step(Yb, G, Lin_b, C_b, prox, l1, l1_mode, eta)
+            G = A_b @ Yb if hi - lo == 1 else batched_matvec(A_b, Yb)
+            G -= b_b  # G is ours: update in place (one pass over the block instead of a new array per term)
+            if plain:  # FedAvg's step y - eta (A y - b), without the option checks of _step
+                G *= eta
+                Yb = Yb - G
+            else:
+                Yb = _step(Yb, G, Lin_b, C_b, prox, l1, l1_mode, eta)
         Y[rows] = Yb
     return LocalResult(Y, n * steps, np.full(n, steps, dtype=np.int64))
 
 
 def _step(Y: np.ndarray, G: np.ndarray, Lin: np.ndarray | None, C: np.ndarray | None, prox: float, l1: float,
           l1_mode: str, eta: float) -> np.ndarray:
+    """One step; the oracle's G is never modified, the arrays this function creates are updated in place.
+
+    Same operations in the same order as y - eta (g + lin + prox (y - c) + l1 sign(y - c)), so the result is
+    bitwise that expression; in-place updates only save temporaries (this is the hot loop of every round).
+    """
+    own = False  # whether G is an array created here (then it may be updated in place)
     if Lin is not None:
         G = G + Lin
+        own = True
     if prox > 0.0:
-        G = G + prox * (Y - C)
+        term = prox * (Y - C)
+        if own:
+            G += term
+        else:
+            G, own = G + term, True
     if l1 > 0.0 and l1_mode == "subgradient":
-        G = G + l1 * np.sign(Y - C)
-    Y_new = Y - eta * G
+        term = l1 * np.sign(Y - C)
+        if own:
+            G += term
+        else:
+            G, own = G + term, True
+    Y_new = G * (-eta)  # y - eta g == y + (-eta) g exactly (negation is exact)
+    Y_new += Y
     if l1 > 0.0 and l1_mode == "proximal":
-        Y_new = C + soft_threshold(Y_new - C, eta * l1)
+        Y_new -= C
+        Y_new = soft_threshold(Y_new, eta * l1)
+        Y_new += C
     return Y_new
