@@ -322,3 +322,29 @@ def test_cache_blocked_local_gd_is_bitwise_the_stacked_schedule(problem, monkeyp
     ref = _loop_reference(problem, X0, np.arange(problem.n_clients), 6, 0.1, lin, prox, center, l1,
                           "subgradient" if mode == "plain" else mode)
     np.testing.assert_allclose(blocked.X, ref, rtol=1e-13, atol=1e-13)
+
+
+def _families():
+    from fedtheory.problems.logistic import logistic
+    from fedtheory.problems.nonconvex import nonconvex
+
+    return {"quadratic_diagonal": quadratic(5, 4, mu=0.2, L=2.0, delta_B=0.5, zeta2=1.0, hessians="diagonal", seed=0),
+            "logistic_minibatch": logistic("synthetic", 4, dim=5, reg=0.1, samples=[20] * 4, batch_size=5, seed=0),
+            "nonconvex": nonconvex(4, 5, seed=0)}
+
+
+@pytest.mark.parametrize("family", ["quadratic_diagonal", "logistic_minibatch", "nonconvex"])
+def test_every_classic_algorithm_runs_on_every_problem_family(family):
+    problem = _families()[family]
+    L = problem.certificate.L
+    algs = [FedAvg(local_steps=3, local_step=0.5 / L, participation=UniformSubset(2), stochastic=True),
+            FedProx(prox=L, l1=0.01), FedProx(prox=L, l1=0.01, solver="gd", local_steps=3),
+            Scaffold(local_steps=3, local_step=0.2 / L, participation=Bernoulli(0.5), stochastic=True),
+            FedDyn(alpha=L, l1=0.01, sign_at_zero="kkt"), FedDyn(alpha=L, solver="gd", local_steps=3),
+            Scaffnew(step=1.0 / L, p=0.5, stochastic=True)]
+    for alg in algs:
+        trace = run(alg, problem, 30, seed=0)
+        assert trace.status == "completed", (alg, trace.status)
+        assert np.all(np.isfinite(trace.x_final))
+        # every one of these methods decreases the distance to x* from the start on these problems
+        assert trace.dist2[-1] < trace.dist2[0], alg
