@@ -1,6 +1,8 @@
 """Unit tests of the classic algorithms' machinery: participation, local GD, accounting, options."""
 from __future__ import annotations
 
+import os
+
 import math
 
 import numpy as np
@@ -14,6 +16,11 @@ from fedtheory.local.gd import local_gd, soft_threshold
 from fedtheory.participation import Bernoulli, Full, UniformSubset
 from fedtheory.problems.quadratic import quadratic
 from fedtheory.run import run
+
+
+def _examples(ci: int) -> int:
+    """Expensive tests run ``ci`` examples in the default profile and 20x more under HYPOTHESIS_PROFILE=thorough."""
+    return ci * 20 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else ci
 
 
 @pytest.fixture(scope="module")
@@ -282,7 +289,7 @@ def test_local_sgd_is_reproducible_from_the_draw(problem):
         list(alg.outcomes(noisy, state))
 
 
-@settings(max_examples=15)
+@settings(max_examples=_examples(15))
 @given(st.integers(2, 6), st.integers(1, 6), st.floats(0.05, 1.0))
 def test_weighted_scaffold_keeps_c_equal_to_weighted_mean(n, size, p):
     size = min(size, n)

@@ -1,6 +1,8 @@
 """The classic claims' checks on hypothesis-drawn heterogeneous quadratics (the ledger runs the defaults)."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -8,6 +10,11 @@ from hypothesis import strategies as st
 from fedtheory.claims import classic as C
 from fedtheory.problems.quadratic import quadratic
 from fedtheory.theory.classic import fedavg_fixed_point, fedavg_map, fedprox_fixed_point, proxskip_contraction
+
+
+def _examples(ci: int) -> int:
+    """Expensive tests run ``ci`` examples in the default profile and 20x more under HYPOTHESIS_PROFILE=thorough."""
+    return ci * 20 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else ci
 
 
 @st.composite
@@ -82,35 +89,35 @@ def test_closed_form_fixed_point_is_the_fixed_point_of_the_affine_map():
     np.testing.assert_allclose(fedprox_fixed_point(problem, 1e-9), problem.weights @ x_loc, atol=1e-6)
 
 
-@settings(max_examples=8)
+@settings(max_examples=_examples(8))
 @given(heterogeneous(max_clients=5, max_dim=4, max_condition=10.0))
 def test_drift_corrected_methods_converge(problem):
     ev = C.check_drift_corrected_converge(problem)
     assert ev.holds, ev.details
 
 
-@settings(max_examples=10)
+@settings(max_examples=_examples(10))
 @given(heterogeneous(enumerable=True, max_dim=4))
 def test_optimal_state_is_fixed_for_every_draw(problem):
     ev = C.check_fixed_point_every_draw(problem)
     assert ev.holds, ev.details
 
 
-@settings(max_examples=8)
+@settings(max_examples=_examples(8))
 @given(heterogeneous(max_clients=5, max_dim=4))
 def test_server_state_invariants(problem):
     ev = C.check_server_state_invariants(problem)
     assert ev.holds, ev.details
 
 
-@settings(max_examples=15)
+@settings(max_examples=_examples(15))
 @given(heterogeneous(enumerable=True, max_dim=4))
 def test_partial_participation_expectations(problem):
     ev = C.check_partial_expectations(problem)
     assert ev.holds, ev.details
 
 
-@settings(max_examples=20)
+@settings(max_examples=_examples(20))
 @given(heterogeneous(enumerable=True, max_dim=4, max_condition=50.0), st.floats(0.05, 1.0), st.floats(0.05, 1.0))
 def test_scaffnew_expected_contraction(problem, step_fraction, p):
     gamma = step_fraction / problem.certificate.L
