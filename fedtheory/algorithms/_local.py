@@ -30,8 +30,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .._validation import check_nonnegative, check_positive
-from ..participation import Bernoulli, Full, Participation, UniformSubset, as_participation
+from .._validation import check_positive
+from ..participation import Full, Participation, UniformSubset, as_participation
 from ..problems.base import Problem
 from .base import FLOAT_BITS, RoundLog, State
 
@@ -194,10 +194,6 @@ def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
     return value
 
 
-def check_eps(value: Any) -> float:
-    return check_nonnegative("threshold", value)
-
-
 def aggregation_weights(problem: Problem, clients: np.ndarray, weighting: str, normalize: str) -> np.ndarray:
     """Server weights a_i of the participating clients.
 
@@ -211,7 +207,3 @@ def aggregation_weights(problem: Problem, clients: np.ndarray, weighting: str, n
         total = w.sum()
         return w / total if total > 0 else w
     return w
-
-
-def bernoulli_or_subset(participation: Participation) -> bool:
-    return isinstance(participation, (Bernoulli, UniformSubset))

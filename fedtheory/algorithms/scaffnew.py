@@ -34,7 +34,6 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import check_probability
-from ..participation import Full
 from ..problems.base import Problem
 from ._local import Draw, FederatedAlgorithm, FederatedState, check_step, upload_log
 from .base import RoundLog, register_algorithm
