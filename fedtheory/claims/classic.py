@@ -226,24 +226,29 @@ def _bias_rate_instances(thorough: bool) -> Iterable[Problem]:
 @claim(id="classic.fedavg.bias_monotone_in_K.corrected", paper=PAPER, reference="derived here (module docstring)",
        statement="For small local steps FedAvg's bias grows linearly in K: ||x_K - x*|| = eta (K-1)/2 ||v|| "
                  "(1 + O(eta K L)), v = Abar^{-1} sum_i w_i A_i grad f_i(x*); checked as a first-order rate: the "
-                 "relative error shrinks at least 5x when eta shrinks 10x (it is O(eta K L)) and is <= 1e-2 at "
-                 "eta K L = 1e-3, where the bias is increasing in K = 1..10",
+                 "relative error is <= 10 eta K L at eta K L = 1e-3 and 1e-4, where the bias is increasing in "
+                 "K = 1..10",
        kind="rate", instances=_bias_rate_instances, derived=True)
 def check_fedavg_bias_first_order(problem: Problem) -> Evidence:
+    """Relative error of the first-order formula at eta K L = 1e-3 and 1e-4 against 10 eta K L.
+
+    (A ratio test between two step sizes is not robust: the error is a x + b x^2 with x = eta K L and can
+    change sign, which hypothesis found; an O(x) bound with constant 10 at two scales is what we assert.)
+    """
     c = problem.certificate
     nv = float(np.linalg.norm(_drift_vector(problem)))
     K = 5
-    errs = []
-    for etaKL in (1e-2, 1e-3):
+    errs = {}
+    for etaKL in (1e-3, 1e-4):
         eta = etaKL / (K * c.L)
-        errs.append(abs(fedavg_bias(problem, K, eta) / (eta * (K - 1) / 2 * nv) - 1.0))
-    ratio = errs[0] / errs[1] if errs[1] > 0 else float("inf")
+        errs[etaKL] = abs(fedavg_bias(problem, K, eta) / (eta * (K - 1) / 2 * nv) - 1.0)
     eta = 1e-3 / (10 * c.L)
     bias = np.array([fedavg_bias(problem, k, eta) for k in range(1, 11)])
     increasing = bool(np.all(np.diff(bias) > 0))
-    holds = errs[1] <= 1e-2 and ratio >= 5.0 and increasing and nv > 0
-    return Evidence(_describe(problem), errs[1], 1e-2, holds, tightness=errs[1] / 1e-2,
-                    details={"rel_err_etaKL_1e-2": errs[0], "rel_err_etaKL_1e-3": errs[1], "ratio": ratio,
+    tight = max(errs[x] / (10 * x) for x in errs)
+    holds = tight <= 1.0 and increasing and nv > 0
+    return Evidence(_describe(problem), errs[1e-3], 1e-2, holds, tightness=tight,
+                    details={"rel_err_etaKL_1e-3": errs[1e-3], "rel_err_etaKL_1e-4": errs[1e-4],
                              "drift_vector_norm": nv, "increasing_K_1_10": increasing})
 
 
@@ -270,18 +275,18 @@ def check_bias_linear_in_zeta(kw: dict) -> Evidence:
 @claim(id="classic.fedprox.bias_inverse_lambda.derived", paper=PAPER, reference="derived here (module docstring); "
        "spec 000 §5.2 ('bias O(1/lambda2)')",
        statement="FedProx's bias shrinks like 1/lambda: lambda ||x_lambda - x*|| -> ||v|| (v as for FedAvg); the "
-                 "relative error is <= 1e-2 at lambda = 1e3 L kappa_f and shrinks at least 5x per 10x lambda "
-                 "(it is O(L/lambda))",
+                 "relative error is <= 1e-2 at lambda = 1e3 L kappa_f and <= 1e-3 at 10x that "
+                 "lambda (it is O(L/lambda))",
        kind="rate", instances=_heterogeneous, derived=True)
 def check_fedprox_bias_rate(problem: Problem) -> Evidence:
+    """Relative error of lambda * bias against ||v|| at lambda0 = 1e3 L kappa_f and 10 lambda0."""
     c = problem.certificate
     nv = float(np.linalg.norm(_drift_vector(problem)))
     base = 1e3 * c.L * (c.L_f / c.mu_f)
     errs = [abs(lam * fedprox_bias(problem, lam) / nv - 1.0) for lam in (base, 10 * base)]
-    ratio = errs[0] / errs[1] if errs[1] > 0 else float("inf")
-    holds = errs[0] <= 1e-2 and ratio >= 5.0
-    return Evidence(_describe(problem), errs[0], 1e-2, holds, tightness=errs[0] / 1e-2,
-                    details={"rel_err": errs, "ratio": ratio, "drift_vector_norm": nv, "lambda": base})
+    tight = max(errs[0] / 1e-2, errs[1] / 1e-3)
+    return Evidence(_describe(problem), errs[0], 1e-2, tight <= 1.0, tightness=tight,
+                    details={"rel_err": errs, "drift_vector_norm": nv, "lambda": base})
 
 
 # ---------------------------------------------------------------------------------------------------------
