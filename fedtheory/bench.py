@@ -776,8 +776,12 @@ def tune(table: Any, eps: float, criterion: str = "rounds"):
            .reset_index())
     agg["final_rel_gap"] = agg["final_rel_gap"].fillna(math.inf)
     key = f"{criterion}_to_eps"
-    agg = agg.sort_values(["problem", "label", key, "final_rel_gap", "hyperparams"], kind="mergesort")
-    best = agg.groupby(["problem", "label"], sort=False).head(1).reset_index(drop=True)
+    # Output order: problems in natural order, algorithm labels in the order they appear in the table (the spec's).
+    problem_rank = {p: i for i, p in enumerate(sorted(set(agg["problem"]), key=catalogue.natural_key))}
+    label_rank = {lab: i for i, lab in enumerate(dict.fromkeys(runs["label"]))}
+    agg["_p"], agg["_l"] = agg["problem"].map(problem_rank), agg["label"].map(label_rank)
+    agg = agg.sort_values(["_p", "_l", key, "final_rel_gap", "hyperparams"], kind="mergesort")
+    best = agg.groupby(["problem", "label"], sort=False).head(1).drop(columns=["_p", "_l"]).reset_index(drop=True)
     best.insert(2, "criterion", criterion)
     best.insert(3, "eps", eps)
     return best
@@ -785,7 +789,9 @@ def tune(table: Any, eps: float, criterion: str = "rounds"):
 
 def rounds_to_eps_table(tuned: Any, criterion: str = "rounds"):
     """Problems × algorithm labels, each cell the tuned median ``criterion`` to eps (inf = never reached)."""
-    return tuned.pivot(index="problem", columns="label", values=f"{criterion}_to_eps")
+    pivot = tuned.pivot(index="problem", columns="label", values=f"{criterion}_to_eps")
+    labels = list(dict.fromkeys(tuned["label"]))  # algorithms in the spec's order, problems in natural order
+    return pivot.loc[sorted(pivot.index, key=catalogue.natural_key), labels]
 
 
 def problems_table(names: Iterable[str], root: str | None = None):

@@ -34,6 +34,7 @@ import io
 import json
 import math
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -47,7 +48,7 @@ from .problems.base import Problem
 __all__ = [
     "CATALOGUE_DIR", "InstanceSpec", "Verification", "ImportedInstance", "catalogue_dir", "names", "spec",
     "build", "load", "problem_arrays", "array_checksums", "certificate_record", "read_certificate",
-    "write_certificate", "verify", "export_npz", "import_npz", "constants",
+    "write_certificate", "verify", "export_npz", "import_npz", "constants", "natural_key",
 ]
 
 #: The package-data folder holding the catalogue (``problems/`` at the repository root links here).
@@ -119,11 +120,17 @@ class InstanceSpec:
         return hashlib.sha256(_canonical(core).encode()).hexdigest()
 
 
+def natural_key(name: str) -> tuple:
+    """Sort key reading digit runs as numbers: delta0 < delta0p1 < delta1 < delta3 < delta10 < delta30."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name))
+
+
 def names(pattern: str | None = None, root: str | os.PathLike | None = None) -> list[str]:
-    """Sorted instance names in the catalogue, optionally filtered by a shell pattern (``quad-kappa*``)."""
+    """Instance names in the catalogue in natural order, optionally filtered by a shell pattern
+    (``quad-kappa*``)."""
     folder = catalogue_dir(root)
-    found = sorted(p.name[: -len(SPEC_SUFFIX)] for p in folder.glob(f"*{SPEC_SUFFIX}")
-                   if not p.name.endswith(CERT_SUFFIX))
+    found = sorted((p.name[: -len(SPEC_SUFFIX)] for p in folder.glob(f"*{SPEC_SUFFIX}")
+                    if not p.name.endswith(CERT_SUFFIX)), key=natural_key)
     return [n for n in found if pattern is None or fnmatch.fnmatchcase(n, pattern)]
 
 
