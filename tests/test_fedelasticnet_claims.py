@@ -7,6 +7,7 @@ from fedtheory.claims import fedelasticnet as fen
 from fedtheory.problems.quadratic import quadratic
 from fedtheory.strategies import quadratic_params
 from fedtheory.theory import fedelasticnet as th
+from fedtheory.theory.classic import drift_vector, fedavg_fixed_point, fedprox_fixed_point
 
 small = dict(min_clients=2, max_clients=5, min_dim=2, max_dim=4, max_condition=30.0)
 
@@ -130,7 +131,7 @@ def test_alg3_runs_through_run_and_logs_entropy(reading, participation):
 @given(kw=quadratic_params(min_clients=2, max_clients=5, min_dim=2, max_dim=4, max_condition=30.0))
 def test_drift_first_order_expansions(kw):
     problem = _problem(kw)
-    assume(np.linalg.norm(fen.drift_direction(problem)) > 1e-6 * max(1.0, problem.certificate.L))
+    assume(np.linalg.norm(drift_vector(problem)) > 1e-6 * max(1.0, problem.certificate.L))
     assert fen.check_prox_bias_asymptotic(problem).holds
     assert fen.check_fedavg_bias_asymptotic(problem).holds
 
@@ -142,11 +143,10 @@ def test_fedprox_and_fedavg_closed_form_limits(kw):
     from fedtheory.algorithms.fedavg import FedAvg
     from fedtheory.algorithms.fedprox import FedProx
 
-    A, b, w = fen.dense_hessians(problem), problem.b, problem.weights
     beta = problem.certificate.L
     st, _ = fen._iterate_to_limit(problem, FedProx(prox=beta, l1=0.0), max_rounds=20000)
-    target = fen.fedprox_limit(A, b, w, beta)
+    target = fedprox_fixed_point(problem, beta)
     assert np.linalg.norm(st.x - target) <= 1e-9 * max(1.0, np.linalg.norm(target))
     st, _ = fen._iterate_to_limit(problem, FedAvg(local_steps=3, local_step=0.5 / beta), max_rounds=20000)
-    target = fen.fedavg_limit(A, b, w, 3, 0.5 / beta)
+    target = fedavg_fixed_point(problem, 3, 0.5 / beta)
     assert np.linalg.norm(st.x - target) <= 1e-9 * max(1.0, np.linalg.norm(target))

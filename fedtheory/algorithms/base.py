@@ -16,7 +16,7 @@ valid instance for a well-posed strongly convex problem.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Mapping, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 

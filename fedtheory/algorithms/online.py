@@ -30,7 +30,7 @@ comparator is x* and the loss is n f(x)).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np

@@ -31,7 +31,7 @@ from ..algorithms.scaffold import Scaffold, ScaffoldState
 from ..participation import Bernoulli, Full, UniformSubset
 from ..problems.base import Problem
 from ..problems.quadratic import quadratic
-from ..theory.classic import (dense_hessians, fedavg_bias, fedavg_fixed_point, fedavg_map, fedprox_bias,
+from ..theory.classic import (drift_vector, fedavg_bias, fedavg_fixed_point, fedavg_map, fedprox_bias,
                               fedprox_fixed_point, fedprox_map, proxskip_contraction, proxskip_lyapunov)
 from .registry import Evidence, claim
 
@@ -188,15 +188,6 @@ def check_equal_hessians_unbiased(problem: Problem) -> Evidence:
     return Evidence(_describe(problem), worst, IDENTITY_TOL, worst <= IDENTITY_TOL, details=errs)
 
 
-def _drift_vector(problem: Problem) -> np.ndarray:
-    """v = Abar^{-1} sum_i w_i A_i grad f_i(x*) (module docstring)."""
-    A = dense_hessians(problem)
-    xs = problem.certificate.x_star
-    g = problem.grads(problem.broadcast(xs))
-    A_bar = np.einsum("n,nij->ij", problem.weights, A)
-    return np.linalg.solve(A_bar, np.einsum("n,nij,nj->i", problem.weights, A, g))
-
-
 def _bias_counterexample(thorough: bool) -> Iterable[Problem]:
     # Found by a search over n = 2, d = 2 (seed 51 is the first whose bias curve peaks at K = 7 and then falls).
     yield quadratic(2, 2, mu=0.1, L=1.0, delta_B=0.36, zeta2=1.0, seed=51)
@@ -236,7 +227,7 @@ def check_fedavg_bias_first_order(problem: Problem) -> Evidence:
     change sign, which hypothesis found; an O(x) bound with constant 10 at two scales is what we assert.)
     """
     c = problem.certificate
-    nv = float(np.linalg.norm(_drift_vector(problem)))
+    nv = float(np.linalg.norm(drift_vector(problem)))
     K = 5
     errs = {}
     for etaKL in (1e-3, 1e-4):
@@ -281,7 +272,7 @@ def check_bias_linear_in_zeta(kw: dict) -> Evidence:
 def check_fedprox_bias_rate(problem: Problem) -> Evidence:
     """Relative error of lambda * bias against ||v|| at lambda0 = 1e3 L kappa_f and 10 lambda0."""
     c = problem.certificate
-    nv = float(np.linalg.norm(_drift_vector(problem)))
+    nv = float(np.linalg.norm(drift_vector(problem)))
     base = 1e3 * c.L * (c.L_f / c.mu_f)
     errs = [abs(lam * fedprox_bias(problem, lam) / nv - 1.0) for lam in (base, 10 * base)]
     tight = max(errs[0] / 1e-2, errs[1] / 1e-3)

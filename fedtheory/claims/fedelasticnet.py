@@ -14,6 +14,7 @@ import numpy as np
 
 from ..metrics import communication as comm
 from ..theory import fedelasticnet as th
+from ..theory.classic import dense_hessians, drift_vector, fedavg_fixed_point, fedprox_fixed_point
 from .registry import Evidence, claim
 
 __all__: list[str] = []
@@ -224,7 +225,7 @@ def alg3_round_terms(problem, alg, state) -> dict:
     gamma_prev = state.x + state.h / lam2
     theta, delta, grads, s_kkt, s_sign = _local_solutions(problem, alg, state)
     g_star = problem.grads(problem.broadcast(xs))
-    E_dist = E_C = E_step = E_h2 = 0.0
+    E_dist = E_C = E_step = 0.0
     E_gamma = np.zeros(problem.dim)
     worst_27 = -np.inf
     for draw, p in alg.outcomes(problem, state):
@@ -883,38 +884,9 @@ def _iterate_to_limit(problem, alg, max_rounds: int = 5000, x0: np.ndarray | Non
     return state, t
 
 
-def fedprox_limit(A: np.ndarray, b: np.ndarray, w: np.ndarray, lam2: float) -> np.ndarray:
-    """[sum_k w_k (A_k + lam2 I)^{-1} A_k]^{-1} sum_k w_k (A_k + lam2 I)^{-1} b_k (spec 000 section 5.2)."""
-    inv = np.linalg.inv(A + lam2 * np.eye(A.shape[-1]))
-    return np.linalg.solve(np.einsum("k,kij,kjl->il", w, inv, A), np.einsum("k,kij,kj->i", w, inv, b))
-
-
-def fedavg_limit(A: np.ndarray, b: np.ndarray, w: np.ndarray, K: int, eta: float) -> np.ndarray:
-    """(sum_k w_k M_k)^{-1} sum_k w_k M_k x_k*, M_k = I - (I - eta A_k)^K (spec 000 section 5.1)."""
-    eye = np.eye(A.shape[-1])
-    M = eye - np.linalg.matrix_power(eye - eta * A, K)
-    x_loc = np.linalg.solve(A, b[..., None])[..., 0]
-    return np.linalg.solve(np.einsum("k,kij->ij", w, M), np.einsum("k,kij,kj->i", w, M, x_loc))
-
-
 def _prox_instances(thorough: bool):
     for s in range(3 if thorough else 1):
         yield spec_problem(m=5, d=4, seed=s)
-
-
-def dense_hessians(problem) -> np.ndarray:
-    """The client Hessians as a dense ``(m, d, d)`` stack (diagonal problems store ``(m, d)``)."""
-    A = problem.A
-    return np.einsum("ki,ij->kij", A, np.eye(A.shape[1])) if A.ndim == 2 else A
-
-
-def drift_direction(problem) -> np.ndarray:
-    """v = Abar^{-1} sum_k w_k A_k grad L_k(theta*): the first-order drift of FedProx (theta_Prox - theta* ~ v/lambda2
-    as lambda2 -> oo) and of K-step FedAvg (theta_K - theta* ~ (K-1) eta v/2 as eta -> 0); derived by expanding
-    (A_k + lambda2 I)^{-1} and (I - eta A_k)^K to first order."""
-    A, w, xs = dense_hessians(problem), problem.weights, problem.certificate.x_star
-    G = problem.grads(problem.broadcast(xs))
-    return np.linalg.solve(np.einsum("k,kij->ij", w, A), np.einsum("k,kij,kj->i", w, A, G))
 
 
 def monotonicity_counterexample():
@@ -940,9 +912,9 @@ def check_fedprox_limit(problem) -> Evidence:
     errs = {}
     for lam2 in (0.5 * beta, 2.0 * beta):
         state, _ = _iterate_to_limit(problem, FedProx(prox=lam2, l1=0.0))
-        target = fedprox_limit(A, b, w, lam2)
+        target = fedprox_fixed_point(problem, lam2)
         errs[lam2] = float(np.linalg.norm(state.x - target)) / max(1.0, float(np.linalg.norm(target)))
-    bias = float(np.linalg.norm(fedprox_limit(A, b, w, beta) - xs))
+    bias = float(np.linalg.norm(fedprox_fixed_point(problem, beta) - xs))
     homog = QuadraticProblem(np.broadcast_to(problem.A_bar, A.shape).copy(), b, w)
     st_h, _ = _iterate_to_limit(homog, FedProx(prox=beta, l1=0.0))
     homog_err = float(np.linalg.norm(st_h.x - homog.certificate.x_star))
@@ -964,9 +936,9 @@ def _prox_monotone_instances(thorough: bool):
 def check_prox_bias_monotone(problem) -> Evidence:
     """Counterexample m = 3, d = 1 (:func:`monotonicity_counterexample`): theta_Prox - theta* changes sign near
     lambda2 ~ 1.4, so its modulus dips to 0 and rises again."""
-    A, b, w, xs = dense_hessians(problem), problem.b, problem.weights, problem.certificate.x_star
+    xs = problem.certificate.x_star
     grid = np.geomspace(0.01, 1e3, 300)
-    bias = np.array([np.linalg.norm(fedprox_limit(A, b, w, l) - xs) for l in grid])
+    bias = np.array([np.linalg.norm(fedprox_fixed_point(problem, l) - xs) for l in grid])
     inc = np.diff(bias)
     j = int(np.argmax(inc))
     holds = bool(np.all(inc <= 1e-9 * bias.max()))
@@ -987,13 +959,13 @@ def _prox_corrected_instances(thorough: bool):
                  "with a remainder O(1/lambda2): the bias is O(1/lambda2) but need not be monotone",
        kind="identity", derived=True, instances=_prox_corrected_instances)
 def check_prox_bias_asymptotic(problem) -> Evidence:
-    A, b, w, xs = dense_hessians(problem), problem.b, problem.weights, problem.certificate.x_star
+    xs = problem.certificate.x_star
     beta = problem.certificate.L
-    v = drift_direction(problem)
+    v = drift_vector(problem)
     errs = []
     for mult in (1e2, 1e3, 1e4):
         lam2 = mult * beta
-        errs.append(float(np.linalg.norm(lam2 * (fedprox_limit(A, b, w, lam2) - xs) - v)))
+        errs.append(float(np.linalg.norm(lam2 * (fedprox_fixed_point(problem, lam2) - xs) - v)))
     floor = 1e-8 * max(1.0, float(np.linalg.norm(v)), float(np.linalg.norm(xs)))
     # first order: the remainder must shrink ~10x per decade of lambda2 (at least 5x), down to a rounding floor
     holds = all(e2 <= 0.2 * e1 or e2 <= floor for e1, e2 in zip(errs, errs[1:]))
@@ -1014,12 +986,12 @@ def check_fedavg_limit(problem) -> Evidence:
     errs, bias = {}, []
     for K in (1, 2, 4, 8):
         state, _ = _iterate_to_limit(problem, FedAvg(local_steps=K, local_step=eta))
-        target = fedavg_limit(A, b, w, K, eta)
+        target = fedavg_fixed_point(problem, K, eta)
         errs[K] = float(np.linalg.norm(state.x - target)) / max(1.0, float(np.linalg.norm(target)))
         bias.append(float(np.linalg.norm(target - xs)))
     scale = max(1.0, float(np.linalg.norm(xs)))
     local_mean = w @ np.linalg.solve(A, b[..., None])[..., 0]
-    far = float(np.linalg.norm(fedavg_limit(A, b, w, 20_000, eta) - local_mean)) / scale
+    far = float(np.linalg.norm(fedavg_fixed_point(problem, 20_000, eta) - local_mean)) / scale
     holds = max(errs.values()) <= 1e-10 and bias[0] <= 1e-12 * scale and bias[1] > 0 and far <= 1e-8
     return Evidence(f"spec quadratic m={problem.n_clients} d={problem.dim} eta=0.5/beta", max(errs.values()), 1e-10,
                     bool(holds), details={"limit_errors": {str(k): v for k, v in errs.items()}, "bias_by_K": bias,
@@ -1033,10 +1005,10 @@ def check_fedavg_limit(problem) -> Evidence:
 def check_fedavg_bias_monotone(problem) -> Evidence:
     """Counterexample m = 3, d = 1 with eta = 0.5/beta: the bias peaks near K = 4 and falls towards the bias of
     the average of the local optima."""
-    A, b, w, xs = dense_hessians(problem), problem.b, problem.weights, problem.certificate.x_star
+    xs = problem.certificate.x_star
     eta = 0.5 / problem.certificate.L
     Ks = np.array([1, 2, 3, 4, 6, 8, 16, 32, 64])
-    bias = np.array([np.linalg.norm(fedavg_limit(A, b, w, int(K), eta) - xs) for K in Ks])
+    bias = np.array([np.linalg.norm(fedavg_fixed_point(problem, int(K), eta) - xs) for K in Ks])
     dec = -np.diff(bias)
     j = int(np.argmax(dec))
     holds = bool(np.all(dec <= 1e-9 * bias.max()))
@@ -1050,16 +1022,16 @@ def check_fedavg_bias_monotone(problem) -> Evidence:
                  "as eta -> 0 with a remainder O(eta): the bias grows linearly in K only while K eta beta is small",
        kind="identity", derived=True, instances=_prox_corrected_instances)
 def check_fedavg_bias_asymptotic(problem) -> Evidence:
-    A, b, w, xs = dense_hessians(problem), problem.b, problem.weights, problem.certificate.x_star
+    xs = problem.certificate.x_star
     beta = problem.certificate.L
-    v = drift_direction(problem)
+    v = drift_vector(problem)
     floor = 1e-8 * max(1.0, float(np.linalg.norm(v)), float(np.linalg.norm(xs)))
     rows = {}
     holds = True
     for K in (2, 4, 8):
         errs = []
         for eta in (1e-2 / beta, 1e-3 / beta, 1e-4 / beta):
-            est = (fedavg_limit(A, b, w, K, eta) - xs) / ((K - 1) * eta / 2)
+            est = (fedavg_fixed_point(problem, K, eta) - xs) / ((K - 1) * eta / 2)
             errs.append(float(np.linalg.norm(est - v)))
         # first order in eta: the remainder shrinks ~10x per decade of eta (at least 5x), down to a rounding floor
         holds &= all(e2 <= 0.2 * e1 or e2 <= floor for e1, e2 in zip(errs, errs[1:]))

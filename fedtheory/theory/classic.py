@@ -27,7 +27,7 @@ import numpy as np
 
 from .._validation import check_int, check_nonnegative, check_positive, check_probability
 
-__all__ = ["dense_hessians", "fedavg_map", "fedavg_fixed_point", "fedprox_map", "fedprox_fixed_point",
+__all__ = ["dense_hessians", "drift_vector", "fedavg_map", "fedavg_fixed_point", "fedprox_map", "fedprox_fixed_point",
            "proxskip_contraction", "proxskip_lyapunov", "fedavg_bias", "fedprox_bias"]
 
 
@@ -37,6 +37,18 @@ def dense_hessians(problem) -> np.ndarray:
     if A.ndim == 2:
         return np.einsum("nd,de->nde", A, np.eye(A.shape[1]))
     return A
+
+
+def drift_vector(problem) -> np.ndarray:
+    """v = Abar^{-1} sum_i w_i A_i grad f_i(x*): the first-order client drift on quadratics.
+
+    Expanding (A_i + lam I)^{-1} and (I - eta A_i)^K to first order gives the fixed points
+    x_FedProx - x* = v / lam + O(1/lam^2) and x_FedAvg(K) - x* = eta (K - 1)/2 v + O(eta^2) (spec 000 section 5).
+    """
+    A = dense_hessians(problem)
+    w = problem.weights
+    g = problem.grads(problem.broadcast(problem.certificate.x_star))
+    return np.linalg.solve(np.einsum("n,nij->ij", w, A), np.einsum("n,nij,nj->i", w, A, g))
 
 
 def _weights(problem, weights: np.ndarray | None) -> np.ndarray:

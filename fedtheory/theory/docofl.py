@@ -8,7 +8,6 @@ DoCoFL); ``rounds`` is the horizon T of the theorem (written ``rounds`` to keep 
 from __future__ import annotations
 
 import math
-from typing import Sequence
 
 import numpy as np
 

@@ -47,7 +47,6 @@ the inexact option to use instead.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Literal, Sequence
 
 import numpy as np
