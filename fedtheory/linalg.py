@@ -9,6 +9,7 @@ See ``benchmarks/bench_oracles.py`` for the side-by-side measurement that sets t
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg.blas import dsymv as _dsymv
 
 #: Above this dimension, per-client BLAS calls beat numpy's stacked matmul (measured, see module docstring).
 #: Re-measured with benchmarks/bench_oracles.py (kernel sweep, 2-core machine, numpy 2): stacked matmul is
@@ -17,6 +18,31 @@ import numpy as np
 PER_CLIENT_BLAS_MIN_DIM = 256
 
 _HAS_MATVEC = hasattr(np, "matvec") and hasattr(np, "vecmat")
+
+
+def symmetric_matvec(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Return ``A @ x`` for one exactly symmetric ``(d, d)`` matrix through BLAS ``dsymv``.
+
+    ``dsymv`` reads one triangle only: measured 3x faster than ``gemv`` at d=500 (and 1.6x at d=256) on the
+    reference machine, because the product is memory-bound. ``A.T`` is the Fortran-ordered view scipy's
+    wrapper takes without a copy, and equals ``A`` for a symmetric matrix. The result differs from
+    ``gemv``'s by rounding only (a different summation order).
+    """
+    return _dsymv(1.0, A.T, x)
+
+
+def batched_symmetric_matvec(A: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Return ``Y[i] = A[i] @ X[i]`` for exactly symmetric ``A[i]`` (e.g. the Hessians of a quadratic).
+
+    Below :data:`PER_CLIENT_BLAS_MIN_DIM` this is :func:`batched_matvec` (bitwise); above it, one ``dsymv``
+    per client (see :func:`symmetric_matvec`).
+    """
+    if A.shape[-1] < PER_CLIENT_BLAS_MIN_DIM:
+        return batched_matvec(A, X)
+    out = np.empty((A.shape[0], A.shape[1]), dtype=np.result_type(A, X))
+    for i in range(A.shape[0]):  # few large clients: one BLAS symv each
+        out[i] = _dsymv(1.0, A[i].T, X[i])
+    return out
 
 
 def batched_matvec(A: np.ndarray, X: np.ndarray) -> np.ndarray:
@@ -61,4 +87,6 @@ def batched_spectral_apply(V: np.ndarray, scale: np.ndarray, X: np.ndarray) -> n
         for i in range(V.shape[0]):
             np.dot(V[i], scale[i] * np.dot(V[i].T, X[i]), out=out[i])
         return out
-    return batched_matvec(V, scale * batched_matvec_T(V, X))
+    T = batched_matvec_T(V, X)
+    T *= scale  # a fresh array: scale in place (the same products as scale * T)
+    return batched_matvec(V, T)

@@ -124,7 +124,7 @@ class FedDyn(FederatedAlgorithm):
         rows = None if m == problem.n_clients else S
         x = state.x
         center = np.broadcast_to(x, (m, problem.dim))
-        G_S = state.G[S]
+        G_S = state.G if rows is None else state.G[S]  # all clients: no fancy-index copy (G_S is only read)
         if self.solver == "exact":
             theta_hat = problem.solve_local(-G_S, center, self.alpha, l1=self.l1, clients=rows)
             evals = 0
@@ -144,8 +144,11 @@ class FedDyn(FederatedAlgorithm):
                 evals += m
             increment = increment - self.l1 * s
         w = problem.weights[S]
-        G = state.G.copy()
-        G[S] = G_S + increment
+        if rows is None:
+            G = G_S + increment
+        else:
+            G = state.G.copy()
+            G[S] = G_S + increment
         h_new = state.h + w @ increment
         x_new = (w / w.sum()) @ theta - h_new / self.alpha
         sent = delta if self.upload == "delta" else theta

@@ -92,7 +92,7 @@ def local_gd(problem: Problem, X0: np.ndarray, *, steps: int, step_size: float,
         tol = check_nonnegative("tol", tol)
     if (prox > 0 or l1 > 0) and center is None:
         raise ValueError("center is required when prox > 0 or l1 > 0")
-    Y = np.array(X0, dtype=np.float64)
+    Y = np.array(X0, dtype=np.float64, order="C")  # C order: a broadcast start would copy to Fortran order
     m = Y.shape[0]
     rows = _rows_arg(None if clients is None else np.asarray(clients, dtype=np.int64), problem.n_clients)
     C = None if center is None else np.broadcast_to(np.asarray(center, dtype=np.float64), Y.shape)
@@ -135,8 +135,10 @@ def local_gd(problem: Problem, X0: np.ndarray, *, steps: int, step_size: float,
     return LocalResult(Y, evals, taken)
 
 
-#: Cache budget of one block of client Hessians (the per-core L2 of the reference machine is 2 MiB).
-BLOCK_BYTES = 2 * 1024 * 1024
+#: Cache budget of one block of client Hessians. Measured with a block-size sweep on the reference machine
+#: (2 MiB L2 per core): 1 MiB blocks are 1.2x faster than 2 MiB blocks at n=1000, d=20 and 1.3x at n=100,
+#: d=100 (K=10); the other arrays of the block and the BLAS workspace share the cache with them.
+BLOCK_BYTES = 1024 * 1024
 
 
 def _blockable(problem: Problem, rows: np.ndarray | None, m: int) -> bool:
@@ -153,50 +155,52 @@ def _blocked_local_gd(problem: Problem, Y: np.ndarray, steps: int, eta: float, L
 
     The clients' trajectories are independent, so the order (all clients per step, or all steps per block of
     clients) does not change the arithmetic (the same kernel per client); it only keeps each block's Hessians in cache
-    across the K steps instead of streaming all n Hessians from memory K times (measured 1.7x at n=10, d=500,
-    K=10, see benchmarks/bench_classic.py).
+    across the K steps instead of streaming all n Hessians from memory K times (see BLOCK_BYTES and
+    benchmarks/bench_classic.py). Above the per-client BLAS threshold a block is one client and the product is
+    the ``dsymv`` of :meth:`QuadraticProblem.hess_vec`, so this is bitwise the stacked schedule in every case.
     """
-    from ..linalg import batched_matvec
+    from ..linalg import PER_CLIENT_BLAS_MIN_DIM, batched_matvec, symmetric_matvec
 
     n, d = Y.shape
-    block = max(1, BLOCK_BYTES // (8 * d * d))
+    per_client = d >= PER_CLIENT_BLAS_MIN_DIM
+    block = 1 if per_client else max(1, BLOCK_BYTES // (8 * d * d))
     A, b = problem.A, problem.b  # type: ignore[attr-defined]
+    plain = Lin is None and prox == 0.0 and l1 == 0.0
     for lo in range(0, n, block):
         hi = min(n, lo + block)
         # grad f_i(y) = A_i y - b_i exactly as QuadraticProblem.grads computes it, on views of the block's data
-        # (a client index array would copy the block's Hessians at every step). A one-client block is a plain
-        # BLAS matrix-vector product per step: above the cache size that *is* the fastest schedule.
-        if hi - lo == 1:
+        # (a client index array would copy the block's Hessians at every step).
+        if per_client:
             A_b, b_b, rows = A[lo], b[lo], lo
         else:
             A_b, b_b, rows = A[lo:hi], b[lo:hi], slice(lo, hi)
-        Yb = Y[rows]
+        Yb = Y[rows]  # a view: the steps below update Y in place
         Lin_b = None if Lin is None else Lin[rows]
         C_b = None if C is None else C[rows]
-        plain = Lin_b is None and prox == 0.0 and l1 == 0.0
         for _ in range(steps):
-            G = A_b @ Yb if hi - lo == 1 else batched_matvec(A_b, Yb)
+            G = symmetric_matvec(A_b, Yb) if per_client else batched_matvec(A_b, Yb)
             G -= b_b  # G is ours: update in place (one pass over the block instead of a new array per term)
             if plain:  # FedAvg's step y - eta (A y - b), without the option checks of _step
                 G *= eta
-                Yb = Yb - G
+                Yb -= G
             else:
-                Yb = _step(Yb, G, Lin_b, C_b, prox, l1, l1_mode, eta)
-        Y[rows] = Yb
+                Yb[...] = _step(Yb, G, Lin_b, C_b, prox, l1, l1_mode, eta, own=True)
     return LocalResult(Y, n * steps, np.full(n, steps, dtype=np.int64))
 
 
 def _step(Y: np.ndarray, G: np.ndarray, Lin: np.ndarray | None, C: np.ndarray | None, prox: float, l1: float,
-          l1_mode: str, eta: float) -> np.ndarray:
-    """One step; the oracle's G is never modified, the arrays this function creates are updated in place.
+          l1_mode: str, eta: float, own: bool = False) -> np.ndarray:
+    """One step; G is modified in place only when ``own`` (the caller's scratch), as are the arrays created here.
 
     Same operations in the same order as y - eta (g + lin + prox (y - c) + l1 sign(y - c)), so the result is
     bitwise that expression; in-place updates only save temporaries (this is the hot loop of every round).
     """
-    own = False  # whether G is an array created here (then it may be updated in place)
+    # own: whether G may be updated in place (an array created here, or scratch handed over by the caller)
     if Lin is not None:
-        G = G + Lin
-        own = True
+        if own:
+            G += Lin
+        else:
+            G, own = G + Lin, True
     if prox > 0.0:
         term = prox * (Y - C)
         if own:
@@ -209,7 +213,11 @@ def _step(Y: np.ndarray, G: np.ndarray, Lin: np.ndarray | None, C: np.ndarray | 
             G += term
         else:
             G, own = G + term, True
-    Y_new = G * (-eta)  # y - eta g == y + (-eta) g exactly (negation is exact)
+    if own:
+        G *= -eta  # y - eta g == y + (-eta) g exactly (negation is exact)
+        Y_new = G
+    else:
+        Y_new = G * (-eta)
     Y_new += Y
     if l1 > 0.0 and l1_mode == "proximal":
         Y_new -= C

@@ -19,7 +19,7 @@ import numpy as np
 from scipy import optimize
 
 from .._validation import check_int, check_nonnegative, check_real, check_weights
-from ..linalg import batched_matvec, batched_spectral_apply, sym_extreme_eigs
+from ..linalg import batched_spectral_apply, batched_symmetric_matvec, sym_extreme_eigs
 from .base import Certificate, Problem
 
 HessianKind = Literal["dense", "diagonal"]
@@ -153,9 +153,9 @@ class QuadraticProblem(Problem):
         return self.A[clients], self.b[clients]
 
     def hess_vec(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
-        """A_i X[i] for every (listed) client."""
+        """A_i X[i] for every (listed) client (``dsymv`` per client above the BLAS threshold: A_i is symmetric)."""
         A, _ = self._rows(clients)
-        return A * X if A.ndim == 2 else batched_matvec(A, X)
+        return A * X if A.ndim == 2 else batched_symmetric_matvec(A, X)
 
     def grads(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
         G = self.hess_vec(X, clients)  # a fresh array: subtract in place (this oracle is memory-bound)
@@ -201,7 +201,8 @@ class QuadraticProblem(Problem):
         mu_i = self.certificate.mu_i if clients is None else self.certificate.mu_i[clients]
         if np.any(mu_i + lam_arr <= 0):
             raise ValueError("local subproblem is not strongly convex: need lam > 0 when some f_i has mu_i = 0")
-        rhs = b - lin + lam_col * center
+        rhs = b - lin
+        rhs += lam_col * center  # rhs is a fresh array: in place saves one (m, d) temporary
         if l1 > 0.0:
             from ..local.prox_l1 import solve_quadratic_l1
 
