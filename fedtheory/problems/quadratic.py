@@ -193,7 +193,7 @@ class QuadraticProblem(Problem):
         solver of :mod:`fedtheory.local.prox_l1`, driven to a KKT residual <= 1e-12 (relative).
         """
         l1 = check_nonnegative("l1", l1)
-        A, b = self._rows(clients)
+        b = self.b if clients is None else self.b[clients]  # only b: indexing A would copy the Hessians
         lam_arr = np.asarray(lam, dtype=np.float64)
         if np.any(lam_arr < 0) or not np.all(np.isfinite(lam_arr)):
             raise ValueError(f"lam must be finite and >= 0, got {lam}")
@@ -201,8 +201,11 @@ class QuadraticProblem(Problem):
         mu_i = self.certificate.mu_i if clients is None else self.certificate.mu_i[clients]
         if np.any(mu_i + lam_arr <= 0):
             raise ValueError("local subproblem is not strongly convex: need lam > 0 when some f_i has mu_i = 0")
+        center_rows = np.asarray(center, dtype=np.float64)
+        if center_rows.ndim == 2 and center_rows.shape[0] > 1 and center_rows.strides[0] == 0:
+            center_rows = center_rows[:1]  # a broadcast server model: the same products lam * x_j, made once
         rhs = b - lin
-        rhs += lam_col * center  # rhs is a fresh array: in place saves one (m, d) temporary
+        rhs += lam_col * center_rows  # rhs is a fresh array: in place saves one (m, d) temporary
         if l1 > 0.0:
             from ..local.prox_l1 import solve_quadratic_l1
 
@@ -213,7 +216,21 @@ class QuadraticProblem(Problem):
             evecs = None if evecs is None else evecs[clients]
         if evecs is None:
             return rhs / (evals + lam_col)
-        return batched_spectral_apply(evecs, 1.0 / (evals + lam_col), rhs)
+        return batched_spectral_apply(evecs, self._inverse_spectrum(lam_arr, clients), rhs)
+
+    def _inverse_spectrum(self, lam: np.ndarray, clients: np.ndarray | None) -> np.ndarray:
+        """1 / (s_i + lam) for the eigenvalues s_i; cached for the last scalar lam on all clients (FedDyn,
+        FedProx and DANE solve with one lam every round, so this (n, d) pass is made once)."""
+        evals = self._eig[0] if clients is None else self._eig[0][clients]
+        if lam.ndim != 0 or clients is not None:
+            return 1.0 / (evals + (lam[..., None] if lam.ndim == 1 else lam))
+        cached = self.__dict__.get("_inverse_spectrum_cache")
+        if cached is None or cached[0] != float(lam):
+            scale = 1.0 / (evals + lam)
+            scale.setflags(write=False)  # shared between calls: nobody may scale it in place
+            cached = (float(lam), scale)
+            self.__dict__["_inverse_spectrum_cache"] = cached
+        return cached[1]
 
 
 # ---------------------------------------------------------------------------------------------------------
