@@ -1,7 +1,8 @@
 """Inexact local solvers: K steps of local (stochastic) gradient descent on every participating client at once.
 
-All algorithms that solve their local subproblem approximately (FedAvg, FedProx-GD, SCAFFOLD, FedDyn-GD,
-FedElasticNet's "practical" variants, FedRed) call :func:`local_gd`. The iterates of the participating
+The classic algorithms that solve their local subproblem approximately (FedAvg, FedProx-GD, SCAFFOLD,
+FedDyn-GD, FedElasticNet's "practical" variants, DANE's local SGD) call :func:`local_gd`; DANE+ and FedRed
+use :func:`fedtheory.local.fgd.prox_linear_descent` (see "Why two engines" below). The iterates of the participating
 clients are stacked in an ``(m, d)`` array and every step is one vectorised oracle call, so there is no
 Python loop over clients. The local objective of client i is
 
@@ -21,6 +22,17 @@ Stopping rule (optional, ``tol``): a client stops as soon as the norm of its ste
 F_i in subgradient mode, the proximal-gradient mapping (y - y+)/eta in proximal mode -- is at most ``tol``;
 the point at which the small direction was measured is kept (the step is not taken). The gradient evaluation
 that measured it is counted, so ``grad_evals`` is the number of oracle calls actually made.
+
+Why two engines (this module and :mod:`fedtheory.local.fgd`): on the shared part -- K plain GD steps on
+f_i + <lin_i, .> + prox/2 ||. - c_i||^2 -- the two make the same floating-point operations (fgd's momentum-0
+update adds 0 * (x_new - x_prev), which is exact), but they differ in what the papers count and return, so
+one cannot call the other without changing some algorithm's iterates or costs: ``local_descent`` evaluates
+the gradient at the returned point too (K + 1 evaluations, which DANE+ needs for its stopping rules and
+min-gradient return, and which would draw one more stochastic gradient from the local-SGD stream of FedAvg,
+SCAFFOLD and FedDyn), stops on ||grad F_i|| at the current point while ``local_gd`` stops on the
+proximal-gradient mapping of the l1 term, and has no l1 (subgradient or proximal) step, no stochastic
+oracle and no cache-blocked schedule. Merging them means adding those four options to one loop; it was
+judged too risky to do without changing iterates in the time available, and is left as a known duplication.
 """
 from __future__ import annotations
 
