@@ -72,3 +72,20 @@ def check_weights(weights: Any, n_clients: int) -> np.ndarray:
     if np.any(w <= 0):
         raise ValueError("weights must be strictly positive")
     return w / w.sum()
+
+
+def check_dissimilarity_request(delta_A: Any, delta_B: Any, *, n_clients: int, zeta2: float = 0.0
+                                ) -> tuple[str, float]:
+    """Parse a generator's dissimilarity request: at most one of ``delta_A``/``delta_B`` (neither means 0).
+
+    Returns (which, delta) with ``which`` the parameter's name. One client has no dissimilarity, so with
+    ``n_clients == 1`` both delta and ``zeta2`` must be 0.
+    """
+    if delta_A is not None and delta_B is not None:
+        raise ValueError("give at most one of delta_A and delta_B")
+    which = "delta_A" if delta_A is not None else "delta_B"
+    delta = check_nonnegative(which, delta_A if delta_A is not None else (delta_B or 0.0))
+    if n_clients == 1 and (delta > 0 or zeta2 > 0):
+        raise ValueError(f"with n_clients=1, {which if delta > 0 else 'zeta2'} must be 0 (one client has no "
+                         "dissimilarity)")
+    return which, delta

@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 from scipy import optimize
 
-from .._validation import check_int, check_nonnegative, check_real
+from .._validation import check_dissimilarity_request, check_int, check_nonnegative, check_real
 from ..linalg import sym_extreme_eigs
 from .quadratic import QuadraticProblem, _assemble, _unit_dissimilarity, quadratic
 
@@ -136,10 +136,7 @@ def outlier_quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A:
     d = check_int("dim", dim, low=2)
     mu = check_nonnegative("mu", mu)
     L = check_real("L", L, low=mu)
-    if delta_A is not None and delta_B is not None:
-        raise ValueError("give at most one of delta_A and delta_B")
-    which = "delta_A" if delta_A is not None else "delta_B"
-    delta = check_nonnegative(which, delta_A if delta_A is not None else (delta_B or 0.0))
+    which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
     if delta > L - mu:
         raise ValueError(f"{which} must be in [0, L - mu] = [0, {L - mu:g}], got {delta:g}")
     if mu == L and delta > 0:

@@ -23,7 +23,7 @@ from typing import Literal, Sequence
 import numpy as np
 from scipy.special import expit
 
-from .._validation import check_int, check_nonnegative, check_positive, check_weights
+from .._validation import check_dissimilarity_request, check_int, check_nonnegative, check_positive, check_weights
 from ..linalg import batched_matvec, batched_matvec_T, sym_extreme_eigs
 from .base import Certificate
 from .datasets import FederatedData, load_breast_cancer, load_digits, synthetic_fedprox
@@ -351,12 +351,7 @@ def logistic_perturbed(n_clients: int, dim: int, *, reg: float = 0.1, delta_A: f
     d = check_int("dim", dim, low=1)
     reg = check_positive("reg", reg)
     zeta2 = check_nonnegative("zeta2", zeta2)
-    if delta_A is not None and delta_B is not None:
-        raise ValueError("give at most one of delta_A and delta_B")
-    which = "delta_A" if delta_A is not None else "delta_B"
-    delta = check_nonnegative(which, delta_A if delta_A is not None else (delta_B or 0.0))
-    if n == 1 and (delta > 0 or zeta2 > 0):
-        raise ValueError(f"with n_clients=1, {which if delta > 0 else 'zeta2'} must be 0")
+    which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
     w = check_weights(weights, n)
     if features is None:
         data = synthetic_fedprox(1.0, 1.0, 1, dim=d, n_classes=2, sizes=check_int("samples", samples, low=1),

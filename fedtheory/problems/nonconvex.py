@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive, check_weights
+from .._validation import check_dissimilarity_request, check_int, check_nonnegative, check_positive, check_weights
 from ..linalg import batched_matvec, sym_extreme_eigs
 from .base import Certificate
 from .quadratic import _hessian_dissimilarity, _unit_dissimilarity, _weighted_mean
@@ -150,12 +150,7 @@ def nonconvex(n_clients: int, dim: int, *, curvature: float = 1.0, nu: float = 0
     nu = check_positive("nu", nu)
     zeta2 = check_nonnegative("zeta2", zeta2)
     mean_linear = check_nonnegative("mean_linear", mean_linear)
-    if delta_A is not None and delta_B is not None:
-        raise ValueError("give at most one of delta_A and delta_B")
-    which = "delta_A" if delta_A is not None else "delta_B"
-    delta = check_nonnegative(which, delta_A if delta_A is not None else (delta_B or 0.0))
-    if n == 1 and (delta > 0 or zeta2 > 0):
-        raise ValueError(f"with n_clients=1, {which if delta > 0 else 'zeta2'} must be 0")
+    which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
     w = check_weights(weights, n)
     rng = np.random.default_rng(seed)
     G = rng.standard_normal((n, d, d))

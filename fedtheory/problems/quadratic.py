@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 from scipy import optimize
 
-from .._validation import check_int, check_nonnegative, check_real, check_weights
+from .._validation import check_dissimilarity_request, check_int, check_nonnegative, check_real, check_weights
 from ..linalg import batched_spectral_apply, batched_symmetric_matvec, sym_extreme_eigs
 from .base import Certificate, Problem
 
@@ -345,14 +345,8 @@ def quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A: float |
     x_star_norm = check_nonnegative("x_star_norm", x_star_norm)
     if hessians not in ("dense", "diagonal"):
         raise ValueError(f"hessians must be 'dense' or 'diagonal', got {hessians!r}")
-    if delta_A is not None and delta_B is not None:
-        raise ValueError("give at most one of delta_A and delta_B")
-    which = "delta_A" if delta_A is not None else "delta_B"
-    delta = check_nonnegative(which, delta_A if delta_A is not None else (delta_B or 0.0))
+    which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
     w = check_weights(weights, n)
-    if n == 1 and (delta > 0 or zeta2 > 0):
-        raise ValueError(f"with n_clients=1, {which if delta > 0 else 'zeta2'} must be 0 (one client has no "
-                         "dissimilarity)")
     if mu == L and delta > 0:
         raise ValueError(f"{which} must be 0 when mu == L (all Hessians equal mu I); feasible range [0, 0]")
     if delta > L - mu:
