@@ -9,6 +9,7 @@ from fedtheory.claims.problems import (check_logistic_perturbed, check_logistic_
 from fedtheory.local.prox_l1 import kkt_residual_l1
 from fedtheory.problems import LogisticProblem, logistic, logistic_perturbed
 from fedtheory.strategies import logistic_params, logistic_perturbed_params
+from fedtheory.testing import assert_oracles_match_finite_differences
 
 
 @given(logistic_params())
@@ -36,16 +37,7 @@ def test_perturbed_construction_constants_exact(kw):
 
 
 def _fd_check(p, X):
-    G = p.grads(X)
-    H = p.hessians(X)
-    h = 1e-6
-    for j in range(p.dim):
-        E = np.zeros_like(X)
-        E[:, j] = h
-        fd = (p.values(X + E) - p.values(X - E)) / (2 * h)
-        np.testing.assert_allclose(fd, G[:, j], rtol=1e-6, atol=1e-6 * (1 + np.abs(G).max()))
-        fdg = (p.grads(X + E) - p.grads(X - E)) / (2 * h)
-        np.testing.assert_allclose(fdg, H[:, :, j], rtol=1e-5, atol=1e-6 * (1 + np.abs(H).max()))
+    assert_oracles_match_finite_differences(p, X, check_hessians=True)
 
 
 @given(logistic_params(max_clients=4, max_dim=4), st.integers(0, 100))

@@ -8,6 +8,7 @@ from fedtheory.claims.problems import check_nonconvex
 from fedtheory.local.prox_l1 import kkt_residual_l1
 from fedtheory.problems import NonconvexProblem, nonconvex
 from fedtheory.strategies import nonconvex_params
+from fedtheory.testing import assert_oracles_match_finite_differences
 
 
 @given(nonconvex_params())
@@ -41,15 +42,7 @@ def test_f_star_is_a_global_lower_bound_on_samples(kw, seed):
 def test_oracles_match_finite_differences(kw, seed):
     p = nonconvex(**kw)
     X = np.random.default_rng(seed).standard_normal((p.n_clients, p.dim)) * 2
-    G, H = p.grads(X), p.hessians(X)
-    h = 1e-6
-    for j in range(p.dim):
-        E = np.zeros_like(X)
-        E[:, j] = h
-        fd = (p.values(X + E) - p.values(X - E)) / (2 * h)
-        np.testing.assert_allclose(fd, G[:, j], rtol=1e-6, atol=1e-6 * (1 + np.abs(G).max()))
-        fdg = (p.grads(X + E) - p.grads(X - E)) / (2 * h)
-        np.testing.assert_allclose(fdg, H[:, :, j], rtol=1e-5, atol=1e-6 * (1 + np.abs(H).max()))
+    assert_oracles_match_finite_differences(p, X, check_hessians=True)
 
 
 @settings(max_examples=10)

@@ -7,6 +7,7 @@ from hypothesis import given, strategies as st
 from fedtheory.claims.foundation import check_quadratic_constants
 from fedtheory.problems import QuadraticProblem, measure_dissimilarity, quadratic
 from fedtheory.strategies import quadratic_params
+from fedtheory.testing import assert_oracles_match_finite_differences
 
 
 @given(quadratic_params())
@@ -39,13 +40,7 @@ def test_oracles_match_finite_differences(kw):
     p = quadratic(**kw)
     rng = np.random.default_rng(0)
     X = rng.standard_normal((p.n_clients, p.dim))
-    G = p.grads(X)
-    h = 1e-6
-    for j in range(p.dim):
-        E = np.zeros_like(X)
-        E[:, j] = h
-        fd = (p.values(X + E) - p.values(X - E)) / (2 * h)
-        np.testing.assert_allclose(fd, G[:, j], rtol=1e-6, atol=1e-6 * (1 + np.abs(G).max()))
+    assert_oracles_match_finite_differences(p, X)
     x = X[0]
     np.testing.assert_allclose(p.grad(x), p.weights @ p.grads(p.broadcast(x)), rtol=1e-12, atol=1e-12)
 
