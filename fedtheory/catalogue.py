@@ -1,10 +1,18 @@
-"""The named benchmark catalogue: versioned problem instances anyone can regenerate bit for bit.
+"""The named benchmark catalogue: versioned problem instances that are the same arrays on every machine.
 
-An instance is a small JSON spec (generator, parameters, seed, version) plus a recorded *certificate file*:
-the constants a theorem needs (mu, L, mu_f, L_f, delta_A, delta_B, zeta2, f*, ...) and a SHA-256 checksum of
-every generated array. A paper cites ``quad-kappa100-delta10@v1``; a reader regenerates it with
-:func:`load` and :func:`verify` confirms the arrays are byte-identical to the ones the certificate recorded,
-so a code change that silently alters a benchmark instance fails CI (``tests/test_catalogue.py``).
+An instance is a small JSON spec (generator, parameters, seed, version), the *shipped arrays* that define the
+problem (``NAME.npz``, compressed) and a recorded *certificate file*: the constants a theorem needs (mu, L,
+mu_f, L_f, delta_A, delta_B, zeta2, f*, ...), the rounding tolerances used, and a SHA-256 checksum of every
+shipped array. A paper cites ``quad-kappa100-delta10@v1``; :func:`load` builds the problem from the shipped
+arrays (never from the generator), so every reader gets bitwise the same data.
+
+Why ship arrays instead of regenerating them: a generator runs QR factorisations, eigendecompositions and
+root finding through BLAS/LAPACK, whose kernels sum in CPU-dependent orders, so regenerated arrays differ in
+their last bits between machines. Checksums therefore identify *stored* arrays only. :func:`verify` checks
+three things: the shipped arrays are intact (checksums), the generator still reproduces them on this
+machine to ``ARRAY_RTOL`` (relative, max-norm), and the certificate's constants, recomputed both from the
+shipped arrays and from the regenerated ones, agree with the record to ``CONSTANT_RTOL``; it reports the
+distances it measured, not a bitwise verdict.
 
 Where the catalogue lives
 -------------------------
@@ -16,14 +24,15 @@ Users can keep their own catalogue elsewhere and pass ``root=`` to every functio
 File layout (``NAME`` is the instance name)::
 
     NAME.json        {"name", "version", "generator", "params", "seed", "description", "tags", "family"}
-    NAME.cert.json   {"name", "version", "spec_sha256", "constants", "arrays", "arrays_sha256", ...}
+    NAME.npz         the arrays of ``problem.arrays()`` (compressed; no pickles)
+    NAME.cert.json   {"name", "version", "spec_sha256", "problem_class", "constants", "rounding_tolerance",
+                      "arrays", "arrays_sha256", ...}
 
 ``generator`` is a dotted path to a callable taking ``**params, seed=seed`` and returning a
 :class:`~fedtheory.problems.base.Problem`, e.g. ``fedtheory.problems.quadratic``.
 
-Checksums are of the raw float64 bytes. They are exact on one platform; a different BLAS may round the
-generator's linear algebra differently, in which case :func:`verify` reports the checksum mismatch separately
-from the constants (which are compared to ~1e-9 relative), so the two situations can be told apart.
+An instance too large to ship can leave out ``NAME.npz`` (its spec should say why); :func:`load` then
+falls back to the generator and :func:`verify` compares constants only.
 """
 from __future__ import annotations
 
@@ -47,16 +56,27 @@ from .problems.base import Problem
 
 __all__ = [
     "CATALOGUE_DIR", "InstanceSpec", "Verification", "ImportedInstance", "catalogue_dir", "names", "spec",
-    "build", "load", "problem_arrays", "array_checksums", "certificate_record", "read_certificate",
-    "write_certificate", "verify", "export_npz", "import_npz", "constants", "natural_key",
+    "build", "load", "problem_arrays", "array_checksums", "array_distance", "certificate_record",
+    "read_certificate", "read_arrays", "write_certificate", "verify", "export_npz", "import_npz", "constants",
+    "natural_key", "ARRAY_RTOL", "CONSTANT_RTOL",
 ]
 
 #: The package-data folder holding the catalogue (``problems/`` at the repository root links here).
 CATALOGUE_DIR = Path(__file__).resolve().parent / "catalogue_data"
 SPEC_SUFFIX = ".json"
 CERT_SUFFIX = ".cert.json"
-#: Relative tolerance used to compare recorded and regenerated constants.
-CONSTANT_RTOL = 1e-9
+ARRAYS_SUFFIX = ".npz"
+#: Relative (max-norm) tolerance between regenerated and shipped arrays. The generators' inputs are random
+#: draws (bitwise portable: NumPy's generators do not use BLAS) pushed through a QR factorisation, an
+#: eigendecomposition and a root finder on well-conditioned matrices; each contributes a few hundred eps at
+#: most, so 1e-12 (about 4500 eps) separates kernel rounding from any real change of the data.
+ARRAY_RTOL = 1e-12
+#: Relative tolerance between recorded and recomputed certificate constants. Constants are eigenvalues,
+#: Newton solutions and norms of the arrays: a perturbation of 1e-12 relative in the arrays moves them by at
+#: most kappa * 1e-12 <= 1e-10 for the catalogue's condition numbers (kappa <= 1000 after the affine scaling
+#: that sets mu and L; larger ones would need a looser, stated tolerance). Constants the rounding policy
+#: reports as exact zeros are compared on the absolute scale of their recorded rounding tolerance.
+CONSTANT_RTOL = 1e-10
 #: Constants recorded in a certificate file (scalars of :class:`~fedtheory.problems.base.Certificate`).
 CONSTANT_NAMES = ("f_star", "mu", "L", "mu_f", "L_f", "delta_A", "delta_B", "zeta2", "sigma2", "kkt_residual")
 _REQUIRED_SPEC_KEYS = ("name", "version", "generator", "params", "seed")
@@ -172,14 +192,34 @@ def build(instance: InstanceSpec) -> Problem:
     return problem
 
 
-@lru_cache(maxsize=16)
-def _load_cached(name: str, root: str | None) -> Problem:
-    return build(spec(name, root))
-
-
 def load(name: str, root: str | os.PathLike | None = None) -> Problem:
-    """The problem of catalogue instance ``name`` (cached per process; problems are not mutated by runs)."""
-    return _load_cached(name, None if root is None else str(Path(root).resolve()))
+    """The problem of catalogue instance ``name``, built from its shipped arrays (cached per process;
+    problems are not mutated by runs). Instances without shipped arrays are generated from their spec."""
+    return _load_cached(name.partition("@v")[0], None if root is None else str(Path(root).resolve()))
+
+
+def _from_shipped(name: str, root: str | None) -> Problem:
+    instance = spec(name, root)
+    if not (catalogue_dir(root) / f"{instance.name}{ARRAYS_SUFFIX}").is_file():
+        return build(instance)
+    record = read_certificate(instance.name, root)
+    arrays = read_arrays(instance.name, root)
+    per, combined = array_checksums(arrays)
+    if combined != record.get("arrays_sha256"):
+        bad = sorted(k for k in set(per) | set(record.get("arrays", {})) if per.get(k) != record["arrays"].get(k))
+        raise ValueError(f"{instance.name}{ARRAYS_SUFFIX} does not match its certificate's checksums "
+                         f"({', '.join(bad)}): the shipped file is corrupt or was changed without re-recording")
+    return _problem_class(record["problem_class"]).from_arrays(arrays)
+
+
+_load_cached = lru_cache(maxsize=16)(_from_shipped)
+
+
+def _problem_class(path: str) -> type[Problem]:
+    cls = resolve_generator(path)
+    if not (isinstance(cls, type) and issubclass(cls, Problem)):
+        raise TypeError(f"problem_class {path!r} is not a Problem subclass")
+    return cls
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -187,21 +227,8 @@ def load(name: str, root: str | os.PathLike | None = None) -> Problem:
 # ---------------------------------------------------------------------------------------------------------
 
 def problem_arrays(problem: Problem) -> dict[str, np.ndarray]:
-    """The arrays that define ``problem`` (what is checksummed and exported), plus ``x_star``.
-
-    Uses ``problem.arrays()`` when the problem class provides it; quadratics give (A, b, weights); otherwise
-    every public ndarray attribute of the instance.
-    """
-    from .problems.quadratic import QuadraticProblem
-
-    if callable(getattr(problem, "arrays", None)):
-        arrays = dict(problem.arrays())
-    elif isinstance(problem, QuadraticProblem):
-        arrays = {"A": problem.A, "b": problem.b, "weights": problem.weights}
-    else:
-        arrays = {k: v for k, v in vars(problem).items() if isinstance(v, np.ndarray) and not k.startswith("_")}
-    arrays["x_star"] = problem.certificate.x_star
-    return {k: np.ascontiguousarray(v) for k, v in sorted(arrays.items())}
+    """The arrays that define ``problem`` (``problem.arrays()``), C-contiguous and sorted by name."""
+    return {k: np.asarray(v, order="C") for k, v in sorted(problem.arrays().items())}  # keeps 0-d scalars 0-d
 
 
 def _array_sha(arr: np.ndarray) -> str:
@@ -212,11 +239,34 @@ def _array_sha(arr: np.ndarray) -> str:
 
 
 def array_checksums(arrays: Mapping[str, np.ndarray]) -> tuple[dict[str, dict[str, Any]], str]:
-    """Per-array ``{shape, dtype, sha256}`` and one combined SHA-256 over all arrays (sorted by name)."""
+    """Per-array ``{shape, dtype, sha256}`` and one combined SHA-256 over all arrays (sorted by name).
+
+    Meant for *stored* arrays (a shipped or exported file): recomputed arrays are compared by
+    :func:`array_distance`, since their last bits depend on the machine's BLAS.
+    """
     per = {k: {"shape": list(np.shape(v)), "dtype": np.asarray(v).dtype.str, "sha256": _array_sha(np.asarray(v))}
            for k, v in sorted(arrays.items())}
     combined = hashlib.sha256(_canonical({k: v["sha256"] for k, v in per.items()}).encode()).hexdigest()
     return per, combined
+
+
+def array_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """max |a - b| / max |b| (0 for equal arrays; inf for different shapes, dtypes kinds or non-float values).
+
+    Integer, boolean and string arrays (sizes, flags, loss names) must be equal exactly.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.dtype.kind != b.dtype.kind:
+        return math.inf
+    if a.dtype.kind != "f":
+        return 0.0 if np.array_equal(a, b) else math.inf
+    if a.size == 0:
+        return 0.0
+    scale = float(np.max(np.abs(b)))
+    diff = float(np.max(np.abs(a - b)))
+    if diff == 0.0:
+        return 0.0
+    return diff / scale if scale > 0 else math.inf
 
 
 def constants(problem: Problem) -> dict[str, Any]:
@@ -233,27 +283,34 @@ def constants(problem: Problem) -> dict[str, Any]:
 
 
 def certificate_record(instance: InstanceSpec, problem: Problem | None = None) -> dict[str, Any]:
-    """The certificate file content for ``instance`` (generates the problem unless given)."""
-    problem = build(instance) if problem is None else problem
+    """The certificate file content for ``instance`` (loads the problem unless given)."""
+    problem = load(instance.name) if problem is None else problem
     per, combined = array_checksums(problem_arrays(problem))
     return {"name": instance.name, "version": instance.version, "citation": instance.citation,
             "spec_sha256": instance.sha256(), "problem_class": f"{type(problem).__module__}."
                                                                 f"{type(problem).__qualname__}",
-            "constants": constants(problem), "exact": dict(problem.certificate.exact),
-            "arrays": per, "arrays_sha256": combined, "notes": problem.certificate.notes}
+            "constants": constants(problem), "rounding_tolerance": dict(problem.certificate.rounding_tolerance),
+            "exact": dict(problem.certificate.exact), "arrays": per, "arrays_sha256": combined,
+            "notes": problem.certificate.notes}
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; catalogue files are meant to be shared
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _npz_bytes(payload: Mapping[str, np.ndarray], compressed: bool = True) -> bytes:
+    buffer = io.BytesIO()
+    (np.savez_compressed if compressed else np.savez)(buffer, **payload)
+    return buffer.getvalue()
 
 
 def read_certificate(name: str, root: str | os.PathLike | None = None) -> dict[str, Any]:
@@ -265,79 +322,145 @@ def read_certificate(name: str, root: str | os.PathLike | None = None) -> dict[s
     return json.loads(path.read_text())
 
 
-def write_certificate(name: str, root: str | os.PathLike | None = None, *, overwrite: bool = False) -> Path:
-    """Record the certificate of ``name`` (refuses to overwrite a different record unless ``overwrite``).
+def read_arrays(name: str, root: str | os.PathLike | None = None) -> dict[str, np.ndarray]:
+    """The shipped arrays of ``name`` (``NAME.npz``), exactly as stored."""
+    path = catalogue_dir(root) / f"{name.partition('@v')[0]}{ARRAYS_SUFFIX}"
+    if not path.is_file():
+        raise FileNotFoundError(f"{name} ships no arrays ({path.name}); record them with "
+                                f"`fedtheory problems certify {name}`")
+    with np.load(path, allow_pickle=False) as npz:
+        return {k: npz[k] for k in sorted(npz.keys())}
 
-    Changing a published instance means bumping its ``version`` in the spec; overwriting is for that case.
+
+def write_certificate(name: str, root: str | os.PathLike | None = None, *, overwrite: bool = False) -> Path:
+    """Generate ``name`` on this machine, ship its arrays (``NAME.npz``) and record its certificate.
+
+    The recorded constants are those of the problem rebuilt from the written arrays, i.e. of what
+    :func:`load` returns. Refuses to replace different arrays unless ``overwrite``: changing a published
+    instance means bumping its ``version`` in the spec first.
     """
     folder = catalogue_dir(root)
     instance = spec(name, root)
-    record = certificate_record(instance)
-    path = folder / f"{instance.name}{CERT_SUFFIX}"
-    if path.exists() and not overwrite:
-        old = json.loads(path.read_text())
-        if old.get("arrays_sha256") != record["arrays_sha256"] or old.get("spec_sha256") != record["spec_sha256"]:
-            raise FileExistsError(f"{path} records different arrays; bump the version in {instance.name}.json "
+    generated = build(instance)
+    arrays = problem_arrays(generated)
+    _, combined = array_checksums(arrays)
+    cert_path = folder / f"{instance.name}{CERT_SUFFIX}"
+    if cert_path.exists() and not overwrite:
+        old = json.loads(cert_path.read_text())
+        if old.get("arrays_sha256") != combined or old.get("spec_sha256") != instance.sha256():
+            raise FileExistsError(f"{cert_path} records different arrays; bump the version in {instance.name}.json "
                                   "and pass overwrite=True to re-record it")
-    _atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
-    return path
+    _atomic_write_bytes(folder / f"{instance.name}{ARRAYS_SUFFIX}", _npz_bytes(arrays))
+    _load_cached.cache_clear()
+    record = certificate_record(instance, type(generated).from_arrays(arrays))
+    _atomic_write_bytes(cert_path, (json.dumps(record, indent=1, sort_keys=True) + "\n").encode())
+    return cert_path
 
 
 @dataclass(frozen=True)
 class Verification:
-    """Result of regenerating an instance and comparing it with its recorded certificate."""
+    """An instance checked against its record: shipped arrays intact, regeneration and constants within
+    tolerance. Distances are relative (see :func:`array_distance` and :func:`constant_distance`)."""
 
     name: str
     spec_ok: bool
-    checksum_ok: bool
-    constants_ok: bool
-    mismatched_arrays: tuple[str, ...] = ()
-    mismatched_constants: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
+    stored_ok: bool
+    array_distances: Mapping[str, float] = field(default_factory=dict)
+    constant_distances: Mapping[str, float] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+
+    @property
+    def max_array_distance(self) -> float:
+        return max(self.array_distances.values(), default=0.0)
+
+    @property
+    def max_constant_distance(self) -> float:
+        return max(self.constant_distances.values(), default=0.0)
+
+    @property
+    def arrays_ok(self) -> bool:
+        return self.max_array_distance <= ARRAY_RTOL
+
+    @property
+    def constants_ok(self) -> bool:
+        return self.max_constant_distance <= CONSTANT_RTOL
 
     @property
     def ok(self) -> bool:
-        return self.spec_ok and self.checksum_ok and self.constants_ok
+        return self.spec_ok and self.stored_ok and self.arrays_ok and self.constants_ok and not self.problems
+
+    def summary(self) -> str:
+        arrays = (f"regenerated arrays within {self.max_array_distance:.1e} of the shipped ones "
+                  f"(tolerance {ARRAY_RTOL:.0e})" if self.array_distances else "no shipped arrays to compare")
+        return (f"{arrays}; constants within {self.max_constant_distance:.1e} of the record "
+                f"(tolerance {CONSTANT_RTOL:.0e})")
 
     def __str__(self) -> str:
         if self.ok:
-            return f"{self.name}: OK (arrays and constants regenerate exactly)"
-        parts = []
+            return f"{self.name}: OK ({self.summary()})"
+        parts = list(self.problems)
         if not self.spec_ok:
             parts.append("spec changed since the certificate was recorded (bump the version and re-record)")
-        if not self.checksum_ok:
-            parts.append(f"array checksums differ: {', '.join(self.mismatched_arrays)}")
-        if not self.constants_ok:
-            parts.append("constants differ: " + ", ".join(f"{k} recorded {a} now {b}"
-                                                          for k, (a, b) in self.mismatched_constants.items()))
-        return f"{self.name}: MISMATCH: " + "; ".join(parts)
+        bad_arrays = {k: v for k, v in self.array_distances.items() if not v <= ARRAY_RTOL}
+        if bad_arrays:
+            parts.append("regenerated arrays differ from the shipped ones: "
+                         + ", ".join(f"{k} {v:.2e}" for k, v in sorted(bad_arrays.items())))
+        bad_consts = {k: v for k, v in self.constant_distances.items() if not v <= CONSTANT_RTOL}
+        if bad_consts:
+            parts.append("constants differ from the record: "
+                         + ", ".join(f"{k} {v:.2e}" for k, v in sorted(bad_consts.items())))
+        return f"{self.name}: MISMATCH: " + "; ".join(parts) + f" ({self.summary()})"
 
 
-def _close(a: Any, b: Any) -> bool:
-    if a is None or b is None:
-        return a is b
-    if isinstance(a, int) and isinstance(b, int):
-        return a == b
-    a, b = float(a), float(b)
-    # Constants near zero (delta for identical Hessians, kkt residuals) are compared on an absolute scale.
-    return math.isclose(a, b, rel_tol=CONSTANT_RTOL, abs_tol=1e-12)
+#: Constants that are floating-point residuals rather than properties of the instance (not compared).
+_UNCOMPARED = ("kkt_residual",)
 
 
-def verify(name: str, root: str | os.PathLike | None = None, problem: Problem | None = None) -> Verification:
-    """Regenerate ``name`` and compare its spec hash, array checksums and constants with the record."""
+def constant_distance(recorded: Any, now: Any, abs_tol: float = 0.0) -> float:
+    """|recorded - now| / max(|recorded|, |now|), or 0 when both are within ``abs_tol`` of each other
+    (constants the rounding policy snaps to zero); inf when only one is missing (null)."""
+    if recorded is None or now is None:
+        return 0.0 if recorded is now else math.inf
+    a, b = float(recorded), float(now)
+    diff = abs(a - b)
+    if diff <= abs_tol or diff == 0.0:
+        return 0.0
+    return diff / max(abs(a), abs(b))
+
+
+def _constant_distances(recorded: Mapping[str, Any], problem: Problem, label: str) -> dict[str, float]:
+    tolerances = recorded.get("rounding_tolerance", {})
+    now = constants(problem)
+    return {f"{key} ({label})": constant_distance(recorded["constants"].get(key), now.get(key),
+                                                  tolerances.get(key, 0.0))
+            for key in sorted(set(recorded["constants"]) | set(now)) if key not in _UNCOMPARED}
+
+
+def verify(name: str, root: str | os.PathLike | None = None) -> Verification:
+    """Check instance ``name``: its shipped arrays against their checksums, the generator's output on this
+    machine against the shipped arrays (``ARRAY_RTOL``), and the certificate constants of both the loaded and
+    the regenerated problem against the record (``CONSTANT_RTOL``). Distances are reported, not hidden."""
     instance = spec(name, root)
     recorded = read_certificate(instance.name, root)
-    problem = build(instance) if problem is None else problem
-    now = certificate_record(instance, problem)
-    mism_arrays = tuple(sorted(k for k in set(recorded["arrays"]) | set(now["arrays"])
-                               if recorded["arrays"].get(k) != now["arrays"].get(k)))
-    # kkt_residual is a floating-point residual, not a property of the instance: compare it loosely.
-    mism_const = {k: (recorded["constants"].get(k), now["constants"].get(k))
-                  for k in set(recorded["constants"]) | set(now["constants"])
-                  if k != "kkt_residual" and not _close(recorded["constants"].get(k), now["constants"].get(k))}
-    return Verification(name=instance.name, spec_ok=recorded.get("spec_sha256") == now["spec_sha256"],
-                        checksum_ok=recorded["arrays_sha256"] == now["arrays_sha256"] and not mism_arrays,
-                        constants_ok=not mism_const, mismatched_arrays=mism_arrays,
-                        mismatched_constants=mism_const)
+    problems: list[str] = []
+    stored_ok, array_dist, const_dist = True, {}, {}
+    regenerated = build(instance)
+    if (catalogue_dir(root) / f"{instance.name}{ARRAYS_SUFFIX}").is_file():
+        try:
+            loaded = _from_shipped(instance.name, None if root is None else str(Path(root).resolve()))
+        except ValueError as exc:
+            stored_ok, loaded = False, None
+            problems.append(str(exc))
+        if loaded is not None:
+            shipped = read_arrays(instance.name, root)
+            now = problem_arrays(regenerated)
+            array_dist = {k: array_distance(now[k], shipped[k]) if k in now and k in shipped else math.inf
+                          for k in sorted(set(shipped) | set(now))}
+            const_dist.update(_constant_distances(recorded, loaded, "shipped"))
+    const_dist.update(_constant_distances(recorded, regenerated, "regenerated"))
+    return Verification(name=instance.name, spec_ok=recorded.get("spec_sha256") == instance.sha256(),
+                        stored_ok=stored_ok, array_distances=array_dist, constant_distances=const_dist,
+                        problems=tuple(problems))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -349,28 +472,23 @@ ARRAY_PREFIX = "array/"
 
 
 def export_npz(name: str, path: str | os.PathLike, root: str | os.PathLike | None = None) -> Path:
-    """Write the arrays of ``name`` and its certificate to an ``.npz`` file (atomically).
+    """Write the arrays of ``name``, its spec and its certificate to one ``.npz`` file (atomically).
 
-    Keys: ``array/A``, ``array/b``, ``array/weights``, ``array/x_star`` (for quadratics; other problems export
-    their own arrays), ``spec_json`` and ``certificate_json`` (JSON strings; read them with
+    Keys: ``array/<name>`` for each defining array (``A``, ``b``, ``weights`` for quadratics; other problems
+    export their own arrays, see ``Problem.arrays``), plus ``array/x_star`` (the certified minimiser),
+    ``spec_json`` and ``certificate_json`` (JSON strings; read them with
     ``json.loads(str(npz["certificate_json"]))``). No pickles, so ``np.load(path)`` works without fedtheory.
     """
     instance = spec(name, root)
     problem = load(instance.name, root)
-    arrays = problem_arrays(problem)
     record = certificate_record(instance, problem)
-    payload: dict[str, np.ndarray] = {ARRAY_PREFIX + k: v for k, v in arrays.items()}
+    payload: dict[str, np.ndarray] = {ARRAY_PREFIX + k: v for k, v in problem_arrays(problem).items()}
+    payload[ARRAY_PREFIX + "x_star"] = problem.certificate.x_star
     payload["spec_json"] = np.array(json.dumps(instance.as_dict(), sort_keys=True))
     payload["certificate_json"] = np.array(json.dumps(record, sort_keys=True))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    buffer = io.BytesIO()
-    np.savez(buffer, **payload)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(buffer.getvalue())
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    _atomic_write_bytes(path, _npz_bytes(payload, compressed=False))
     return path
 
 
@@ -382,17 +500,11 @@ class ImportedInstance:
     certificate: Mapping[str, Any]
     arrays: Mapping[str, np.ndarray]
     problem: Problem
-    #: "arrays" (rebuilt from the file's arrays alone) or "spec" (regenerated from the embedded spec).
-    rebuilt_from: str = "arrays"
 
 
 def import_npz(path: str | os.PathLike) -> ImportedInstance:
-    """Read an ``.npz`` written by :func:`export_npz`, check its checksums, and rebuild the problem.
-
-    Quadratics are rebuilt from the arrays alone (no generator call) when that reproduces them bit for bit;
-    otherwise (other problem classes, or renormalised weights moving a last bit) the problem is regenerated
-    from the embedded spec and must match the file's arrays byte for byte. Raises ValueError on any mismatch.
-    """
+    """Read an ``.npz`` written by :func:`export_npz`, check its checksums, and rebuild the problem from its
+    arrays alone (no generator call). Raises ValueError if the arrays do not match the embedded checksums."""
     with np.load(path, allow_pickle=False) as npz:
         keys = list(npz.keys())
         if "certificate_json" not in keys or "spec_json" not in keys:
@@ -400,23 +512,10 @@ def import_npz(path: str | os.PathLike) -> ImportedInstance:
         instance = InstanceSpec.from_dict(json.loads(str(npz["spec_json"])), source=str(path))
         record = json.loads(str(npz["certificate_json"]))
         arrays = {k[len(ARRAY_PREFIX):]: npz[k] for k in keys if k.startswith(ARRAY_PREFIX)}
-    per, combined = array_checksums(arrays)
+    defining = {k: v for k, v in arrays.items() if k != "x_star"}
+    per, combined = array_checksums(defining)
     if combined != record["arrays_sha256"]:
-        bad = [k for k in per if per[k] != record["arrays"].get(k)]
+        bad = sorted(k for k in set(per) | set(record["arrays"]) if per.get(k) != record["arrays"].get(k))
         raise ValueError(f"{path}: arrays do not match the embedded certificate checksums ({', '.join(bad)})")
-    problem: Problem | None = None
-    rebuilt_from = "arrays"
-    if record["problem_class"] == "fedtheory.problems.quadratic.QuadraticProblem":
-        from .problems.quadratic import QuadraticProblem
-
-        # QuadraticProblem renormalises its weights (w / sum w), which can move their last bit (it does for
-        # 1000 uniform clients); anything not reproduced bit for bit is regenerated from the embedded spec.
-        candidate = QuadraticProblem(arrays["A"], arrays["b"], arrays["weights"])
-        if array_checksums(problem_arrays(candidate))[1] == combined:
-            problem = candidate
-    if problem is None:
-        problem, rebuilt_from = build(instance), "spec"
-        if array_checksums(problem_arrays(problem))[1] != combined:
-            raise ValueError(f"{path}: neither the arrays nor the embedded spec rebuild the exported problem")
-    return ImportedInstance(spec=instance, certificate=record, arrays=arrays, problem=problem,
-                            rebuilt_from=rebuilt_from)
+    problem = _problem_class(record["problem_class"]).from_arrays(defining)
+    return ImportedInstance(spec=instance, certificate=record, arrays=arrays, problem=problem)

@@ -1,4 +1,5 @@
-"""The named problem catalogue: certificates regenerate exactly, export/import round-trips, packaging works."""
+"""The named problem catalogue: shipped arrays are intact, regeneration and constants agree within stated
+tolerances on any BLAS kernel, export/import round-trips, packaging works."""
 from __future__ import annotations
 
 import json
@@ -41,9 +42,22 @@ def test_catalogue_covers_the_benchmark_families():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_instance_regenerates_exactly(name):
+def test_instance_verifies_within_tolerance(name):
+    """Shipped arrays match their checksums; the generator reproduces them on this machine to ARRAY_RTOL and
+    the constants to CONSTANT_RTOL (CI runs this under several OpenBLAS kernels)."""
     result = catalogue.verify(name)
     assert result.ok, str(result)
+    assert result.stored_ok and result.array_distances and result.constant_distances
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_load_uses_the_shipped_arrays(name):
+    problem = catalogue.load(name)
+    shipped = catalogue.read_arrays(name)
+    arrays = catalogue.problem_arrays(problem)
+    assert set(arrays) == set(shipped)
+    for key, arr in arrays.items():  # stored arrays: bitwise is the right comparison
+        assert arr.dtype == shipped[key].dtype and arr.tobytes() == shipped[key].tobytes(), key
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if catalogue.spec(n).generator == "fedtheory.problems.quadratic"])
@@ -59,8 +73,14 @@ def test_quadratic_certificates_match_the_requested_constants(name):
         if key in params:
             assert abs(c[key] - params[key]) <= 1e-9 * scale
     if "delta_A" not in params and "delta_B" not in params:
-        assert c["delta_A"] <= 1e-12 * scale and c["delta_B"] <= 1e-12 * scale
-    assert math.isclose(c["zeta2"], params.get("zeta2", 0.0), rel_tol=1e-9, abs_tol=1e-12)
+        # identical Hessians: the rounding policy reports exact zeros (and records its tolerance)
+        assert c["delta_A"] == 0.0 and c["delta_B"] == 0.0
+        record = catalogue.read_certificate(name)
+        assert 0 < record["rounding_tolerance"]["delta_A"] <= 64 * max(1, params["dim"] / 64) * 2.3e-16 * scale
+    if params.get("zeta2", 0.0) == 0.0:
+        assert c["zeta2"] == 0.0
+    else:
+        assert math.isclose(c["zeta2"], params["zeta2"], rel_tol=1e-9)
     assert c["mu"] <= c["mu_f"] <= c["L_f"] <= c["L"] * (1 + 1e-12)
 
 
@@ -68,7 +88,7 @@ def _copy_catalogue(tmp_path: Path, names: list[str]) -> Path:
     root = tmp_path / "cat"
     root.mkdir()
     for name in names:
-        for suffix in (".json", ".cert.json"):
+        for suffix in (".json", ".cert.json", ".npz"):
             shutil.copy(catalogue.CATALOGUE_DIR / f"{name}{suffix}", root / f"{name}{suffix}")
     return root
 
@@ -82,9 +102,9 @@ def test_a_changed_instance_is_detected(tmp_path):
     data["seed"] += 1
     spec_path.write_text(json.dumps(data))
     result = catalogue.verify(name, root)
-    assert not result.ok and not result.spec_ok and not result.checksum_ok
-    assert {"A", "b", "x_star"} <= set(result.mismatched_arrays)
-    assert "MISMATCH" in str(result)
+    assert not result.ok and not result.spec_ok and not result.arrays_ok
+    assert result.array_distances["A"] > 1e-3 and result.array_distances["b"] > 1e-3
+    assert "MISMATCH" in str(result) and "regenerated arrays differ" in str(result)
     # Re-recording a changed instance needs an explicit overwrite (after a version bump).
     with pytest.raises(FileExistsError, match="bump the version"):
         catalogue.write_certificate(name, root)
@@ -92,7 +112,44 @@ def test_a_changed_instance_is_detected(tmp_path):
     assert catalogue.verify(name, root).ok
 
 
-def test_constant_drift_is_reported_separately_from_checksums(tmp_path):
+def _rewrite_shipped(root: Path, name: str, change) -> None:
+    """Change the shipped arrays of ``name`` and re-record their checksums (a consistent but different file)."""
+    arrays = catalogue.read_arrays(name, root)
+    change(arrays)
+    np.savez_compressed(root / f"{name}.npz", **arrays)
+    cert_path = root / f"{name}.cert.json"
+    record = json.loads(cert_path.read_text())
+    record["arrays"], record["arrays_sha256"] = catalogue.array_checksums(arrays)
+    cert_path.write_text(json.dumps(record))
+
+
+def test_regeneration_drift_above_the_tolerance_is_reported(tmp_path):
+    """Shipped arrays 1e-9 (relative) away from what the generator makes: intact, but a real difference."""
+    name = "quad-kappa10-delta1"
+    root = _copy_catalogue(tmp_path, [name])
+
+    def nudge(arrays):
+        arrays["b"] = arrays["b"] * (1 + 1e-9)
+    _rewrite_shipped(root, name, nudge)
+    result = catalogue.verify(name, root)
+    assert result.stored_ok and not result.arrays_ok and not result.ok
+    assert 0.5e-9 < result.array_distances["b"] < 2e-9 and result.array_distances["A"] <= catalogue.ARRAY_RTOL
+
+
+def test_corrupt_shipped_arrays_are_rejected(tmp_path):
+    name = "quad-kappa10-delta1"
+    root = _copy_catalogue(tmp_path, [name])
+    arrays = catalogue.read_arrays(name, root)
+    arrays["b"] = arrays["b"].copy()
+    arrays["b"][0, 0] += 1e-12
+    np.savez_compressed(root / f"{name}.npz", **arrays)  # checksums not re-recorded: corrupt
+    with pytest.raises(ValueError, match="checksums"):
+        catalogue.load(name, root)
+    result = catalogue.verify(name, root)
+    assert not result.stored_ok and not result.ok and "corrupt" in str(result)
+
+
+def test_constant_drift_is_reported_separately_from_arrays(tmp_path):
     name = "quad-kappa10-delta1"
     root = _copy_catalogue(tmp_path, [name])
     cert_path = root / f"{name}.cert.json"
@@ -100,7 +157,18 @@ def test_constant_drift_is_reported_separately_from_checksums(tmp_path):
     record["constants"]["delta_A"] *= 1 + 1e-6
     cert_path.write_text(json.dumps(record))
     result = catalogue.verify(name, root)
-    assert result.checksum_ok and not result.constants_ok and "delta_A" in result.mismatched_constants
+    assert result.stored_ok and result.arrays_ok and not result.constants_ok
+    assert result.constant_distances["delta_A (shipped)"] == pytest.approx(1e-6, rel=1e-3)
+
+
+def test_distances():
+    assert catalogue.array_distance(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 4e-16])) <= 2.3e-16
+    assert catalogue.array_distance(np.zeros(2), np.zeros(3)) == math.inf
+    assert catalogue.array_distance(np.array([1, 2]), np.array([1, 3])) == math.inf
+    assert catalogue.array_distance(np.array("ridge"), np.array("ridge")) == 0.0
+    assert catalogue.constant_distance(0.0, 1e-15, abs_tol=1e-14) == 0.0  # both rounding-level zeros
+    assert catalogue.constant_distance(0.0, 1e-13, abs_tol=1e-14) == 1.0
+    assert catalogue.constant_distance(None, None) == 0.0 and catalogue.constant_distance(None, 1.0) == math.inf
 
 
 def test_spec_lookup_errors():
@@ -128,11 +196,9 @@ def test_export_import_round_trip(tmp_path, name):
         assert record["arrays_sha256"] == catalogue.read_certificate(name)["arrays_sha256"]
         for key, arr in catalogue.problem_arrays(original).items():
             assert npz[f"array/{key}"].tobytes() == arr.tobytes()
+        assert npz["array/x_star"].tobytes() == original.certificate.x_star.tobytes()
     imported = catalogue.import_npz(path)
     assert imported.spec == catalogue.spec(name)
-    if name == "quad-kappa100-delta10":
-        assert imported.rebuilt_from == "arrays"  # a dense quadratic needs no generator to come back
-    assert catalogue.verify(name, problem=imported.problem).ok
     c0, c1 = original.certificate, imported.problem.certificate
     assert c0.x_star.tobytes() == c1.x_star.tobytes() and c0.f_star == c1.f_star
     assert run(GradientDescent(), imported.problem, 20, seed=3).same_numbers(run(GradientDescent(), original, 20,
@@ -199,6 +265,7 @@ def test_installed_package_finds_the_catalogue(tmp_path):
     for name in NAMES:
         assert f"fedtheory/catalogue_data/{name}.json" in members
         assert f"fedtheory/catalogue_data/{name}.cert.json" in members
+        assert f"fedtheory/catalogue_data/{name}.npz" in members
     code = ("import fedtheory.catalogue as c, sys; from pathlib import Path; "
             "assert Path(c.__file__).resolve().is_relative_to(Path(sys.argv[1]).resolve()), c.__file__; "
             "assert c.CATALOGUE_DIR.resolve().is_relative_to(Path(sys.argv[1]).resolve()); "
@@ -219,7 +286,8 @@ from fedtheory.strategies import quadratic_params  # noqa: E402
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(params=quadratic_params(max_clients=6, max_dim=5))
 def test_any_quadratic_spec_certifies_verifies_and_round_trips(tmp_path, params):
-    """Record -> regenerate -> export -> import is exact for any feasible quadratic request."""
+    """Record -> verify -> export -> import round-trips any feasible quadratic request (bitwise on this machine:
+    the same arrays through the same code)."""
     params = dict(params)
     seed = params.pop("seed")
     root = tmp_path / f"cat{seed}-{abs(hash(json.dumps(params, sort_keys=True))) % 10**8}"
@@ -229,7 +297,7 @@ def test_any_quadratic_spec_certifies_verifies_and_round_trips(tmp_path, params)
                                                    "generator": "fedtheory.problems.quadratic"}))
     catalogue.write_certificate(name, root)
     assert catalogue.verify(name, root).ok
-    problem = catalogue.build(catalogue.spec(name, root))
+    problem = catalogue.load(name, root)
     record = catalogue.read_certificate(name, root)
     assert record["constants"]["mu"] == pytest.approx(problem.certificate.mu, rel=0, abs=0)
     imported = catalogue.import_npz(catalogue.export_npz(name, root / "x.npz", root))

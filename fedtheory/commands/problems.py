@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("pattern", nargs="?", default=None, help="shell pattern, e.g. 'quad-kappa100-*'")
     show = cmds.add_parser("show", help="spec and recorded certificate of one instance")
     show.add_argument("name")
-    ver = cmds.add_parser("verify", help="regenerate instances and compare with their certificates")
+    ver = cmds.add_parser("verify", help="check shipped arrays, regeneration and constants against the certificates (reports distances)")
     ver.add_argument("names", nargs="*", help="names or patterns (default: all)")
     cert = cmds.add_parser("certify", help="record the certificate file of an instance (maintainers)")
     cert.add_argument("name")

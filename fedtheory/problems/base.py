@@ -9,10 +9,41 @@ from the request: a test that compares a run with a theorem reads its constants 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
+
+#: Rounding policy (README "Reproducibility"): a computed constant that is mathematically >= 0 and lies within
+#: ``max(ROUNDING_ULPS, d) * eps * scale`` of zero is reported as an exact zero. Why this multiple: a
+#: backward-stable symmetric eigensolver returns eigenvalues within O(d) eps ||A|| of the exact ones (measured
+#: here: at most 12 eps ||A|| for d <= 200 under the SkylakeX, Haswell and Zen OpenBLAS kernels), and the
+#: generators' affine maps add a few eps more, so 64 leaves a margin of 5x while staying 10 orders of magnitude
+#: below any constant a generator is asked for; the d term keeps the classical O(d) bound for large d.
+ROUNDING_ULPS = 64
+
+
+def rounding_tolerance(scale: float, dim: int) -> float:
+    """The absolute rounding-level tolerance ``max(ROUNDING_ULPS, dim) * eps * |scale|`` (0 for a NaN scale)."""
+    if not math.isfinite(scale):
+        return 0.0
+    return max(ROUNDING_ULPS, int(dim)) * float(np.finfo(np.float64).eps) * abs(float(scale))
+
+
+def gradient_error_bound(dim: int, gradient_scale: float, L: float, mu_f: float, grad_norm_at_x_star: float
+                         ) -> float:
+    """An upper bound on the error of every computed grad f_i(x*), used to snap zeta2 at a common optimum.
+
+    Two sources: evaluating grad f_i in floating point (``rounding_tolerance(gradient_scale, dim)`` with
+    ``gradient_scale`` bounding the magnitudes summed, e.g. ||A_i|| ||x*|| + ||b_i||), and the inexactness
+    of the computed x^ itself: ||grad f_i(x^) - grad f_i(x*)|| <= L ||x^ - x*|| <= (L / mu_f) ||grad f(x^)||
+    for a mu_f-strongly convex f (the second term is dropped when mu_f <= 0, where it has no bound).
+    """
+    bound = rounding_tolerance(gradient_scale, dim)
+    if mu_f > 0 and math.isfinite(grad_norm_at_x_star) and math.isfinite(L):
+        bound += L / mu_f * grad_norm_at_x_star
+    return bound
 
 
 @dataclass(frozen=True)
@@ -45,6 +76,15 @@ class Certificate:
         ||grad f(x_star)|| achieved by the certificate computation (relative to max(1, ||grad f(0)||)).
     exact:
         Which constants are exact (True) and which are estimates (False), by name.
+    gradient_error:
+        An upper bound on the error of the computed grad f_i(x*) (see :func:`gradient_error_bound`); NaN
+        when the problem does not provide one (then zeta2 is not snapped).
+    rounding_tolerance:
+        Filled in on construction, by the rounding policy: for each constant that is mathematically >= 0 (or
+        0 for a merely convex problem) -- mu, mu_f, mu_i, delta_A, delta_B (tolerance
+        ``max(64, d) eps max(|L|, |L_f|, |mu|, |mu_f|)``) and zeta2 (tolerance ``gradient_error**2``) -- the
+        absolute tolerance under which it was reported as an exact 0. No check may depend on the sign of a
+        number below these tolerances.
     """
 
     x_star: np.ndarray
@@ -63,6 +103,25 @@ class Certificate:
     sigma2: float = 0.0
     exact: Mapping[str, bool] = field(default_factory=dict)
     notes: str = ""
+    gradient_error: float = float("nan")
+    rounding_tolerance: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The rounding policy, applied in one place for every problem class (frozen: set through object).
+        dim = int(np.size(self.x_star))
+        scales = [abs(v) for v in (self.L, self.L_f, self.mu, self.mu_f) if math.isfinite(v)]
+        curvature_tol = rounding_tolerance(max(scales, default=float("nan")), dim)
+        tolerances = {name: curvature_tol for name in ("mu", "mu_f", "mu_i", "delta_A", "delta_B")}
+        tolerances["zeta2"] = self.gradient_error ** 2 if math.isfinite(self.gradient_error) else 0.0
+        for name, tol in tolerances.items():
+            value = getattr(self, name)
+            if name == "mu_i":
+                mu_i = np.asarray(value, dtype=np.float64)
+                snapped = np.where(np.abs(mu_i) <= tol, 0.0, mu_i)
+                object.__setattr__(self, name, snapped)
+            elif math.isfinite(value) and abs(value) <= tol:
+                object.__setattr__(self, name, 0.0)
+        object.__setattr__(self, "rounding_tolerance", tolerances)
 
     @property
     def kappa(self) -> float:
@@ -126,6 +185,20 @@ class Problem:
         if self.sigma2 == 0.0:
             return G
         return G + rng.normal(scale=np.sqrt(self.sigma2 / self.dim), size=G.shape)
+
+    # ----- the defining arrays (catalogue: ship, checksum, rebuild) -----
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays (and scalar hyperparameters, as 0-d arrays) that define this problem exactly.
+
+        ``type(self).from_arrays(self.arrays())`` rebuilds the same problem without its generator; the
+        catalogue ships these arrays so that a cited instance is the same data on every machine.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not define arrays() (cannot be catalogued)")
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> "Problem":
+        """Rebuild a problem from :meth:`arrays` (the certificate is recomputed from them)."""
+        raise NotImplementedError(f"{cls.__name__} does not define from_arrays() (cannot be catalogued)")
 
     # ----- global oracles -----
     def _weights_for(self, clients: np.ndarray | None) -> np.ndarray:

@@ -18,7 +18,7 @@ sampled points (``certificate.exact["delta_A"] is False``).
 """
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from typing import Literal, Mapping, Sequence
 
 import numpy as np
 from scipy.special import expit
@@ -105,6 +105,31 @@ class LogisticProblem(SmoothProblem):
         self.batch_size = None if batch_size is None else check_int("batch_size", batch_size, low=1)
         self.sigma2 = check_nonnegative("sigma2", sigma2)
         self.certificate = self._certify()
+
+    # ----- defining arrays -----
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Signed features z = y a (all the loss depends on), stacked over clients, with the client sizes."""
+        if self.shared:
+            Z = self._Z
+        else:
+            Z = np.concatenate([self._Z[i, :m] for i, m in enumerate(self.sizes)])  # drop the padding
+        out = {"Z": Z, "sizes": self.sizes, "weights": self.weights, "reg": np.array(self.reg),
+               "shared": np.array(self.shared)}
+        out.update({k: v for k, v in (("E", self.E), ("c", self.c)) if v is not None})
+        if self.batch_size is not None:
+            out["batch_size"] = np.array(self.batch_size)
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> "LogisticProblem":
+        Z, sizes = np.asarray(arrays["Z"]), np.asarray(arrays["sizes"])
+        kwargs = dict(reg=float(arrays["reg"]), weights=np.asarray(arrays["weights"]), E=arrays.get("E"),
+                      c=arrays.get("c"),
+                      batch_size=int(arrays["batch_size"]) if "batch_size" in arrays else None)
+        if bool(arrays["shared"]):  # labels +1: the stored features are already signed (z * 1 is exact)
+            return cls(Z, np.ones(len(Z)), n_clients=len(sizes), **kwargs)
+        parts = np.split(Z, np.cumsum(sizes)[:-1])
+        return cls(parts, [np.ones(len(p)) for p in parts], **kwargs)
 
     @staticmethod
     def _signed(a: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -267,7 +292,8 @@ class LogisticProblem(SmoothProblem):
                    + (" + lambda_max(E_i) is an upper bound" if self.E is not None else " is attained at x=0")
                    + ("; delta exact (shared data: h_i = f - f_i is quadratic)" if exact_delta else
                       "; delta_A, delta_B are ESTIMATES: max over x*, 0 and 4 sampled points of the Hessian "
-                      "dissimilarity (a lower estimate of the sup)")))
+                      "dissimilarity (a lower estimate of the sup)")),
+            gradient_error=self._gradient_error(x_star, L_i, self.reg + E_bar_lo))
 
     def _estimate_delta(self, x_star: np.ndarray, n_points: int = 4, seed: int = 0) -> tuple[float, float]:
         rng = np.random.default_rng(seed)

@@ -17,6 +17,8 @@ multi-start gradient descent estimate of f^inf is recorded as a cross-check (lab
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 
 from .._validation import check_dissimilarity_request, check_int, check_nonnegative, check_positive, check_weights
@@ -72,6 +74,15 @@ class NonconvexProblem(SmoothProblem):
         self._seed = seed
         self.certificate = self._certify()
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"E": self.E, "c": self.c, "weights": self.weights, "curvature": np.array(self.curvature),
+                "nu": np.array(self.nu), "multistart": np.array(self.multistart), "seed": np.array(self._seed)}
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> "NonconvexProblem":
+        return cls(arrays["E"], arrays["c"], curvature=float(arrays["curvature"]), nu=float(arrays["nu"]),
+                   weights=arrays["weights"], multistart=int(arrays["multistart"]), seed=int(arrays["seed"]))
+
     def _psi_values(self, X, idx):
         return self.curvature * np.log1p(X * X).sum(axis=1) + 0.5 * self.nu * np.einsum("nd,nd->n", X, X)
 
@@ -126,7 +137,8 @@ class NonconvexProblem(SmoothProblem):
                    "zeta2": True, "f_inf_multistart": False},
             notes=(f"f* is the exact global minimum of the separable f (cubic roots per coordinate); "
                    f"known lower bound {self.lower_bound:.17g}; multi-start GD estimate of f^inf "
-                   f"(ESTIMATE, {self.multistart} starts) {estimate:.17g}; mu is weak convexity (may be < 0)"))
+                   f"(ESTIMATE, {self.multistart} starts) {estimate:.17g}; mu is weak convexity (may be < 0)"),
+            gradient_error=self._gradient_error(x_star, L_i, self.nu - self.curvature / 4))
 
     @property
     def f_inf_multistart(self) -> float:

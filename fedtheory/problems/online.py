@@ -111,6 +111,15 @@ class OnlineProblem(Problem):
         self.beta = float(sq.max() / (4.0 if loss == "logistic" else 1.0) + self.lam)
         self.certificate = self._certify()
 
+    # ----- defining arrays -----
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"features": self.features, "labels": self.labels, "loss": np.array(self.loss),
+                "lam": np.array(self.lam)}
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> "OnlineProblem":
+        return cls(arrays["features"], arrays["labels"], loss=str(arrays["loss"]), lam=float(arrays["lam"]))
+
     # ----- per-sample losses -----
     def _margin(self, X: np.ndarray, W: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         z = np.einsum("...d,...d->...", X, W)

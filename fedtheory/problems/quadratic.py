@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import Literal, Mapping
 
 import numpy as np
 from scipy import optimize
 
 from .._validation import check_dissimilarity_request, check_int, check_nonnegative, check_real, check_weights
 from ..linalg import batched_spectral_apply, batched_symmetric_matvec, sym_extreme_eigs
-from .base import Certificate, Problem
+from .base import Certificate, Problem, gradient_error_bound
 
 HessianKind = Literal["dense", "diagonal"]
 
@@ -113,6 +113,14 @@ class QuadraticProblem(Problem):
         self.b_bar = self.weights @ b
         self.certificate = self._certify()
 
+    # ----- defining arrays -----
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"A": self.A, "b": self.b, "weights": self.weights}
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> "QuadraticProblem":
+        return cls(arrays["A"], arrays["b"], arrays["weights"])
+
     # ----- certificate -----
     def _certify(self) -> Certificate:
         if self.hessians == "diagonal":
@@ -136,6 +144,7 @@ class QuadraticProblem(Problem):
         residual = float(np.linalg.norm(g_star) / max(1.0, float(np.linalg.norm(self.b_bar))))
         if residual > 1e-8:
             raise ValueError("f has no minimiser: the mean linear term is not in the range of the mean Hessian")
+        gradient_scale = float(np.max(L_i * np.linalg.norm(x_star) + np.linalg.norm(self.b, axis=1)))
         return Certificate(
             x_star=x_star, f_star=float(-0.5 * self.b_bar @ x_star),
             mu=float(np.min(mu_i)), L=float(np.max(L_i)),
@@ -144,6 +153,8 @@ class QuadraticProblem(Problem):
             delta_A=delta_A, delta_B=delta_B, zeta2=zeta2, weights=self.weights,
             kkt_residual=residual, sigma2=self.sigma2,
             exact={name: True for name in ("x_star", "f_star", "mu", "L", "delta_A", "delta_B", "zeta2")},
+            gradient_error=gradient_error_bound(self.dim, gradient_scale, float(np.max(L_i)), float(np.min(ev_bar)),
+                                                float(np.linalg.norm(g_star))),
         )
 
     # ----- oracles -----

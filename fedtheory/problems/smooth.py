@@ -22,7 +22,7 @@ import numpy as np
 
 from .._validation import check_nonnegative
 from ..linalg import batched_matvec, sym_extreme_eigs
-from .base import Problem
+from .base import Problem, gradient_error_bound
 
 __all__ = ["SmoothProblem", "NEWTON_TOL"]
 
@@ -81,6 +81,18 @@ class SmoothProblem(Problem):
     def hessian(self, x: np.ndarray) -> np.ndarray:
         """Hessian of the global objective f at x."""
         return np.tensordot(self.weights, self.hessians(self.broadcast(x)), axes=1)
+
+    # ----- certificates -----
+    def _gradient_error(self, x_star: np.ndarray, L_i: np.ndarray, mu_f: float) -> float:
+        """:func:`~fedtheory.problems.base.gradient_error_bound` at the certificate's x* (for the zeta2 policy).
+
+        grad f_i(x*) = grad f_i(0) + int_0^1 H_i(t x*) x* dt, so max_i (L_i ||x*|| + ||grad f_i(0)||) bounds
+        the magnitudes summed in it.
+        """
+        g0 = self.grads(self.broadcast(np.zeros(self.dim)))
+        scale = float(np.max(L_i * np.linalg.norm(x_star) + np.linalg.norm(g0, axis=1)))
+        return gradient_error_bound(self.dim, scale, float(np.max(L_i)), mu_f,
+                                    float(np.linalg.norm(self.grad(x_star))))
 
     # ----- global Newton (certificates) -----
     def _global_newton(self, x0: np.ndarray, max_iter: int = 100) -> tuple[np.ndarray, float]:
