@@ -307,6 +307,10 @@ def _atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+def _atomic_write_text(path: Path, text: str) -> None:
+    _atomic_write_bytes(path, text.encode())
+
+
 def _npz_bytes(payload: Mapping[str, np.ndarray], compressed: bool = True) -> bytes:
     buffer = io.BytesIO()
     (np.savez_compressed if compressed else np.savez)(buffer, **payload)
@@ -353,7 +357,7 @@ def write_certificate(name: str, root: str | os.PathLike | None = None, *, overw
     _atomic_write_bytes(folder / f"{instance.name}{ARRAYS_SUFFIX}", _npz_bytes(arrays))
     _load_cached.cache_clear()
     record = certificate_record(instance, type(generated).from_arrays(arrays))
-    _atomic_write_bytes(cert_path, (json.dumps(record, indent=1, sort_keys=True) + "\n").encode())
+    _atomic_write_text(cert_path, json.dumps(record, indent=1, sort_keys=True) + "\n")
     return cert_path
 
 

@@ -48,7 +48,8 @@ IDENTITY_TOL = 1e-10
 
 def _describe(problem: Problem) -> str:
     c = problem.certificate
-    kind = getattr(problem, "hessians", type(problem).__name__)
+    # QuadraticProblem.hessians names the storage ("dense"/"diagonal"); on smooth problems it is a method
+    kind = problem.hessians if isinstance(getattr(problem, "hessians", None), str) else "smooth"
     return (f"{type(problem).__name__}({kind}) n={problem.n_clients} d={problem.dim} mu={c.mu:.3g} L={c.L:.3g} "
             f"delta_B={c.delta_B:.3g} zeta2={c.zeta2:.3g}")
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -20,6 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="fedtheory-claims", help="output folder (default: %(default)s)")
     p.add_argument("--list", action="store_true", help="list the selected claims and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--compare", metavar="CLAIMS_JSON", type=Path,
+                   help="compare with the claims.json of another run (e.g. another machine or BLAS kernel): "
+                        "exit 1 if any claim's status or any instance's verdict differs; report how far the "
+                        "measured numbers moved")
     p.set_defaults(func=main)
 
 
@@ -63,6 +68,82 @@ def write_reports(results: list[ClaimResult], out: Path) -> None:
     (out / "claims.md").write_text("\n".join(lines) + "\n")
 
 
+#: Measured numbers that moved by more than this (relative) between two runs are listed by ``--compare``:
+#: kernel rounding moves a well-conditioned measurement by ~1e-15..1e-12, so 1e-6 singles out measurements that
+#: count something at a rounding-level threshold (rounds to a floor, non-zeros at a cut-off).
+COMPARE_REPORT_RTOL = 1e-6
+
+
+def _relative_change(a: object, b: object) -> float:
+    if not (isinstance(a, (int, float)) and isinstance(b, (int, float))):  # None, strings, lists: all or nothing
+        return 0.0 if a == b else float("inf")
+    if math.isnan(a) or math.isnan(b):
+        return 0.0 if math.isnan(a) and math.isnan(b) else float("inf")
+    if a == b:
+        return 0.0
+    return abs(a - b) / max(abs(a), abs(b))
+
+
+def _by_occurrence(evidence: list[dict]) -> dict[tuple[str, int], dict]:
+    """Evidence keyed by (instance description, how many times it occurred before): descriptions can repeat."""
+    seen: dict[str, int] = {}
+    out = {}
+    for e in evidence:
+        k = seen.get(e["instance"], 0)
+        seen[e["instance"]] = k + 1
+        out[(e["instance"], k)] = e
+    return out
+
+
+def compare_runs(results: list[dict], reference: list[dict]) -> tuple[list[str], list[tuple[float, str]]]:
+    """(verdict differences, [(relative change, where)] of measured numbers) between two claims.json lists.
+
+    Verdicts are claim statuses and per-instance ``holds`` flags, matched by claim id and instance
+    description; claims present in only one run are verdict differences too.
+    """
+    ref = {r["id"]: r for r in reference}
+    diffs: list[str] = []
+    moved: list[tuple[float, str]] = []
+    for r in results:
+        other = ref.pop(r["id"], None)
+        if other is None:
+            diffs.append(f"{r['id']}: not in the reference run")
+            continue
+        if r["status"] != other["status"]:
+            diffs.append(f"{r['id']}: status {r['status']} here, {other['status']} in the reference")
+        theirs = _by_occurrence(other["evidence"])
+        for key, e in _by_occurrence(r["evidence"]).items():
+            o = theirs.get(key)
+            if o is None:
+                diffs.append(f"{r['id']}: instance {e['instance']} not in the reference")
+                continue
+            if e["holds"] != o["holds"]:
+                diffs.append(f"{r['id']} [{e['instance']}]: holds={e['holds']} here, {o['holds']} in the reference")
+            for field in ("measured", "theory"):
+                change = _relative_change(e[field], o[field])
+                if change > 0:
+                    moved.append((change, f"{r['id']} [{e['instance']}] {field}: {e[field]!r} vs {o[field]!r}"))
+    diffs += [f"{cid}: only in the reference run" for cid in ref]
+    return diffs, sorted(moved, reverse=True)
+
+
+def _report_comparison(results: list[ClaimResult], path: Path) -> int:
+    try:
+        reference = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        print(f"fedtheory verify: cannot read --compare {path}: {exc}", file=sys.stderr)
+        return 2
+    diffs, moved = compare_runs([r.as_dict() for r in results], reference)
+    large = [(c, w) for c, w in moved if c > COMPARE_REPORT_RTOL]
+    print(f"compared with {path}: {len(diffs)} verdict differences; {len(moved)} measured numbers differ, "
+          f"largest relative change {moved[0][0] if moved else 0.0:.2g}; {len(large)} above {COMPARE_REPORT_RTOL:g}")
+    for d in diffs:
+        print(f"  VERDICT DIFFERS: {d}")
+    for change, where in large[:20]:
+        print(f"  moved {change:.2g}: {where}")
+    return 1 if diffs else 0
+
+
 def main(args: argparse.Namespace) -> int:
     try:
         claims = select(args.paper, args.claim)
@@ -94,4 +175,7 @@ def main(args: argparse.Namespace) -> int:
         counts[r.status] = counts.get(r.status, 0) + 1
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
     print(f"\n{len(results)} claims: {summary}. Reports in {out}/claims.json and {out}/claims.md")
-    return 1 if n_fail else 0
+    status = 1 if n_fail else 0
+    if args.compare is not None:
+        status = max(status, _report_comparison(results, args.compare))
+    return status
