@@ -39,7 +39,9 @@ def quadratic_params(draw, *, min_clients: int = 2, max_clients: int = 8, min_di
     n = draw(st.integers(min_clients, max_clients))
     d = draw(st.integers(min_dim, max_dim))
     mu = draw(st.floats(1e-2, 1.0))
-    kappa = draw(st.floats(1.0, max_condition))
+    # kappa >= 1 + 1e-3: a spread L - mu of a few eps (kappa = 1 + 2e-16) would make every delta <= L - mu a
+    # rounding-level number, which the certificate's rounding policy reports as 0 (not a heterogeneous instance).
+    kappa = draw(st.floats(1.0 + 1e-3, max_condition)) if max_condition > 1.0 + 1e-3 else 1.0
     L = mu * kappa
     which = dissimilarity or draw(st.sampled_from(["delta_A", "delta_B"]))
     frac_max = 0.4 if which == "delta_B" else 0.4 / n ** 0.5
