@@ -619,7 +619,7 @@ def _fedred_expected_contraction(kw: dict, exact_solver: bool) -> Evidence:
     eta = kw["eta_L"] / c.L
     p = kw["p"]
     alg = FedRed(lam=lam, eta=eta, p=p, reset=kw["reset"], solver="exact" if exact_solver else "linearized")
-    mu = c.mu if c.mu > 1e-12 * c.L else 0.0  # a requested mu = 0 comes back as +-1e-16 L
+    mu = c.mu  # exactly 0 for a requested mu = 0 (the certificate's rounding policy), never +-1e-16 L
     rng = np.random.default_rng(kw.get("seed", 0))
     state = alg.init(problem, _x0(problem, kw.get("seed", 0)))
 
