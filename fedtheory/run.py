@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_int, check_positive
+from ._validation import check_int, check_positive, check_seed
 from .algorithms.base import RoundLog
 from .problems.base import Problem
 from .trace import COLUMNS, Trace
@@ -56,7 +56,7 @@ def run(algorithm: Any, problem: Problem, rounds: int, *, seed: int | np.random.
     record_every = check_int("record_every", record_every, low=1)
     if tol is not None:
         tol = check_positive("tol", tol)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_int("seed", seed, low=0))
+    rng = np.random.default_rng(check_seed("seed", seed, allow_generator=True))  # a Generator is used as is
     x0 = np.zeros(problem.dim) if x0 is None else np.array(x0, dtype=np.float64)
     if x0.shape != (problem.dim,):
         raise ValueError(f"x0 must have shape ({problem.dim},), got {x0.shape}")

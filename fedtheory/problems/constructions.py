@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 from scipy import optimize
 
-from .._validation import check_dissimilarity_request, check_int, check_nonnegative, check_real
+from .._validation import check_dissimilarity_request, check_int, check_nonnegative, check_real, check_seed
 from ..linalg import sym_extreme_eigs
 from .quadratic import QuadraticProblem, _assemble, _unit_dissimilarity, quadratic
 
@@ -119,6 +119,7 @@ def vary_delta_family(n_clients: int, dim: int, *, mu: float, L: float, deltas: 
     """
     if which not in ("delta_A", "delta_B"):
         raise ValueError(f"which must be 'delta_A' or 'delta_B', got {which!r}")
+    seed = check_seed("seed", seed)
     return [quadratic(n_clients, dim, mu=mu, L=L, zeta2=zeta2, hessians=hessians, seed=seed, **{which: dl})
             for dl in deltas]
 
@@ -141,7 +142,7 @@ def outlier_quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A:
         raise ValueError(f"{which} must be in [0, L - mu] = [0, {L - mu:g}], got {delta:g}")
     if mu == L and delta > 0:
         raise ValueError(f"{which} must be 0 when mu == L; feasible range [0, 0]")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed("seed", seed))
     Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
     A_bar0 = (Q * np.linspace(0.0, 1.0, d)) @ Q.T
     A_bar0 = 0.5 * (A_bar0 + A_bar0.T)

@@ -21,7 +21,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative
+from .._validation import check_int, check_nonnegative, check_seed
 
 __all__ = ["FederatedData", "synthetic_fedprox", "load_breast_cancer", "load_digits"]
 
@@ -64,7 +64,7 @@ def synthetic_fedprox(alpha: float, beta: float, n_clients: int = 30, *, dim: in
     n = check_int("n_clients", n_clients, low=1)
     d = check_int("dim", dim, low=1)
     C = check_int("n_classes", n_classes, low=2)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed("seed", seed))
     if sizes is None:
         m = rng.lognormal(4, 2, n).astype(np.int64) + 50
     elif np.ndim(sizes) == 0:

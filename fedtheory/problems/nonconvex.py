@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_dissimilarity_request, check_int, check_nonnegative, check_positive, check_weights
+from .._validation import (check_dissimilarity_request, check_int, check_nonnegative, check_positive, check_seed,
+                           check_weights)
 from ..linalg import batched_matvec, sym_extreme_eigs
 from .base import Certificate
 from .quadratic import _hessian_dissimilarity, _unit_dissimilarity, _weighted_mean
@@ -69,7 +70,7 @@ class NonconvexProblem(SmoothProblem):
         self.nu = check_positive("nu", nu)
         self.sigma2 = check_nonnegative("sigma2", sigma2)
         self.multistart = check_int("multistart", multistart, low=1)
-        self._seed = seed
+        self._seed = check_seed("seed", seed)
         self.certificate = self._certify()
 
     def _psi_values(self, X, idx):
@@ -152,7 +153,7 @@ def nonconvex(n_clients: int, dim: int, *, curvature: float = 1.0, nu: float = 0
     mean_linear = check_nonnegative("mean_linear", mean_linear)
     which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
     w = check_weights(weights, n)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed("seed", seed))
     G = rng.standard_normal((n, d, d))
     G += np.swapaxes(G, 1, 2).copy()
     G_mean = _weighted_mean(w, G)

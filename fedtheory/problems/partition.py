@@ -18,7 +18,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive
+from .._validation import check_int, check_nonnegative, check_positive, check_seed
 
 __all__ = ["iid_partition", "dirichlet_partition", "lognormal_partition", "shard_partition", "partition",
            "PartitionKind"]
@@ -42,7 +42,7 @@ def _finish(parts: list[np.ndarray]) -> list[np.ndarray]:
 def iid_partition(n_samples: int, n_clients: int, *, seed: int = 0) -> list[np.ndarray]:
     """Uniformly random near-equal split of ``range(n_samples)``."""
     n_samples, n_clients = _check_common(n_samples, n_clients)
-    perm = np.random.default_rng(seed).permutation(n_samples)
+    perm = np.random.default_rng(check_seed("seed", seed)).permutation(n_samples)
     return _finish(np.array_split(perm, n_clients))
 
 
@@ -50,7 +50,7 @@ def lognormal_partition(n_samples: int, n_clients: int, *, sigma: float, seed: i
     """iid split with client sizes proportional to lognormal(0, sigma^2) draws (every client >= 1 sample)."""
     n_samples, n_clients = _check_common(n_samples, n_clients)
     sigma = check_nonnegative("sigma", sigma)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed("seed", seed))
     raw = np.exp(sigma * rng.standard_normal(n_clients))
     # one sample guaranteed per client, the rest split by largest remainders so sizes sum exactly
     spare = n_samples - n_clients
@@ -75,7 +75,7 @@ def dirichlet_partition(labels: np.ndarray, n_clients: int, *, alpha: float, see
         raise ValueError(f"labels must be one-dimensional, got shape {labels.shape}")
     n_samples, n_clients = _check_common(len(labels), n_clients)
     alpha = check_positive("alpha", alpha)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed("seed", seed))
     classes = np.unique(labels)
     for _ in range(max_tries):
         owner = np.empty(n_samples, dtype=np.int64)
@@ -104,7 +104,7 @@ def shard_partition(labels: np.ndarray, n_clients: int, *, shards_per_client: in
     if n_clients * s > n_samples:
         raise ValueError(f"shards_per_client must be in [1, n_samples // n_clients] = "
                          f"[1, {n_samples // n_clients}], got {s}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed("seed", seed))
     # ties broken at random so that equal labels do not keep their file order
     order = np.lexsort((rng.random(n_samples), labels))
     shards = np.array_split(order, n_clients * s)
