@@ -54,6 +54,13 @@ def check_int(name: str, value: Any, *, low: int | None = None, high: int | None
     return value
 
 
+def check_bool(name: str, value: Any) -> bool:
+    """A switch: True or False (numpy bools too); anything else, e.g. the string "no", is a TypeError."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
 def check_seed(name: str, seed: Any, *, allow_generator: bool = False) -> Any:
     """Validate a seed for ``np.random.default_rng``: an integer >= 0 (or a ``np.random.Generator`` where
     ``allow_generator``, e.g. the run loop, which then draws from the caller's stream).

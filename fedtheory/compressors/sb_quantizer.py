@@ -22,7 +22,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import check_int
-from .base import as_rows, register_compressor
+from .base import as_rows, register_compressor, require_rng
 
 __all__ = ["SBQuantizer", "sb_bits", "sb_sigma2"]
 
@@ -126,8 +126,7 @@ class SBQuantizer:
 
     def compress(self, X: np.ndarray, rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Return (Q(X), bits) row-wise; one uniform draw per coordinate, all drawn before the update."""
-        if rng is None:
-            raise ValueError("rng is required: the (s,b) quantizer is randomised")
+        rng = require_rng(rng, self.name)
         X = self._rows(X)
         U = rng.random(X.shape)
         return self.apply(X, U), np.full(X.shape[0], self.bits(X.shape[1]))
