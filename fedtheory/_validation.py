@@ -81,7 +81,10 @@ def check_seed(name: str, seed: Any, *, allow_generator: bool = False) -> Any:
 
 
 def check_finite_array(name: str, value: Any, *, shape: tuple[int | None, ...] | None = None) -> np.ndarray:
-    arr = np.asarray(value, dtype=np.float64)
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real array, got {type(value).__name__} {value!r:.80}") from None
     if shape is not None:
         if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
             raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
