@@ -55,9 +55,11 @@ def run(algorithm: Any, problem: Problem, rounds: int, *, seed: int | np.random.
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a fedtheory Problem (e.g. from fedtheory.problems), got "
                         f"{type(problem).__name__}")
-    if not (callable(getattr(algorithm, "init", None)) and callable(getattr(algorithm, "round", None))):
+    if isinstance(algorithm, type) or not (callable(getattr(algorithm, "init", None))
+                                           and callable(getattr(algorithm, "round", None))):
         raise TypeError(f"algorithm must provide init(problem, x0) and round(problem, state, rng) (e.g. a class "
-                        f"from fedtheory.algorithms), got {type(algorithm).__name__}")
+                        f"from fedtheory.algorithms), got "
+                        f"{'the class ' + algorithm.__name__ if isinstance(algorithm, type) else type(algorithm).__name__}")
     rounds = check_int("rounds", rounds, low=0)
     record_every = check_int("record_every", record_every, low=1)
     if tol is not None:

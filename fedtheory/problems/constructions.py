@@ -61,12 +61,18 @@ def _top_direction(problem: QuadraticProblem) -> np.ndarray:
     return np.linalg.eigh(problem.A_bar)[1][:, -1]
 
 
+def _check_quadratic(problem: object) -> None:
+    if not isinstance(problem, QuadraticProblem):
+        raise TypeError(f"problem must be a QuadraticProblem, got {type(problem).__name__}")
+
+
 def vary_L(problem: QuadraticProblem, L: float) -> QuadraticProblem:
     """Spec 6(b): the same instance with per-client L exactly ``L`` and unchanged E_i, x*, zeta2.
 
     A_i -> A_i + s q q^T, b_i -> b_i + s q q^T x*, with q the top eigenvector of Abar and s >= 0 the root of
     max_i lambda_max(A_i + s q q^T) = L (continuous and nondecreasing in s, so bisection is exact).
     """
+    _check_quadratic(problem)
     c = problem.certificate
     # the certified L carries rounding (~1e-16 relative): a request equal to it up to that means "unchanged"
     L = check_real("L", L, low=c.L * (1 - 1e-12))
@@ -98,6 +104,7 @@ def vary_delta(problem: QuadraticProblem, scale: float) -> QuadraticProblem:
     delta_A and delta_B scale exactly by t; Abar (so x*, mu_f, L_f) is unchanged; grad f_i(x*) is kept, so
     zeta2 is unchanged; per-client mu and L stay within the original [mu, L].
     """
+    _check_quadratic(problem)
     t = check_real("scale", scale, low=0.0, high=1.0)
     c = problem.certificate
     E = problem.A - (problem.A_bar if problem.hessians == "diagonal" else problem.A_bar[None])

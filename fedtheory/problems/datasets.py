@@ -42,6 +42,16 @@ class FederatedData:
         return np.array([len(y) for y in self.labels])
 
 
+def check_sizes(name: str, sizes: int | Sequence[int], n_clients: int) -> np.ndarray:
+    """Samples per device: a positive int (the same for every device) or ``n_clients`` positive ints."""
+    if np.ndim(sizes) == 0:
+        return np.full(n_clients, check_int(name, sizes, low=1))
+    m = np.asarray(sizes)
+    if m.shape != (n_clients,) or not np.issubdtype(m.dtype, np.integer) or np.any(m < 1):
+        raise ValueError(f"{name} must be None, a positive int or {n_clients} positive ints, got {sizes!r}")
+    return m
+
+
 def synthetic_fedprox(alpha: float, beta: float, n_clients: int = 30, *, dim: int = 60, n_classes: int = 10,
                       sizes: int | Sequence[int] | None = None, seed: int = 0) -> FederatedData:
     """FedProx's Synthetic(alpha, beta) data (Li et al. 2020, Sec. 5.1), already split by device.
@@ -65,14 +75,7 @@ def synthetic_fedprox(alpha: float, beta: float, n_clients: int = 30, *, dim: in
     d = check_int("dim", dim, low=1)
     C = check_int("n_classes", n_classes, low=2)
     rng = np.random.default_rng(check_seed("seed", seed))
-    if sizes is None:
-        m = rng.lognormal(4, 2, n).astype(np.int64) + 50
-    elif np.ndim(sizes) == 0:
-        m = np.full(n, check_int("sizes", sizes, low=1))
-    else:
-        m = np.asarray(sizes)
-        if m.shape != (n,) or not np.issubdtype(m.dtype, np.integer) or np.any(m < 1):
-            raise ValueError(f"sizes must be None, a positive int or {n} positive ints, got {sizes!r}")
+    m = rng.lognormal(4, 2, n).astype(np.int64) + 50 if sizes is None else check_sizes("sizes", sizes, n)
     u = rng.normal(0.0, alpha, n)  # mean of W_k and b_k
     B = rng.normal(0.0, beta, n)
     v = rng.normal(B[:, None], 1.0, (n, d))

@@ -27,7 +27,7 @@ from .._validation import (check_dissimilarity_request, check_int, check_nonnega
                            check_weights)
 from ..linalg import batched_matvec, batched_matvec_T, sym_extreme_eigs
 from .base import Certificate
-from .datasets import FederatedData, load_breast_cancer, load_digits, synthetic_fedprox
+from .datasets import FederatedData, check_sizes, load_breast_cancer, load_digits, synthetic_fedprox
 from .partition import partition as _partition
 from .quadratic import _hessian_dissimilarity, _unit_dissimilarity, _weighted_mean
 from .smooth import SmoothProblem
@@ -333,9 +333,15 @@ def logistic(source: Literal["synthetic", "breast_cancer", "digits"] = "syntheti
                         if name == "alpha" else "")
                 raise ValueError(f"{name} describes FedProx's Synthetic data and applies only to "
                                  f"source='synthetic', got {name}={value!r} with source={source!r}{hint}")
+    if partition not in (None, "natural", "iid", "dirichlet", "lognormal", "shards"):
+        raise ValueError(f"partition must be None or one of 'natural', 'iid', 'dirichlet', 'lognormal', 'shards', "
+                         f"got {partition!r}")
+    if digits not in ("one_vs_rest", "two_class"):
+        raise ValueError(f"digits must be 'one_vs_rest' or 'two_class', got {digits!r}")
     if source == "synthetic":
+        sizes = None if samples is None else check_sizes("samples", samples, n_clients)
         data = synthetic_fedprox(1.0 if alpha is None else alpha, 1.0 if beta is None else beta, n_clients,
-                                 dim=60 if dim is None else dim, n_classes=2, sizes=samples, seed=seed)
+                                 dim=60 if dim is None else dim, n_classes=2, sizes=sizes, seed=seed)
         if partition not in (None, "natural"):
             a, y = np.concatenate(data.features), np.concatenate(data.labels)
             data = _from_pooled(a, y, y, n_clients, partition, seed, dirichlet_alpha, sigma, shards_per_client)

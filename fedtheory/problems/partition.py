@@ -35,6 +35,16 @@ def _check_common(n_samples: int, n_clients: int) -> tuple[int, int]:
     return n_samples, n_clients
 
 
+def _check_labels(labels: np.ndarray) -> np.ndarray:
+    """Class labels: a 1-D array of any values that compare equal per class (NaN is no class)."""
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be one-dimensional, got shape {labels.shape}")
+    if labels.dtype.kind in "fc" and not np.all(np.isfinite(labels)):
+        raise ValueError("labels must be finite (a NaN label belongs to no class)")
+    return labels
+
+
 def _finish(parts: list[np.ndarray]) -> list[np.ndarray]:
     return [np.sort(np.asarray(p, dtype=np.int64)) for p in parts]
 
@@ -70,9 +80,7 @@ def dirichlet_partition(labels: np.ndarray, n_clients: int, *, alpha: float, see
     Redraws (up to ``max_tries`` times) until every client has at least one sample; raises ValueError
     naming ``alpha`` if that fails (alpha too small for this many clients and samples).
     """
-    labels = np.asarray(labels)
-    if labels.ndim != 1:
-        raise ValueError(f"labels must be one-dimensional, got shape {labels.shape}")
+    labels = _check_labels(labels)
     n_samples, n_clients = _check_common(len(labels), n_clients)
     alpha = check_positive("alpha", alpha)
     rng = np.random.default_rng(check_seed("seed", seed))
@@ -96,9 +104,7 @@ def dirichlet_partition(labels: np.ndarray, n_clients: int, *, alpha: float, see
 def shard_partition(labels: np.ndarray, n_clients: int, *, shards_per_client: int = 2,
                     seed: int = 0) -> list[np.ndarray]:
     """Sort by label, cut into ``n_clients * shards_per_client`` equal shards, deal them out at random."""
-    labels = np.asarray(labels)
-    if labels.ndim != 1:
-        raise ValueError(f"labels must be one-dimensional, got shape {labels.shape}")
+    labels = _check_labels(labels)
     n_samples, n_clients = _check_common(len(labels), n_clients)
     s = check_int("shards_per_client", shards_per_client, low=1)
     if n_clients * s > n_samples:
@@ -114,14 +120,19 @@ def shard_partition(labels: np.ndarray, n_clients: int, *, shards_per_client: in
 
 def partition(kind: PartitionKind, labels: np.ndarray, n_clients: int, *, seed: int = 0,
               alpha: float = 0.5, sigma: float = 1.0, shards_per_client: int = 2) -> list[np.ndarray]:
-    """Dispatch to one of the partitioners by name (``"iid" | "dirichlet" | "lognormal" | "shards"``)."""
-    labels = np.asarray(labels)
+    """Dispatch to one of the partitioners by name (``"iid" | "dirichlet" | "lognormal" | "shards"``).
+
+    Every option is validated, used or not, so that a bad value never passes silently."""
+    if kind not in ("iid", "dirichlet", "lognormal", "shards"):
+        raise ValueError(f"kind must be one of 'iid', 'dirichlet', 'lognormal', 'shards', got {kind!r}")
+    labels = _check_labels(labels)
+    check_positive("alpha", alpha)
+    check_nonnegative("sigma", sigma)
+    check_int("shards_per_client", shards_per_client, low=1)
     if kind == "iid":
         return iid_partition(len(labels), n_clients, seed=seed)
     if kind == "dirichlet":
         return dirichlet_partition(labels, n_clients, alpha=alpha, seed=seed)
     if kind == "lognormal":
         return lognormal_partition(len(labels), n_clients, sigma=sigma, seed=seed)
-    if kind == "shards":
-        return shard_partition(labels, n_clients, shards_per_client=shards_per_client, seed=seed)
-    raise ValueError(f"partition must be one of 'iid', 'dirichlet', 'lognormal', 'shards', got {kind!r}")
+    return shard_partition(labels, n_clients, shards_per_client=shards_per_client, seed=seed)

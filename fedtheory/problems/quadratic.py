@@ -155,18 +155,23 @@ class QuadraticProblem(Problem):
 
     def hess_vec(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
         """A_i X[i] for every (listed) client (``dsymv`` per client above the BLAS threshold: A_i is symmetric)."""
-        self._check_points(X, clients)  # grads and values go through here: their one entry check
+        self._check_points(X, clients)
+        return self._hess_vec(X, clients)
+
+    def _hess_vec(self, X: np.ndarray, clients: np.ndarray | None) -> np.ndarray:
         A, _ = self._rows(clients)
         return A * X if A.ndim == 2 else batched_symmetric_matvec(A, X)
 
     def grads(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
-        G = self.hess_vec(X, clients)  # a fresh array: subtract in place (this oracle is memory-bound)
+        self._check_points(X, clients)
+        G = self._hess_vec(X, clients)  # a fresh array: subtract in place (this oracle is memory-bound)
         G -= self._rows(clients)[1]
         return G
 
     def values(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
+        self._check_points(X, clients)
         _, b = self._rows(clients)
-        return np.einsum("nd,nd->n", X, 0.5 * self.hess_vec(X, clients) - b)
+        return np.einsum("nd,nd->n", X, 0.5 * self._hess_vec(X, clients) - b)
 
     def value(self, x: np.ndarray) -> float:
         self._check_point(x)

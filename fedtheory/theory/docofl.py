@@ -183,7 +183,7 @@ def lemma_c8(x: np.ndarray, a: float, staleness: int) -> tuple[float, float]:
 def lemma_c9(eta: float, gamma: float, beta: float, theta_: float) -> tuple[float, float]:
     """C.9: -eta/2 + 2 gamma beta eta^2 + 160 gamma beta^2 theta^2 eta^3 <= -eta/4 for eta <= 1/(30 gamma beta theta)."""
     eta, beta = check_positive("eta", eta), check_positive("beta", beta)
-    gamma, theta_ = check_real("gamma", gamma, low=1.0), check_real("theta", theta_, low=1.0)
+    gamma, theta_ = check_real("gamma", gamma, low=1.0), check_real("theta_", theta_, low=1.0)
     lhs = -eta / 2 + 2 * gamma * beta * eta**2 + 160 * gamma * beta**2 * theta_**2 * eta**3
     return lhs, -eta / 4
 

@@ -43,7 +43,7 @@ def _probs(p: float | Sequence[float] | np.ndarray) -> np.ndarray:
     except (TypeError, ValueError):
         raise TypeError(f"p must be a probability in (0, 1] or a sequence of them, got {p!r}") from None
     if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0) or np.any(arr > 1):
-        raise ValueError(f"p_k must be in (0, 1] for every client, got {p!r}")
+        raise ValueError(f"p must be in (0, 1] (a probability p_k for every client), got {p!r}")
     return arr
 
 
@@ -278,6 +278,7 @@ def ccr(gamma: float) -> float:
 
 def periodic_vs_subsampling(L: int, p: float, D: int, s: int, b: int, K: int) -> tuple[float, float]:
     """Section 4.2.1: (alpha(L = 1, p/L), alpha(L, p)) from Table I; same cost, first <= second (= iff L = 1)."""
+    L, p = check_int("L", L, low=1), check_probability("p", p)
     return table1_alpha("ofediq", p=p / L, L=1, D=D, s=s, b=b, K=K), table1_alpha("ofediq", p=p, L=L, D=D, s=s,
                                                                                   b=b, K=K)
 
@@ -325,8 +326,10 @@ def algorithm3_objective(s: np.ndarray | int, gamma: float) -> np.ndarray:
     """Eq. (20): log2(s + 1)/16 + 4 (gamma/s)^{2/3}."""
     gamma = check_real("gamma", gamma, low=0.0, low_open=True)
     s_arr = np.asarray(s)
-    if s_arr.dtype.kind not in "iu" or np.any(s_arr < 1):
-        raise ValueError(f"s (quantization levels) must be an integer >= 1 or an array of them, got {s!r}")
+    if s_arr.dtype.kind not in "iu":
+        raise TypeError(f"s (quantization levels) must be an integer or an integer array, got {s!r}")
+    if np.any(s_arr < 1):
+        raise ValueError(f"s (quantization levels) must be in [1, inf), got {s!r}")
     s = s_arr.astype(np.float64)
     return np.log2(s + 1) / 16 + 4 * (gamma / s) ** (2 / 3)
 
