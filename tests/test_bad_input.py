@@ -159,17 +159,6 @@ GENERATORS = [
 ]
 
 
-@pytest.mark.parametrize("fn, kwargs", [pytest.param(fn, kw, id=i) for i, fn, kw in GENERATORS])
-def test_generator_table_calls_are_valid(fn, kwargs):
-    fn(**kwargs)
-
-
-@pytest.mark.parametrize("fn, kwargs, param, bad, exc", _spoiled_cases(GENERATORS))
-def test_generator_rejects_a_spoiled_argument_naming_it(fn, kwargs, param, bad, exc):
-    with pytest.raises(exc, match=names(param)):
-        fn(**{**kwargs, param: bad})
-
-
 # Out-of-range values (the spoilers above only break the kind of a value) and cross-parameter rules.
 @pytest.mark.parametrize("call, exc, param, valid_range", [
     (lambda: quadratic(3, 2, mu=-0.1, L=1.0), ValueError, "mu", r"\[0.0, inf\]"),
@@ -561,13 +550,13 @@ def test_every_public_theory_function_is_in_the_table():
         assert not missing, f"add a valid call for {sorted(missing)} to THEORY"
 
 
-@pytest.mark.parametrize("fn, kwargs", [pytest.param(fn, kw, id=i) for i, fn, kw in THEORY])
-def test_theory_table_calls_are_valid(fn, kwargs):
+@pytest.mark.parametrize("fn, kwargs", [pytest.param(fn, kw, id=i) for i, fn, kw in GENERATORS + THEORY])
+def test_table_calls_are_valid(fn, kwargs):
     fn(**kwargs)
 
 
-@pytest.mark.parametrize("fn, kwargs, param, bad, exc", _spoiled_cases(THEORY))
-def test_theory_rejects_a_spoiled_argument_naming_it(fn, kwargs, param, bad, exc):
+@pytest.mark.parametrize("fn, kwargs, param, bad, exc", _spoiled_cases(GENERATORS + THEORY))
+def test_a_spoiled_argument_is_refused_naming_it(fn, kwargs, param, bad, exc):
     with pytest.raises(exc, match=names(param)):
         fn(**{**kwargs, param: bad})
 
@@ -641,3 +630,18 @@ def test_cli_bad_input_has_no_traceback_in_a_real_process():
                           capture_output=True, text=True, cwd=repo, timeout=120)
     assert proc.returncode == 2
     assert "unknown claim id" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_torch_problem_oracles_share_the_client_check():
+    torch_mod = pytest.importorskip("torch", reason="torch extra not installed: pip install torch==2.13.0 "
+                                                   "'fedtheory[torch]'")
+    assert torch_mod is not None
+    from fedtheory.torch import TorchProblem, logistic_regression
+
+    p = TorchProblem(logistic_regression(3, 2), synthetic_fedprox(1.0, 1.0, 3, dim=3, n_classes=2, sizes=5, seed=0),
+                     reg=0.1)
+    with pytest.raises(ValueError, match=names("X")):
+        p.grads(np.zeros((3, 2)))
+    for bad in (np.array([0.7]), np.array([-1]), np.array([3])):  # 0.7 used to be truncated to client 0
+        with pytest.raises(ValueError, match=names("clients")):
+            p.grads(np.zeros((1, p.dim)), clients=bad)

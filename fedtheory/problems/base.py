@@ -137,20 +137,24 @@ class Problem:
         inspected: NaN or inf in ``X`` propagates to the output (``fedtheory.run`` reports such a run as
         diverged); the iterative local solvers, which cannot make progress on them, reject them.
         """
-        if clients is None:
-            m = self.n_clients
-        else:
-            idx = np.asarray(clients)
-            if idx.ndim != 1 or (idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0
-                                              or idx.max() >= self.n_clients)):
-                raise ValueError(f"clients must be a 1-D integer array of client indices in [0, {self.n_clients - 1}]"
-                                 f", got {clients!r}")
-            m = idx.size
+        m = self._check_clients(clients)
         if np.shape(X) != (m, self.dim):
             rows = "listed clients" if clients is not None else "clients"
             raise ValueError(f"{name} must have shape (m, d) = ({m}, {self.dim}) (one row for each of the {m} "
                              f"{rows}), got shape {np.shape(X)}")
         return m
+
+    def _check_clients(self, clients: Any) -> int:
+        """Check a ``clients`` selection (None = all) and return how many clients it lists. Only integer indices
+        in range pass: numpy would wrap negative ones and truncate floats silently."""
+        if clients is None:
+            return self.n_clients
+        idx = np.asarray(clients)
+        if idx.ndim != 1 or (idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0
+                                          or idx.max() >= self.n_clients)):
+            raise ValueError(f"clients must be a 1-D integer array of client indices in [0, {self.n_clients - 1}], "
+                             f"got {clients!r}")
+        return idx.size
 
     def _check_point(self, x: Any, name: str = "x") -> None:
         """Check that the server point ``x`` of a global oracle has shape ``(d,)`` (one comparison)."""
