@@ -645,3 +645,14 @@ def test_torch_problem_oracles_share_the_client_check():
     for bad in (np.array([0.7]), np.array([-1]), np.array([3])):  # 0.7 used to be truncated to client 0
         with pytest.raises(ValueError, match=names("clients")):
             p.grads(np.zeros((1, p.dim)), clients=bad)
+
+
+@pytest.mark.parametrize("kwargs, exc, param", [
+    (dict(seed="abc"), TypeError, "seed"), (dict(seed=-2), ValueError, "seed"),
+    (dict(dirichlet_alpha=0.0, partition="dirichlet"), ValueError, "dirichlet_alpha")])
+def test_torch_data_generators_name_their_parameters(kwargs, exc, param):
+    pytest.importorskip("torch", reason="torch extra not installed: pip install torch==2.13.0 'fedtheory[torch]'")
+    from fedtheory.torch import digits_federated
+
+    with pytest.raises(exc, match=names(param)):
+        digits_federated(3, **kwargs)
