@@ -31,6 +31,8 @@ from fedtheory.problems import (QuadraticProblem, dirichlet_partition, general_c
                                 logistic, logistic_perturbed, lognormal_partition, measure_dissimilarity, nonconvex,
                                 outlier_quadratic, partition, quadratic, shard_partition, synthetic_fedprox, vary_delta,
                                 vary_delta_family, vary_L)
+from fedtheory.problems.logistic import LogisticProblem
+from fedtheory.problems.nonconvex import NonconvexProblem
 from fedtheory.problems.online import OnlineProblem, online_from_dataset, online_logistic, online_ridge
 from fedtheory.run import run
 from fedtheory.theory import classic, docofl, efl, fedelasticnet, fedred, gd, ofediq
@@ -127,6 +129,10 @@ GENERATORS = [
     ("vary_delta", lambda **kw: vary_delta(_quad(), **kw), dict(scale=0.5)),
     ("measure_dissimilarity", measure_dissimilarity, dict(A=np.ones((3, 2)), b=np.ones((3, 2)))),
     ("QuadraticProblem", QuadraticProblem, dict(A=np.ones((3, 2)), b=np.ones((3, 2)), sigma2=0.0)),
+    ("NonconvexProblem", NonconvexProblem, dict(E=np.zeros((3, 2, 2)), lin=np.ones((3, 2)), curvature=1.0, nu=0.1,
+                                                sigma2=0.0, multistart=2, seed=0)),
+    ("LogisticProblem", LogisticProblem, dict(features=np.ones((5, 2)), labels=np.array([1.0, -1.0, 1.0, -1.0, 1.0]),
+                                              reg=0.1, n_clients=3, batch_size=2, sigma2=0.0)),
     ("logistic-synthetic", logistic, dict(source="synthetic", n_clients=3, reg=0.1, alpha=1.0, beta=1.0, dim=3,
                                           samples=10, weights="size", seed=0)),
     ("logistic-breast-cancer", logistic, dict(source="breast_cancer", n_clients=3, reg=0.1, partition="dirichlet",
@@ -405,6 +411,25 @@ def test_compress_input_is_checked_naming_X(name, X, exc, pattern):
 def test_randomised_compressor_names_rng(name, rng):
     with pytest.raises(ValueError, match=names("rng")):
         COMPRESSORS[name].example().compress(np.ones((2, 4)), rng)
+
+
+def _declared_constants():
+    out = []
+    for name in sorted(COMPRESSORS):
+        for method in ("omega", "alpha"):
+            try:
+                getattr(COMPRESSORS[name].example(), method)(8)
+            except NotImplementedError:  # biased compressors have no omega, unbiased ones no alpha
+                continue
+            out.append(pytest.param(name, method, id=f"{name}.{method}"))
+    return out
+
+
+@pytest.mark.parametrize("bad, exc", [("8", TypeError), (2.5, TypeError), (0, ValueError), (-3, ValueError)])
+@pytest.mark.parametrize("name, method", _declared_constants())
+def test_compressor_constants_name_d(name, method, bad, exc):
+    with pytest.raises(exc, match=names("d")):
+        getattr(COMPRESSORS[name].example(), method)(bad)
 
 
 # ---------------------------------------------------------------------------------------------------------

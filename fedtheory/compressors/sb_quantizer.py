@@ -81,7 +81,7 @@ class SBQuantizer:
     # ----- constants -----
     def omega(self, d: int) -> float:
         """sigma_q^2 = min(ceil(d/b)/s^2, sqrt(ceil(d/b))/s): E||Q(u)-u||^2 <= omega ||u||^2."""
-        return sb_sigma2(d, self.s, self.b)
+        return sb_sigma2(check_int("d", d, low=1), self.s, self.b)
 
     def alpha(self, d: int) -> float:
         raise NotImplementedError("the (s,b) quantizer is unbiased, not contractive; use omega(d)")

@@ -54,9 +54,9 @@ class NonconvexProblem(SmoothProblem):
         E = np.asarray(E, dtype=np.float64)
         lin = np.asarray(lin, dtype=np.float64)
         if E.ndim != 3 or E.shape[1] != E.shape[2] or lin.shape != E.shape[:2]:
-            raise ValueError(f"E must be (n, d, d) and c (n, d), got {E.shape} and {lin.shape}")
+            raise ValueError(f"E must be (n, d, d) and lin (n, d), got {E.shape} and {lin.shape}")
         if not (np.all(np.isfinite(E)) and np.all(np.isfinite(lin))):
-            raise ValueError("E and c must be finite")
+            raise ValueError("E and lin must be finite")
         self.n_clients, self.dim = lin.shape
         self.weights = check_weights(weights, self.n_clients)
         E_bar = _weighted_mean(self.weights, E)
