@@ -54,8 +54,37 @@ def check_int(name: str, value: Any, *, low: int | None = None, high: int | None
     return value
 
 
+def check_bool(name: str, value: Any) -> bool:
+    """A switch: True or False (numpy bools too); anything else, e.g. the string "no", is a TypeError."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+def check_seed(name: str, seed: Any, *, allow_generator: bool = False) -> Any:
+    """Validate a seed for ``np.random.default_rng``: an integer >= 0 (or a ``np.random.Generator`` where
+    ``allow_generator``, e.g. the run loop, which then draws from the caller's stream).
+
+    Generators of problems take integer seeds only: a problem instance must be re-creatable from its recorded
+    seed (the catalogue stores it, and some problems re-derive draws from it), which rules out None (fresh OS
+    entropy) and stateful generators. Returns ``seed`` unchanged (an ``int`` for integer input) so that valid
+    seeds give bitwise the same streams as before.
+    """
+    if allow_generator and isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, (Integral, np.integer)):
+        kinds = "an integer >= 0" + (" or a numpy.random.Generator" if allow_generator else "")
+        raise TypeError(f"{name} must be {kinds}, got {type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise ValueError(f"{name} must be an integer in [0, inf), got {seed}")
+    return int(seed)
+
+
 def check_finite_array(name: str, value: Any, *, shape: tuple[int | None, ...] | None = None) -> np.ndarray:
-    arr = np.asarray(value, dtype=np.float64)
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real array, got {type(value).__name__} {value!r:.80}") from None
     if shape is not None:
         if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
             raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")

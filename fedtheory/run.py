@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_int, check_positive
+from ._validation import check_finite_array, check_int, check_positive, check_seed
 from .algorithms.base import RoundLog
 from .problems.base import Problem
 from .trace import COLUMNS, Trace
@@ -52,16 +52,20 @@ def run(algorithm: Any, problem: Problem, rounds: int, *, seed: int | np.random.
     A run whose state becomes non-finite, or whose gap exceeds 1e12 times its start, stops with
     ``status="diverged"`` and ``stopped_at`` set to that round; the trace keeps only finite records.
     """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a fedtheory Problem (e.g. from fedtheory.problems), got "
+                        f"{type(problem).__name__}")
+    if isinstance(algorithm, type) or not (callable(getattr(algorithm, "init", None))
+                                           and callable(getattr(algorithm, "round", None))):
+        raise TypeError(f"algorithm must provide init(problem, x0) and round(problem, state, rng) (e.g. a class "
+                        f"from fedtheory.algorithms), got "
+                        f"{'the class ' + algorithm.__name__ if isinstance(algorithm, type) else type(algorithm).__name__}")
     rounds = check_int("rounds", rounds, low=0)
     record_every = check_int("record_every", record_every, low=1)
     if tol is not None:
         tol = check_positive("tol", tol)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_int("seed", seed, low=0))
-    x0 = np.zeros(problem.dim) if x0 is None else np.array(x0, dtype=np.float64)
-    if x0.shape != (problem.dim,):
-        raise ValueError(f"x0 must have shape ({problem.dim},), got {x0.shape}")
-    if not np.all(np.isfinite(x0)):
-        raise ValueError("x0 must be finite")
+    rng = np.random.default_rng(check_seed("seed", seed, allow_generator=True))  # a Generator is used as is
+    x0 = np.zeros(problem.dim) if x0 is None else check_finite_array("x0", x0, shape=(problem.dim,)).copy()
 
     state = algorithm.init(problem, x0)
     records: dict[str, list] = {c: [] for c in COLUMNS}

@@ -61,7 +61,7 @@ def test_partitions_are_deterministic():
     (lambda: dirichlet_partition(np.zeros(10), 2, alpha=0.0), "alpha"),
     (lambda: dirichlet_partition(np.zeros(5), 3, alpha=1e-3, max_tries=3), "alpha"),
     (lambda: shard_partition(np.zeros(10), 4, shards_per_client=3), "shards_per_client"),
-    (lambda: partition("random", np.zeros(10), 2), "partition"),
+    (lambda: partition("random", np.zeros(10), 2), "kind"),  # the parameter of partition() is `kind`
     (lambda: synthetic_fedprox(-1.0, 0.0), "alpha"),
     (lambda: synthetic_fedprox(1.0, 1.0, 2, sizes=[3]), "sizes"),
     (lambda: load_digits("three_class"), "mode"),

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .._validation import check_positive
+from .._validation import check_bool, check_positive
 from ..participation import Full, Participation, UniformSubset, as_participation
 from ..problems.base import Problem
 from .base import FLOAT_BITS, RoundLog, State
@@ -119,8 +119,7 @@ class FederatedAlgorithm:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "participation", as_participation(self.participation))
-        if not isinstance(self.stochastic, (bool, np.bool_)):
-            raise TypeError(f"stochastic must be a bool, got {type(self.stochastic).__name__}")
+        check_bool("stochastic", self.stochastic)
         if self.upload_metrics is not None and not callable(self.upload_metrics):
             raise TypeError("upload_metrics must be callable (matrix -> mapping of scalars) or None")
         self._validate()

@@ -29,7 +29,7 @@ from typing import ClassVar, Literal, Sequence
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive, check_real
+from .._validation import check_bool, check_int, check_nonnegative, check_positive, check_real
 from ..local.fgd import StopRule, prox_linear_descent
 from ..local.gd import local_gd
 from ..problems.base import Problem
@@ -143,8 +143,7 @@ class DANEPlus:
         object.__setattr__(self, "tol_decay", check_real("tol_decay", self.tol_decay, low=0.0))
         object.__setattr__(self, "local_steps", check_int("local_steps", self.local_steps, low=0))
         object.__setattr__(self, "tol_floor", check_nonnegative("tol_floor", self.tol_floor))
-        if not isinstance(self.stochastic, (bool, np.bool_)):
-            raise TypeError(f"stochastic must be a bool, got {type(self.stochastic).__name__}")
+        check_bool("stochastic", self.stochastic)
         if self.stochastic and (self.solver, self.stopping) != ("gd", "steps"):
             raise ValueError("stochastic=True (DANE+-SGD) needs solver='gd' and stopping='steps': the gradient-norm "
                              "stopping rules and fast GD need exact gradients")

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_int, check_positive, check_real
+from .._validation import check_bool, check_int, check_positive, check_real
 from ..compressors.noise import Identity
 from ..problems.base import Problem
 from .base import RoundLog, State, register_algorithm
@@ -155,6 +155,8 @@ class DoCoFL:
     name: ClassVar[str] = "docofl"
 
     def __post_init__(self) -> None:
+        check_bool("stochastic", self.stochastic)
+        check_bool("naive", self.naive)
         if self.step is not None:
             object.__setattr__(self, "step", check_positive("step", self.step))
         if self.n_sampled is not None:

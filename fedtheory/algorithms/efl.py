@@ -47,7 +47,7 @@ from typing import Any, ClassVar, Iterable, Literal, Mapping
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive, check_real
+from .._validation import check_bool, check_int, check_nonnegative, check_positive, check_real
 from ..compressors.st import SparseTernary
 from ..problems.base import Problem
 from .base import FLOAT_BITS, RoundLog, State, register_algorithm
@@ -215,6 +215,7 @@ class EFL:
     name: ClassVar[str] = "efl"
 
     def __post_init__(self) -> None:
+        check_bool("restart_on_arrival", self.restart_on_arrival)
         E = check_int("E", self.E, low=1)
         object.__setattr__(self, "E", E)
         object.__setattr__(self, "step", check_positive("step", self.step))
@@ -240,7 +241,11 @@ class EFL:
             raise ValueError("s_min and s_max must have the same length")
         if np.any(np.broadcast_arrays(lo, hi)[0] > np.broadcast_arrays(lo, hi)[1]):
             raise ValueError(f"s_min must be <= s_max, got s_min={self.s_min!r}, s_max={self.s_max!r}")
-        part = np.atleast_1d(np.asarray(self.participation, dtype=np.float64))
+        try:
+            part = np.atleast_1d(np.asarray(self.participation, dtype=np.float64))
+        except (TypeError, ValueError):
+            raise TypeError(f"participation must be a probability in (0, 1] or one per client, got "
+                            f"{self.participation!r}") from None
         if not np.all(np.isfinite(part)) or np.any(part <= 0) or np.any(part > 1):
             raise ValueError(f"participation must be in (0, 1] for every client, got {self.participation!r}")
         object.__setattr__(self, "participation",

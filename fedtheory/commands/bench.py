@@ -114,7 +114,8 @@ def main(args: argparse.Namespace) -> int:
         result = bench.sweep(spec, out, jobs=args.jobs, scheduler=args.scheduler, fmt=args.format,
                              progress=not args.quiet, report=False)
     except (ValueError, TypeError, KeyError, FileNotFoundError, ImportError) as exc:
-        print(f"fedtheory bench: {exc}", file=sys.stderr)
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # str(KeyError) adds quotes
+        print(f"fedtheory bench: {msg}", file=sys.stderr)
         return 2
     counts = ", ".join(f"{v} {k}" for k, v in sorted(result.statuses.items())) or "nothing new"
     print(f"{len(result.cells)} cells: {result.skipped} already done, ran {result.ran} ({counts}) "

@@ -55,10 +55,20 @@ def register_compressor(cls: type) -> type:
     return cls
 
 
+def require_rng(rng: np.random.Generator | None, name: str) -> np.random.Generator:
+    """Randomised compressors need an explicit generator (same seed => same output)."""
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"{name} is randomised: pass rng=np.random.Generator, got {type(rng).__name__}")
+    return rng
+
+
 def as_rows(X: np.ndarray, name: str = "X") -> np.ndarray:
     """Validate the input of ``compress``: a finite, non-empty float array of shape (m, d) (a 1-D vector is
     treated as one row)."""
-    arr = np.asarray(X, dtype=np.float64)
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real array of shape (m, d) or (d,), got {type(X).__name__}") from None
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:

@@ -28,7 +28,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from .._validation import check_real
+from .._validation import check_int, check_real
 from .base import as_rows, register_compressor
 from .entropy import FLOAT64_BITS, empirical_entropy, huffman_average_length
 from .quantizers import rescale_extreme_rows
@@ -148,6 +148,7 @@ class ECUQ:
     def alpha(self, d: int) -> float:
         """|error| <= Delta/2 <= range/(2 K0) per coordinate and range^2 <= 2||x||^2, so
         ||C(x) - x||^2 <= d/(2 K0^2) ||x||^2; contractive when that constant is < 1."""
+        d = check_int("d", d, low=1)
         c = d / (2.0 * self.initial_levels**2)
         if c >= 1.0:
             raise NotImplementedError(f"no contraction guarantee for d={d}, b={self.b}: d/(2 K0^2) >= 1")

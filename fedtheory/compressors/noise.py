@@ -13,10 +13,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative
-from .base import as_rows, register_compressor
+from .._validation import check_bool, check_int, check_nonnegative
+from .base import as_rows, register_compressor, require_rng
 from .entropy import FLOAT64_BITS
-from .quantizers import require_rng
 
 __all__ = ["Identity", "Zero", "ScaledRademacher", "nmse_constant"]
 
@@ -97,8 +96,7 @@ class ScaledRademacher:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check_nonnegative("scale", self.scale))
-        if not isinstance(self.per_coordinate, (bool, np.bool_)):
-            raise TypeError(f"per_coordinate must be a bool, got {type(self.per_coordinate).__name__}")
+        check_bool("per_coordinate", self.per_coordinate)
 
     @classmethod
     def example(cls) -> "ScaledRademacher":

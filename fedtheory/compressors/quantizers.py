@@ -17,7 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import check_int
-from .base import as_rows, register_compressor
+from .base import as_rows, register_compressor, require_rng
 from .entropy import FLOAT64_BITS
 from .sb_quantizer import SBQuantizer
 
@@ -32,13 +32,6 @@ def rescale_extreme_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     c = np.max(np.abs(X), axis=1, keepdims=True)
     c = np.where((c > 0) & ((c < 1e-300) | (c > 1e300)), c, 1.0)
     return X / c, c
-
-
-def require_rng(rng: np.random.Generator | None, name: str) -> np.random.Generator:
-    """Randomised compressors need an explicit generator (same seed => same output)."""
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"{name} is randomised: pass rng=np.random.Generator, got {type(rng).__name__}")
-    return rng
 
 
 @register_compressor

@@ -22,7 +22,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import check_int
-from .base import as_rows, register_compressor
+from .base import as_rows, register_compressor, require_rng
 
 __all__ = ["SBQuantizer", "sb_bits", "sb_sigma2"]
 
@@ -81,7 +81,7 @@ class SBQuantizer:
     # ----- constants -----
     def omega(self, d: int) -> float:
         """sigma_q^2 = min(ceil(d/b)/s^2, sqrt(ceil(d/b))/s): E||Q(u)-u||^2 <= omega ||u||^2."""
-        return sb_sigma2(d, self.s, self.b)
+        return sb_sigma2(check_int("d", d, low=1), self.s, self.b)
 
     def alpha(self, d: int) -> float:
         raise NotImplementedError("the (s,b) quantizer is unbiased, not contractive; use omega(d)")
@@ -126,8 +126,7 @@ class SBQuantizer:
 
     def compress(self, X: np.ndarray, rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Return (Q(X), bits) row-wise; one uniform draw per coordinate, all drawn before the update."""
-        if rng is None:
-            raise ValueError("rng is required: the (s,b) quantizer is randomised")
+        rng = require_rng(rng, self.name)
         X = self._rows(X)
         U = rng.random(X.shape)
         return self.apply(X, U), np.full(X.shape[0], self.bits(X.shape[1]))

@@ -200,6 +200,53 @@ class Problem:
         """Rebuild a problem from :meth:`arrays` (the certificate is recomputed from them)."""
         raise NotImplementedError(f"{cls.__name__} does not define from_arrays() (cannot be catalogued)")
 
+    # ----- oracle entry checks (hot paths: shape comparisons only, no copies, no pass over the data) -----
+    def _check_points(self, X: Any, clients: Any = None, name: str = "X") -> int:
+        """Check that ``X`` has shape ``(m, d)``, m the number of listed ``clients`` (all clients when None),
+        and that ``clients`` is a 1-D integer index into ``range(n_clients)``; return m.
+
+        Every per-client oracle calls this at its entry. It costs one shape comparison (plus, only when clients
+        are listed, a min and a max over the m indices), so it is cheap next to any oracle. Values are not
+        inspected: NaN or inf in ``X`` propagates to the output (``fedtheory.run`` reports such a run as
+        diverged); the iterative local solvers, which cannot make progress on them, reject them.
+        """
+        m = self._check_clients(clients)
+        if np.shape(X) != (m, self.dim):
+            rows = "listed clients" if clients is not None else "clients"
+            raise ValueError(f"{name} must have shape (m, d) = ({m}, {self.dim}) (one row for each of the {m} "
+                             f"{rows}), got shape {np.shape(X)}")
+        return m
+
+    def _check_clients(self, clients: Any) -> int:
+        """Check a ``clients`` selection (None = all) and return how many clients it lists. Only integer indices
+        in range pass: numpy would wrap negative ones and truncate floats silently."""
+        if clients is None:
+            return self.n_clients
+        idx = np.asarray(clients)
+        if idx.ndim != 1 or (idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0
+                                          or idx.max() >= self.n_clients)):
+            raise ValueError(f"clients must be a 1-D integer array of client indices in [0, {self.n_clients - 1}], "
+                             f"got {clients!r}")
+        return idx.size
+
+    def _check_point(self, x: Any, name: str = "x") -> None:
+        """Check that the server point ``x`` of a global oracle has shape ``(d,)`` (one comparison)."""
+        if np.shape(x) != (self.dim,):
+            raise ValueError(f"{name} must have shape (d,) = ({self.dim},), got shape {np.shape(x)}")
+
+    def _check_local_args(self, lin: Any, center: Any, lam: Any, clients: Any) -> np.ndarray:
+        """Entry check of :meth:`solve_local`: ``lin`` and ``center`` of shape (m, d), ``lam`` a finite scalar
+        or shape (m,); returns lam as a float array (range checks are the subclass's: they depend on mu_i)."""
+        m = self._check_points(lin, clients, "lin")
+        self._check_points(center, clients, "center")
+        try:
+            lam_arr = np.asarray(lam, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"lam must be a real scalar or an array of shape ({m},), got {lam!r}") from None
+        if lam_arr.ndim > 1 or (lam_arr.ndim == 1 and lam_arr.shape != (m,)) or not np.all(np.isfinite(lam_arr)):
+            raise ValueError(f"lam must be a finite scalar or a finite array of shape ({m},), got {lam!r}")
+        return lam_arr
+
     # ----- global oracles -----
     def _weights_for(self, clients: np.ndarray | None) -> np.ndarray:
         return self.weights if clients is None else self.weights[clients]
@@ -210,14 +257,17 @@ class Problem:
 
     def value(self, x: np.ndarray) -> float:
         """f(x) = sum_i w_i f_i(x)."""
+        self._check_point(x)
         return float(self.weights @ self.values(self.broadcast(x)))
 
     def grad(self, x: np.ndarray) -> np.ndarray:
         """grad f(x) = sum_i w_i grad f_i(x)."""
+        self._check_point(x)
         return self.weights @ self.grads(self.broadcast(x))
 
     def gap(self, x: np.ndarray) -> float:
         """f(x) - f*, computed without cancellation where the problem allows it."""
+        self._check_point(x)
         return self.value(x) - self.certificate.f_star
 
     def metrics(self, x: np.ndarray) -> dict[str, float]:

@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 from scipy import optimize
 
-from .._validation import check_dissimilarity_request, check_int, check_nonnegative, check_real
+from .._validation import check_dissimilarity_request, check_int, check_nonnegative, check_real, check_seed
 from ..linalg import sym_extreme_eigs
 from .quadratic import QuadraticProblem, _assemble, _unit_dissimilarity, quadratic
 
@@ -61,12 +61,18 @@ def _top_direction(problem: QuadraticProblem) -> np.ndarray:
     return np.linalg.eigh(problem.A_bar)[1][:, -1]
 
 
+def _check_quadratic(problem: object) -> None:
+    if not isinstance(problem, QuadraticProblem):
+        raise TypeError(f"problem must be a QuadraticProblem, got {type(problem).__name__}")
+
+
 def vary_L(problem: QuadraticProblem, L: float) -> QuadraticProblem:
     """Spec 6(b): the same instance with per-client L exactly ``L`` and unchanged E_i, x*, zeta2.
 
     A_i -> A_i + s q q^T, b_i -> b_i + s q q^T x*, with q the top eigenvector of Abar and s >= 0 the root of
     max_i lambda_max(A_i + s q q^T) = L (continuous and nondecreasing in s, so bisection is exact).
     """
+    _check_quadratic(problem)
     c = problem.certificate
     # the certified L carries rounding (~1e-16 relative): a request equal to it up to that means "unchanged"
     L = check_real("L", L, low=c.L * (1 - 1e-12))
@@ -98,6 +104,7 @@ def vary_delta(problem: QuadraticProblem, scale: float) -> QuadraticProblem:
     delta_A and delta_B scale exactly by t; Abar (so x*, mu_f, L_f) is unchanged; grad f_i(x*) is kept, so
     zeta2 is unchanged; per-client mu and L stay within the original [mu, L].
     """
+    _check_quadratic(problem)
     t = check_real("scale", scale, low=0.0, high=1.0)
     c = problem.certificate
     E = problem.A - (problem.A_bar if problem.hessians == "diagonal" else problem.A_bar[None])
@@ -119,6 +126,7 @@ def vary_delta_family(n_clients: int, dim: int, *, mu: float, L: float, deltas: 
     """
     if which not in ("delta_A", "delta_B"):
         raise ValueError(f"which must be 'delta_A' or 'delta_B', got {which!r}")
+    seed = check_seed("seed", seed)
     return [quadratic(n_clients, dim, mu=mu, L=L, zeta2=zeta2, hessians=hessians, seed=seed, **{which: dl})
             for dl in deltas]
 
@@ -141,7 +149,7 @@ def outlier_quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A:
         raise ValueError(f"{which} must be in [0, L - mu] = [0, {L - mu:g}], got {delta:g}")
     if mu == L and delta > 0:
         raise ValueError(f"{which} must be 0 when mu == L; feasible range [0, 0]")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed("seed", seed))
     Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
     A_bar0 = (Q * np.linspace(0.0, 1.0, d)) @ Q.T
     A_bar0 = 0.5 * (A_bar0 + A_bar0.T)

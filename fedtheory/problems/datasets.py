@@ -21,7 +21,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative
+from .._validation import check_int, check_nonnegative, check_seed
 
 __all__ = ["FederatedData", "synthetic_fedprox", "load_breast_cancer", "load_digits"]
 
@@ -40,6 +40,16 @@ class FederatedData:
     @property
     def sizes(self) -> np.ndarray:
         return np.array([len(y) for y in self.labels])
+
+
+def check_sizes(name: str, sizes: int | Sequence[int], n_clients: int) -> np.ndarray:
+    """Samples per device: a positive int (the same for every device) or ``n_clients`` positive ints."""
+    if np.ndim(sizes) == 0:
+        return np.full(n_clients, check_int(name, sizes, low=1))
+    m = np.asarray(sizes)
+    if m.shape != (n_clients,) or not np.issubdtype(m.dtype, np.integer) or np.any(m < 1):
+        raise ValueError(f"{name} must be None, a positive int or {n_clients} positive ints, got {sizes!r}")
+    return m
 
 
 def synthetic_fedprox(alpha: float, beta: float, n_clients: int = 30, *, dim: int = 60, n_classes: int = 10,
@@ -64,15 +74,8 @@ def synthetic_fedprox(alpha: float, beta: float, n_clients: int = 30, *, dim: in
     n = check_int("n_clients", n_clients, low=1)
     d = check_int("dim", dim, low=1)
     C = check_int("n_classes", n_classes, low=2)
-    rng = np.random.default_rng(seed)
-    if sizes is None:
-        m = rng.lognormal(4, 2, n).astype(np.int64) + 50
-    elif np.ndim(sizes) == 0:
-        m = np.full(n, check_int("sizes", sizes, low=1))
-    else:
-        m = np.asarray(sizes)
-        if m.shape != (n,) or not np.issubdtype(m.dtype, np.integer) or np.any(m < 1):
-            raise ValueError(f"sizes must be None, a positive int or {n} positive ints, got {sizes!r}")
+    rng = np.random.default_rng(check_seed("seed", seed))
+    m = rng.lognormal(4, 2, n).astype(np.int64) + 50 if sizes is None else check_sizes("sizes", sizes, n)
     u = rng.normal(0.0, alpha, n)  # mean of W_k and b_k
     B = rng.normal(0.0, beta, n)
     v = rng.normal(B[:, None], 1.0, (n, d))

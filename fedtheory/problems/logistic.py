@@ -23,10 +23,11 @@ from typing import Literal, Mapping, Sequence
 import numpy as np
 from scipy.special import expit
 
-from .._validation import check_dissimilarity_request, check_int, check_nonnegative, check_positive, check_weights
+from .._validation import (check_dissimilarity_request, check_int, check_nonnegative, check_positive, check_seed,
+                           check_weights)
 from ..linalg import batched_matvec, batched_matvec_T, sym_extreme_eigs
 from .base import Certificate
-from .datasets import FederatedData, load_breast_cancer, load_digits, synthetic_fedprox
+from .datasets import FederatedData, check_sizes, load_breast_cancer, load_digits, synthetic_fedprox
 from .partition import partition as _partition
 from .quadratic import _hessian_dissimilarity, _unit_dissimilarity, _weighted_mean
 from .smooth import SmoothProblem
@@ -201,6 +202,7 @@ class LogisticProblem(SmoothProblem):
         """
         if self.batch_size is None:
             return super().stochastic_grads(X, rng, clients)
+        self._check_points(X, clients)
         m = self._m(clients)
         b = self.batch_size
         pick = np.floor(rng.random((len(m), b)) * m[:, None]).astype(np.int64)
@@ -225,6 +227,7 @@ class LogisticProblem(SmoothProblem):
         (1/b) [(1/m_i) sum_j ||grad l_j||^2 - ||(1/m_i) sum_j grad l_j||^2] (+ sigma2)."""
         if self.batch_size is None:
             raise ValueError("minibatch_variance needs batch_size to be set (see with_minibatch)")
+        self._check_points(X, clients)
         z, _ = self._margins(X, clients)
         s = expit(-z)
         m = self._m(clients)
@@ -319,7 +322,8 @@ def _from_pooled(a: np.ndarray, y: np.ndarray, groups: np.ndarray, n_clients: in
 
 def logistic(source: Literal["synthetic", "breast_cancer", "digits"] = "synthetic", n_clients: int = 10, *,
              reg: float = 1e-2, partition: Literal["natural", "iid", "dirichlet", "lognormal", "shards"] | None = None,
-             alpha: float = 1.0, beta: float = 1.0, dim: int = 60, samples: int | Sequence[int] | None = None,
+             alpha: float | None = None, beta: float | None = None, dim: int | None = None,
+             samples: int | Sequence[int] | None = None,
              dirichlet_alpha: float = 0.5, sigma: float = 1.0, shards_per_client: int = 2,
              digits: Literal["one_vs_rest", "two_class"] = "one_vs_rest", positive: int = 0, negative: int = 1,
              weights: WeightsOption | np.ndarray = "size", batch_size: int | None = None,
@@ -336,10 +340,34 @@ def logistic(source: Literal["synthetic", "breast_cancer", "digits"] = "syntheti
     (label skew, concentration ``dirichlet_alpha``; digits are skewed by digit, not by binary label),
     ``"lognormal"`` (client sizes ~ lognormal(0, ``sigma``^2)), ``"shards"`` (``shards_per_client`` label
     shards each). See :mod:`fedtheory.problems.partition`.
+
+    ``alpha``, ``beta``, ``dim`` and ``samples`` describe the Synthetic data (None: 1.0, 1.0, 60 and the paper's
+    sizes) and are refused for the real datasets, where they would be silently meaningless (in particular
+    ``alpha`` is not the Dirichlet concentration: that is ``dirichlet_alpha``).
     """
+    if source not in ("synthetic", "breast_cancer", "digits"):
+        raise ValueError(f"source must be 'synthetic', 'breast_cancer' or 'digits', got {source!r}")
     n_clients = check_int("n_clients", n_clients, low=1)
+    seed = check_seed("seed", seed)
+    dirichlet_alpha = check_positive("dirichlet_alpha", dirichlet_alpha)
+    sigma = check_nonnegative("sigma", sigma)
+    shards_per_client = check_int("shards_per_client", shards_per_client, low=1)
+    if source != "synthetic":
+        for name, value in (("alpha", alpha), ("beta", beta), ("dim", dim), ("samples", samples)):
+            if value is not None:
+                hint = (" (the concentration of partition='dirichlet' is dirichlet_alpha, in (0, inf))"
+                        if name == "alpha" else "")
+                raise ValueError(f"{name} describes FedProx's Synthetic data and applies only to "
+                                 f"source='synthetic', got {name}={value!r} with source={source!r}{hint}")
+    if partition not in (None, "natural", "iid", "dirichlet", "lognormal", "shards"):
+        raise ValueError(f"partition must be None or one of 'natural', 'iid', 'dirichlet', 'lognormal', 'shards', "
+                         f"got {partition!r}")
+    if digits not in ("one_vs_rest", "two_class"):
+        raise ValueError(f"digits must be 'one_vs_rest' or 'two_class', got {digits!r}")
     if source == "synthetic":
-        data = synthetic_fedprox(alpha, beta, n_clients, dim=dim, n_classes=2, sizes=samples, seed=seed)
+        sizes = None if samples is None else check_sizes("samples", samples, n_clients)
+        data = synthetic_fedprox(1.0 if alpha is None else alpha, 1.0 if beta is None else beta, n_clients,
+                                 dim=60 if dim is None else dim, n_classes=2, sizes=sizes, seed=seed)
         if partition not in (None, "natural"):
             a, y = np.concatenate(data.features), np.concatenate(data.labels)
             data = _from_pooled(a, y, y, n_clients, partition, seed, dirichlet_alpha, sigma, shards_per_client)
@@ -354,8 +382,6 @@ def logistic(source: Literal["synthetic", "breast_cancer", "digits"] = "syntheti
             a, y, groups = load_digits(digits, positive=positive, negative=negative)
         data = _from_pooled(a, y, groups, n_clients, partition or "iid", seed, dirichlet_alpha, sigma,
                             shards_per_client)
-    else:
-        raise ValueError(f"source must be 'synthetic', 'breast_cancer' or 'digits', got {source!r}")
     return LogisticProblem(data.features, data.labels, reg=reg, weights=weights, batch_size=batch_size)
 
 
@@ -377,6 +403,7 @@ def logistic_perturbed(n_clients: int, dim: int, *, reg: float = 0.1, delta_A: f
     d = check_int("dim", dim, low=1)
     reg = check_positive("reg", reg)
     zeta2 = check_nonnegative("zeta2", zeta2)
+    seed = check_seed("seed", seed)
     which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
     w = check_weights(weights, n)
     if features is None:

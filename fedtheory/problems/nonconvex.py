@@ -21,7 +21,8 @@ from typing import Mapping
 
 import numpy as np
 
-from .._validation import check_dissimilarity_request, check_int, check_nonnegative, check_positive, check_weights
+from .._validation import (check_dissimilarity_request, check_int, check_nonnegative, check_positive, check_seed,
+                           check_weights)
 from ..linalg import batched_matvec, sym_extreme_eigs
 from .base import Certificate
 from .quadratic import _hessian_dissimilarity, _unit_dissimilarity, _weighted_mean
@@ -55,9 +56,9 @@ class NonconvexProblem(SmoothProblem):
         E = np.asarray(E, dtype=np.float64)
         lin = np.asarray(lin, dtype=np.float64)
         if E.ndim != 3 or E.shape[1] != E.shape[2] or lin.shape != E.shape[:2]:
-            raise ValueError(f"E must be (n, d, d) and c (n, d), got {E.shape} and {lin.shape}")
+            raise ValueError(f"E must be (n, d, d) and lin (n, d), got {E.shape} and {lin.shape}")
         if not (np.all(np.isfinite(E)) and np.all(np.isfinite(lin))):
-            raise ValueError("E and c must be finite")
+            raise ValueError("E and lin must be finite")
         self.n_clients, self.dim = lin.shape
         self.weights = check_weights(weights, self.n_clients)
         E_bar = _weighted_mean(self.weights, E)
@@ -71,7 +72,7 @@ class NonconvexProblem(SmoothProblem):
         self.nu = check_positive("nu", nu)
         self.sigma2 = check_nonnegative("sigma2", sigma2)
         self.multistart = check_int("multistart", multistart, low=1)
-        self._seed = seed
+        self._seed = check_seed("seed", seed)
         self.certificate = self._certify()
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -164,7 +165,7 @@ def nonconvex(n_clients: int, dim: int, *, curvature: float = 1.0, nu: float = 0
     mean_linear = check_nonnegative("mean_linear", mean_linear)
     which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
     w = check_weights(weights, n)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed("seed", seed))
     G = rng.standard_normal((n, d, d))
     G += np.swapaxes(G, 1, 2).copy()
     G_mean = _weighted_mean(w, G)

@@ -28,7 +28,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_real
+from .._validation import check_int, check_nonnegative, check_real, check_seed
 from .base import Certificate, Problem
 
 __all__ = ["OnlineProblem", "online_ridge", "online_logistic", "online_from_dataset", "stream_losses",
@@ -143,7 +143,11 @@ class OnlineProblem(Problem):
 
     def _stack(self, W: np.ndarray) -> np.ndarray:
         W = np.asarray(W, dtype=np.float64)
-        return np.broadcast_to(W, (self.n_clients, self.dim)) if W.ndim == 1 else W
+        if W.ndim == 1:
+            self._check_point(W, "W")
+            return np.broadcast_to(W, (self.n_clients, self.dim))
+        self._check_points(W, None, "W")
+        return W
 
     def losses_at(self, t: int, W: np.ndarray) -> np.ndarray:
         """L_{k,t}(W[k]) for every client at time step t (0-based); W is (K, D) or one (D,) point."""
@@ -161,6 +165,7 @@ class OnlineProblem(Problem):
 
     def sample_losses(self, w: np.ndarray, horizon: int | None = None) -> np.ndarray:
         """L_{k,t}(w) for one point w and every (t, k) with t < horizon, shape (horizon, K)."""
+        self._check_point(w, "w")
         h = self.horizon if horizon is None else check_int("horizon", horizon, low=1, high=self.horizon)
         z = self.features[:h] @ w
         value, _ = self._loss_and_dz(z, self.labels[:h], need_dz=False)
@@ -168,6 +173,7 @@ class OnlineProblem(Problem):
 
     def sample_grads(self, w: np.ndarray, horizon: int | None = None) -> np.ndarray:
         """grad L_{k,t}(w) for one point and every (t, k) with t < horizon, shape (horizon, K, D)."""
+        self._check_point(w, "w")
         h = self.horizon if horizon is None else check_int("horizon", horizon, low=1, high=self.horizon)
         z = self.features[:h] @ w
         _, dz = self._loss_and_dz(z, self.labels[:h], need_value=False)
@@ -337,6 +343,7 @@ class OnlineProblem(Problem):
 
     # ----- static (hindsight) view: f_k(w) = (1/T) sum_t L_{k,t}(w) over the whole horizon -----
     def values(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
+        self._check_points(X, clients)
         F = self.features if clients is None else self.features[:, clients]
         y = self.labels if clients is None else self.labels[:, clients]
         X = np.asarray(X, dtype=np.float64)
@@ -345,6 +352,7 @@ class OnlineProblem(Problem):
         return value.mean(axis=0) + 0.5 * self.lam * np.einsum("kd,kd->k", X, X)
 
     def grads(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
+        self._check_points(X, clients)
         F = self.features if clients is None else self.features[:, clients]
         y = self.labels if clients is None else self.labels[:, clients]
         X = np.asarray(X, dtype=np.float64)
@@ -357,9 +365,12 @@ class OnlineProblem(Problem):
         """Exact local prox for ridge streams (per-client linear solves); not available for logistic."""
         if self.loss != "ridge" or l1 != 0.0:
             raise NotImplementedError("solve_local is implemented for ridge streams without l1 only")
+        lam_arr = self._check_local_args(lin, center, lam, clients)
+        if np.any(lam_arr < 0):
+            raise ValueError(f"lam must be in [0, inf), got {lam}")
         idx = np.arange(self.n_clients) if clients is None else np.asarray(clients)
         A = self._client_hessians[idx]
-        lam_arr = np.broadcast_to(np.asarray(lam, dtype=np.float64), (idx.size,))
+        lam_arr = np.broadcast_to(lam_arr, (idx.size,))
         rhs = self._client_b[idx] - lin + lam_arr[:, None] * center
         return np.linalg.solve(A + lam_arr[:, None, None] * np.eye(self.dim), rhs[..., None])[..., 0]
 
@@ -384,6 +395,7 @@ class OnlineProblem(Problem):
         """
         if self.loss != "ridge":
             return super().metrics(x)
+        self._check_point(x)
         A, b = self._hindsight_quadratic
         diff = x - self.certificate.x_star
         g = A @ x - b
@@ -391,6 +403,7 @@ class OnlineProblem(Problem):
 
     def gap(self, x: np.ndarray) -> float:
         """F_T(x) - F_T(w*_T); for ridge computed as 1/2 (x - w*)^T Abar (x - w*) (no cancellation)."""
+        self._check_point(x)
         if self.loss == "ridge":
             diff = x - self.certificate.x_star
             return float(0.5 * diff @ (self._client_hessians.mean(axis=0) @ diff))
@@ -465,7 +478,7 @@ def _synthetic(n_clients: int, horizon: int, dim: int, heterogeneity: float, dri
     D = check_int("dim", dim, low=1)
     h = check_nonnegative("heterogeneity", heterogeneity)
     dr = check_nonnegative("drift", drift)
-    rng = np.random.default_rng(check_int("seed", seed, low=0))
+    rng = np.random.default_rng(check_seed("seed", seed))
     means = rng.normal(size=(K, D))
     w0 = rng.normal(size=D)
     u = rng.normal(size=(K, D))
@@ -541,7 +554,7 @@ def online_from_dataset(name: Literal["breast_cancer", "digits"], n_clients: int
     # Rows are scaled into the unit ball (a few standardised pixels of `digits` are extreme): beta <= 1 + lam.
     F /= np.maximum(1.0, np.linalg.norm(F, axis=1))[:, None]
     labels = y_ridge if loss == "ridge" else y_log
-    rng = np.random.default_rng(check_int("seed", seed, low=0))
+    rng = np.random.default_rng(check_seed("seed", seed))
     need = K * T
     reps = -(-need // F.shape[0])
     idx = np.tile(np.arange(F.shape[0]), reps)

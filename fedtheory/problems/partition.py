@@ -18,7 +18,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive
+from .._validation import check_int, check_nonnegative, check_positive, check_seed
 
 __all__ = ["iid_partition", "dirichlet_partition", "lognormal_partition", "shard_partition", "partition",
            "PartitionKind"]
@@ -35,6 +35,16 @@ def _check_common(n_samples: int, n_clients: int) -> tuple[int, int]:
     return n_samples, n_clients
 
 
+def _check_labels(labels: np.ndarray) -> np.ndarray:
+    """Class labels: a 1-D array of any values that compare equal per class (NaN is no class)."""
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be one-dimensional, got shape {labels.shape}")
+    if labels.dtype.kind in "fc" and not np.all(np.isfinite(labels)):
+        raise ValueError("labels must be finite (a NaN label belongs to no class)")
+    return labels
+
+
 def _finish(parts: list[np.ndarray]) -> list[np.ndarray]:
     return [np.sort(np.asarray(p, dtype=np.int64)) for p in parts]
 
@@ -42,7 +52,7 @@ def _finish(parts: list[np.ndarray]) -> list[np.ndarray]:
 def iid_partition(n_samples: int, n_clients: int, *, seed: int = 0) -> list[np.ndarray]:
     """Uniformly random near-equal split of ``range(n_samples)``."""
     n_samples, n_clients = _check_common(n_samples, n_clients)
-    perm = np.random.default_rng(seed).permutation(n_samples)
+    perm = np.random.default_rng(check_seed("seed", seed)).permutation(n_samples)
     return _finish(np.array_split(perm, n_clients))
 
 
@@ -50,7 +60,7 @@ def lognormal_partition(n_samples: int, n_clients: int, *, sigma: float, seed: i
     """iid split with client sizes proportional to lognormal(0, sigma^2) draws (every client >= 1 sample)."""
     n_samples, n_clients = _check_common(n_samples, n_clients)
     sigma = check_nonnegative("sigma", sigma)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed("seed", seed))
     raw = np.exp(sigma * rng.standard_normal(n_clients))
     # one sample guaranteed per client, the rest split by largest remainders so sizes sum exactly
     spare = n_samples - n_clients
@@ -70,12 +80,10 @@ def dirichlet_partition(labels: np.ndarray, n_clients: int, *, alpha: float, see
     Redraws (up to ``max_tries`` times) until every client has at least one sample; raises ValueError
     naming ``alpha`` if that fails (alpha too small for this many clients and samples).
     """
-    labels = np.asarray(labels)
-    if labels.ndim != 1:
-        raise ValueError(f"labels must be one-dimensional, got shape {labels.shape}")
+    labels = _check_labels(labels)
     n_samples, n_clients = _check_common(len(labels), n_clients)
     alpha = check_positive("alpha", alpha)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed("seed", seed))
     classes = np.unique(labels)
     for _ in range(max_tries):
         owner = np.empty(n_samples, dtype=np.int64)
@@ -96,15 +104,13 @@ def dirichlet_partition(labels: np.ndarray, n_clients: int, *, alpha: float, see
 def shard_partition(labels: np.ndarray, n_clients: int, *, shards_per_client: int = 2,
                     seed: int = 0) -> list[np.ndarray]:
     """Sort by label, cut into ``n_clients * shards_per_client`` equal shards, deal them out at random."""
-    labels = np.asarray(labels)
-    if labels.ndim != 1:
-        raise ValueError(f"labels must be one-dimensional, got shape {labels.shape}")
+    labels = _check_labels(labels)
     n_samples, n_clients = _check_common(len(labels), n_clients)
     s = check_int("shards_per_client", shards_per_client, low=1)
     if n_clients * s > n_samples:
         raise ValueError(f"shards_per_client must be in [1, n_samples // n_clients] = "
                          f"[1, {n_samples // n_clients}], got {s}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed("seed", seed))
     # ties broken at random so that equal labels do not keep their file order
     order = np.lexsort((rng.random(n_samples), labels))
     shards = np.array_split(order, n_clients * s)
@@ -114,14 +120,19 @@ def shard_partition(labels: np.ndarray, n_clients: int, *, shards_per_client: in
 
 def partition(kind: PartitionKind, labels: np.ndarray, n_clients: int, *, seed: int = 0,
               alpha: float = 0.5, sigma: float = 1.0, shards_per_client: int = 2) -> list[np.ndarray]:
-    """Dispatch to one of the partitioners by name (``"iid" | "dirichlet" | "lognormal" | "shards"``)."""
-    labels = np.asarray(labels)
+    """Dispatch to one of the partitioners by name (``"iid" | "dirichlet" | "lognormal" | "shards"``).
+
+    Every option is validated, used or not, so that a bad value never passes silently."""
+    if kind not in ("iid", "dirichlet", "lognormal", "shards"):
+        raise ValueError(f"kind must be one of 'iid', 'dirichlet', 'lognormal', 'shards', got {kind!r}")
+    labels = _check_labels(labels)
+    check_positive("alpha", alpha)
+    check_nonnegative("sigma", sigma)
+    check_int("shards_per_client", shards_per_client, low=1)
     if kind == "iid":
         return iid_partition(len(labels), n_clients, seed=seed)
     if kind == "dirichlet":
         return dirichlet_partition(labels, n_clients, alpha=alpha, seed=seed)
     if kind == "lognormal":
         return lognormal_partition(len(labels), n_clients, sigma=sigma, seed=seed)
-    if kind == "shards":
-        return shard_partition(labels, n_clients, shards_per_client=shards_per_client, seed=seed)
-    raise ValueError(f"partition must be one of 'iid', 'dirichlet', 'lognormal', 'shards', got {kind!r}")
+    return shard_partition(labels, n_clients, shards_per_client=shards_per_client, seed=seed)

@@ -18,7 +18,8 @@ from typing import Literal, Mapping
 import numpy as np
 from scipy import optimize
 
-from .._validation import check_dissimilarity_request, check_int, check_nonnegative, check_real, check_weights
+from .._validation import (check_dissimilarity_request, check_int, check_nonnegative, check_real, check_seed,
+                           check_weights)
 from ..linalg import batched_spectral_apply, batched_symmetric_matvec, sym_extreme_eigs
 from .base import Certificate, Problem, gradient_error_bound
 
@@ -165,26 +166,35 @@ class QuadraticProblem(Problem):
 
     def hess_vec(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
         """A_i X[i] for every (listed) client (``dsymv`` per client above the BLAS threshold: A_i is symmetric)."""
+        self._check_points(X, clients)
+        return self._hess_vec(X, clients)
+
+    def _hess_vec(self, X: np.ndarray, clients: np.ndarray | None) -> np.ndarray:
         A, _ = self._rows(clients)
         return A * X if A.ndim == 2 else batched_symmetric_matvec(A, X)
 
     def grads(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
-        G = self.hess_vec(X, clients)  # a fresh array: subtract in place (this oracle is memory-bound)
+        self._check_points(X, clients)
+        G = self._hess_vec(X, clients)  # a fresh array: subtract in place (this oracle is memory-bound)
         G -= self._rows(clients)[1]
         return G
 
     def values(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
+        self._check_points(X, clients)
         _, b = self._rows(clients)
-        return np.einsum("nd,nd->n", X, 0.5 * self.hess_vec(X, clients) - b)
+        return np.einsum("nd,nd->n", X, 0.5 * self._hess_vec(X, clients) - b)
 
     def value(self, x: np.ndarray) -> float:
+        self._check_point(x)
         return float(0.5 * x @ (self.A_bar @ x if self.hessians == "dense" else self.A_bar * x) - self.b_bar @ x)
 
     def grad(self, x: np.ndarray) -> np.ndarray:
+        self._check_point(x)
         return (self.A_bar @ x if self.hessians == "dense" else self.A_bar * x) - self.b_bar
 
     def gap(self, x: np.ndarray) -> float:
         """1/2 (x - x*)^T Abar (x - x*): exact, free of the cancellation in f(x) - f*."""
+        self._check_point(x)
         e = x - self.certificate.x_star
         return float(0.5 * e @ (self.A_bar @ e if self.hessians == "dense" else self.A_bar * e))
 
@@ -204,10 +214,10 @@ class QuadraticProblem(Problem):
         solver of :mod:`fedtheory.local.prox_l1`, driven to a KKT residual <= 1e-12 (relative).
         """
         l1 = check_nonnegative("l1", l1)
+        lam_arr = self._check_local_args(lin, center, lam, clients)
         b = self.b if clients is None else self.b[clients]  # only b: indexing A would copy the Hessians
-        lam_arr = np.asarray(lam, dtype=np.float64)
-        if np.any(lam_arr < 0) or not np.all(np.isfinite(lam_arr)):
-            raise ValueError(f"lam must be finite and >= 0, got {lam}")
+        if np.any(lam_arr < 0):
+            raise ValueError(f"lam must be in [0, inf), got {lam}")
         lam_col = lam_arr[..., None] if lam_arr.ndim == 1 else lam_arr
         mu_i = self.certificate.mu_i if clients is None else self.certificate.mu_i[clients]
         if np.any(mu_i + lam_arr <= 0):
@@ -363,7 +373,7 @@ def quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A: float |
     if delta > L - mu:
         raise ValueError(f"{which} must be in [0, L - mu] = [0, {L - mu:g}], got {delta:g}")
 
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed("seed", seed))
     s0 = np.linspace(0.0, 1.0, d)
     if hessians == "dense":
         Q, _ = np.linalg.qr(rng.standard_normal((d, d)))

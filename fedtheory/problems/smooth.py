@@ -55,6 +55,7 @@ class SmoothProblem(Problem):
         return E, c
 
     def values(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
+        self._check_points(X, clients)
         out = self._psi_values(X, clients)
         E, c = self._pert(clients)
         if E is not None:
@@ -64,6 +65,7 @@ class SmoothProblem(Problem):
         return out
 
     def grads(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
+        self._check_points(X, clients)
         out = self._psi_grads(X, clients)
         E, c = self._pert(clients)
         if E is not None:
@@ -74,12 +76,14 @@ class SmoothProblem(Problem):
 
     def hessians(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
         """Per-client Hessians nabla^2 f_i(X[i]), shape ``(m, d, d)``."""
+        self._check_points(X, clients)
         out = self._psi_hessians(X, clients)
         E, _ = self._pert(clients)
         return out if E is None else out + E
 
     def hessian(self, x: np.ndarray) -> np.ndarray:
         """Hessian of the global objective f at x."""
+        self._check_point(x)
         return np.tensordot(self.weights, self.hessians(self.broadcast(x)), axes=1)
 
     # ----- certificates -----
@@ -140,17 +144,14 @@ class SmoothProblem(Problem):
         max(1, the sizes of the terms at the start)) and raise RuntimeError if they cannot reach it.
         """
         l1 = check_nonnegative("l1", l1)
+        lam_arr = self._check_local_args(lin, center, lam, clients)
         idx = np.arange(self.n_clients) if clients is None else np.asarray(clients)
         k = len(idx)
         lin = np.asarray(lin, dtype=np.float64)
         center = np.asarray(center, dtype=np.float64)
-        if lin.shape != (k, self.dim) or center.shape != (k, self.dim):
-            raise ValueError(f"lin and center must have shape {(k, self.dim)}, got {lin.shape} and {center.shape}")
+        # Newton cannot make progress from non-finite data (a pass over (k, d) is cheap next to the solve)
         if not (np.all(np.isfinite(lin)) and np.all(np.isfinite(center))):
-            raise ValueError("lin and center must be finite")
-        lam_arr = np.asarray(lam, dtype=np.float64)
-        if lam_arr.ndim > 1 or (lam_arr.ndim == 1 and lam_arr.shape != (k,)) or not np.all(np.isfinite(lam_arr)):
-            raise ValueError(f"lam must be a finite scalar or shape ({k},), got {lam!r}")
+            raise ValueError("lin and center must be finite (found NaN or inf)")
         lam_vec = np.broadcast_to(lam_arr, (k,)).astype(np.float64)
         need = -self._mu_local[idx]
         if np.any(lam_vec <= need) or np.any(lam_vec < 0):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive, check_probability
+from .._validation import check_finite_array, check_int, check_nonnegative, check_positive, check_probability
 
 __all__ = ["dense_hessians", "drift_vector", "fedavg_map", "fedavg_fixed_point", "fedprox_map", "fedprox_fixed_point",
            "proxskip_contraction", "proxskip_lyapunov", "fedavg_bias", "fedprox_bias"]
@@ -33,6 +33,8 @@ __all__ = ["dense_hessians", "drift_vector", "fedavg_map", "fedavg_fixed_point",
 
 def dense_hessians(problem) -> np.ndarray:
     """The client Hessians as a dense ``(n, d, d)`` stack (diagonal problems are expanded)."""
+    if not hasattr(problem, "A"):  # the closed forms of this module hold for quadratics only
+        raise TypeError(f"problem must be a QuadraticProblem (with Hessians A), got {type(problem).__name__}")
     A = np.asarray(problem.A, dtype=np.float64)
     if A.ndim == 2:
         return np.einsum("nd,de->nde", A, np.eye(A.shape[1]))
@@ -162,6 +164,11 @@ def proxskip_contraction(mu: float, L: float, step: float, p: float) -> float:
 def proxskip_lyapunov(X: np.ndarray, H: np.ndarray, x_star: np.ndarray, H_star: np.ndarray, step: float, p: float,
                       weights: np.ndarray) -> float:
     """Psi = sum_i w_i ||x_i - x*||^2 + (gamma/p)^2 sum_i w_i ||h_i - h_i*||^2 (h_i* = grad f_i(x*))."""
+    step, p = check_positive("step", step), check_probability("p", p)
+    X, H = check_finite_array("X", X, shape=(None, None)), check_finite_array("H", H, shape=X.shape)
+    x_star = check_finite_array("x_star", x_star, shape=(X.shape[1],))
+    H_star = check_finite_array("H_star", H_star, shape=X.shape)
+    weights = check_finite_array("weights", weights, shape=(X.shape[0],))
     dx = X - x_star
     dh = H - H_star
     return float(weights @ np.einsum("ij,ij->i", dx, dx) + (step / p) ** 2 * (weights @ np.einsum("ij,ij->i", dh, dh)))

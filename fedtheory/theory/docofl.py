@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive, check_real
+from .._validation import check_finite_array, check_int, check_nonnegative, check_positive, check_real
 
 __all__ = [
     "effective_noise", "heterogeneity_factor", "theta", "theorem1_step", "theorem1_bound", "pretuning_bound",
@@ -99,6 +99,7 @@ def descent_noise_term(eta: float, beta: float, sigma_tilde2: float, n_sampled: 
     """(beta eta^2/2 + 12 beta^2 omega^2 T~ eta^3) T sigma~^2 / S, the noise term of eq. (18):
     E[f(w_T) - f(w_0)] <= -(eta/4) sum_t E||grad_t||^2 + descent_noise_term."""
     eta, beta = check_positive("eta", eta), check_positive("beta", beta)
+    nmse, staleness = check_nonnegative("nmse", nmse), check_int("staleness", staleness, low=0)
     return ((beta * eta**2 / 2.0 + 12.0 * beta**2 * nmse * staleness * eta**3)
             * check_int("rounds", rounds, low=1) * check_nonnegative("sigma_tilde2", sigma_tilde2)
             / check_int("n_sampled", n_sampled, low=1))
@@ -126,6 +127,7 @@ def recursion_constants(eta: float, beta: float, nmse: float, staleness: int, ga
     eta, beta = check_positive("eta", eta), check_positive("beta", beta)
     T = check_int("staleness", staleness, low=0)
     nmse = check_nonnegative("nmse", nmse)
+    gamma = check_nonnegative("gamma", gamma)
     rho = 20.0 * beta**2 * nmse * eta**2 * T
     rT = rho * T
     return {"alpha": 4.0 * nmse * eta**2 * T, "nu": 28.0 * gamma * nmse * eta**2 * T, "rho": rho, "rhoT": rT,
@@ -136,7 +138,7 @@ def recursion_constants(eta: float, beta: float, nmse: float, staleness: int, ga
 
 def lemma_c5(U: np.ndarray) -> tuple[float, float]:
     """C.5: ||sum_i u_i||^2 <= N sum_i ||u_i||^2 for rows u_i of U (N, d)."""
-    U = np.atleast_2d(np.asarray(U, dtype=np.float64))
+    U = np.atleast_2d(check_finite_array("U", U))
     s = U.sum(axis=0)
     return float(s @ s), float(U.shape[0] * np.sum(U * U))
 
@@ -144,7 +146,7 @@ def lemma_c5(U: np.ndarray) -> tuple[float, float]:
 def lemma_c6(x: np.ndarray, t: int, tau: int) -> tuple[float, float, float]:
     """C.6 for t >= tau + 1, x_l >= 0: (sum_{k=0}^{t-tau} sum_{l<k} x_l, sum_{k<t-tau} (t-tau-k) x_k,
     t sum_{k<t-tau} x_k); the first two are equal, the second is <= the third."""
-    x = np.asarray(x, dtype=np.float64)
+    x = check_finite_array("x", x, shape=(None,))
     t, tau = check_int("t", t, low=1), check_int("tau", tau, low=0)
     if t < tau + 1:
         raise ValueError(f"t must be >= tau + 1 = {tau + 1}, got {t}")
@@ -166,8 +168,8 @@ def lemma_c7(a: float, terms: int = 100000) -> tuple[float, float]:
 
 def lemma_c8(x: np.ndarray, a: float, staleness: int) -> tuple[float, float]:
     """C.8: sum_{t=1}^T sum_{k<t} a^ceil((t-k)/T~) x_k <= T~ a/(1-a) sum_{k<T} x_k (a in (0,1), x >= 0)."""
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 1 or x.size == 0 or np.any(x < 0):
+    x = check_finite_array("x", x, shape=(None,))
+    if x.size == 0 or np.any(x < 0):
         raise ValueError("x must be a non-empty 1-D array of non-negative numbers")
     a = check_real("a", a, low=0.0, high=1.0, low_open=True, high_open=True)
     Tt = check_int("staleness", staleness, low=1)
@@ -181,7 +183,7 @@ def lemma_c8(x: np.ndarray, a: float, staleness: int) -> tuple[float, float]:
 def lemma_c9(eta: float, gamma: float, beta: float, theta_: float) -> tuple[float, float]:
     """C.9: -eta/2 + 2 gamma beta eta^2 + 160 gamma beta^2 theta^2 eta^3 <= -eta/4 for eta <= 1/(30 gamma beta theta)."""
     eta, beta = check_positive("eta", eta), check_positive("beta", beta)
-    gamma, theta_ = check_real("gamma", gamma, low=1.0), check_real("theta", theta_, low=1.0)
+    gamma, theta_ = check_real("gamma", gamma, low=1.0), check_real("theta_", theta_, low=1.0)
     lhs = -eta / 2 + 2 * gamma * beta * eta**2 + 160 * gamma * beta**2 * theta_**2 * eta**3
     return lhs, -eta / 4
 
@@ -190,7 +192,7 @@ def lemma_c10(A: float, B: float, C: float, eta1: float, eta2: float, eta3: floa
     """C.10: with eta = min(eta1, eta2, eta3): A/eta + B eta + C eta^2 <= A (1/eta1 + 1/eta2 + 1/eta3) + B eta2 + C eta3^2
     (etas may be +inf, in which case 1/eta = 0 and the B, C terms with an infinite eta must have zero weight)."""
     A, B, C = (check_positive(n, v) for n, v in (("A", A), ("B", B), ("C", C)))
-    etas = [check_positive(n, v) if math.isfinite(v) else math.inf
+    etas = [math.inf if v == math.inf else check_positive(n, v)  # NaN and strings fail check_positive
             for n, v in (("eta1", eta1), ("eta2", eta2), ("eta3", eta3))]
     eta = min(etas)
     lhs = A / eta + B * eta + C * eta**2
@@ -212,6 +214,12 @@ def appendix_a_mean(t: np.ndarray | int, eta: float, scale: float, w0: float = 1
     eta < 1/(2 (1 + omega)) (the mean field is affine on that invariant interval)."""
     om = check_real("scale", scale, low=0.0, high=1.0, low_open=True, high_open=True)
     eta = check_real("eta", eta, low=0.0, high=1.0 / (2.0 * (1.0 + om)), low_open=True, high_open=True)
+    w0 = check_real("w0", w0)
+    t_arr = np.asarray(t)
+    if t_arr.dtype.kind not in "iu":
+        raise TypeError(f"t must be an integer or an integer array (round counts), got {t!r}")
+    if np.any(t_arr < 0):
+        raise ValueError(f"t must be in [0, inf) (round counts), got {t!r}")
     if not (1.0 / (1.0 + om) <= w0 <= 1.0 / (1.0 - om)):
         raise ValueError(f"w0 must be in [1/(1+omega), 1/(1-omega)] = [{1 / (1 + om)}, {1 / (1 - om)}], got {w0}")
     wt = appendix_a_limit(om)
@@ -223,6 +231,7 @@ def naive_variance_floor(a: float, eta: float, nmse: float, w_star: float) -> fl
     eta a omega^2 w*^2 / (2 - eta a - eta a omega^2); needs (1 - eta a)^2 + (eta a)^2 omega^2 < 1."""
     a, eta = check_positive("a", a), check_positive("eta", eta)
     nmse = check_nonnegative("nmse", nmse)
+    w_star = check_real("w_star", w_star)
     if (1 - eta * a) ** 2 + (eta * a) ** 2 * nmse >= 1:
         raise ValueError("the second moment does not converge: need (1 - eta a)^2 + (eta a)^2 nmse < 1")
     return eta * a * nmse * w_star**2 / (2.0 - eta * a - eta * a * nmse)
@@ -233,6 +242,8 @@ def naive_second_moment(rounds: int, a: float, eta: float, nmse: float, w_star: 
     u' = (1 - eta a) u - eta a eps (u + w*), so m' = (1 - eta a) m and
     q' = ((1 - eta a)^2 + (eta a)^2 nmse) q + (eta a)^2 nmse (2 w* m + w*^2)."""
     T = check_int("rounds", rounds, low=0)
+    a, eta, nmse = check_positive("a", a), check_positive("eta", eta), check_nonnegative("nmse", nmse)
+    w_star, w0 = check_real("w_star", w_star), check_real("w0", w0)
     c = eta * a
     m, q = w0 - w_star, (w0 - w_star) ** 2
     out = [q]
@@ -251,6 +262,7 @@ def stale_second_moments(rounds: int, a: float, eta: float, nmse: float, sigma2:
     P' = A0 P A0^T + A1 P A1^T + eta^2 sigma2 e1 e1^T."""
     T = check_int("rounds", rounds, low=0)
     tau = check_int("staleness", staleness, low=0)
+    a, eta, u0 = check_positive("a", a), check_positive("eta", eta), check_real("u0", u0)
     om = _np(nmse)
     n = tau + 1
     A0 = np.zeros((n, n))

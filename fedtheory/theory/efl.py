@@ -17,7 +17,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive
+from .._validation import check_finite_array, check_int, check_nonnegative, check_positive
 
 __all__ = [
     "efl_coefficients", "assumption5_theta", "theorem1_gamma", "theorem1_step", "theorem1_schedule",
@@ -32,12 +32,23 @@ def efl_coefficients(steps: np.ndarray, p: np.ndarray, E: int,
                      weighting: Literal["efl", "fedavg"] = "efl") -> np.ndarray:
     """p_tau^k: E p^k / s_tau^k (EFL, §4.2) or p^k (FedAvg), 0 for inactive clients (s = 0)."""
     E = check_int("E", E, low=1)
-    steps = np.asarray(steps)
+    steps = check_finite_array("steps", steps)
+    p = _probabilities(p)
+    if weighting not in ("efl", "fedavg"):
+        raise ValueError(f"weighting must be 'efl' or 'fedavg', got {weighting!r}")
     if np.any(steps < 0) or np.any(steps > E):
         raise ValueError(f"s (local steps s_tau^k) must be in [0, E={E}], got {steps.tolist()}")
     active = steps > 0
     coef = E * p / np.where(active, steps, 1) if weighting == "efl" else np.broadcast_to(p, steps.shape) * 1.0
     return np.where(active, coef, 0.0)
+
+
+def _probabilities(p: np.ndarray) -> np.ndarray:
+    """Client weights p^k: finite, in (0, 1]."""
+    p = check_finite_array("p", p)
+    if np.any(p <= 0) or np.any(p > 1):
+        raise ValueError(f"p (client weights p^k) must be in (0, 1], got {p.tolist()}")
+    return p
 
 
 def assumption5_theta(E: int, s_min: int) -> float:
@@ -83,8 +94,10 @@ def theorem1_B(coef: np.ndarray, steps: np.ndarray, p: np.ndarray, sigma2: np.nd
     bracket = sum p s + theta (sum p - 2 + sum p s) ("conservative", spec §4.2) or
               sum p s + theta (sum p - 2) + sum p s ("literal" with s^K read as s^k).
     """
-    coef = np.asarray(coef, dtype=np.float64)
-    steps = np.asarray(steps, dtype=np.float64)
+    coef, steps = check_finite_array("coef", coef), check_finite_array("steps", steps)
+    p, sigma2, D = _probabilities(p), check_finite_array("sigma2", sigma2), check_finite_array("D", D)
+    L, mu, theta = check_positive("L", L), check_positive("mu", mu), check_positive("theta", theta)
+    E, G2 = check_int("E", E, low=1), check_nonnegative("G2", G2)
     ps = np.sum(coef * steps, axis=-1)
     psum = np.sum(coef, axis=-1)
     if reading == "conservative":
@@ -102,8 +115,12 @@ def theorem1_C(gamma: float, dist0_sq: float, E: int, mu: float, expected_B: np.
                expected_ps: np.ndarray) -> np.ndarray:
     """C_tau for tau = 1..T (array over tau) from E[B_t] and E[sum_k p_t^k s_t^k], t = 0..T-1 (Thm 1):
     C_tau = max{ gamma^2 E||w_0 - w*||^2, (16 E / mu)^2 sum_{t < tau} E[B_t] / E[sum p s]_t^2 }."""
-    EB = np.asarray(expected_B, dtype=np.float64)
-    Eps = np.asarray(expected_ps, dtype=np.float64)
+    gamma, dist0_sq = check_nonnegative("gamma", gamma), check_nonnegative("dist0_sq", dist0_sq)
+    E, mu = check_int("E", E, low=1), check_positive("mu", mu)
+    EB = check_finite_array("expected_B", expected_B)
+    Eps = check_finite_array("expected_ps", expected_ps)
+    if np.any(Eps <= 0):
+        raise ValueError("expected_ps (E[sum_k p s] per round) must be in (0, inf)")
     acc = np.cumsum(EB / Eps ** 2) * (16.0 * E / mu) ** 2
     return np.maximum(gamma ** 2 * dist0_sq, acc)
 
@@ -111,21 +128,28 @@ def theorem1_C(gamma: float, dist0_sq: float, E: int, mu: float, expected_B: np.
 def theorem1_J(E: int, expected_ps_per_client: np.ndarray, D: np.ndarray, mu: float) -> float:
     """J (spec reading): 32 E sum_k E[p^k s^k] D_k / (mu E[sum_k p^k s^k]) for one round's expectations; take
     the max over rounds outside."""
-    eps = np.asarray(expected_ps_per_client, dtype=np.float64)
-    return float(32.0 * E * np.sum(eps * np.asarray(D)) / (check_positive("mu", mu) * eps.sum()))
+    E = check_int("E", E, low=1)
+    eps = check_finite_array("expected_ps_per_client", expected_ps_per_client)
+    D = check_finite_array("D", D)
+    return float(32.0 * E * np.sum(eps * D) / (check_positive("mu", mu) * eps.sum()))
 
 
 def theorem1_H_indicator(expected_ps_per_client: np.ndarray, p: np.ndarray, rtol: float = 1e-12) -> int:
     """r_t: 1 iff the ratio E[p_t^k s_t^k] / p^k differs across clients (polarity per §4.3), else 0."""
-    ratio = np.asarray(expected_ps_per_client) / np.asarray(p)
+    rtol = check_nonnegative("rtol", rtol)
+    ratio = check_finite_array("expected_ps_per_client", expected_ps_per_client) / _probabilities(p)
     return int(np.ptp(ratio) > rtol * max(1.0, float(np.max(np.abs(ratio)))))
 
 
 def theorem1_bound(tau: np.ndarray | int, E: int, gamma: float, C_tau: np.ndarray | float,
                    H_tau: np.ndarray | float = 0.0, J: float = 0.0) -> np.ndarray:
     """Eq. (7): E||w^G_{tau E} - w*||^2 <= C_tau / (tau E + gamma)^2 + H_tau J / (tau E + gamma)."""
-    t = np.asarray(tau, dtype=np.float64) * E + gamma
-    return np.asarray(C_tau) / t ** 2 + np.asarray(H_tau) * J / t
+    tau_arr = np.asarray(tau)
+    if tau_arr.dtype.kind not in "iu" or np.any(tau_arr < 0):
+        raise ValueError(f"tau must be a round index >= 0 or an array of them, got {tau!r}")
+    E, gamma, J = check_int("E", E, low=1), check_nonnegative("gamma", gamma), check_nonnegative("J", J)
+    t = tau_arr.astype(np.float64) * E + gamma
+    return check_finite_array("C_tau", C_tau) / t ** 2 + check_finite_array("H_tau", H_tau) * J / t
 
 
 def table1_rounds(*, G2: float, mu: float, S: float, eps: float, L: float, delta: float = 0.0,
@@ -136,7 +160,10 @@ def table1_rounds(*, G2: float, mu: float, S: float, eps: float, L: float, delta
     N sigma^2/(S eps^2) + N/eps; FedAMP (non-convex) G^2/(L S eps) + G/eps^{3/2} + L^2/sqrt eps;
     EFL G^2/(mu S eps) + L/(mu sqrt eps). S: clients per round (undefined in the paper; SCAFFOLD's meaning).
     """
-    G = math.sqrt(G2) if G is None else G
+    G2, mu, S = check_nonnegative("G2", G2), check_positive("mu", mu), check_positive("S", S)
+    eps, L, delta = check_positive("eps", eps), check_positive("L", L), check_nonnegative("delta", delta)
+    N, sigma2 = check_positive("N", N), check_nonnegative("sigma2", sigma2)
+    G = math.sqrt(G2) if G is None else check_nonnegative("G", G)
     return {
         "SCAFFOLD": G2 / (mu * S * eps) + G / (mu * math.sqrt(eps)) + L / mu,
         "MIME": G2 / (mu * S * eps) + delta / mu,
@@ -173,7 +200,7 @@ def theorem2_departure_bound(L: float, mu: float, n_a: float, n: float, D_hat_a:
                              constant: float = 8.0) -> float:
     """Eq. (10): ||w* - w^*_hat||^2 <= 8 L n_a^2 D_hat_a / (mu^2 n^2) when client a (n_a samples) leaves a
     federation of n samples; D_hat_a = F_a(w^*_hat) - F_a^*. ``constant=2`` is the tight version (spec §4.7)."""
-    n = check_positive("n", n)
+    n, n_a = check_positive("n", n), check_positive("n_a", n_a)
     if n_a > n:
         raise ValueError(f"n_a must be <= n (the departing client's samples are part of n), got {n_a} > {n}")
     return _theorem2(L, mu, n_a, n, D_hat_a, check_positive("constant", constant))
@@ -183,7 +210,8 @@ def theorem2_arrival_bound(L: float, mu: float, n_a: float, n: float, D_hat_a: f
                            constant: float = 8.0) -> float:
     """Eq. (11) as printed: ||w* - w^*_hat||^2 <= 8 L n_a^2 D_hat_a / (mu^2 (n + n_a)^2) when client a joins
     a federation of n samples. False in general (claim ``efl.theorem2.arrival``)."""
-    return _theorem2(L, mu, n_a, check_positive("n", n) + n_a, D_hat_a, check_positive("constant", constant))
+    return _theorem2(L, mu, n_a, check_positive("n", n) + check_positive("n_a", n_a), D_hat_a,
+                     check_positive("constant", constant))
 
 
 def theorem2_arrival_corrected_bound(L: float, mu: float, n_a: float, n: float, D_hat_a: float,

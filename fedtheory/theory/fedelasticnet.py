@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive, check_real
+from .._validation import check_finite_array, check_int, check_nonnegative, check_positive, check_real
 
 __all__ = ["kappa", "kappa0", "kappa_prime", "C0_printed", "C0_corrected", "theorem31_rhs_printed",
            "theorem31_rhs_corrected", "theorem_b6_rhs", "lemma_b4_rhs", "lemma_b5_rhs", "bound28_rhs",
@@ -73,8 +73,8 @@ def kappa_prime(lambda2: float, beta: float) -> float:
 
 
 def _grad_diffs(grads0: np.ndarray, grads_star: np.ndarray) -> np.ndarray:
-    G0 = np.asarray(grads0, dtype=np.float64)
-    Gs = np.asarray(grads_star, dtype=np.float64)
+    G0 = check_finite_array("grads0", grads0)
+    Gs = check_finite_array("grads_star", grads_star)
     if G0.ndim != 2 or G0.shape != Gs.shape:
         raise ValueError(f"grads0 and grads_star must both have shape (m, d), got {G0.shape} and {Gs.shape}")
     return G0 - Gs
@@ -126,6 +126,7 @@ def theorem31_rhs_printed(T: int, dist0_sq: float, C0: float, lambda1: float, la
 
 def lambda2_ratio_valid(lambda2: float, beta: float) -> bool:
     """True iff kappa0 > 0 and kappa > 0, i.e. lambda2 / beta > r0 = (25 + sqrt(825))/2 (derived)."""
+    lambda2, beta = check_positive("lambda2", lambda2), check_positive("beta", beta)
     return lambda2 / beta > kappa0_threshold()
 
 
@@ -168,6 +169,9 @@ def theorem_b6_rhs(V_prev: float, V_next: float, lambda1: float, lambda2: float,
     lambda1 = check_nonnegative("lambda1", lambda1)
     d = check_int("d", d, low=1)
     _check_sampling(m, P)
+    # measured quantities: any finite real (a Lyapunov value or inner product may be rounding-level negative)
+    V_prev, V_next = check_real("V_prev", V_prev), check_real("V_next", V_next)
+    sign_inner = check_real("sign_inner", sign_inner)
     kp = kappa_prime(lambda2, beta)
     return V_prev - V_next + kp * lambda1 ** 2 * (d if with_d else 1) - 2.0 * lambda1 / lambda2 * sign_inner
 
@@ -177,6 +181,11 @@ def lemma_b4_rhs(dist_prev_sq: float, gap_prev: float, eps_t: float, step_sq: fl
     """Lemma B.4: E||gamma^t - theta*||^2 <= ||gamma^{t-1} - theta*||^2 - (2/lambda2) gap_{t-1}
     + (beta/lambda2) eps_t + E||gamma^t - gamma^{t-1}||^2 - (2 lambda1/lambda2) <gamma^{t-1} - theta*, s_bar^t>."""
     lambda2 = check_positive("lambda2", lambda2)
+    lambda1, beta = check_nonnegative("lambda1", lambda1), check_positive("beta", beta)
+    # measured quantities: any finite real (rounding may make a mathematically non-negative one slightly < 0)
+    dist_prev_sq, gap_prev = check_real("dist_prev_sq", dist_prev_sq), check_real("gap_prev", gap_prev)
+    eps_t, step_sq = check_real("eps_t", eps_t), check_real("step_sq", step_sq)
+    sign_inner = check_real("sign_inner", sign_inner)
     return (dist_prev_sq - 2.0 / lambda2 * gap_prev + beta / lambda2 * eps_t + step_sq
             - 2.0 * lambda1 / lambda2 * sign_inner)
 
@@ -186,6 +195,8 @@ def lemma_b5_rhs(C_prev: float, gap_prev: float, lambda1: float, lambda2: float,
     / (1 - 5 beta^2/lambda2^2), valid when lambda2 > sqrt(5) beta."""
     lambda2 = check_positive("lambda2", lambda2)
     beta = check_positive("beta", beta)
+    lambda1, d = check_nonnegative("lambda1", lambda1), check_int("d", d, low=1)
+    C_prev, gap_prev = check_real("C_prev", C_prev), check_real("gap_prev", gap_prev)  # measured: any finite real
     factor = 1.0 - 5.0 * beta ** 2 / lambda2 ** 2
     if factor <= 0:
         raise ValueError(f"lambda2 must exceed sqrt(5)*beta = {math.sqrt(5) * beta:g} for Lemma B.5")
@@ -195,6 +206,9 @@ def lemma_b5_rhs(C_prev: float, gap_prev: float, lambda1: float, lambda2: float,
 def bound28_rhs(C_prev: float, eps_t: float, gap_prev: float, beta: float, m: int, P: int) -> float:
     """Eq. (28), imported from FedDyn: C_t <= (1 - P/m) C_{t-1} + (2 beta^2 P/m) eps_t + (4 beta P/m) gap_{t-1}."""
     m, P = _check_sampling(m, P)
+    beta = check_positive("beta", beta)
+    C_prev, eps_t = check_real("C_prev", C_prev), check_real("eps_t", eps_t)  # measured: any finite real
+    gap_prev = check_real("gap_prev", gap_prev)
     return (1.0 - P / m) * C_prev + 2.0 * beta ** 2 * P / m * eps_t + 4.0 * beta * P / m * gap_prev
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from typing import Literal, Sequence
 
-from .._validation import check_nonnegative, check_positive, check_probability, check_real
+from .._validation import (check_finite_array, check_int, check_nonnegative, check_positive, check_probability,
+                           check_real)
 
 __all__ = [
     "dane_contraction", "dane_gap_bound", "dane_rounds_to_eps", "dane_gd_local_steps", "dane_fgd_local_steps",
@@ -74,7 +75,7 @@ def dane_rounds_to_eps(mu: float, lam: float, D: float, eps: float) -> int:
 def relative_tolerance(lam: float, r: int, c: float = math.sqrt(2.0)) -> float:
     """e_r = c lam/(r + 1) of Thm 4's relative rule ||grad F(x_{i,r+1})|| <= e_r ||x_{i,r+1} - x^r||
     (c = sqrt(2) in the authors' code, [R])."""
-    return check_nonnegative("c", c) * check_nonnegative("lam", lam) / (int(check_real("r", r, low=0)) + 1)
+    return check_nonnegative("c", c) * check_nonnegative("lam", lam) / (check_int("r", r, low=0) + 1)
 
 
 def subproblem_condition_number(mu: float, L: float, lam: float, inv_eta: float = 0.0) -> float:
@@ -95,14 +96,14 @@ def dane_gd_local_steps(mu: float, L: float, lam: float, r: int, c: float = 1.0)
     Thm 4's tolerance e_r = Theta(lam/(r + 1)).
     """
     kappa = subproblem_condition_number(mu, L, lam)
-    lam = check_positive("lam", lam)
+    lam, r, c = check_positive("lam", lam), check_int("r", r, low=0), check_nonnegative("c", c)
     return c * kappa * (1.0 + math.log((L + lam) * (int(r) + 1) / lam))
 
 
 def dane_fgd_local_steps(mu: float, L: float, lam: float, r: int, c: float = 1.0) -> float:
     """Cor 5, DANE+-FGD: c sqrt((L + lam)/(mu + lam)) (1 + log((L + lam)(r + 1)/lam)) local steps at round r."""
     kappa = subproblem_condition_number(mu, L, lam)
-    lam = check_positive("lam", lam)
+    lam, r, c = check_positive("lam", lam), check_int("r", r, low=0), check_nonnegative("c", c)
     return c * math.sqrt(kappa) * (1.0 + math.log((L + lam) * (int(r) + 1) / lam))
 
 
@@ -119,8 +120,9 @@ def nonconvex_stationarity_bound(delta_B: float, F0: float, R: int, errors: Sequ
     """Thm 1 ([D] form, lam = 2 delta_B): (1/R) sum_{r=1}^R ||grad f(x^r)||^2 <= 36 delta_B F_0/R + (2/R) sum e_r,
     with e_r = max_i ||grad F_{i,r}(x_{i,r+1})||^2."""
     delta_B, F0 = check_nonnegative("delta_B", delta_B), check_nonnegative("F0", F0)
-    R = int(check_real("R", R, low=1))
-    return 36.0 * delta_B * F0 / R + 2.0 * float(sum(errors)) / R
+    R = check_int("R", R, low=1)
+    errors = check_finite_array("errors", errors, shape=(None,))
+    return 36.0 * delta_B * F0 / R + 2.0 * float(errors.sum()) / R
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -142,6 +144,7 @@ def fedred_lyapunov(A: float, B: float, *, mu: float, lam: float, eta: float, p:
     """
     mu, lam = _mu(mu), check_nonnegative("lam", lam)
     eta, p = check_positive("eta", eta), check_probability("p", p)
+    A, B = check_nonnegative("A", A), check_nonnegative("B", B)
     c_A = 1.0 / (2.0 * eta) + (mu / 2.0 if exact_solver else 0.0)
     return c_A * A + (lam + mu) / (2.0 * p) * B
 
@@ -178,13 +181,13 @@ def fedred_convex_average_bound(D: float, K: int, *, lam: float, eta: float, p: 
     """mu = 0: (1/K) sum_{k=1}^K E[f(xbar_k) - f*] <= (1/(2 eta) + lam/(2p)) D^2/K ([D], telescoping Lemma 35)."""
     D, lam = check_nonnegative("D", D), check_nonnegative("lam", lam)
     eta, p = check_positive("eta", eta), check_probability("p", p)
-    K = int(check_real("K", K, low=1))
+    K = check_int("K", K, low=1)
     return (1.0 / (2.0 * eta) + lam / (2.0 * p)) * D * D / K
 
 
 def expected_communications(p: float, K: int) -> float:
     """E[#communications] = p K over K iterations (Table 1 footnote 5)."""
-    return check_probability("p", p) * int(check_real("K", K, low=0))
+    return check_probability("p", p) * check_int("K", K, low=0)
 
 
 def gd_rounds(mu: float, L: float, D: float, eps: float) -> int:

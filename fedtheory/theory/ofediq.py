@@ -23,7 +23,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive, check_probability, check_real
+from .._validation import (check_finite_array, check_int, check_nonnegative, check_positive, check_probability,
+                           check_real)
 
 __all__ = [
     "psi", "transmission_times", "r_factor", "step_bound", "theorem1_bound", "theorem2_bound", "Theorem2Bound",
@@ -37,9 +38,12 @@ FLOAT_BITS = 32
 
 
 def _probs(p: float | Sequence[float] | np.ndarray) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(p, dtype=np.float64))
+    try:
+        arr = np.atleast_1d(np.asarray(p, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise TypeError(f"p must be a probability in (0, 1] or a sequence of them, got {p!r}") from None
     if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0) or np.any(arr > 1):
-        raise ValueError(f"p_k must be in (0, 1] for every client, got {p!r}")
+        raise ValueError(f"p must be in (0, 1] (a probability p_k for every client), got {p!r}")
     return arr
 
 
@@ -149,6 +153,7 @@ def theorem2_bound(K: int, w2: float, eta: float, T: int, sigma2: float, p: floa
 def lemma1_rhs(vi: np.ndarray, vj: np.ndarray, a: float) -> float:
     """Lemma 1: ||vi + vj||^2 <= (1 + a)||vi||^2 + (1 + 1/a)||vj||^2 for a > 0 (returns the right side)."""
     a = check_positive("a", a)
+    vi, vj = check_finite_array("vi", vi), check_finite_array("vj", vj)
     return float((1 + a) * np.dot(vi, vi) + (1 + 1 / a) * np.dot(vj, vj))
 
 
@@ -160,6 +165,9 @@ def lemma2_sides(g_w: np.ndarray, g_star: np.ndarray, loss_w: np.ndarray, loss_s
                               + (2/K) sum ||g_k(w*)||^2.
     """
     beta = check_positive("beta", beta)
+    g_w, g_star = check_finite_array("g_w", g_w, shape=(None, None)), check_finite_array("g_star", g_star)
+    loss_w, loss_star = check_finite_array("loss_w", loss_w), check_finite_array("loss_star", loss_star)
+    w, w_star = check_finite_array("w", w), check_finite_array("w_star", w_star)
     K = g_w.shape[0]
     lhs = float(np.einsum("kd,kd->", g_w, g_w)) / K
     rhs = (4 * beta / K * float(np.sum(loss_star - loss_w)) + 4 * beta / K * float(np.sum(g_w @ (w - w_star)))
@@ -169,11 +177,13 @@ def lemma2_sides(g_w: np.ndarray, g_star: np.ndarray, loss_w: np.ndarray, loss_s
 
 def lemma3_stated_rhs(beta: float, eta: float, L: int, grad_sq_sum: float) -> float:
     """Lemma 3 as stated (eq. 45): 3 beta eta^2 L (L-1)/2 * sum ||grad||^2."""
+    L, grad_sq_sum = check_int("L", L, low=1), check_nonnegative("grad_sq_sum", grad_sq_sum)
     return 3 * check_positive("beta", beta) * check_positive("eta", eta) ** 2 * L * (L - 1) / 2 * grad_sq_sum
 
 
 def lemma3_proof_rhs(eta: float, L: int, grad_sq_sum: float) -> float:
     """Lemma 3 as the proof (46) derives it: 3 eta^2 L (L-1) * sum ||grad||^2 (no beta, no 1/2)."""
+    L, grad_sq_sum = check_int("L", L, low=1), check_nonnegative("grad_sq_sum", grad_sq_sum)
     return 3 * check_positive("eta", eta) ** 2 * L * (L - 1) * grad_sq_sum
 
 
@@ -186,7 +196,10 @@ def lemma4_sides(drift_sq: float, grad_sq: np.ndarray, L: int, eta: float) -> tu
     L = check_int("L", L, low=2)
     eta = check_positive("eta", eta)
     A, B = 1 + 1 / (L - 1), L * eta**2
-    g = np.asarray(grad_sq, dtype=np.float64)
+    drift_sq = check_nonnegative("drift_sq", drift_sq)
+    g = check_finite_array("grad_sq", grad_sq, shape=(None,))
+    if g.size == 0 or np.any(g < 0):
+        raise ValueError("grad_sq must be a non-empty 1-D array of squared norms in [0, inf)")
     lhs = A * drift_sq + B * g[-1]
     rhs = float(np.sum(B * g[::-1] * A ** np.arange(g.size)))
     return float(lhs), rhs
@@ -265,6 +278,7 @@ def ccr(gamma: float) -> float:
 
 def periodic_vs_subsampling(L: int, p: float, D: int, s: int, b: int, K: int) -> tuple[float, float]:
     """Section 4.2.1: (alpha(L = 1, p/L), alpha(L, p)) from Table I; same cost, first <= second (= iff L = 1)."""
+    L, p = check_int("L", L, low=1), check_probability("p", p)
     return table1_alpha("ofediq", p=p / L, L=1, D=D, s=s, b=b, K=K), table1_alpha("ofediq", p=p, L=L, D=D, s=s,
                                                                                   b=b, K=K)
 
@@ -283,6 +297,8 @@ def eq15_alpha(p: float, K: int) -> tuple[float, float, int]:
 
 def alpha_ofediq_factor2(p: float, D: int, s: int, b: int, K: int) -> float:
     """The paper's Section 4.2.2 constant (2/p)[1 + sqrt(D/(b s^2))(p + 1/K)] (factor 2; gives 4.536)."""
+    p, D, s = check_probability("p", p), check_int("D", D, low=1), check_int("s", s, low=1)
+    b, K = check_int("b", b, low=1, high=D), check_int("K", K, low=1)
     return 2 / p * (1 + math.sqrt(D / (b * s**2)) * (p + 1 / K))
 
 
@@ -308,7 +324,13 @@ class Alg3Config:
 
 def algorithm3_objective(s: np.ndarray | int, gamma: float) -> np.ndarray:
     """Eq. (20): log2(s + 1)/16 + 4 (gamma/s)^{2/3}."""
-    s = np.asarray(s, dtype=np.float64)
+    gamma = check_real("gamma", gamma, low=0.0, low_open=True)
+    s_arr = np.asarray(s)
+    if s_arr.dtype.kind not in "iu":
+        raise TypeError(f"s (quantization levels) must be an integer or an integer array, got {s!r}")
+    if np.any(s_arr < 1):
+        raise ValueError(f"s (quantization levels) must be in [1, inf), got {s!r}")
+    s = s_arr.astype(np.float64)
     return np.log2(s + 1) / 16 + 4 * (gamma / s) ** (2 / 3)
 
 

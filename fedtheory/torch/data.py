@@ -17,7 +17,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_int, check_real
+from .._validation import check_int, check_positive, check_real, check_seed
 from ..problems.datasets import FederatedData, load_digits, synthetic_fedprox
 from ..problems.partition import partition as _partition
 from .models import cnn_digits, logistic_regression, mlp
@@ -48,6 +48,8 @@ def digits_federated(n_clients: int = 10, *, partition: Literal["iid", "dirichle
     """
     n = check_int("n_clients", n_clients, low=1)
     frac = check_real("test_fraction", test_fraction, low=0.0, high=1.0, high_open=True)
+    seed = check_seed("seed", seed)
+    dirichlet_alpha = check_positive("dirichlet_alpha", dirichlet_alpha)  # partition() would call it alpha
     x, _, digit = load_digits()
     train_idx, test_idx = _test_split(digit, frac, seed)
     xt, yt = x[train_idx], digit[train_idx]

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .._validation import check_int
+from .._validation import check_int, check_seed
 
 __all__ = ["FlatModel", "logistic_regression", "mlp", "cnn_digits", "ACTIVATIONS"]
 
@@ -87,7 +87,7 @@ class FlatModel:
         The global torch generator is forked, so this neither reads nor changes the caller's torch RNG state;
         the same seed gives the same vector bitwise.
         """
-        seed = check_int("seed", seed, low=0)
+        seed = check_seed("seed", seed)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             fresh = _rebuild(self.module)

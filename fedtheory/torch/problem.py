@@ -300,10 +300,8 @@ class TorchProblem(Problem):
     def _rows(self, clients: np.ndarray | None) -> np.ndarray | None:
         if clients is None:
             return None
-        rows = np.asarray(clients, dtype=np.int64)
-        if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= self.n_clients)):
-            raise ValueError(f"clients must be indices in [0, {self.n_clients - 1}], got {clients!r}")
-        return rows
+        self._check_clients(clients)  # the shared check (a float index would otherwise be truncated silently)
+        return np.asarray(clients, dtype=np.int64)
 
     def _data(self, rows: np.ndarray | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         if rows is None:
