@@ -48,7 +48,7 @@ def dane_gap_bound(mu: float, lam: float, D: float, R: int) -> float:
     At mu = 0 the bound is its limit lam D^2 / (2R); R = 0 gives +inf (no guarantee without a round).
     """
     mu, lam, D = _mu(mu), check_positive("lam", lam), check_nonnegative("D", D)
-    R = int(check_real("R", R, low=0))
+    R = check_int("R", R, low=0)
     if R == 0:
         return math.inf
     if mu / lam < 1e-15:
