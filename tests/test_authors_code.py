@@ -24,6 +24,8 @@ import pytest
 
 from fedtheory.algorithms._local import Draw
 from fedtheory.algorithms.dane import DANEPlus
+from fedtheory.algorithms.fedprox import FedProx
+from fedtheory.algorithms.fedred import FedRed, FedRedDraw
 from fedtheory.algorithms.gd import GradientDescent
 from fedtheory.algorithms.scaffnew import Scaffnew
 from fedtheory.algorithms.scaffold import Scaffold
@@ -104,7 +106,9 @@ class CodeReplay:
 
     def step(self, K_round=None):
         n = len(self.inst.w)
-        if self.cv_type == 1 or self.c is None:  # type 1 every round; type 2 starts like type 1
+        if self.cv_type == 0:  # no control variate (FedProx / FedAvg)
+            self.c = [np.zeros_like(self.x) for _ in range(n)]
+        elif self.cv_type == 1 or self.c is None:  # type 1 every round; type 2 starts like type 1
             self.c = self._gradient_cv()
         else:  # type 2: c_i <- c_i + m (x^{r} - x_{i,r})
             self.c = [self.c[i] + self.m * (self.x - self.iterates[i]) for i in range(n)]
@@ -244,6 +248,32 @@ def test_scaffnew_communication_round_draws_coins_after_each_step():
     trace = run(alg, problem, 15, seed=4)
     assert np.all(trace.local_steps[1:] >= 1)
     assert np.array_equal(trace.local_grad_evals[1:], problem.n_clients * trace.local_steps[1:])
+
+
+# ------------------------------------------------------------------------------------------------------
+# The code's FedProx and FedRed-GD need no option (the docs table says so; checked here)
+# ------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", sorted(INSTANCES))
+def test_code_fedprox_and_fedred_are_existing_algorithms(kind):
+    inst = INSTANCES[kind]()
+    lr, lam, K = 0.8 / inst.L, 0.6, 4
+    prox = FedProx(prox=lam, solver="gd", local_steps=K, local_step=lr / (1 + lam * lr))
+    code = CodeReplay(inst, _x0(inst), lr=lr, lam=lam, control_variate=0, stopping=False, K=K)
+    state = prox.init(inst.problem, _x0(inst))
+    for _ in range(5):
+        state, _ = prox.round(inst.problem, state, np.random.default_rng(0))
+        code.step()
+        assert _close(state.x, code.x)
+    # FedRed-GD: a code round of K Geometric(p) steps is K - 1 iterations without and one with communication
+    fedred = FedRed(lam=lam, eta=lr, p=0.3, solver="linearized")
+    code = CodeReplay(inst, _x0(inst), lr=lr, lam=lam, control_variate=1, stopping=False)
+    state = fedred.init(inst.problem, _x0(inst))
+    for K in (2, 1, 4, 3):
+        for coin in [False] * (K - 1) + [True]:
+            state, _ = fedred.round_given(inst.problem, state, FedRedDraw(communicate=coin))
+        code.step(K_round=K)
+        assert _close(state.x, code.x)
 
 
 # ------------------------------------------------------------------------------------------------------
