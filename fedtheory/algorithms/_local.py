@@ -43,11 +43,13 @@ UploadMetrics = Callable[[np.ndarray], Mapping[str, float]]
 
 @dataclass(frozen=True)
 class Draw:
-    """Randomness of one round: participating clients (sorted), communication coin, local-SGD seed."""
+    """Randomness of one round: participating clients (sorted), communication coin, local-SGD seed, and the
+    number of local steps for algorithms that draw it (Scaffnew with ``round_unit="communication"``)."""
 
     clients: np.ndarray
     coin: bool = True
     seed: int | None = None
+    local_steps: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

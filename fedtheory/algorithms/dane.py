@@ -9,6 +9,8 @@ One implementation with options. Round r (spec 002 section 3.4):
                                       ||grad F|| <= e_r ||x - x^r||   (Thm 4 / Cor 5, e_r = c lam/(r+1)),
                                       ||grad F|| <= e_r               (Thm 3, e_r = e_0/(r+1)^q),
                                       or K steps returning the min-gradient iterate (Cor 2)
+                                      [or, as the authors' code does: K steps returning the last iterate, or
+                                       the code's post-step rule; see "The authors' code" below]
     x^{r+1} = sum_i w_i x_{i,r+1}     standard averaging (convex theory)
        or   x^{r+1} = x_{xi_r, r+1}   randomized (xi_r ~ w) or predetermined single client (non-convex theory).
 
@@ -19,7 +21,23 @@ Accounting (spec section 3.7): one communication round per round. With CV (1) th
 grad f(x^r) (2n vectors down), the clients upload grad f_i(x^r) and their models (n + n, or n + 1 with a
 single selected client, who alone runs the local solver). With CV (B.84): x^r down, x_{i,r+1} up. Local
 gradient evaluations: the n gradients at x^r plus every further local gradient (a local solver that makes
-K_i updates evaluates K_i + 1 gradients, the first of which is the shared one).
+K_i updates evaluates K_i + 1 gradients, the first of which is the shared one; the last-iterate solvers below
+evaluate K_i, again sharing the first).
+
+The authors' code (mlolab/S-DANE, ``src/optimizers/fedred.py``, class ``FedRed``) as options (defaults keep
+the paper's reading; docs/fedred.md "fedtheory vs the authors' code" lists every difference):
+
+* ``local_step=lr, step_convention="semi_implicit"``: the code's local step
+  z_{k+1} = (z_k/lr + lam x^r - (grad f_i(z_k) + h_i))/(1/lr + lam), which is explicit GD on F_i with step
+  lr/(1 + lam lr) (h_i in fedtheory's sign; the code stores -h_i and subtracts it).
+* ``stopping="authors"``: after computing z_{k+1}, client i stops when
+  ||grad f_i(z_k) + h_i + lam (z_{k+1} - x^r)||^2 < tol^2 lam^2 ||z_{k+1} - x^r||^2/(r+1)^2 + 1e-6
+  (tol = sqrt(2) gives the code's 2 lam^2; r is the 0-based round), returning z_{k+1}. The code has no cap on
+  the steps; ``local_steps`` stays as a safety cap (``extra["local_not_converged"]`` counts clients that hit it).
+  ``extra["local_steps_max"]`` is the code's per-round count of local steps (the max over clients).
+* ``stopping="steps", local_output="last"``: K steps returning the last iterate (the code's fixed-K DANE+).
+* :meth:`DANEPlus.authors_scaffold`: the code's "Scaffold" = DANE+ with lam = 0, K fixed steps, last iterate,
+  control variate (1) recomputed at x^r every round, plain (weighted) average.
 """
 from __future__ import annotations
 
@@ -32,6 +50,7 @@ import numpy as np
 from .._validation import check_bool, check_int, check_nonnegative, check_positive, check_real
 from ..local.fgd import StopRule, prox_linear_descent
 from ..local.gd import local_gd
+from ..local.fgd import AUTHORS_STOP_FLOOR, gd_last_iterate  # the authors' code's variants
 from ..problems.base import Problem
 from .base import RoundLog, State, dense_log, register_algorithm
 
@@ -46,7 +65,9 @@ def sample_client(weights: np.ndarray, rng: np.random.Generator) -> int:
 ControlVariate = Literal["gradient", "scaffnew"]
 Averaging = Literal["standard", "random", "fixed"]
 Solver = Literal["exact", "gd", "fgd"]
-Stopping = Literal["relative", "absolute", "steps"]
+Stopping = Literal["relative", "absolute", "steps", "authors"]
+LocalOutput = Literal["min_gradient", "last"]
+StepConvention = Literal["explicit", "semi_implicit"]
 
 
 @dataclass(frozen=True)
@@ -90,8 +111,13 @@ class DANEPlus:
     stopping, tol, tol_decay, local_steps:
         Inexact solvers stop by ``"relative"`` ||grad F|| <= tol lam/(r+1) ||x - x^r|| (Thm 4, default
         tol = sqrt(2) as in the authors' code), ``"absolute"`` ||grad F|| <= tol/(r+1)^tol_decay (Thm 3), or
-        ``"steps"``: exactly ``local_steps`` updates returning the min-gradient iterate (Cor 2).
-        ``local_steps`` also caps the other two rules.
+        ``"steps"``: exactly ``local_steps`` updates returning the min-gradient iterate (Cor 2), or
+        ``"authors"``: the authors' code's post-step rule (module docstring; needs ``solver="gd"``).
+        ``local_steps`` also caps the other rules.
+    local_output:
+        What ``stopping="steps"`` returns: ``"min_gradient"`` (Cor 2; the default for exact gradients) or
+        ``"last"`` (the last of the K iterates, as the authors' code; the default and only choice for
+        DANE+-SGD). None picks the default. The other rules return the point where they stop.
     tol_floor:
         Floating-point floor of the ``"relative"``/``"absolute"`` rules: a local solver also stops once
         ||grad F|| <= tol_floor ||grad f(x^0)|| (the relative rule cannot be met once ||grad f(x^r)|| is at
@@ -100,7 +126,11 @@ class DANEPlus:
         DANE+-SGD (the authors' code; used on neural networks, Appendix C): ``local_steps`` steps of local SGD
         (``problem.stochastic_grads``) on F_i from x^r with step ``local_step`` (None: 1/(L + lam)), returning the
         last iterate (a min-gradient iterate cannot be selected from noisy gradients). Needs ``solver="gd"`` and
-        ``stopping="steps"``; the generator is seeded from the round's draw.
+        ``stopping="steps"``; the generator is seeded from the round's draw. ``local_step`` also sets the step
+        of deterministic local GD (``solver="gd"``; None: 1/(L_i + lam) per client).
+    step_convention:
+        How ``local_step`` is read: ``"explicit"`` (GD on F_i with step ``local_step``) or ``"semi_implicit"``
+        (the authors' code's lr: explicit step lr/(1 + lam lr), module docstring).
     """
 
     lam: float | None = None
@@ -116,6 +146,8 @@ class DANEPlus:
     tol_floor: float = 1e-12
     stochastic: bool = False
     local_step: float | None = None
+    local_output: LocalOutput | None = None
+    step_convention: StepConvention = "explicit"
     name: ClassVar[str] = "dane+"
 
     def __post_init__(self) -> None:
@@ -137,8 +169,10 @@ class DANEPlus:
         object.__setattr__(self, "schedule", sched)
         if self.solver not in ("exact", "gd", "fgd"):
             raise ValueError(f"solver must be 'exact', 'gd' or 'fgd', got {self.solver!r}")
-        if self.stopping not in ("relative", "absolute", "steps"):
-            raise ValueError(f"stopping must be 'relative', 'absolute' or 'steps', got {self.stopping!r}")
+        if self.stopping not in ("relative", "absolute", "steps", "authors"):
+            raise ValueError(f"stopping must be 'relative', 'absolute', 'steps' or 'authors', got {self.stopping!r}")
+        if self.stopping == "authors" and self.solver != "gd":
+            raise ValueError("stopping='authors' (the authors' code's rule) needs solver='gd'")
         object.__setattr__(self, "tol", check_nonnegative("tol", self.tol))
         object.__setattr__(self, "tol_decay", check_real("tol_decay", self.tol_decay, low=0.0))
         object.__setattr__(self, "local_steps", check_int("local_steps", self.local_steps, low=0))
@@ -149,6 +183,23 @@ class DANEPlus:
                              "stopping rules and fast GD need exact gradients")
         if self.local_step is not None:
             object.__setattr__(self, "local_step", check_positive("local_step", self.local_step))
+            if self.solver != "gd":
+                raise ValueError(f"local_step needs solver='gd' (got solver={self.solver!r}: the exact solver has no "
+                                 f"step and fast GD's momentum is tied to its step 1/(L_i + lam))")
+        if (self.stopping == "authors" or self.local_output == "last") and self.local_steps < 1:
+            raise ValueError(f"local_steps must be >= 1 for the last-iterate local solvers (the authors' code takes at "
+                             f"least one step), got {self.local_steps}")
+        if self.step_convention not in ("explicit", "semi_implicit"):
+            raise ValueError(f"step_convention must be 'explicit' or 'semi_implicit', got {self.step_convention!r}")
+        if self.local_output is not None:
+            if self.local_output not in ("min_gradient", "last"):
+                raise ValueError(f"local_output must be 'min_gradient', 'last' or None, got {self.local_output!r}")
+            if self.stopping != "steps" or self.solver == "exact":
+                raise ValueError("local_output applies to stopping='steps' with an inexact solver; the other rules "
+                                 "return the point where they stop")
+            if self.stochastic and self.local_output != "last":
+                raise ValueError("local_output must be 'last' for stochastic=True (DANE+-SGD): a min-gradient "
+                                 "iterate cannot be selected from noisy gradients")
 
     @classmethod
     def example(cls) -> "DANEPlus":
@@ -161,7 +212,18 @@ class DANEPlus:
                 ({"averaging": "mean"}, "averaging"), ({"solver": "newton"}, "solver"),
                 ({"stopping": "never"}, "stopping"), ({"tol": -1.0}, "tol"), ({"local_steps": -1}, "local_steps"),
                 ({"tol_floor": -1.0}, "tol_floor"), ({"averaging": "fixed", "schedule": (99,)}, "schedule"),
-                ({"control_variate": "scaffnew", "averaging": "random"}, "control_variate")]
+                ({"control_variate": "scaffnew", "averaging": "random"}, "control_variate"),
+                ({"stopping": "authors", "solver": "fgd"}, "stopping"), ({"local_step": 0.0}, "local_step"),
+                ({"solver": "exact", "local_step": 0.1}, "local_step"), ({"step_convention": "x"}, "step_convention"),
+                ({"local_output": "best"}, "local_output"), ({"local_output": "last"}, "local_output"),
+                ({"stopping": "authors", "local_steps": 0}, "local_steps")]
+
+    @classmethod
+    def authors_scaffold(cls, local_steps: int, local_step: float | None = None) -> "DANEPlus":
+        """The authors' code's "Scaffold" (``control_variate=1, lambda_reguriz=0, no_prob=True``): h_i recomputed at
+        x^r every round, ``local_steps`` GD steps of size ``local_step`` from x^r, last iterate, plain average."""
+        return cls(lam=0.0, solver="gd", stopping="steps", local_steps=local_steps, local_step=local_step,
+                   local_output="last")
 
     # ----- hyperparameters resolved against a problem -----
     def lam_for(self, problem: Problem) -> float:
@@ -172,6 +234,18 @@ class DANEPlus:
 
     def m_for(self, problem: Problem) -> float:
         return self.m if self.m is not None else self.lam_for(problem)
+
+    def explicit_step(self, problem: Problem) -> float | None:
+        """The explicit GD step on F_i that ``local_step`` means (None: the solver's default 1/(L_i + lam))."""
+        if self.local_step is None:
+            return None
+        if self.step_convention == "semi_implicit":
+            return self.local_step / (1.0 + self.lam_for(problem) * self.local_step)
+        return self.local_step
+
+    def returns_last_iterate(self) -> bool:
+        """Whether the deterministic local GD returns its last iterate (the code's rule or ``local_output``)."""
+        return self.stopping == "authors" or (self.stopping == "steps" and self.local_output == "last")
 
     def stop_rule(self, problem: Problem, r: int, grad0_norm: float = 0.0) -> StopRule:
         """The local stopping rule of round r (e_r of Thm 4 or Thm 3), with the floating-point floor."""
@@ -235,14 +309,25 @@ class DANEPlus:
         if self.stochastic:
             if seed is None:
                 raise ValueError("stochastic=True (DANE+-SGD) needs the draw's seed (use draw(problem, state, rng))")
-            step = self.local_step if self.local_step is not None else 1.0 / (problem.certificate.L + lam)
+            step = self.explicit_step(problem)
+            if step is None:
+                step = 1.0 / (problem.certificate.L + lam)
             res_sgd = local_gd(problem, np.array(center), steps=self.local_steps, step_size=step, clients=clients,
                                lin=h[rows], prox=lam, center=center, rng=np.random.default_rng(seed))
             K = float(self.local_steps)
             return res_sgd.X, h, evals + res_sgd.grad_evals, {"local_steps_max": K, "local_steps_mean": K}
-        res = prox_linear_descent(problem, h[rows], center, lam, np.array(center), rule=self.stop_rule(problem,
-                                  state.r, state.grad0_norm), max_steps=self.local_steps, fast=self.solver == "fgd",
-                                  clients=clients, G0=G_rows)
+        if self.returns_last_iterate():
+            # the authors' code: post-step rule e = tol lam/(r+1) with its absolute floor, or fixed K steps
+            authors = self.stopping == "authors"
+            res = gd_last_iterate(problem, h[rows], center, lam, np.array(center), max_steps=self.local_steps,
+                                  step=self.explicit_step(problem), clients=clients, G0=G_rows,
+                                  stop_tol=self.tol * lam / (state.r + 1) if authors else None,
+                                  stop_floor=AUTHORS_STOP_FLOOR if authors else 0.0)
+        else:
+            res = prox_linear_descent(problem, h[rows], center, lam, np.array(center),
+                                      rule=self.stop_rule(problem, state.r, state.grad0_norm),
+                                      max_steps=self.local_steps, fast=self.solver == "fgd", clients=clients,
+                                      G0=G_rows, step=self.explicit_step(problem))
         # The first gradient (at x^r) is the control variate's when CV (1) computed it already.
         evals += int(res.grad_evals.sum()) - (len(rows) if G_rows is not None else 0)
         extra = {"local_steps_max": float(res.steps.max()), "local_steps_mean": float(res.steps.mean()),

@@ -37,7 +37,12 @@ import numpy as np
 from .._validation import check_int, check_nonnegative
 from ..problems.base import Problem
 
-__all__ = ["LocalResult", "StopRule", "local_descent", "prox_linear_descent", "nesterov_momentum"]
+__all__ = ["LocalResult", "StopRule", "local_descent", "prox_linear_descent", "nesterov_momentum",
+           "gd_last_iterate", "AUTHORS_STOP_FLOOR"]
+
+#: The absolute term the authors' code (mlolab/S-DANE, ``FedRed.test_critertion``) adds to the squared
+#: tolerance of its DANE+ stopping rule.
+AUTHORS_STOP_FLOOR = 1e-6
 
 StopKind = Literal["relative", "absolute", "steps"]
 
@@ -182,3 +187,63 @@ def prox_linear_descent(problem: Problem, lin: np.ndarray, center: np.ndarray, l
 
     G_start = None if G0 is None else G0 + lin + lam * (X0 - center)
     return local_descent(grad_F, X0, s, beta, rule, max_steps, G0=G_start)
+
+
+def gd_last_iterate(problem: Problem, lin: np.ndarray, center: np.ndarray, lam: float, X0: np.ndarray, *,
+                    max_steps: int, step: np.ndarray | float | None = None, clients: np.ndarray | None = None,
+                    G0: np.ndarray | None = None, stop_tol: float | None = None,
+                    stop_floor: float = 0.0) -> LocalResult:
+    """Plain GD on F_i(x) = f_i(x) + <lin_i, x> + lam/2 ||x - c_i||^2 returning the *last* iterate, optionally
+    stopped by the authors' rule checked *after* each step (mlolab/S-DANE ``src/optimizers/fedred.py``).
+
+    Step k (from z_0 = X0, step s_i, default 1/(L_i + lam)):
+
+        g_k = grad f_i(z_k) + lin_i,      z_{k+1} = z_k - s_i (g_k + lam (z_k - c_i)),
+        stop if  ||g_k + lam (z_{k+1} - c_i)||^2 < stop_tol^2 ||z_{k+1} - c_i||^2 + stop_floor.
+
+    The stopped quantity mixes the f-gradient at the pre-step point with the proximal term at the post-step
+    point; it equals (z_k - z_{k+1})/lr for the code's semi-implicit step with lr = s_i/(1 - lam s_i), a
+    gradient mapping. ``stop_tol=None`` never stops early: exactly ``max_steps`` steps (the code's fixed-K mode);
+    otherwise ``max_steps`` is a safety cap (the code has none) and ``converged`` says whether the rule was met.
+
+    Why not :func:`local_descent`: that loop checks its rules at an evaluated point before stepping and
+    evaluates the gradient at the returned point (K + 1 gradients); here the rule needs the post-step point and
+    the last point's gradient is never needed (K gradients, as in the code). ``grad_norm`` holds
+    ||g_k + lam (z_{k+1} - c_i)|| of the last step (the stopped quantity), ``grad_evals`` = ``steps``.
+    """
+    max_steps = check_int("max_steps", max_steps, low=0)
+    idx = np.arange(problem.n_clients) if clients is None else np.asarray(clients)
+    m = len(idx)
+    s = (1.0 / (np.asarray(problem.certificate.L_i, dtype=np.float64)[idx] + lam) if step is None
+         else np.broadcast_to(np.asarray(step, dtype=np.float64), (m,)))
+    C = np.broadcast_to(np.asarray(center, dtype=np.float64), (m, problem.dim))
+    Lin = np.broadcast_to(np.asarray(lin, dtype=np.float64), (m, problem.dim))
+    full = clients is None or (m == problem.n_clients and np.array_equal(idx, np.arange(m)))
+    out = np.array(X0, dtype=np.float64)
+    steps = np.zeros(m, dtype=np.int64)
+    converged = np.full(m, stop_tol is None)
+    out_norm = np.zeros(m)
+    rows = np.arange(m)  # rows still running
+    Z = out.copy()
+    Gf = (problem.grads(Z, None if full else idx) if G0 is None else np.asarray(G0, dtype=np.float64)) + Lin
+    for k in range(max_steps):
+        Z_new = Z - s[rows, None] * (Gf + lam * (Z - C[rows]))
+        steps[rows] += 1
+        D = Gf + lam * (Z_new - C[rows])
+        dsq = np.einsum("ij,ij->i", D, D)
+        if stop_tol is None:
+            met = np.zeros(len(rows), dtype=bool)
+        else:
+            diff = Z_new - C[rows]
+            met = dsq < stop_tol ** 2 * np.einsum("ij,ij->i", diff, diff) + stop_floor
+            converged[rows[met]] = True
+        done = met | (k == max_steps - 1)
+        out[rows[done]] = Z_new[done]
+        out_norm[rows[done]] = np.sqrt(dsq[done])
+        keep = ~done
+        if not np.any(keep):
+            break
+        rows, Z = rows[keep], Z_new[keep]
+        sel = None if full and len(rows) == m else idx[rows]
+        Gf = problem.grads(Z, sel) + Lin[rows]
+    return LocalResult(X=out, steps=steps, grad_evals=steps.copy(), grad_norm=out_norm, converged=converged)
