@@ -48,9 +48,8 @@ from typing import ClassVar, Literal, Sequence
 import numpy as np
 
 from .._validation import check_bool, check_int, check_nonnegative, check_positive, check_real
-from ..local.fgd import StopRule, prox_linear_descent
+from ..local.fgd import AUTHORS_STOP_FLOOR, StopRule, gd_last_iterate, prox_linear_descent
 from ..local.gd import local_gd
-from ..local.fgd import AUTHORS_STOP_FLOOR, gd_last_iterate  # the authors' code's variants
 from ..problems.base import Problem
 from .base import RoundLog, State, dense_log, register_algorithm
 
