@@ -31,6 +31,7 @@ from fedtheory.algorithms.scaffnew import Scaffnew
 from fedtheory.algorithms.scaffold import Scaffold
 from fedtheory.problems.logistic import LogisticProblem
 from fedtheory.problems.quadratic import quadratic
+from fedtheory.problems.rescaled import rescaled_clients
 from fedtheory.run import run
 
 TOL = 1e-12  # see the module docstring
@@ -74,7 +75,23 @@ class RawLogistic:
         return -(self.a[i] * (self.y[i] * s)[:, None]).mean(axis=0) + self.reg * x
 
 
-INSTANCES = {"quadratic": RawQuadratic, "logistic": RawLogistic}
+class RawLogisticCodeWeights(RawLogistic):
+    """The code's client weighting on the same data: client i's gradient is n m_i/M times its mean-loss gradient
+    (the l2 term included) and the server averages plainly; fedtheory: ``rescaled_clients``."""
+
+    def __init__(self):
+        super().__init__()
+        n = len(self.w)
+        self.scale = n * self.w
+        self.problem = rescaled_clients(self.problem)
+        self.L = float(np.max(self.scale)) * self.L
+        self.w = np.full(n, 1.0 / n)
+
+    def grad(self, i, x):
+        return self.scale[i] * super().grad(i, x)
+
+
+INSTANCES = {"quadratic": RawQuadratic, "logistic": RawLogistic, "logistic_code_weights": RawLogisticCodeWeights}
 
 
 def _close(a, b):
@@ -383,3 +400,45 @@ def test_scaffnew_communication_round_needs_its_step_count():
         alg.round_given(problem, state, Draw(clients=np.arange(problem.n_clients)))
     with pytest.raises(ValueError, match="local_steps"):
         alg.round_given(problem, state, Draw(clients=np.arange(problem.n_clients), local_steps=0))
+
+
+# ------------------------------------------------------------------------------------------------------
+# The code's client weighting (rescaled_clients): same global f, different local functions
+# ------------------------------------------------------------------------------------------------------
+
+def test_rescaled_clients_keep_the_global_objective_and_change_the_local_ones():
+    inst = RawLogistic()
+    base, scaled = inst.problem, rescaled_clients(inst.problem)
+    X = np.random.default_rng(2).standard_normal((base.n_clients, base.dim))
+    x = X[0]
+    # global f and its gradient: the same function (independently: the weighted sum of the replay's gradients)
+    expected = sum(inst.w[i] * inst.grad(i, x) for i in range(len(inst.w)))
+    assert _close(scaled.grad(x), expected) and _close(scaled.weights @ scaled.grads(scaled.broadcast(x)), expected)
+    assert scaled.certificate.x_star is base.certificate.x_star and scaled.certificate.mu_f == base.certificate.mu_f
+    # local: g_i = n w_i f_i, so DANE's exact local solve differs from the paper's reading with unequal sizes
+    n = base.n_clients
+    for i in range(n):
+        assert _close(scaled.grads(X)[i], n * inst.w[i] * inst.grad(i, X[i]))
+    lin = np.zeros((n, base.dim))
+    Z = scaled.solve_local(lin, X, 0.5)
+    residual = scaled.grads(Z) + 0.5 * (Z - X)  # KKT of argmin g_i + lam/2 ||x - c_i||^2
+    assert np.abs(residual).max() <= 1e-10
+    assert np.abs(Z - base.solve_local(lin, X, 0.5)).max() > 1e-3
+
+
+def test_rescaled_clients_equal_sizes_are_the_paper_reading():
+    p = quadratic(4, 3, mu=0.2, L=3.0, delta_A=0.4, zeta2=1.0, seed=5)  # uniform weights: s_i = 1
+    q = rescaled_clients(p)
+    assert np.array_equal(q.A, p.A) and np.array_equal(q.b, p.b)
+    r1 = run(DANEPlus(lam=1.0), p, 5, seed=0)
+    r2 = run(DANEPlus(lam=1.0), q, 5, seed=0)
+    assert r1.same_numbers(r2)  # the same arrays through the same code on one machine: bitwise
+
+
+def test_rescaled_clients_bad_input():
+    with pytest.raises(TypeError, match="problem"):
+        rescaled_clients("not a problem")
+    scaled = rescaled_clients(RawLogistic().problem)
+    X = np.zeros((scaled.n_clients, scaled.dim))
+    with pytest.raises(ValueError, match="l1"):
+        scaled.solve_local(X, X, 1.0, l1=0.1)
