@@ -19,6 +19,7 @@ from ..problems.quadratic import QuadraticProblem
 from ..run import run
 from ..theory import efl as th
 from .registry import Evidence, claim
+from .space import InstanceSpace, Param
 
 __all__ = ["efl_harness", "theorem2_instance", "theorem2_shift", "exact_second_moments", "weighted_optimum"]
 
@@ -648,18 +649,39 @@ def _describe_t2(inst: dict) -> str:
 ARRIVAL_COUNTEREXAMPLE = {"A": [[[1.0]], [[1.0]]], "c": [[0.0], [1.0]], "counts": [1, 2]}
 
 
-def _t2_instances(thorough: bool):
-    grid = [dict(seed=0, n=4, d=3, counts=[10, 20, 30, 15]), dict(seed=1, n=3, d=2, counts=[5, 5, 100]),
-            dict(seed=2, n=6, d=4, counts=[1, 2, 3, 4, 5, 6], curv=(0.1, 10.0)),
-            dict(seed=3, n=2, d=1, counts=[3, 1])]
-    if thorough:
-        grid += [dict(seed=s, n=5, d=5, counts=list(range(1, 6))[::(-1) ** s], curv=(0.01, 1.0)) for s in range(4, 12)]
-    return grid
+_T2_DEFAULTS = (dict(seed=0, n=4, d=3, counts=[10, 20, 30, 15]), dict(seed=1, n=3, d=2, counts=[5, 5, 100]),
+                dict(seed=2, n=6, d=4, counts=[1, 2, 3, 4, 5, 6], curv=(0.1, 10.0)),
+                dict(seed=3, n=2, d=1, counts=[3, 1]))
+_T2_THOROUGH = tuple(dict(seed=s, n=5, d=5, counts=list(range(1, 6))[::(-1) ** s], curv=(0.01, 1.0))
+                     for s in range(4, 12))
+
+
+def _t2_build(point: dict) -> dict:
+    """A point of Theorem 2's class: n quadratic clients in R^d with curvatures in [curv_low, curv_low *
+    curv_ratio], optima spread ``spread``, n - 1 existing clients of ``count`` samples and client a of ``n_a``."""
+    if "curv_ratio" not in point:  # a default point: already the instance
+        return dict(point)
+    n, lo = int(point["n"]), float(point["curv_low"])
+    return dict(seed=int(point["seed"]), n=n, d=int(point["d"]), spread=float(point["spread"]),
+                counts=[int(point["count"])] * (n - 1) + [int(point["n_a"])],
+                curv=(lo, lo * float(point["curv_ratio"])))
+
+
+def _t2_space(defaults) -> InstanceSpace:
+    """Theorem 2's class (mu-strongly convex, L-smooth clients; one client departs or arrives)."""
+    return InstanceSpace(
+        params=(Param("n", 2, 6, integer=True), Param("d", 1, 4, integer=True), Param("curv_low", 1e-2, 1.0, log=True),
+                Param("curv_ratio", 1.0, 100.0, log=True), Param("spread", 0.1, 10.0, log=True),
+                Param("count", 1, 100, integer=True), Param("n_a", 1, 100, integer=True)),
+        build=_t2_build, fixed={"seed": 0}, defaults=defaults, thorough=_T2_THOROUGH)
+
+
+_T2_SPACE = _t2_space(_T2_DEFAULTS)
 
 
 @claim(id="efl.theorem2.departure", paper=PAPER, reference="Theorem 2, eq. 10",
        statement="when client a (n_a of n samples) quits, ||w* - w^*_hat||^2 <= 8 L n_a^2 D_hat_a / (mu^2 n^2)",
-       kind="bound", instances=_t2_instances)
+       kind="bound", space=_T2_SPACE)
 def check_t2_departure(inst: dict) -> Evidence:
     m = theorem2_shift(inst, "departure")
     bound = th.theorem2_departure_bound(m["L"], m["mu"], m["n_a"], m["n"], m["D_hat"])
@@ -670,7 +692,7 @@ def check_t2_departure(inst: dict) -> Evidence:
 @claim(id="efl.theorem2.departure.tight.derived", paper=PAPER, reference="spec 004 §4.7 (proof of eq. 10)",
        statement="the departure shift obeys the 4x tighter 2 L n_a^2 D_hat_a / (mu^2 n^2) (grad F(w^*_hat) = "
                  "(n_a/n) grad F_a(w^*_hat), ||grad F_a||^2 <= 2 L D_hat_a)",
-       kind="bound", derived=True, instances=_t2_instances)
+       kind="bound", derived=True, space=_T2_SPACE)
 def check_t2_departure_tight(inst: dict) -> Evidence:
     m = theorem2_shift(inst, "departure")
     bound = th.theorem2_tight_bound(m["L"], m["mu"], m["n_a"], m["n"], m["D_hat"])
@@ -678,14 +700,13 @@ def check_t2_departure_tight(inst: dict) -> Evidence:
                     tightness=m["shift2"] / bound if bound > 0 else None)
 
 
-def _arrival_instances(thorough: bool):
-    return [ARRIVAL_COUNTEREXAMPLE] + _t2_instances(thorough)
+_ARRIVAL_SPACE = _t2_space((ARRIVAL_COUNTEREXAMPLE,) + _T2_DEFAULTS)
 
 
 @claim(id="efl.theorem2.arrival", paper=PAPER, reference="Theorem 2, eq. 11",
        statement="when client a (n_a samples) joins a federation of n samples, "
                  "||w* - w^*_hat||^2 <= 8 L n_a^2 D_hat_a / (mu^2 (n + n_a)^2)",
-       kind="counterexample", expected="violated", instances=_arrival_instances)
+       kind="counterexample", expected="violated", space=_ARRIVAL_SPACE)
 def check_t2_arrival(inst: dict) -> Evidence:
     """Violated when the newcomer holds more data than the federation: w^*_hat moves towards c_a, so D_hat_a
     shrinks like (n/(n+n_a))^2 while the shift does not; the minimal counterexample (d=1, n=1, n_a=2, unit
@@ -701,7 +722,7 @@ def check_t2_arrival(inst: dict) -> Evidence:
 @claim(id="efl.theorem2.arrival.corrected", paper=PAPER, reference="Theorem 2, eq. 11 corrected (spec 004 §4.7 proof)",
        statement="when client a joins a federation of n samples, ||w* - w^*_hat||^2 <= 2 L n_a^2 D_hat_a / (mu^2 n^2) "
                  "(n, not n + n_a; a fortiori with the paper's 8)",
-       kind="bound", derived=True, instances=_arrival_instances)
+       kind="bound", derived=True, space=_ARRIVAL_SPACE)
 def check_t2_arrival_corrected(inst: dict) -> Evidence:
     m = theorem2_shift(inst, "arrival")
     bound = th.theorem2_tight_bound(m["L"], m["mu"], m["n_a"], m["n"], m["D_hat"])
@@ -714,7 +735,7 @@ def check_t2_arrival_corrected(inst: dict) -> Evidence:
        "more IID, and when the changed client owns fewer data samples')",
        statement="moving c_a towards w^*_hat shrinks D_hat_a and the true shift to 0; fewer samples n_a shrink the "
                  "bound (10) and the true shift",
-       kind="monotonicity", instances=lambda thorough: _t2_instances(thorough)[:3])
+       kind="monotonicity", instances=lambda thorough: iter(_T2_DEFAULTS[:3]))
 def check_t2_monotone(inst: dict) -> Evidence:
     base = theorem2_instance(inst)
     A, c, counts = base["A"], base["c"], base["counts"]

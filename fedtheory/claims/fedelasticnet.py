@@ -16,6 +16,7 @@ from ..metrics import communication as comm
 from ..theory import fedelasticnet as th
 from ..theory.classic import dense_hessians, drift_vector, fedavg_fixed_point, fedprox_fixed_point
 from .registry import Evidence, claim
+from .space import InstanceSpace, Param
 
 __all__: list[str] = []
 
@@ -669,16 +670,23 @@ def scaled_two_client_problem(c: float, a=(1.0, 0.5)):
     return QuadraticProblem(A, np.array([[-c], [c]]))  # mean b = 0, so theta* = 0 and grad L_k(0) = -b_k
 
 
-def _c0_instances(thorough: bool):
-    for c in (1e9,) + ((1e10, 1e12) if thorough else ()):
-        problem = scaled_two_client_problem(c)
-        yield problem, _alg3(27.0 * problem.certificate.L, 0.0, "kkt"), 20, c
+def _c0_build(point: dict):
+    problem = scaled_two_client_problem(point["c"], a=(1.0, point.get("a2", 0.5)))
+    return problem, _alg3(point.get("lambda_ratio", 27.0) * problem.certificate.L, 0.0, "kkt"), 20, point["c"]
+
+
+#: Theorem B.1's class on the minimal family: m = 2, d = 1 quadratics with curvatures (1, a2), gradient scale c
+#: at theta^0 = theta*, FedDyn/Alg. 3 with lambda1 = 0 and lambda2 = lambda_ratio * beta >= 27 beta (B.1's regime).
+_C0_SPACE = InstanceSpace(
+    params=(Param("c", 1.0, 1e12, log=True), Param("a2", 0.05, 1.0), Param("lambda_ratio", 27.0, 60.0)),
+    build=_c0_build, defaults=(dict(c=1e9, a2=0.5, lambda_ratio=27.0),),
+    thorough=(dict(c=1e10, a2=0.5, lambda_ratio=27.0), dict(c=1e12, a2=0.5, lambda_ratio=27.0)))
 
 
 @claim(id="fedelasticnet.thm3_1.printed_C0_unsquared", paper="fedelasticnet",
        reference="Theorem 3.1 / B.1 as printed (C0 unsquared, sign term without 1/kappa0)",
        statement="Theorem B.1 with C0 = (1/m) sum_k ||grad L_k(theta_k^0) - grad L_k(theta*)|| (unsquared) as printed",
-       kind="bound", expected="violated", instances=_c0_instances)
+       kind="bound", expected="violated", space=_C0_SPACE)
 def check_thm31_c0_unsquared(inst) -> Evidence:
     """Minimal counterexample (m = 2, d = 1, lambda2 = 27 beta, lambda1 = 0, theta^0 = theta* = 0): the gap scales
     like c^2 in the gradient scale c but the printed bound like c (C0 is not squared); it fails for c >~ 6e7.
@@ -687,7 +695,9 @@ def check_thm31_c0_unsquared(inst) -> Evidence:
     cur = theorem31_curves(problem, alg, T)
     ratio_p = cur["lhs"] / cur["rhs_printed"]
     ratio_c = cur["lhs"] / cur["rhs_corrected"]
-    return Evidence(f"m=2 d=1 a=(1, 0.5) grad scale c={c:g} lambda2=27 beta", float(ratio_p.max()), 1.0,
+    a2 = float(problem.A[1, 0])
+    lam_ratio = alg.alpha / problem.certificate.L
+    return Evidence(f"m=2 d=1 a=(1, {a2:g}) grad scale c={c:g} lambda2={lam_ratio:g} beta", float(ratio_p.max()), 1.0,
                     bool(np.all(ratio_p <= 1.0)), tightness=float(ratio_p.max()),
                     details={"worst_T": int(np.argmax(ratio_p)) + 1, "corrected_tightness": float(ratio_c.max()),
                              "C0_printed": cur["C0_printed"], "C0_corrected": cur["C0_corrected"],

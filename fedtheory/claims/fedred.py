@@ -29,6 +29,7 @@ from ..problems.quadratic import QuadraticProblem, quadratic
 from ..run import run
 from ..theory import fedred as th
 from .registry import Evidence, claim
+from .space import quadratic_space
 
 __all__: list[str] = []
 
@@ -67,15 +68,14 @@ def _wmean_sq(problem: Problem, X: np.ndarray, y: np.ndarray) -> float:
     return float(problem.weights @ np.sum(D * D, axis=1))
 
 
-def _sc_instances(thorough: bool):
-    grid = [dict(n_clients=8, dim=10, mu=1.0, L=100.0, delta_A=1.0, zeta2=1.0, seed=0),
-            dict(n_clients=8, dim=12, mu=0.1, L=100.0, delta_A=0.1 * 10, zeta2=2.0, seed=1),
-            dict(n_clients=6, dim=8, mu=2.0, L=1000.0, delta_B=1.0, zeta2=1.0, hessians="diagonal", seed=2)]
-    if thorough:
-        grid += [dict(n_clients=8, dim=d, mu=mu, L=L, delta_A=L / ratio, zeta2=1.0, seed=s)
-                 for s, (d, mu, L, ratio) in enumerate([(10, 0.1, 100.0, 100.0), (20, 2.0, 1000.0, 1000.0),
-                                                        (15, 0.5, 200.0, 100.0), (20, 1.0, 1000.0, 100.0)])]
-    yield from grid
+_SC_DEFAULTS = (dict(n_clients=8, dim=10, mu=1.0, L=100.0, delta_A=1.0, zeta2=1.0, seed=0),
+                dict(n_clients=8, dim=12, mu=0.1, L=100.0, delta_A=0.1 * 10, zeta2=2.0, seed=1),
+                dict(n_clients=6, dim=8, mu=2.0, L=1000.0, delta_B=1.0, zeta2=1.0, hessians="diagonal", seed=2))
+_SC_THOROUGH = tuple(dict(n_clients=8, dim=d, mu=mu, L=L, delta_A=L / ratio, zeta2=1.0, seed=s)
+                     for s, (d, mu, L, ratio) in enumerate([(10, 0.1, 100.0, 100.0), (20, 2.0, 1000.0, 1000.0),
+                                                            (15, 0.5, 200.0, 100.0), (20, 1.0, 1000.0, 100.0)]))
+#: The theorems' class for exact DANE: strongly convex quadratics with any (mu, L, delta_A, zeta2) (Cor. 21).
+_SC_SPACE = quadratic_space(defaults=_SC_DEFAULTS, thorough=_SC_THOROUGH)
 
 
 def _x0(problem: Problem, seed: int = 0, scale: float = 1.0) -> np.ndarray:
@@ -90,7 +90,7 @@ def _x0(problem: Problem, seed: int = 0, scale: float = 1.0) -> np.ndarray:
 @claim(id="fedred.dane.closed_form", paper=PAPER, reference=f"{REF}, Sec. 3 / spec §3.3",
        statement="On quadratics one DANE round (CV (1), exact solves, standard averaging) equals "
                  "x - [sum_i w_i (A_i + lam I)^{-1}] grad f(x)",
-       kind="identity", instances=_sc_instances)
+       kind="identity", space=_SC_SPACE)
 def check_dane_closed_form(kw: dict) -> Evidence:
     """Relative difference of one DANE round from the preconditioned step, at random points (1e-10)."""
     problem = _sc(kw)
@@ -202,14 +202,14 @@ def _dane_lyapunov(kw: dict, lam_factor: float) -> Evidence:
 @claim(id="fedred.dane.lyapunov", paper=PAPER, reference=f"{REF}, Cor. 21 (B.14) / spec §8.3",
        statement="Exact DANE with lam = 2 delta_A: f(x^{r+1}) - f* + (lam+mu)/2 mean_i ||x_{i,r+1} - x*||^2 <= "
                  "lam/2 ||x^r - x*||^2 every round, hence ||x^{r+1}-x*||^2 <= lam/(lam+mu) ||x^r-x*||^2",
-       kind="bound", instances=_sc_instances)
+       kind="bound", space=_SC_SPACE)
 def check_dane_lyapunov(kw: dict) -> Evidence:
     return _dane_lyapunov(kw, 2.0)
 
 
 @claim(id="fedred.dane.lyapunov.derived", paper=PAPER, reference="spec §4.2 [D], §8.3", derived=True,
        statement="[D] The (B.14) contraction of exact DANE already holds with lam = delta_A",
-       kind="bound", instances=_sc_instances)
+       kind="bound", space=_SC_SPACE)
 def check_dane_lyapunov_derived(kw: dict) -> Evidence:
     return _dane_lyapunov(kw, 1.0)
 
@@ -237,27 +237,27 @@ def _dane_monotone(kw: dict, lam_factor: float) -> Evidence:
 
 @claim(id="fedred.dane.monotone", paper=PAPER, reference=f"{REF}, Cor. 21 / spec §8.4",
        statement="Exact DANE with lam = 2 delta_A: f(x^{r+1}) + (lam+mu)/2 mean_i ||x_{i,r+1} - x^r||^2 <= f(x^r)",
-       kind="monotonicity", instances=_sc_instances)
+       kind="monotonicity", space=_SC_SPACE)
 def check_dane_monotone(kw: dict) -> Evidence:
     return _dane_monotone(kw, 2.0)
 
 
 @claim(id="fedred.dane.monotone.derived", paper=PAPER, reference="spec §8.4 [D]", derived=True,
        statement="[D] The monotonicity of exact DANE with the (lam+mu)/2 term holds with lam = delta_A",
-       kind="monotonicity", instances=_sc_instances)
+       kind="monotonicity", space=_SC_SPACE)
 def check_dane_monotone_derived(kw: dict) -> Evidence:
     return _dane_monotone(kw, 1.0)
 
 
-def _gap_instances(thorough: bool):
-    yield from _sc_instances(thorough)
-    yield dict(n_clients=8, dim=10, mu=0.0, L=10.0, delta_A=0.5, zeta2=1.0, seed=4)  # general convex, 6(e)
+#: Cor. 21 (B.15) covers mu = 0 too: the defaults add a general convex instance, spec 6(e).
+_GAP_SPACE = quadratic_space(defaults=_SC_DEFAULTS + (dict(n_clients=8, dim=10, mu=0.0, L=10.0, delta_A=0.5,
+                                                           zeta2=1.0, seed=4),), thorough=_SC_THOROUGH)
 
 
 @claim(id="fedred.dane.gap_bound", paper=PAPER, reference=f"{REF}, Cor. 21 (B.15) / spec §8.5",
        statement="Exact DANE with lam = 2 delta_A: f(x^R) - f* <= mu D^2 / (2((1+mu/lam)^R - 1)) <= lam D^2/(2R) "
                  "for every R (mu = 0 included)",
-       kind="bound", instances=_gap_instances)
+       kind="bound", space=_GAP_SPACE)
 def check_dane_gap_bound(kw: dict) -> Evidence:
     problem = _sc(kw)
     c = problem.certificate
@@ -399,12 +399,11 @@ def check_dane_delta_scaling(kw: dict) -> Evidence:
 # 8. Inexact DANE+-GD (Thm 4 / Cor 5)
 # ==========================================================================================================
 
-def _inexact_instances(thorough: bool):
-    yield dict(n_clients=8, dim=10, mu=1.0, L=100.0, delta_A=1.0, zeta2=1.0, seed=0)
-    yield dict(n_clients=8, dim=10, mu=0.5, L=200.0, delta_A=2.0, zeta2=1.0, seed=1)
-    if thorough:
-        yield from (dict(n_clients=8, dim=15, mu=1.0, L=L, delta_A=L / 100, zeta2=1.0, seed=s)
-                    for s, L in enumerate((100.0, 500.0, 1000.0), start=2))
+_INEXACT_SPACE = quadratic_space(
+    defaults=(dict(n_clients=8, dim=10, mu=1.0, L=100.0, delta_A=1.0, zeta2=1.0, seed=0),
+              dict(n_clients=8, dim=10, mu=0.5, L=200.0, delta_A=2.0, zeta2=1.0, seed=1)),
+    thorough=tuple(dict(n_clients=8, dim=15, mu=1.0, L=L, delta_A=L / 100, zeta2=1.0, seed=s)
+                   for s, L in enumerate((100.0, 500.0, 1000.0), start=2)))
 
 
 @claim(id="fedred.daneplus_gd.inexact", paper=PAPER, reference=f"{REF}, Thm 4 / Cor. 5 / spec §8.8",
@@ -413,7 +412,7 @@ def _inexact_instances(thorough: bool):
                  "2 (L+lam)/(mu+lam) (1 + log((L+lam)(r+1)/lam)) and total local steps per client <= "
                  "2 * (GD iterations) * log(R+1); DANE+-FGD likewise with <= 2 sqrt((L+lam)/(mu+lam)) (1 + log(...)) "
                  "local steps per round",
-       kind="bound", instances=_inexact_instances)
+       kind="bound", space=_INEXACT_SPACE)
 def check_daneplus_gd_inexact(kw: dict) -> Evidence:
     problem = _sc(kw)
     c = problem.certificate
@@ -971,7 +970,7 @@ def check_scaffold_ill_posed(kw: dict) -> Evidence:
        statement="DANE+ with control variate (B.84) (m = lam = sqrt(L mu), exact solves, strongly convex) converges "
                  "linearly to "
                  "x*, keeps sum_i w_i h_i = 0, and has (x*, h_i = -grad f_i(x*)) as a fixed point",
-       kind="rate", instances=_sc_instances)
+       kind="rate", space=_SC_SPACE)
 def check_cv_b84(kw: dict) -> Evidence:
     problem = _sc(kw)
     c = problem.certificate

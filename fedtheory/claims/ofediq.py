@@ -19,6 +19,7 @@ from ..problems.online import OnlineProblem, online_from_dataset, online_logisti
 from ..run import run
 from ..theory import ofediq as th
 from .registry import Evidence, claim
+from .space import InstanceSpace, Param
 
 __all__: list[str] = []
 
@@ -799,17 +800,34 @@ def _drift_data(inst: dict) -> tuple[float, float, float, float, int]:
     return drift, gsum, problem.beta, eta, L
 
 
-def _lemma3_instances(thorough: bool):
+def _lemma3_build(point: dict) -> dict:
+    """A point of Lemma 3's class (one client, a ridge stream of L samples in R^D, eta = frac/(2 beta)) as the
+    instance :func:`_drift_data` takes: explicit samples, a Gaussian stream of the given feature and label
+    scales, or (``stream="synthetic"``) fedtheory's ``online_ridge`` stream."""
+    if "x" in point or point.get("stream") == "synthetic":
+        return {k: v for k, v in point.items() if k != "stream"}
+    rng = np.random.default_rng(point["seed"])
+    L, D = int(point["L"]), int(point["D"])
+    x = point["feature_scale"] * rng.standard_normal((L, D))
+    y = point["label_scale"] * rng.standard_normal(L)
+    return dict(L=L, x=x.tolist(), y=y.tolist(), frac=point["frac"])
+
+
+#: Lemma 3's class: any ridge stream (features and labels of any scale), any period L >= 2, eta < 1/(2 beta).
+_LEMMA3_SPACE = InstanceSpace(
+    params=(Param("L", 2, 8, integer=True), Param("D", 1, 4, integer=True),
+            Param("feature_scale", 1e-2, 10.0, log=True), Param("label_scale", 1e-1, 1e2, log=True),
+            Param("frac", 0.05, 0.99)),
+    fixed={"seed": 0}, build=_lemma3_build,
     # Minimal counterexample: one client, D = 1, L = 2, the sample (x, y) = (0.1, 10) twice, lam = 0 (beta = 0.01)
-    yield dict(L=2, x=[[0.1], [0.1]], y=[10.0, 10.0], frac=0.5)
-    yield dict(L=4, D=3, frac=0.9, seed=31)
-    if thorough:
-        yield from (dict(L=L, D=4, frac=f, seed=32 + L) for L in (2, 3, 8) for f in (0.1, 0.99))
+    defaults=(dict(L=2, x=[[0.1], [0.1]], y=[10.0, 10.0], frac=0.5), dict(stream="synthetic", L=4, D=3, frac=0.9,
+                                                                             seed=31)),
+    thorough=tuple(dict(stream="synthetic", L=L, D=4, frac=f, seed=32 + L) for L in (2, 3, 8) for f in (0.1, 0.99)))
 
 
 @claim(id="ofediq.lemma3.stated", paper=PAPER, reference="Lemma 3, eq. (45) as stated",
        statement="sum_l ||w_{t-L+1} - g_{k,t-L+l}||^2 <= (3 beta eta^2 L(L-1)/2) sum_l ||grad_{k,t-L+l}||^2",
-       kind="counterexample", expected="violated", instances=_lemma3_instances)
+       kind="counterexample", expected="violated", space=_LEMMA3_SPACE)
 def check_lemma3_stated(inst: dict) -> Evidence:
     drift, gsum, beta, eta, L = _drift_data(inst)
     rhs = th.lemma3_stated_rhs(beta, eta, L, gsum)
@@ -821,7 +839,7 @@ def check_lemma3_stated(inst: dict) -> Evidence:
 @claim(id="ofediq.lemma3.stated.corrected", paper=PAPER, reference="Lemma 3, proof eq. (46); §7 item 20",
        statement="sum_l ||w_{t-L+1} - g_{k,t-L+l}||^2 <= 3 eta^2 L(L-1) sum_l ||grad_{k,t-L+l}||^2 (the proof's "
                  "version; also <= eta^2 (L-1)^2 sum ||grad||^2)",
-       kind="bound", derived=True, instances=_lemma3_instances)
+       kind="bound", derived=True, space=_LEMMA3_SPACE)
 def check_lemma3_corrected(inst: dict) -> Evidence:
     drift, gsum, beta, eta, L = _drift_data(inst)
     rhs = th.lemma3_proof_rhs(eta, L, gsum)

@@ -87,6 +87,9 @@ class Claim:
     expected: Expectation = "holds"
     derived: bool = False
     notes: str = ""
+    #: The theorem's instance class (:class:`~fedtheory.claims.space.InstanceSpace`); None for claims that only
+    #: list default instances. ``instances`` derives from it when it is given.
+    space: Any = None
 
     def __call__(self, instance: Any) -> Evidence:
         return self.check(instance)
@@ -132,13 +135,20 @@ REGISTRY: dict[str, Claim] = {}
 
 
 def claim(*, id: str, paper: str, reference: str, statement: str, kind: Kind,
-          instances: Callable[[bool], Iterable[Any]], expected: Expectation = "holds", derived: bool = False,
-          notes: str = "") -> Callable[[Callable[[Any], Evidence]], Claim]:
+          instances: Callable[[bool], Iterable[Any]] | None = None, expected: Expectation = "holds",
+          derived: bool = False, notes: str = "", space: Any = None
+          ) -> Callable[[Callable[[Any], Evidence]], Claim]:
     """Decorator registering a check function as a claim; returns the :class:`Claim` (callable like the check).
 
+    Give either ``instances`` (default instances) or ``space`` (an :class:`~fedtheory.claims.space.InstanceSpace`
+    declaring the theorem's class, from which the default instances and the worst-case search derive).
     ``derived=True`` marks statements that are not the paper's own (e.g. the spec writer's [D] inequalities,
     or a corrected version of a false statement); put ``.derived`` or ``.corrected`` in their ids too.
     """
+    if (instances is None) == (space is None):
+        raise ValueError(f"claim {id!r}: give exactly one of instances= and space=")
+    if space is not None:
+        instances = space.instances
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {PAPERS}, got {paper!r}")
     if kind not in KINDS:
@@ -148,7 +158,8 @@ def claim(*, id: str, paper: str, reference: str, statement: str, kind: Kind,
         if id in REGISTRY:
             raise ValueError(f"claim id {id!r} registered twice")
         c = Claim(id=id, paper=paper, reference=reference, statement=statement, kind=kind, check=fn,
-                  instances=instances, expected=expected, derived=derived, notes=notes or (fn.__doc__ or "").strip())
+                  instances=instances, expected=expected, derived=derived, notes=notes or (fn.__doc__ or "").strip(),
+                  space=space)
         REGISTRY[id] = c
         return c
 

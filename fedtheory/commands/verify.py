@@ -21,6 +21,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="fedtheory-claims", help="output folder (default: %(default)s)")
     p.add_argument("--list", action="store_true", help="list the selected claims and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--worst-case", action="store_true",
+                   help="also search each claim's instance space for the largest measured/bound (adversarial "
+                        "tightness; claims that declare a space), and report exact PEP worst cases where one applies")
+    p.add_argument("--evaluations", type=int, default=200,
+                   help="check evaluations per claim for --worst-case (default: %(default)s)")
     p.add_argument("--compare", metavar="CLAIMS_JSON", type=Path,
                    help="compare with the claims.json of another run (e.g. another machine or BLAS kernel): "
                         "exit 1 if any claim's status or any instance's verdict differs; report how far the "
@@ -43,9 +48,12 @@ def render_table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
     return "\n".join([line(header), line(tuple("-" * w for w in widths)), *(line(r) for r in rows)])
 
 
-def write_reports(results: list[ClaimResult], out: Path) -> None:
+def write_reports(results: list[ClaimResult], out: Path, worst_case: dict[str, dict] | None = None) -> None:
+    """claims.json and claims.md; ``worst_case`` adds each searched claim's ``adversarial_tightness``,
+    ``adversarial_instance`` and ``pep_worst_case`` to its JSON record."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "claims.json").write_text(json.dumps([r.as_dict() for r in results], indent=2))
+    records = [{**r.as_dict(), **(worst_case or {}).get(r.claim.id, {})} for r in results]
+    (out / "claims.json").write_text(json.dumps(records, indent=2))
     lines = ["# fedtheory claims ledger", "",
              "| claim | paper | reference | status | instances | worst tightness | statement |",
              "|---|---|---|---|---|---|---|"]
@@ -144,6 +152,38 @@ def _report_comparison(results: list[ClaimResult], path: Path) -> int:
     return 1 if diffs else 0
 
 
+def run_worst_case(results: list[ClaimResult], evaluations: int) -> dict[str, dict]:
+    """Adversarial search on every claim that declares an instance space (fedtheory.worstcase)."""
+    from ..worstcase import adversarial_search, pep_worst_case
+
+    out: dict[str, dict] = {}
+    for r in results:
+        if r.claim.space is None or r.error is not None or r.worst_tightness is None:
+            continue  # no space declared, or no bound to approach (identity, rate, ... claims)
+        search = adversarial_search(r.claim, evaluations=evaluations, seed=0)
+        record = {**search.as_dict(), "pep_worst_case": pep_worst_case(r.claim.id)}
+        # A point where a claim expected to hold fails its own check is a counterexample (its verdict, not
+        # the ratio alone, decides: some checks compare with a stated relative tolerance).
+        record["counterexample_to_expected"] = bool(
+            r.claim.expected == "holds" and search.point is not None
+            and not r.claim.check(r.claim.space.build(dict(search.point))).holds)
+        out[r.claim.id] = record
+    return out
+
+
+def render_worst_case(results: list[ClaimResult], worst: dict[str, dict]) -> str:
+    rows = []
+    for r in results:
+        w = worst.get(r.claim.id)
+        if w is None:
+            continue
+        rows.append((r.claim.id, r.status, _fmt(r.worst_tightness), _fmt(w["adversarial_tightness"]),
+                     _fmt(w["pep_worst_case"]), json.dumps(w["adversarial_instance"])[:90]))
+    header = ("claim", "status", "default tightness", "adversarial tightness", "PEP worst case",
+              "instance attaining it")
+    return "\nWorst case over each claim's instance space:\n" + render_table(rows, header)
+
+
 def main(args: argparse.Namespace) -> int:
     try:
         claims = select(args.paper, args.claim)
@@ -168,7 +208,8 @@ def main(args: argparse.Namespace) -> int:
     header = ("claim", "paper", "reference", "status", "instances", "worst tightness")
     print(render_table(table_rows(results), header))
     out = Path(args.out)
-    write_reports(results, out)
+    worst = run_worst_case(results, args.evaluations) if args.worst_case else None
+    write_reports(results, out, worst)
     n_fail = sum(r.failed for r in results)
     counts = {}
     for r in results:
@@ -176,6 +217,12 @@ def main(args: argparse.Namespace) -> int:
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
     print(f"\n{len(results)} claims: {summary}. Reports in {out}/claims.json and {out}/claims.md")
     status = 1 if n_fail else 0
+    if worst is not None:
+        print(render_worst_case(results, worst))
+        found = [cid for cid, w in worst.items() if w["counterexample_to_expected"]]
+        for cid in found:
+            print(f"COUNTEREXAMPLE FOUND by the search for {cid}: {worst[cid]['adversarial_instance']}")
+        status = max(status, 1 if found else 0)
     if args.compare is not None:
         status = max(status, _report_comparison(results, args.compare))
     return status

@@ -1,0 +1,130 @@
+"""Adversarial worst-case search: how close can *any* instance of a theorem's class get to its bound?
+
+For a claim that declares its instance space (:class:`~fedtheory.claims.space.InstanceSpace`), maximise
+measured / bound over the space: random admissible starts in the unit cube of the parameters, each refined by
+Nelder-Mead (derivative-free; integer parameters are rounded, so the search moves between them through its
+simplex) from the best random points, with a fixed budget of check evaluations. The budget is counted in evaluations, not seconds, so a
+search is deterministic given its seed (on one machine). A found ratio > 1 is a counterexample to the
+statement, reported with the point that attains it (reproducible in one call: ``claim(space.build(point))``).
+
+Issue 17; the exact worst cases over whole function classes (performance estimation) are a separate module.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import optimize
+
+from ._validation import check_int
+from .claims.registry import Claim, Evidence
+
+__all__ = ["SearchResult", "adversarial_search", "ratio_of"]
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The largest measured / bound found, the point attaining it, and what the search spent."""
+
+    claim_id: str
+    ratio: float
+    point: dict[str, Any] | None
+    evaluations: int
+    seconds: float
+    history: list[float] = field(default_factory=list)
+
+    @property
+    def counterexample(self) -> bool:
+        return self.ratio > 1.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"claim": self.claim_id, "adversarial_tightness": self.ratio if math.isfinite(self.ratio) else None,
+                "adversarial_instance": self.point, "evaluations": self.evaluations, "seconds": self.seconds}
+
+
+def ratio_of(evidence: Evidence) -> float:
+    """measured / bound of one piece of evidence: its tightness (-inf when the check reports none, e.g. an
+    identity or a rate claim, which has no bound to approach)."""
+    if evidence.tightness is not None and math.isfinite(evidence.tightness):
+        return float(evidence.tightness)
+    return -math.inf
+
+
+def adversarial_search(claim: Claim, *, evaluations: int = 200, starts: int = 4, seed: int = 0,
+                       include_defaults: bool = True) -> SearchResult:
+    """Maximise measured / bound of ``claim`` over its instance space with ``evaluations`` checks.
+
+    The default points are scored first (when ``include_defaults``); a third of the budget then goes to random
+    points spread over ``starts`` problem seeds, and the rest to Nelder-Mead refinements from the best point of
+    each seed. Points outside the theorem's regime, and points whose check raises ValueError (an infeasible
+    request, e.g. a delta the generator cannot reach), score -inf.
+    """
+    space = claim.space
+    if space is None:
+        raise ValueError(f"claim {claim.id!r} declares no instance space (space=...): nothing to search")
+    evaluations = check_int("evaluations", evaluations, low=1)
+    starts = check_int("starts", starts, low=1)
+    rng = np.random.default_rng(check_int("seed", seed, low=0))
+    start_time = time.perf_counter()
+    best: tuple[float, dict | None] = (-math.inf, None)
+    history: list[float] = []
+    used = 0
+
+    def score(u: np.ndarray, extra: dict) -> float:
+        nonlocal best, used
+        used += 1
+        point = space.point(np.clip(u, 0.0, 1.0), **extra)
+        if not space.admissible(point):
+            return -math.inf
+        try:
+            value = ratio_of(claim.check(space.build(dict(point))))
+        except ValueError:
+            return -math.inf
+        history.append(value)
+        if value > best[0]:
+            best = (value, point)
+        return value
+
+    if include_defaults:
+        for point in space.defaults:
+            score_point = dict(point)
+            if space.admissible(score_point):
+                used += 1
+                try:
+                    value = ratio_of(claim.check(space.build(score_point)))
+                except ValueError:
+                    continue
+                history.append(value)
+                if value > best[0]:
+                    best = (value, score_point)
+    # Phase 1, exploration: a third of the budget on random points, each with one of ``starts`` problem seeds.
+    # Phase 2, refinement: Nelder-Mead from the best point of each seed, the seed held fixed (so the objective
+    # is a deterministic function of the continuous parameters), sharing the rest of the budget.
+    seeds = list(range(starts)) if "seed" in space.fixed else [None] * starts
+    best_start: dict[int, tuple[float, np.ndarray]] = {}
+    for i in range(max(0, evaluations // 3 - used)):
+        k = i % starts
+        extra = {} if seeds[k] is None else {"seed": seeds[k]}
+        u = space.random_unit(rng)
+        value = score(u, extra)
+        if k not in best_start or value > best_start[k][0]:
+            best_start[k] = (value, u)
+    ranked = sorted(best_start.items(), key=lambda item: -item[1][0])
+    per_start = max(1, (evaluations - used) // max(1, len(ranked)))
+    for k, (_, u0) in ranked:
+        if used >= evaluations:
+            break
+        extra = {} if seeds[k] is None else {"seed": seeds[k]}
+        budget = min(per_start, evaluations - used)
+        optimize.minimize(lambda u: -score(u, extra), u0, method="Nelder-Mead",
+                          options={"maxfev": budget, "xatol": 1e-4, "fatol": 1e-9})
+    return SearchResult(claim.id, best[0], best[1], used, time.perf_counter() - start_time, history)
+
+
+def pep_worst_case(claim_id: str) -> float | None:
+    """The exact worst case over the whole function class (performance estimation) for ``claim_id``, or None
+    where no PEP formulation applies (or the optional ``worst-case`` extra is not installed)."""
+    return None
