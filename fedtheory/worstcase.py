@@ -34,15 +34,19 @@ class SearchResult:
     point: dict[str, Any] | None
     evaluations: int
     seconds: float
+    #: The claim's own verdict at ``point`` (its check compares with its stated tolerance, so a ratio of
+    #: 1 + 1e-10 from rounding is not a counterexample; the verdict decides).
+    holds_at_point: bool = True
     history: list[float] = field(default_factory=list)
 
     @property
     def counterexample(self) -> bool:
-        return self.ratio > 1.0
+        return not self.holds_at_point
 
     def as_dict(self) -> dict[str, Any]:
         return {"claim": self.claim_id, "adversarial_tightness": self.ratio if math.isfinite(self.ratio) else None,
-                "adversarial_instance": self.point, "evaluations": self.evaluations, "seconds": self.seconds}
+                "adversarial_instance": self.point, "holds_at_adversarial_instance": self.holds_at_point,
+                "evaluations": self.evaluations, "seconds": self.seconds}
 
 
 def ratio_of(evidence: Evidence) -> float:
@@ -121,7 +125,8 @@ def adversarial_search(claim: Claim, *, evaluations: int = 200, starts: int = 4,
         budget = min(per_start, evaluations - used)
         optimize.minimize(lambda u: -score(u, extra), u0, method="Nelder-Mead",
                           options={"maxfev": budget, "xatol": 1e-4, "fatol": 1e-9})
-    return SearchResult(claim.id, best[0], best[1], used, time.perf_counter() - start_time, history)
+    holds = True if best[1] is None else bool(claim.check(space.build(dict(best[1]))).holds)
+    return SearchResult(claim.id, best[0], best[1], used, time.perf_counter() - start_time, holds, history)
 
 
 def pep_worst_case(claim_id: str) -> float | None:

@@ -34,6 +34,7 @@ from ..problems.quadratic import quadratic
 from ..theory.classic import (drift_vector, fedavg_bias, fedavg_fixed_point, fedavg_map, fedprox_bias,
                               fedprox_fixed_point, fedprox_map, proxskip_contraction, proxskip_lyapunov)
 from .registry import Evidence, claim
+from .space import Param, quadratic_space
 
 __all__: list[str] = []
 
@@ -74,10 +75,13 @@ def _equal_hessians(thorough: bool) -> Iterable[Problem]:
         yield quadratic(**kw)
 
 
+_SMALL = (dict(n_clients=4, dim=3, mu=0.3, L=3.0, delta_B=0.8, zeta2=1.5, seed=5),
+          dict(n_clients=3, dim=4, mu=0.5, L=2.0, delta_A=0.4, zeta2=1.0, hessians="diagonal", seed=6))
+
+
 def _small_enumerable(thorough: bool) -> Iterable[Problem]:
     """Few clients, so every participation outcome can be enumerated (2^n Bernoulli outcomes)."""
-    grid = [dict(n_clients=4, dim=3, mu=0.3, L=3.0, delta_B=0.8, zeta2=1.5, seed=5),
-            dict(n_clients=3, dim=4, mu=0.5, L=2.0, delta_A=0.4, zeta2=1.0, hessians="diagonal", seed=6)]
+    grid = list(_SMALL)
     if thorough:
         grid += [dict(n_clients=6, dim=5, mu=0.1, L=4.0, delta_B=1.0, zeta2=3.0, seed=s) for s in range(7, 10)]
     for kw in grid:
@@ -510,13 +514,16 @@ def check_partial_expectations(problem: Problem) -> Evidence:
 # ProxSkip / Scaffnew: expected Lyapunov contraction, exactly over both coins
 # ---------------------------------------------------------------------------------------------------------
 
-def _proxskip_instances(thorough: bool) -> Iterable[tuple[Problem, float, float]]:
-    for problem in _small_enumerable(thorough):
-        L = problem.certificate.L
-        for p in (0.2, 0.5, 1.0):
-            yield problem, 1.0 / L, p
-        if thorough:
-            yield problem, 0.3 / L, 0.1
+def _proxskip_make(kw: dict) -> tuple[Problem, float, float]:
+    problem = quadratic(**{k: v for k, v in kw.items() if k not in ("gamma_L", "p")})
+    return problem, kw["gamma_L"] / problem.certificate.L, kw["p"]
+
+
+#: Theorem 3.6's class: mu-strongly convex L-smooth clients (quadratics), gamma <= 1/L, p in (0, 1].
+_PROXSKIP_SPACE = quadratic_space(
+    defaults=tuple({**kw, "gamma_L": 1.0, "p": p} for kw in _SMALL for p in (0.2, 0.5, 1.0)),
+    thorough=tuple({**kw, "gamma_L": 0.3, "p": 0.1} for kw in _SMALL),
+    extra=(Param("gamma_L", 0.05, 1.0), Param("p", 0.02, 1.0, log=True)), make=_proxskip_make)
 
 
 @claim(id="classic.scaffnew.expected_contraction", paper=PAPER,
@@ -525,7 +532,7 @@ def _proxskip_instances(thorough: bool) -> Iterable[tuple[Problem, float, float]
                  "(1 - min{gamma mu, p^2}) Psi_t, Psi = sum_i w_i ||x_i - x*||^2 + (gamma/p)^2 sum_i w_i "
                  "||h_i - grad f_i(x*)||^2; expectation computed exactly over both coin outcomes at 60 states "
                  "along a sampled trajectory (full participation)",
-       kind="bound", instances=_proxskip_instances)
+       kind="bound", space=_PROXSKIP_SPACE)
 def check_scaffnew_contraction(instance: tuple[Problem, float, float]) -> Evidence:
     problem, gamma, p = instance
     c = problem.certificate

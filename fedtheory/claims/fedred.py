@@ -29,7 +29,7 @@ from ..problems.quadratic import QuadraticProblem, quadratic
 from ..run import run
 from ..theory import fedred as th
 from .registry import Evidence, claim
-from .space import quadratic_space
+from .space import Param, quadratic_space
 
 __all__: list[str] = []
 
@@ -594,20 +594,22 @@ def check_fedred_gd_closed_form(kw: dict) -> Evidence:
 # 12. FedRed-GD expected Lyapunov contraction, exact over both coins [D]; 12b the exact-solver version
 # ==========================================================================================================
 
-def _lyap_instances(thorough: bool):
-    base = dict(n_clients=6, dim=8, mu=1.0, L=100.0, delta_A=2.0, zeta2=1.0, seed=0)
-    for p in (0.02, 0.1, 0.5, 1.0):
-        for lam_factor in (1.0, 2.0):
-            yield {**base, "p": p, "lam_factor": lam_factor, "reset": p != 0.5, "eta_L": 1.0}
-    yield dict(n_clients=6, dim=8, mu=0.0, L=10.0, delta_A=0.5, zeta2=1.0, seed=1, p=0.1, lam_factor=1.0,
-               reset=True, eta_L=1.0)
-    yield dict(n_clients=6, dim=8, mu=0.0, L=10.0, delta_A=0.5, zeta2=1.0, seed=1, p=0.3, lam_factor=2.0,
-               reset=False, eta_L=1.0)
-    if thorough:
-        yield from (dict(n_clients=10, dim=10, mu=0.5, L=50.0, delta_A=da, zeta2=1.0, seed=s, p=p,
-                         lam_factor=lf, reset=rs, eta_L=el)
-                    for s, (da, p, lf, rs, el) in enumerate([(0.5, 0.05, 1.0, True, 1.0), (5.0, 0.2, 2.0, False, 2.0),
-                                                             (1.0, 0.7, 1.0, False, 1.5), (10.0, 1.0, 1.0, True, 1.0)]))
+_LYAP_BASE = dict(n_clients=6, dim=8, mu=1.0, L=100.0, delta_A=2.0, zeta2=1.0, seed=0)
+#: Lemma 35's class: quadratics (mu = 0 included in the defaults), lam >= delta_A, eta <= 1/L, p in (0, 1], with
+#: or without the reset.
+_LYAP_SPACE = quadratic_space(
+    defaults=tuple({**_LYAP_BASE, "p": p, "lam_factor": lam_factor, "reset": p != 0.5, "eta_L": 1.0}
+                   for p in (0.02, 0.1, 0.5, 1.0) for lam_factor in (1.0, 2.0))
+    + (dict(n_clients=6, dim=8, mu=0.0, L=10.0, delta_A=0.5, zeta2=1.0, seed=1, p=0.1, lam_factor=1.0, reset=True,
+            eta_L=1.0),
+       dict(n_clients=6, dim=8, mu=0.0, L=10.0, delta_A=0.5, zeta2=1.0, seed=1, p=0.3, lam_factor=2.0, reset=False,
+            eta_L=1.0)),
+    thorough=tuple(dict(n_clients=10, dim=10, mu=0.5, L=50.0, delta_A=da, zeta2=1.0, seed=s, p=p, lam_factor=lf,
+                        reset=rs, eta_L=el)
+                   for s, (da, p, lf, rs, el) in enumerate([(0.5, 0.05, 1.0, True, 1.0), (5.0, 0.2, 2.0, False, 2.0),
+                                                            (1.0, 0.7, 1.0, False, 1.5), (10.0, 1.0, 1.0, True, 1.0)])),
+    extra=(Param("p", 0.01, 1.0, log=True), Param("lam_factor", 1.0, 4.0), Param("eta_L", 0.05, 1.0),
+           Param("reset", 0, 1, integer=True)))
 
 
 def _fedred_expected_contraction(kw: dict, exact_solver: bool) -> Evidence:
@@ -617,7 +619,7 @@ def _fedred_expected_contraction(kw: dict, exact_solver: bool) -> Evidence:
     lam = kw["lam_factor"] * c.delta_A
     eta = kw["eta_L"] / c.L
     p = kw["p"]
-    alg = FedRed(lam=lam, eta=eta, p=p, reset=kw["reset"], solver="exact" if exact_solver else "linearized")
+    alg = FedRed(lam=lam, eta=eta, p=p, reset=bool(kw["reset"]), solver="exact" if exact_solver else "linearized")
     mu = c.mu  # exactly 0 for a requested mu = 0 (the certificate's rounding policy), never +-1e-16 L
     rng = np.random.default_rng(kw.get("seed", 0))
     state = alg.init(problem, _x0(problem, kw.get("seed", 0)))
@@ -657,23 +659,25 @@ def _fedred_expected_contraction(kw: dict, exact_solver: bool) -> Evidence:
                  "(1 - min{mu eta, p mu/(lam+mu)}) Phi_k, Phi = mean_i||x_i-x*||^2/(2eta) + (lam+mu)/(2p)||x~-x*||^2, "
                  "computed exactly over both coin outcomes, with or without reset; for mu = 0: "
                  "f(xbar_{k+1}) - f* + E Phi_{k+1} <= Phi_k with Phi = A/(2eta) + lam B/(2p)",
-       kind="bound", instances=_lyap_instances)
+       kind="bound", space=_LYAP_SPACE)
 def check_fedred_gd_lyapunov(kw: dict) -> Evidence:
     return _fedred_expected_contraction(kw, exact_solver=False)
 
 
-def _lyap_exact_instances(thorough: bool):
-    base = dict(n_clients=6, dim=8, mu=1.0, L=100.0, delta_A=2.0, zeta2=1.0, seed=0)
-    for lf, el, p in ((1.0, 1.0, 0.05), (2.0, 10.0, 0.5), (1.0, 0.1, 0.01), (2.0, 1e5, 1.0)):
-        yield {**base, "lam_factor": lf, "eta_L": el, "p": p, "reset": True}
-    yield {**base, "lam_factor": 1.0, "eta_L": 1.0, "p": 0.2, "reset": False}
+#: Theorem 33's class (exact local solves): lam >= delta_A, any eta > 0 (no L needed), p in (0, 1].
+_LYAP_EXACT_SPACE = quadratic_space(
+    defaults=tuple({**_LYAP_BASE, "lam_factor": lf, "eta_L": el, "p": p, "reset": True}
+                   for lf, el, p in ((1.0, 1.0, 0.05), (2.0, 10.0, 0.5), (1.0, 0.1, 0.01), (2.0, 1e5, 1.0)))
+    + ({**_LYAP_BASE, "lam_factor": 1.0, "eta_L": 1.0, "p": 0.2, "reset": False},),
+    extra=(Param("p", 0.01, 1.0, log=True), Param("lam_factor", 1.0, 4.0), Param("eta_L", 0.1, 1e5, log=True),
+           Param("reset", 0, 1, integer=True)))
 
 
 @claim(id="fedred.fedred_exact.lyapunov.derived", paper=PAPER, reference="spec §4.8 Thm 33 [D]", derived=True,
        statement="[D] FedRed (Alg. 2, exact local solves) with lam >= delta_A: E_theta Phi_{k+1} <= "
                  "max{1/(1+mu eta), 1 - p mu/(lam+mu)} Phi_k with Phi = (1/(2eta) + mu/2) A + (lam+mu)/(2p) B "
                  "(no L needed)",
-       kind="bound", instances=_lyap_exact_instances)
+       kind="bound", space=_LYAP_EXACT_SPACE)
 def check_fedred_exact_lyapunov(kw: dict) -> Evidence:
     return _fedred_expected_contraction(kw, exact_solver=True)
 

@@ -8,6 +8,7 @@ from ..problems.quadratic import quadratic
 from ..run import run
 from ..theory.gd import gd_contraction
 from .registry import Evidence, claim
+from .space import quadratic_space
 
 __all__: list[str] = []
 
@@ -16,19 +17,18 @@ __all__: list[str] = []
 DIST_FLOOR = 1e-6
 
 
-def _instances(thorough: bool):
-    kws = [dict(n_clients=4, dim=5, mu=0.1, L=1.0, delta_B=0.3, zeta2=1.0, seed=0),
-           dict(n_clients=10, dim=8, mu=1.0, L=50.0, delta_A=5.0, zeta2=2.0, seed=1),
-           dict(n_clients=3, dim=4, mu=0.2, L=0.2, seed=2)]
-    if thorough:
-        kws += [dict(n_clients=30, dim=20, mu=0.01, L=1.0, delta_B=0.1, zeta2=1.0, seed=s) for s in range(4)]
-    for kw in kws:
-        yield quadratic(**kw)
+#: Theorem 2.1.15's class: quadratics with any mu_f, L_f (the statement is about f, so any client split).
+_SPACE = quadratic_space(
+    defaults=(dict(n_clients=4, dim=5, mu=0.1, L=1.0, delta_B=0.3, zeta2=1.0, seed=0),
+              dict(n_clients=10, dim=8, mu=1.0, L=50.0, delta_A=5.0, zeta2=2.0, seed=1),
+              dict(n_clients=3, dim=4, mu=0.2, L=0.2, seed=2)),
+    thorough=tuple(dict(n_clients=30, dim=20, mu=0.01, L=1.0, delta_B=0.1, zeta2=1.0, seed=s) for s in range(4)),
+    make=lambda kw: quadratic(**kw))
 
 
 @claim(id="classic.gd.contraction", paper="classic", reference="Nesterov 2004, Thm 2.1.15",
        statement="GD with step 1/L_f on a quadratic contracts ||x - x*|| by at most 1 - mu_f/L_f every round",
-       kind="bound", instances=_instances)
+       kind="bound", space=_SPACE)
 def check_gd_contraction(problem) -> Evidence:
     """Per-round ratio ||x_{r+1}-x*|| / ||x_r-x*|| never exceeds the theory factor (floor-cut at 1e-12)."""
     c = problem.certificate

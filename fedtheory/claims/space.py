@@ -95,7 +95,7 @@ class InstanceSpace:
 def quadratic_space(*, defaults: Sequence[Mapping[str, Any]], thorough: Sequence[Mapping[str, Any]] = (),
                     extra: Sequence[Param] = (), dissimilarity: str = "delta_A", mu_low: float = 1e-2,
                     max_condition: float = 1e3, regime: Callable[[dict], bool] | None = None,
-                    min_delta_fraction: float = 0.01) -> InstanceSpace:
+                    min_delta_fraction: float = 0.01, make: Callable[[dict], Any] | None = None) -> InstanceSpace:
     """The class of heterogeneous federated quadratics of :func:`fedtheory.problems.quadratic` as a space.
 
     Parameters: n_clients in [2, 10], dim in [2, 12], mu in [mu_low, 1] (log), kappa = L/mu in
@@ -103,9 +103,14 @@ def quadratic_space(*, defaults: Sequence[Mapping[str, Any]], thorough: Sequence
     (delta_B <= 0.4 (L - mu), delta_A <= 0.4 (L - mu)/sqrt(n); see :func:`fedtheory.strategies.quadratic_params`),
     bounded below by ``min_delta_fraction`` so the instance is heterogeneous, and zeta2 in [0, 10]; plus
     ``extra`` algorithm parameters. A point builds the keyword dict the claims' checks take (the problem's
-    generator arguments plus the extra parameters); the default points are such dicts already.
+    generator arguments plus the extra parameters; the default points are such dicts already), passed through
+    ``make`` when the check takes something else (e.g. the generated problem).
     """
-    def build(point: dict) -> dict:
+    def build(point: dict) -> Any:
+        kw = _keywords(point)
+        return kw if make is None else make(kw)
+
+    def _keywords(point: dict) -> dict:
         if "kappa" not in point:  # a default point: already the check's keyword dict
             return dict(point)
         n = int(point["n_clients"])
