@@ -130,21 +130,23 @@ def check_quantizer_support(inst: dict) -> Evidence:
 
 
 # =============================================================================================== Theorem 1
-def _fedogd_instances(thorough: bool):
-    grid = [dict(K=1, T=50, D=3, frac=0.99, heterogeneity=0.0, drift=1.0, seed=0),
-            dict(K=5, T=500, D=4, frac=0.5, heterogeneity=1.0, drift=0.5, seed=1),
-            dict(K=20, T=200, D=6, frac=0.1, heterogeneity=2.0, seed=2),
-            dict(K=5, T=100, D=3, frac=0.9, heterogeneity=1.0, loss="logistic", seed=3)]
-    if thorough:
-        grid += [dict(K=K, T=T, D=5, frac=f, heterogeneity=1.0, drift=0.5, seed=7)
-                 for K in (1, 5, 20) for T in (50, 500, 5000) for f in (0.1, 0.5, 0.99)]
-    yield from grid
+_STREAM = (Param("K", 1, 20, integer=True), Param("T", 10, 300, integer=True), Param("D", 1, 6, integer=True),
+           Param("frac", 0.01, 0.99), Param("heterogeneity", 0.0, 3.0), Param("drift", 0.0, 2.0))
+#: Theorem 1's class (p_min = 1): ridge streams of any heterogeneity and drift, eta = frac/(2 beta) < 1/(2 beta).
+_FEDOGD_SPACE = InstanceSpace(
+    params=_STREAM, fixed={"seed": 0},
+    defaults=(dict(K=1, T=50, D=3, frac=0.99, heterogeneity=0.0, drift=1.0, seed=0),
+              dict(K=5, T=500, D=4, frac=0.5, heterogeneity=1.0, drift=0.5, seed=1),
+              dict(K=20, T=200, D=6, frac=0.1, heterogeneity=2.0, seed=2),
+              dict(K=5, T=100, D=3, frac=0.9, heterogeneity=1.0, loss="logistic", seed=3)),
+    thorough=tuple(dict(K=K, T=T, D=5, frac=f, heterogeneity=1.0, drift=0.5, seed=7)
+                   for K in (1, 5, 20) for T in (50, 500, 5000) for f in (0.1, 0.5, 0.99)))
 
 
 @claim(id="ofediq.thm1.fedogd", paper=PAPER, reference="Theorem 1 (p_min = 1); §7 item 4",
        statement="FedOGD with eta < 1/(2 beta), w_1 = 0: regret_T' <= K ||w*_T'||^2/(2 eta) + eta K T' "
                  "sigma2_diff(T') deterministically for every prefix T' <= T",
-       kind="bound", instances=_fedogd_instances)
+       kind="bound", space=_FEDOGD_SPACE)
 def check_fedogd_regret(inst: dict) -> Evidence:
     problem = _problem(inst)
     eta = inst["frac"] / (2 * problem.beta)
@@ -164,7 +166,7 @@ def check_fedogd_regret(inst: dict) -> Evidence:
 @claim(id="ofediq.thm1.per_step.derived", paper=PAPER, reference="Section 4.3.1 proof of Theorem 1; §7 item 5",
        statement="[D] FedOGD, eta < 1/(2 beta), every t: sum_k [L_kt(w_t) - L_kt(w*)] <= K/(2 eta)(||w_t - w*||^2 "
                  "- ||w_{t+1} - w*||^2) + eta sum_k ||grad L_kt(w*)||^2",
-       kind="bound", derived=True, instances=_fedogd_instances)
+       kind="bound", derived=True, space=_FEDOGD_SPACE)
 def check_fedogd_per_step(inst: dict) -> Evidence:
     problem = _problem(inst)
     eta = inst["frac"] / (2 * problem.beta)
@@ -196,17 +198,18 @@ def _mc_regret(alg, problem: OnlineProblem, seeds: int) -> tuple[float, float]:
     return float(finals.mean()), float(finals.std(ddof=1) / math.sqrt(seeds))
 
 
-def _ofedavg_instances(thorough: bool):
-    yield dict(K=10, T=200, D=5, frac=0.5, heterogeneity=1.0, seeds=20, seed=4)
-    yield dict(K=6, T=150, D=3, frac=0.9, heterogeneity=0.5, drift=1.0, seeds=20, seed=5)
-    if thorough:
-        yield dict(K=20, T=400, D=10, frac=0.9, heterogeneity=2.0, seeds=100, seed=6)
+#: Theorem 1 for OFedAvg (p_k in [0.1, 1], eta < p_min/(2 beta)); the mean regret is over ``seeds`` runs.
+_OFEDAVG_SPACE = InstanceSpace(
+    params=(Param("K", 2, 12, integer=True), *_STREAM[1:]), fixed={"seed": 0, "seeds": 8},
+    defaults=(dict(K=10, T=200, D=5, frac=0.5, heterogeneity=1.0, seeds=20, seed=4),
+              dict(K=6, T=150, D=3, frac=0.9, heterogeneity=0.5, drift=1.0, seeds=20, seed=5)),
+    thorough=(dict(K=20, T=400, D=10, frac=0.9, heterogeneity=2.0, seeds=100, seed=6),))
 
 
 @claim(id="ofediq.thm1.ofedavg", paper=PAPER, reference="Theorem 1; §7 item 6",
        statement="OFedAvg with heterogeneous p_k in [0.1, 1], eta < p_min/(2 beta): mean regret_T over seeds <= "
                  "K ||w*||^2/(2 eta) + eta K T sigma2_diff / p_min",
-       kind="bound", instances=_ofedavg_instances)
+       kind="bound", space=_OFEDAVG_SPACE)
 def check_ofedavg_regret(inst: dict) -> Evidence:
     problem = _problem(inst)
     K = problem.n_clients
@@ -218,11 +221,14 @@ def check_ofedavg_regret(inst: dict) -> Evidence:
     return Evidence(_kw(inst), mean, bound, mean <= bound, tightness=mean / bound, details={"se": se})
 
 
-def _thm2_instances(thorough: bool):
-    yield dict(K=20, T=200, D=10, L=1, s=3, b=2, frac=0.5, heterogeneity=1.0, seeds=12, seed=8)
-    yield dict(K=8, T=120, D=6, L=1, s=1, b=1, frac=0.9, heterogeneity=2.0, drift=1.0, seeds=20, seed=9)
-    if thorough:
-        yield dict(K=20, T=400, D=10, L=1, s=2, b=5, frac=0.9, heterogeneity=1.0, seeds=100, seed=10)
+_QUANTIZED = (Param("K", 2, 12, integer=True), *_STREAM[1:], Param("s", 1, 4, integer=True),
+              Param("b", 1, 6, integer=True))
+#: Theorem 2's class, L = 1: (s, b) quantizer (b <= D), p_k in [0.2, 1], eta = frac * the theorem's step bound.
+_THM2_SPACE = InstanceSpace(
+    params=_QUANTIZED, fixed={"seed": 0, "seeds": 8, "L": 1}, regime=lambda pt: pt["b"] <= pt["D"],
+    defaults=(dict(K=20, T=200, D=10, L=1, s=3, b=2, frac=0.5, heterogeneity=1.0, seeds=12, seed=8),
+              dict(K=8, T=120, D=6, L=1, s=1, b=1, frac=0.9, heterogeneity=2.0, drift=1.0, seeds=20, seed=9)),
+    thorough=(dict(K=20, T=400, D=10, L=1, s=2, b=5, frac=0.9, heterogeneity=1.0, seeds=100, seed=10),))
 
 
 def _thm2_check(inst: dict) -> Evidence:
@@ -243,22 +249,25 @@ def _thm2_check(inst: dict) -> Evidence:
 @claim(id="ofediq.thm2.L1", paper=PAPER, reference="Theorem 2, L = 1 (rigorous case); §7 item 7",
        statement="OFedIQ(L=1) with the (s,b) quantizer, heterogeneous p_k, eta < p_min/(4 beta R): mean regret_T "
                  "<= K||w*||^2/(2 eta) + 2 eta K T sigma2_diff R / p_min",
-       kind="bound", instances=_thm2_instances)
+       kind="bound", space=_THM2_SPACE)
 def check_thm2_l1(inst: dict) -> Evidence:
     return _thm2_check(inst)
 
 
-def _thm2_l_instances(thorough: bool):
-    yield dict(K=20, T=200, D=10, L=2, s=3, b=2, frac=0.5, heterogeneity=1.0, seeds=15, seed=11)
-    yield dict(K=10, T=160, D=5, L=4, s=2, b=1, frac=0.9, heterogeneity=1.0, drift=1.0, seeds=15, seed=12)
-    if thorough:
-        yield dict(K=20, T=400, D=10, L=8, s=3, b=2, frac=0.9, heterogeneity=2.0, seeds=60, seed=13)
+#: Theorem 2, L > 1 (the period L divides T: the point's T is rounded down to a multiple of L).
+_THM2_L_SPACE = InstanceSpace(
+    params=(*_QUANTIZED, Param("L", 2, 8, integer=True)), fixed={"seed": 0, "seeds": 8},
+    regime=lambda pt: pt["b"] <= pt["D"] and pt["T"] >= pt["L"],
+    build=lambda pt: {**pt, "T": pt["T"] - pt["T"] % pt["L"]},
+    defaults=(dict(K=20, T=200, D=10, L=2, s=3, b=2, frac=0.5, heterogeneity=1.0, seeds=15, seed=11),
+              dict(K=10, T=160, D=5, L=4, s=2, b=1, frac=0.9, heterogeneity=1.0, drift=1.0, seeds=15, seed=12)),
+    thorough=(dict(K=20, T=400, D=10, L=8, s=3, b=2, frac=0.9, heterogeneity=2.0, seeds=60, seed=13),))
 
 
 @claim(id="ofediq.thm2.L_gt_1", paper=PAPER, reference="Theorem 2, L > 1 (the paper's approximate bound); §7 item 8",
        statement="OFedIQ(L in {2,4,8}, L | T), eta < p_min/(4 beta L R) (the proof's condition): mean regret_T "
                  "<= Theorem 2's full bound incl. 3 beta eta^2 L(L-1) K T sigma2 (soft: the L > 1 proof approximates)",
-       kind="bound", instances=_thm2_l_instances)
+       kind="bound", space=_THM2_L_SPACE)
 def check_thm2_l(inst: dict) -> Evidence:
     return _thm2_check(inst)
 

@@ -56,7 +56,8 @@ class InstanceSpace:
     params:
         The searched parameters.
     build:
-        point (dict) -> the instance the claim's check takes.
+        point (dict) -> the instance the claim's check takes (default: the point itself, for checks that take
+        a keyword dict).
     regime:
         point -> True when the point satisfies the theorem's assumptions (None: every point does).
     fixed:
@@ -66,7 +67,7 @@ class InstanceSpace:
     """
 
     params: Sequence[Param]
-    build: Callable[[dict], Any]
+    build: Callable[[dict], Any] = dict
     regime: Callable[[dict], bool] | None = None
     fixed: Mapping[str, Any] = field(default_factory=dict)
     defaults: Sequence[Mapping[str, Any]] = ()
