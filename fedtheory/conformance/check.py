@@ -47,7 +47,7 @@ class Counterexample:
         return _evaluate(prop, impl, self.case, self.hyper, self.rtol)
 
     def as_dict(self) -> dict:
-        return {"property": self.property_id, "case": _plain(self.case), "hyper": _plain(self.hyper),
+        return {"property_id": self.property_id, "case": _plain(self.case), "hyper": _plain(self.hyper),
                 "rtol": self.rtol}
 
 
