@@ -347,18 +347,35 @@ def _state_layout(state, family) -> str:
     return ""
 
 
+def _probe(impl, inst, hyper, family, case) -> str:
+    """Run one round from scratch and say why the state cannot be read ("" when it can)."""
+    _, state = _run(impl, inst, hyper, family, 1, seed=case["round_seed"])
+    return _state_layout(state, family)
+
+
+def _make_state(family, inst, C) -> dict:
+    """A state in the contract's layout with client rows C and the server part sum_i w_i C_i."""
+    server_key, client_key = STATE_KEYS[family]
+    state = {client_key: {c.cid: C[i].copy() for i, c in enumerate(inst.clients)}}
+    if server_key:
+        state[server_key] = inst.weights @ C
+    return state
+
+
+def _client_rows(state, family, inst) -> np.ndarray:
+    client_key = STATE_KEYS[family][1]
+    return np.stack([np.asarray(state[client_key].get(c.cid, np.zeros(inst.d)), dtype=np.float64)
+                     for c in inst.clients])
+
+
 def _fixed_point_state(family):
     def check(impl, case, hyper, rtol) -> Outcome:
         inst = _instance(case)
-        _, probe = _run(impl, inst, hyper, family, 1, seed=case["round_seed"])
-        why = _state_layout(probe, family)
+        why = _probe(impl, inst, hyper, family, case)
         if why:
             return NOT_APPLICABLE(why)
-        server_key, client_key = STATE_KEYS[family]
-        G = ex.client_grads(inst, inst.x_star)
-        state = {client_key: {c.cid: G[i].copy() for i, c in enumerate(inst.clients)}}
-        if server_key:
-            state[server_key] = inst.weights @ G  # = 0 up to rounding: x* minimises sum w_i f_i
+        # server part sum_i w_i grad f_i(x*) = 0 up to rounding: x* minimises sum w_i f_i
+        state = _make_state(family, inst, ex.client_grads(inst, inst.x_star))
         x, _ = _run(impl, inst, hyper, family, 3, x=inst.x_star.copy(), state=state, seed=case["round_seed"])
         return _identity(inst, x, inst.x_star, inst.x_star, rtol,
                          "x* with control variates = client gradients at x* is not a fixed point")
@@ -374,8 +391,7 @@ def _server_mean(family):
         if why:
             return NOT_APPLICABLE(why)
         server_key, client_key = STATE_KEYS[family]
-        C = np.stack([np.asarray(state[client_key].get(c.cid, np.zeros(inst.d)), dtype=np.float64)
-                      for c in inst.clients])
+        C = _client_rows(state, family, inst)
         mean = inst.weights @ C
         server = np.zeros(inst.d) if server_key is None else np.asarray(state[server_key], dtype=np.float64)
         scale = max(1.0, float(np.abs(C).max()))
@@ -390,8 +406,7 @@ def _one_round_state(family):
     f_i + <lin_i, .> is the FedAvg operator with b_i + lin_i; FedDyn's exact solve is N_i = (A_i + alpha I)^-1)."""
     def check(impl, case, hyper, rtol) -> Outcome:
         inst = _instance(case)
-        _, probe = _run(impl, inst, hyper, family, 1, seed=case["round_seed"])
-        why = _state_layout(probe, family)
+        why = _probe(impl, inst, hyper, family, case)
         if why:
             return NOT_APPLICABLE(why)
         rng = np.random.default_rng(case["round_seed"])
@@ -399,9 +414,7 @@ def _one_round_state(family):
         C = rng.standard_normal((inst.n, inst.d))
         if family == "scaffnew":
             C -= inst.weights @ C  # Scaffnew's invariant sum_i w_i h_i = 0
-        state = {client_key: {c.cid: C[i].copy() for i, c in enumerate(inst.clients)}}
-        if server_key:
-            state[server_key] = inst.weights @ C
+        state = _make_state(family, inst, C)
         S = np.arange(inst.n) if family == "scaffnew" else \
             np.sort(rng.choice(inst.n, size=rng.integers(1, inst.n + 1), replace=False))
         h = _hyper(hyper, inst)
@@ -429,8 +442,7 @@ def _one_round_state(family):
             want_C += (h["p"] / h["step"]) * (want_x - x - dy)
             want_server = None
         scale = _scale(inst, x, want_x) + float(np.abs(want_C).max())
-        got_C = np.stack([np.asarray(got_state[client_key].get(c.cid, np.zeros(inst.d)), dtype=np.float64)
-                          for c in inst.clients])
+        got_C = _client_rows(got_state, family, inst)
         errs = {"model": np.linalg.norm(got_x - want_x), client_key: np.linalg.norm(got_C - want_C)}
         if server_key:
             errs[server_key] = np.linalg.norm(np.asarray(got_state[server_key], dtype=np.float64) - want_server)
@@ -532,18 +544,20 @@ def check_bits(comp, case, hyper, rtol) -> Outcome:
 
 _perm = lambda draw, p: {"perm_seed": draw(st.integers(0, 2**16)),  # noqa: E731
                          "shift": draw(st.sampled_from([1.0, 10.0, 1e3]))}
+_PLAIN = _with(lambda draw, p: {})
+_SUBSETS = _with(lambda draw, p: {"subset": draw(st.integers(0, 5))})
 _MCM = "McMahan et al. 2017, Alg. 1"
 _LI = "Li et al. 2020 (FedProx), Alg. 2, eq. (2)"
 
 PROPERTIES: tuple[Property, ...] = (
     Property("fedavg.k1_is_gd", "fedavg", f"{_MCM} with E = 1, B = inf (FedSGD, Sec. 2)",
-             "one local step: x+ = x - eta_g eta grad f_S(x), f weighted by num_examples", _with(lambda d, p: {}),
+             "one local step: x+ = x - eta_g eta grad f_S(x), f weighted by num_examples", _PLAIN,
              check_k1_gd),
     Property("fedavg.one_round", "fedavg", f"{_MCM}; spec 000 Sec. 5.1",
-             "one round equals x + eta_g sum a_i N_i (b_i - A_i x) on quadratics", _with(lambda d, p: {}),
+             "one round equals x + eta_g sum a_i N_i (b_i - A_i x) on quadratics", _PLAIN,
              check_one_round),
     Property("fedavg.fixed_point", "fedavg", "spec 000 Sec. 5.1 (closed-form FedAvg fixed point)",
-             "(sum a_i N_i A_i)^{-1} sum a_i N_i b_i is a fixed point", _with(lambda d, p: {}), check_fixed_point),
+             "(sum a_i N_i A_i)^{-1} sum a_i N_i b_i is a fixed point", _PLAIN, check_fixed_point),
     Property("fedavg.num_examples", "fedavg", f"{_MCM} (weights n_k / n)",
              "duplicating a client's data equals listing the client twice",
              _with(lambda d, p: {"dup": d(st.integers(0, 5))}), check_num_examples),
@@ -553,19 +567,19 @@ PROPERTIES: tuple[Property, ...] = (
              "shifting the problem by s shifts the iterate by s", _with(_perm), check_translation),
     Property("fedavg.expected_sampling", "fedavg", f"{_MCM}, uniform sampling of S of n clients",
              "the mean over all size-S subsets equals the mean of the closed-form rounds",
-             _with(lambda d, p: {"subset": d(st.integers(0, 5))}), check_sampling),
+             _SUBSETS, check_sampling),
     Property("fedprox.one_round", "fedprox", f"{_LI}; spec 000 Sec. 5.2",
-             "one round equals the closed form with N_i for f_i + lam/2||. - x||^2", _with(lambda d, p: {}),
+             "one round equals the closed form with N_i for f_i + lam/2||. - x||^2", _PLAIN,
              check_one_round),
     Property("fedprox.fixed_point", "fedprox", "spec 000 Sec. 5.2 (closed-form FedProx fixed point)",
-             "[sum a_i N_i A_i]^{-1} sum a_i N_i b_i is a fixed point", _with(lambda d, p: {}), check_fixed_point),
+             "[sum a_i N_i A_i]^{-1} sum a_i N_i b_i is a fixed point", _PLAIN, check_fixed_point),
     Property("fedprox.large_prox", "fedprox", f"{_LI}: lam -> inf",
-             "lam (x+ - x) -> -eta_g grad f(x)", _with(lambda d, p: {}), check_prox_large),
+             "lam (x+ - x) -> -eta_g grad f(x)", _PLAIN, check_prox_large),
     Property("fedprox.zero_prox", "fedprox", f"{_LI}: lam = 0 is FedAvg",
-             "with prox = 0 one round is FedAvg's closed form", _with(lambda d, p: {}), check_prox_zero),
+             "with prox = 0 one round is FedAvg's closed form", _PLAIN, check_prox_zero),
     Property("fedprox.expected_sampling", "fedprox", f"{_LI}, uniform sampling",
              "the mean over all size-S subsets equals the mean of the closed-form rounds",
-             _with(lambda d, p: {"subset": d(st.integers(0, 5))}), check_sampling),
+             _SUBSETS, check_sampling),
 )
 
 for _fam, _ref, _cv in (("scaffold", "Karimireddy et al. 2020, Alg. 1 (option II eq. (5)); Thm III", "c = 1/N sum c_i"),
