@@ -104,3 +104,19 @@ def test_flower_strategies():
                               "permutation": "pass", "translation": "pass", "expected_sampling": "fail"}, name
     finally:
         logging.disable(logging.NOTSET)
+
+
+def test_pfl_fedavg_and_fedprox():
+    pytest.importorskip("pfl", reason="Apple's pfl is an optional extra: pip install 'fedtheory[pfl]'")
+    from fedtheory.conformance.adapters.pfl import fedavg_round, fedprox_round
+
+    # pfl computes model differences in float32 (PyTorchModel.get_model_difference): rtol 1e-4 (measured ~1e-7)
+    assert conformance.check(fedavg_round, "fedavg", rtol=1e-4).passed
+    assert conformance.check(fedprox_round, "fedprox", rtol=1e-4).passed
+
+
+def test_float32_tolerance_still_rejects_slips():
+    """At the float32 tolerance the kit still rejects the FedAvg slips (they move the model by O(eta))."""
+    for family, slip, impl in WRONG:
+        if family in ("fedavg", "fedprox"):
+            assert not conformance.check(impl, family, rtol=1e-4).passed, slip
