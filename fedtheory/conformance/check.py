@@ -1,0 +1,214 @@
+"""``check(impl, claims=FAMILY, **hyper) -> Report``: run a family's properties with hypothesis and shrink.
+
+Each property is searched with hypothesis (derandomized, no example database, so a verdict is the same on
+every run and machine). On a failure hypothesis shrinks the case to a minimal one; the report keeps it as a
+:class:`Counterexample` (the case dict: instance parameters and seeds) that :meth:`Counterexample.reproduce`
+re-runs in one call. Shrinking has a wall-clock budget per property: after it, untried cases are not run
+(treated as passing), so hypothesis settles on the smallest failing case found so far and replays it from a
+cache; ``Failure.shrink_budget_hit`` records that this happened.
+"""
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, given, settings
+
+from .properties import DEFAULT_HYPER, FAMILIES, PROPERTIES, Outcome, Property
+
+__all__ = ["check", "Report", "PropertyResult", "Counterexample", "properties_of"]
+
+#: Examples per property in the default profile (cheap properties / the convergence runs).
+DEFAULT_EXAMPLES = (20, 8)
+SHRINK_BUDGET_S = 6.0
+
+
+def properties_of(family: str) -> tuple[Property, ...]:
+    if family not in FAMILIES:
+        raise ValueError(f"claims must be one of {', '.join(FAMILIES)}, got {family!r}")
+    return tuple(p for p in PROPERTIES if p.family == family)
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """The shrunk failing case: enough to reproduce in one call (``reproduce(impl)``)."""
+
+    property_id: str
+    case: Mapping[str, Any]
+    hyper: Mapping[str, Any]
+    rtol: float
+
+    def reproduce(self, impl: Any) -> Outcome:
+        prop = next(p for p in PROPERTIES if p.id == self.property_id)
+        return _evaluate(prop, impl, self.case, self.hyper, self.rtol)
+
+    def as_dict(self) -> dict:
+        return {"property_id": self.property_id, "case": _plain(self.case), "hyper": _plain(self.hyper),
+                "rtol": self.rtol}
+
+
+@dataclass(frozen=True)
+class PropertyResult:
+    prop: Property
+    status: str                      # "pass" | "fail" | "n.a."
+    measured: float                  # worst measured value over the examples (the failing one on failure)
+    theory: float
+    examples: int
+    seconds: float
+    diagnosis: str = ""
+    counterexample: Counterexample | None = None
+    shrink_budget_hit: bool = False
+
+    def as_dict(self) -> dict:
+        return {"property": self.prop.id, "reference": self.prop.reference, "statement": self.prop.statement,
+                "status": self.status, "measured": _num(self.measured), "theory": _num(self.theory),
+                "examples": self.examples, "seconds": round(self.seconds, 3), "diagnosis": self.diagnosis,
+                "counterexample": None if self.counterexample is None else self.counterexample.as_dict(),
+                "shrink_budget_hit": self.shrink_budget_hit}
+
+
+@dataclass
+class Report:
+    family: str
+    name: str
+    hyper: Mapping[str, Any]
+    results: list[PropertyResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(r.status != "fail" for r in self.results)
+
+    @property
+    def failures(self) -> list[PropertyResult]:
+        return [r for r in self.results if r.status == "fail"]
+
+    def table(self) -> str:
+        rows = [(r.prop.id, r.status, _fmt(r.measured), _fmt(r.theory), str(r.examples), f"{r.seconds:.1f}",
+                 r.diagnosis) for r in self.results]
+        header = ("property", "status", "measured", "theory", "examples", "s", "diagnosis")
+        widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+        line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+        return "\n".join([line(header), line(tuple("-" * w for w in widths)), *map(line, rows)])
+
+    def as_dict(self) -> dict:
+        return {"implementation": self.name, "family": self.family, "hyper": _plain(self.hyper),
+                "passed": self.passed, "results": [r.as_dict() for r in self.results]}
+
+    def markdown(self) -> str:
+        lines = [f"# Conformance of `{self.name}` as {self.family}", "",
+                 f"Hyperparameters: `{json.dumps(_plain(self.hyper))}`. Verdict: "
+                 f"**{'pass' if self.passed else 'FAIL'}**.", "",
+                 "| property | reference | status | measured | theory | diagnosis |", "|---|---|---|---|---|---|"]
+        for r in self.results:
+            lines.append(f"| `{r.prop.id}` | {r.prop.reference} | {r.status} | {_fmt(r.measured)} | "
+                         f"{_fmt(r.theory)} | {r.diagnosis} |")
+        for r in self.failures:
+            lines += ["", f"## `{r.prop.id}`", "", r.prop.statement, "", "Shrunk counterexample "
+                      "(`Counterexample(**this).reproduce(impl)`):", "",
+                      f"```json\n{json.dumps(r.counterexample.as_dict(), indent=1)}\n```"]
+        return "\n".join(lines) + "\n"
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or not np.isfinite(x) else float(x)
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None or not np.isfinite(x) else f"{x:.3g}"
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def _evaluate(prop: Property, impl: Any, case: Mapping[str, Any], hyper: Mapping[str, Any], rtol: float) -> Outcome:
+    """Run one property on one case; an exception from the implementation is a failure with its message."""
+    try:
+        with np.errstate(all="ignore"):
+            return prop.check(impl, case, hyper, rtol)
+    except Exception as exc:  # noqa: BLE001 -- the implementation under test may raise anything
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return Outcome(False, float("nan"), float("nan"),
+                       f"raised {type(exc).__name__}: {exc} ({where.filename.rsplit('/', 1)[-1]}:{where.lineno})")
+
+
+class _Fail(AssertionError):
+    pass
+
+
+def _search(prop: Property, impl: Any, hyper: Mapping[str, Any], rtol: float, max_examples: int) -> PropertyResult:
+    cache: dict[str, Outcome] = {}
+    seen = {"worst": -np.inf, "theory": np.nan, "n": 0, "fail": None, "budget_hit": False}
+    start = time.perf_counter()
+
+    @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None, print_blob=False,
+              phases=(Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck))
+    @given(prop.cases(hyper))
+    def run(case):
+        if "na" in seen:
+            return  # not applicable to this implementation: nothing to search
+        key = json.dumps(_plain(case), sort_keys=True)
+        if key not in cache:
+            if seen["fail"] is not None and time.perf_counter() - start > SHRINK_BUDGET_S:
+                seen["budget_hit"] = True
+                return  # out of shrinking budget: do not run new cases
+            cache[key] = _evaluate(prop, impl, case, hyper, rtol)
+            seen["n"] += 1
+        out = cache[key]
+        if not out.applicable:
+            seen["na"] = out.note
+            return
+        if out.ok:
+            if np.isfinite(out.measured) and out.measured > seen["worst"]:
+                seen["worst"], seen["theory"] = out.measured, out.theory
+            return
+        seen["fail"] = (key, case, out)  # hypothesis replays the shrunk case last
+        raise _Fail(out.note)
+
+    try:
+        run()
+    except _Fail:
+        _, case, out = seen["fail"]
+        cx = Counterexample(prop.id, _plain(case), _plain(hyper), rtol)
+        return PropertyResult(prop, "fail", out.measured, out.theory, seen["n"], time.perf_counter() - start,
+                              out.note, cx, seen["budget_hit"])
+    if "na" in seen:
+        return PropertyResult(prop, "n.a.", np.nan, np.nan, seen["n"], time.perf_counter() - start, seen["na"])
+    return PropertyResult(prop, "pass", seen["worst"], seen["theory"], seen["n"], time.perf_counter() - start)
+
+
+def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: float = 1e-8,
+          max_examples: int | None = None, properties: list[str] | None = None, **hyper: Any) -> Report:
+    """Check ``impl`` (see :mod:`fedtheory.conformance.contract`) against the properties of ``claims``.
+
+    ``hyper`` overrides the family's defaults (:data:`fedtheory.conformance.properties.DEFAULT_HYPER`);
+    ``rtol`` is the identity tolerance (1e-8 for float64 code, about 1e-4 for float32 code);
+    ``max_examples`` overrides the default hypothesis examples per property; ``properties`` selects by id.
+    """
+    props = properties_of(claims)
+    if properties is not None:
+        unknown = set(properties) - {p.id for p in props}
+        if unknown:
+            raise ValueError(f"properties not in family {claims!r}: {sorted(unknown)}")
+        props = tuple(p for p in props if p.id in properties)
+    unknown = set(hyper) - set(DEFAULT_HYPER[claims])
+    if unknown:
+        raise ValueError(f"hyperparameters for {claims} are {sorted(DEFAULT_HYPER[claims])}; unknown: {sorted(unknown)}")
+    if not (0 < rtol < 1):
+        raise ValueError(f"rtol must be in (0, 1), got {rtol}")
+    full = {**DEFAULT_HYPER[claims], **hyper}
+    report = Report(claims, name or getattr(impl, "__qualname__", type(impl).__name__), full)
+    for prop in props:
+        n = max_examples or DEFAULT_EXAMPLES[1 if prop.expensive else 0]
+        report.results.append(_search(prop, impl, full, rtol, n))
+    return report

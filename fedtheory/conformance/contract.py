@@ -1,0 +1,73 @@
+"""The adapter contract: how the kit calls an implementation under test.
+
+A federated implementation is any callable
+
+    impl(x, clients, *, state=None, rng=None, **hyper) -> x_new          (FedAvg, FedProx)
+    impl(x, clients, *, state=None, rng=None, **hyper) -> (x_new, state)  (SCAFFOLD, FedDyn, Scaffnew)
+
+called once per communication round. ``x`` is the server model (a float64 vector), ``clients`` the
+participating :class:`~fedtheory.conformance.instance.Client` objects (data arrays ``features``/``targets``,
+``grad(x)``, ``value(x)``, ``num_examples``, ``cid``), ``state`` what the implementation returned last round
+(``None`` in the first round), ``rng`` a NumPy generator, and ``hyper`` the hyperparameters by name
+(``local_steps``, ``local_step``, ``server_step``, ``prox``, ``alpha``, ``step``, ``p``, ``weighting``,
+``num_clients``); an implementation takes ``**hyper`` and uses what it needs. Local training is full-batch
+(the kit checks exact identities; minibatch noise would hide them).
+
+The state is opaque to the kit, except that the properties which need to read or set it (fixed point with
+the right auxiliary state, server state = weighted mean of the client states) apply when the state is a
+mapping with the paper's names: SCAFFOLD ``{"c": (d,), "c_i": {cid: (d,)}}``, FedDyn
+``{"h": (d,), "g_i": {cid: (d,)}}``, Scaffnew ``{"h_i": {cid: (d,)}}``; otherwise they report "n.a.".
+
+A compressor is any object with ``compress(x, rng) -> x_hat`` or ``-> (x_hat, bits)`` on a vector x, an
+``omega`` attribute (a number, or a callable of d) for the declared variance constant, and optionally
+``unbiased`` (default True).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["STATE_KEYS", "call_round", "call_compress", "declared_omega", "ContractError"]
+
+#: The state layout that makes the state-reading properties applicable (server key, per-client key).
+STATE_KEYS: Mapping[str, tuple[str | None, str]] = {
+    "scaffold": ("c", "c_i"), "feddyn": ("h", "g_i"), "scaffnew": (None, "h_i")}
+
+
+class ContractError(TypeError):
+    """The implementation returned something the contract does not allow."""
+
+
+def call_round(impl: Callable[..., Any], x: np.ndarray, clients: Sequence[Any], state: Any, hyper: Mapping[str, Any],
+               rng: np.random.Generator) -> tuple[np.ndarray, Any]:
+    """One round through the contract; returns (x_new as float64 (d,), state)."""
+    out = impl(np.array(x, dtype=np.float64), list(clients), state=state, rng=rng, **hyper)
+    new_state = None
+    if isinstance(out, tuple):
+        if len(out) != 2:
+            raise ContractError(f"an implementation returns x_new or (x_new, state), got a {len(out)}-tuple")
+        out, new_state = out
+    x_new = np.asarray(out, dtype=np.float64).reshape(-1) if np.size(out) == np.size(x) else None
+    if x_new is None:
+        raise ContractError(f"the new server model must have {np.size(x)} entries, got shape {np.shape(out)}")
+    return x_new, new_state
+
+
+def call_compress(comp: Any, x: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float | None]:
+    out = comp.compress(np.array(x, dtype=np.float64), rng)
+    bits = None
+    if isinstance(out, tuple):
+        out, bits = out
+        bits = float(np.asarray(bits).reshape(-1)[0])
+    x_hat = np.asarray(out, dtype=np.float64).reshape(-1)
+    if x_hat.shape != x.shape:
+        raise ContractError(f"compress must return a vector of shape {x.shape}, got {np.shape(out)}")
+    return x_hat, bits
+
+
+def declared_omega(comp: Any, d: int) -> float:
+    omega = getattr(comp, "omega", None)
+    if omega is None:
+        raise ContractError("a compressor must declare omega (a number or a callable of d)")
+    return float(omega(d) if callable(omega) else omega)
