@@ -5,19 +5,18 @@ import numpy as np
 
 from ..problems.quadratic import QuadraticProblem, quadratic
 from .registry import Evidence, claim
+from .space import quadratic_space
 
 __all__: list[str] = []
 
 
-def _quadratic_instances(thorough: bool):
-    grid = [dict(n_clients=5, dim=4, mu=0.1, L=1.0, delta_B=0.2, zeta2=1.0, seed=0),
-            dict(n_clients=8, dim=6, mu=1.0, L=100.0, delta_A=10.0, zeta2=5.0, seed=1),
-            dict(n_clients=3, dim=5, mu=0.5, L=2.0, delta_B=0.6, zeta2=0.0, hessians="diagonal", seed=2),
-            dict(n_clients=20, dim=10, mu=0.01, L=1.0, delta_A=0.05, zeta2=3.0, seed=3)]
-    if thorough:
-        grid += [dict(n_clients=50, dim=20, mu=1e-3, L=10.0, delta_B=2.0, zeta2=1.0, seed=s) for s in range(5)]
-    for kw in grid:
-        yield kw
+#: The quadratic generator's class (uniform weights): any feasible (n, d, mu, L, delta, zeta2).
+_QUAD_SPACE = quadratic_space(
+    defaults=(dict(n_clients=5, dim=4, mu=0.1, L=1.0, delta_B=0.2, zeta2=1.0, seed=0),
+              dict(n_clients=8, dim=6, mu=1.0, L=100.0, delta_A=10.0, zeta2=5.0, seed=1),
+              dict(n_clients=3, dim=5, mu=0.5, L=2.0, delta_B=0.6, zeta2=0.0, hessians="diagonal", seed=2),
+              dict(n_clients=20, dim=10, mu=0.01, L=1.0, delta_A=0.05, zeta2=3.0, seed=3)),
+    thorough=tuple(dict(n_clients=50, dim=20, mu=1e-3, L=10.0, delta_B=2.0, zeta2=1.0, seed=s) for s in range(5)))
 
 
 def _describe(kw: dict) -> str:
@@ -27,7 +26,7 @@ def _describe(kw: dict) -> str:
 @claim(id="foundation.quadratic.constants_exact", paper="foundation", reference="spec 002 §2.3, §6(a)",
        statement="quadratic() builds instances whose certified mu, L, delta_A or delta_B and zeta2 equal the "
                  "requested values to 1e-10 relative",
-       kind="identity", instances=_quadratic_instances)
+       kind="identity", space=_QUAD_SPACE)
 def check_quadratic_constants(kw: dict) -> Evidence:
     problem = quadratic(**kw)
     c = problem.certificate
@@ -49,7 +48,7 @@ def check_quadratic_constants(kw: dict) -> Evidence:
 @claim(id="foundation.quadratic.kkt", paper="foundation", reference="spec 002 §2.3",
        statement="the certificate's x* is a minimiser: ||grad f(x*)|| <= 1e-12 (relative) and "
                  "f(x) - f* = 1/2 (x-x*)^T Abar (x-x*) >= 0",
-       kind="identity", instances=_quadratic_instances)
+       kind="identity", space=_QUAD_SPACE)
 def check_quadratic_kkt(kw: dict) -> Evidence:
     problem = quadratic(**kw)
     c = problem.certificate
@@ -64,7 +63,7 @@ def check_quadratic_kkt(kw: dict) -> Evidence:
 
 @claim(id="foundation.dissimilarity.sandwich", paper="foundation", reference="spec 002 §2.2 [D]",
        statement="delta_A <= delta_B <= sqrt(n) delta_A (uniform weights), and delta_B <= L - mu",
-       kind="bound", derived=True, instances=_quadratic_instances)
+       kind="bound", derived=True, space=_QUAD_SPACE)
 def check_sandwich(kw: dict) -> Evidence:
     problem = quadratic(**kw)
     c = problem.certificate
