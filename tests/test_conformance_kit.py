@@ -115,6 +115,22 @@ def test_pfl_fedavg_and_fedprox():
     assert conformance.check(fedprox_round, "fedprox", rtol=1e-4).passed
 
 
+def test_pfl_scaffold_control_variate_update_has_the_wrong_sign():
+    """pfl 0.6.0's SCAFFOLD (option II) fails: its local step uses the paper's correction c - c_i, but its update
+    c_i+ = c_i - c + (y - x)/(K eta_l) has the sign of the last term flipped (the paper's eq. (5) has x - y), so
+    the control variates push the wrong way and the method diverges even on n = 2, d = 1. The model update and
+    the server average (with N = the kit's num_clients) agree with the paper."""
+    pytest.importorskip("pfl", reason="Apple's pfl is an optional extra: pip install 'fedtheory[pfl]'")
+    from fedtheory.conformance.adapters.pfl import scaffold_round
+
+    report = conformance.check(scaffold_round, "scaffold", weighting="uniform", rtol=1e-4)
+    status = {r.prop.id: r for r in report.results}
+    assert status["scaffold.converges"].status == "fail" and status["scaffold.converges"].diagnosis == "diverges"
+    assert status["scaffold.one_round"].status == "fail"
+    assert "c_i" in status["scaffold.one_round"].diagnosis
+    assert status["scaffold.fixed_point"].status == "pass" and status["scaffold.server_state"].status == "pass"
+
+
 def test_float32_tolerance_still_rejects_slips():
     """At the float32 tolerance the kit still rejects the FedAvg slips (they move the model by O(eta))."""
     for family, slip, impl in WRONG:

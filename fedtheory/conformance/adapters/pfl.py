@@ -22,16 +22,19 @@ try:
     from pfl.algorithm.base import NNAlgorithmParams
     from pfl.algorithm.federated_averaging import FederatedAveraging
     from pfl.algorithm.fedprox import FedProx, FedProxParams
+    from pfl.algorithm.scaffold import SCAFFOLD, SCAFFOLDParams
     from pfl.common_types import Population
     from pfl.context import CentralContext, UserContext
+    from pfl.data.user_state import InMemoryUserStateStorage
     from pfl.data.dataset import Dataset
     from pfl.hyperparam import NNTrainHyperParams
     from pfl.metrics import Metrics
     from pfl.model.pytorch import PyTorchModel
+    from pfl.stats import MappedVectorStatistics
 except ImportError as exc:  # pragma: no cover - exercised where the extra is missing
     raise ImportError("the pfl adapter needs pfl and torch: pip install 'fedtheory[pfl]'") from exc
 
-__all__ = ["fedavg_round", "fedprox_round"]
+__all__ = ["fedavg_round", "fedprox_round", "scaffold_round"]
 
 
 class _LeastSquares(torch.nn.Module):
@@ -59,8 +62,19 @@ def fedprox_round(x, clients, **hyper: Any) -> np.ndarray:
     return _round(x, clients, **hyper)
 
 
+def scaffold_round(x, clients, *, state=None, rng=None, **hyper: Any) -> tuple[np.ndarray, dict]:
+    """pfl's ``SCAFFOLD`` (Karimireddy et al. 2020, Alg. 1, option II: ``use_gradient_as_control_variate=False``).
+
+    The kit's state ``{"c": server c, "c_i": {cid: c_i}}`` is loaded into pfl's own places (the algorithm's
+    server control variate and an in-memory user-state storage holding each user's ``local_c``) before the
+    round and read back from them after it; pfl's population N is the kit's ``num_clients`` (all clients of
+    the instance; the participants when it is not given).
+    """
+    return _round(x, clients, state=state, scaffold=True, **hyper)
+
+
 def _round(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, prox=None,
-           weighting="num_examples", **_: Any) -> np.ndarray:
+           weighting="num_examples", scaffold=False, num_clients=None, **_: Any):
     if local_steps is None:
         raise ValueError("pfl's clients train by local_steps epochs of full-batch SGD (got None)")
     net = _LeastSquares(x.size)
@@ -72,10 +86,21 @@ def _round(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, s
     params = NNTrainHyperParams(local_batch_size=None, local_num_epochs=local_steps, local_learning_rate=local_step)
     common = dict(central_num_iterations=1, evaluation_frequency=1, train_cohort_size=len(clients),
                   val_cohort_size=None)
-    algo_params = NNAlgorithmParams(**common) if prox is None else FedProxParams(**common, mu=float(prox))
+    if scaffold:
+        storage = InMemoryUserStateStorage()
+        state = state or {"c": np.zeros_like(x), "c_i": {}}
+        for cid, ci in state["c_i"].items():
+            storage.save_state(MappedVectorStatistics({"w": torch.as_tensor(np.array(ci))}), str(cid), "local_c")
+        algo_params = SCAFFOLDParams(**common, population=int(num_clients or len(clients)),
+                                     use_gradient_as_control_variate=False, user_state_storage=storage)
+        algorithm = SCAFFOLD()
+        algorithm._server_c = MappedVectorStatistics({"w": torch.as_tensor(np.array(state["c"]))})
+    elif prox is None:
+        algo_params, algorithm = NNAlgorithmParams(**common), FederatedAveraging()
+    else:
+        algo_params, algorithm = FedProxParams(**common, mu=float(prox)), FedProx()
     context = CentralContext(current_central_iteration=0, do_evaluation=False, cohort_size=len(clients),
                              population=Population.TRAIN, algorithm_params=algo_params, model_train_params=params)
-    algorithm = FederatedAveraging() if prox is None else FedProx()
     weigh = WeightByDatapoints() if weighting == "num_examples" else WeightByUser()
     total = None
     for c in clients:  # SimulatedBackend's per-user loop
@@ -87,4 +112,10 @@ def _round(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, s
         total = stats.apply_elementwise(torch.clone) if total is None else stats + total
     model.set_parameters(start)
     model, _ = algorithm.process_aggregated_statistics(context, Metrics(), model, total)
-    return net.w.detach().numpy().astype(np.float64).copy()
+    x_new = net.w.detach().numpy().astype(np.float64).copy()
+    if not scaffold:
+        return x_new
+    c_i = dict(state["c_i"])
+    for c in clients:
+        c_i[c.cid] = storage.load_state(str(c.cid), "local_c")["w"].detach().numpy().astype(np.float64).copy()
+    return x_new, {"c": algorithm._server_c["w"].detach().numpy().astype(np.float64).copy(), "c_i": c_i}
