@@ -1,9 +1,13 @@
 """Run the ledger of some papers in the current tree (cwd) and write each claim's status as JSON.
 
-Usage: ``python ledger_probe.py OUT.json PAPER [PAPER ...] [--stop-on-kill]``. The statuses are exactly
+Usage: ``python ledger_probe.py OUT.json PAPER [PAPER ...] [--stop-on-kill] [--exit-status]
+[--mentions WORD,WORD]``. The statuses are exactly
 those of ``fedtheory verify --paper ...`` (same :func:`fedtheory.claims.registry.evaluate` and
 ``ClaimResult.status``); ``--stop-on-kill`` stops at the first VIOLATED / COUNTEREXAMPLE-LOST verdict, since
 one verdict is enough to kill a mutant (an ERROR does not stop the run: a later claim may still give a verdict).
+``--exit-status`` exits 1 on a kill verdict, 3 on an ERROR without verdict (the general mutation tool reads
+the exit code). ``--mentions`` keeps only claims whose check or instance function's source mentions one of
+the words (a targeted, fast subset for the general tool).
 """
 from __future__ import annotations
 
@@ -14,9 +18,27 @@ import time
 KILL = ("VIOLATED", "COUNTEREXAMPLE-LOST")
 
 
+def _mentions(c, words: list[str]) -> bool:
+    import inspect
+
+    src = ""
+    for fn in (c.check, c.instances):
+        try:
+            src += inspect.getsource(fn)
+        except (OSError, TypeError):
+            pass
+    return any(w in src for w in words)
+
+
 def main(argv: list[str]) -> int:
     stop = "--stop-on-kill" in argv
-    args = [a for a in argv if a != "--stop-on-kill"]
+    exit_status = "--exit-status" in argv
+    words: list[str] = []
+    if "--mentions" in argv:
+        i = argv.index("--mentions")
+        words = argv[i + 1].split(",")
+        argv = argv[:i] + argv[i + 2:]
+    args = [a for a in argv if a not in ("--stop-on-kill", "--exit-status")]
     out, papers = args[0], args[1:]
     start = time.perf_counter()
     from fedtheory.claims.registry import evaluate, select
@@ -24,6 +46,8 @@ def main(argv: list[str]) -> int:
     statuses: dict[str, str] = {}
     errors: dict[str, str] = {}
     for c in select(papers):
+        if words and not _mentions(c, words):
+            continue
         r = evaluate(c)
         statuses[c.id] = r.status
         if r.error:
@@ -33,6 +57,10 @@ def main(argv: list[str]) -> int:
     with open(out, "w") as fh:
         json.dump({"papers": papers, "statuses": statuses, "errors": errors,
                    "seconds": time.perf_counter() - start}, fh, indent=1)
+    if exit_status and any(s in KILL for s in statuses.values()):
+        return 1
+    if exit_status and "ERROR" in statuses.values():
+        return 3
     return 0
 
 
