@@ -124,6 +124,19 @@ def copy_tree(dest: Path) -> Path:
     return dest
 
 
+def merge_rows(old: list[dict], new: list[dict], detectors: tuple[str, ...]) -> list[dict]:
+    """Rows of ``old`` with the fields of ``detectors`` taken from ``new`` (same mutant id); new ids appended."""
+    by_id = {r["id"]: dict(r) for r in old}
+    for r in new:
+        if r["id"] not in by_id:
+            by_id[r["id"]] = r
+            continue
+        for key, value in r.items():
+            if not any(key.startswith(d) for d in ("ledger", "tests")) or any(key.startswith(d) for d in detectors):
+                by_id[r["id"]][key] = value
+    return list(by_id.values())
+
+
 def write_results(rows: list[dict], out_dir: Path, meta: dict) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "results.json").write_text(json.dumps({"meta": meta, "mutants": rows}, indent=1))
@@ -166,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smoke", action="store_true", help=f"only the CI subset {SMOKE}")
     ap.add_argument("--only", nargs="+", metavar="ID", help="only these mutant ids")
     ap.add_argument("--no-tests", action="store_true", help="skip the test-suite detector")
+    ap.add_argument("--no-ledger", action="store_true", help="skip the ledger detector")
+    ap.add_argument("--update", action="store_true",
+                    help="merge into an existing results.json: only the detectors run now are overwritten")
     ap.add_argument("--full-ledger", action="store_true", help="run every selected claim (no stop at first kill)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per detector per mutant")
     ap.add_argument("--out", default=str(HERE / "results"), help="output folder")
@@ -184,10 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="fedtheory-mut-") as tmp:
         pristine = copy_tree(Path(tmp) / "pristine")
-        needed = sorted({p for m in metas for p in graph.papers_for(file_to_module(ROOT, m["file"]))})
+        needed = [] if args.no_ledger else sorted(
+            {p for m in metas for p in graph.papers_for(file_to_module(ROOT, m["file"]))})
         print(f"baseline ledger for {needed} ...", flush=True)
-        base_probe, _, secs = run_ledger(pristine, needed, args.timeout * 2, stop=False)
-        baseline = base_probe["statuses"] if base_probe else {}
+        base_probe, _, secs = run_ledger(pristine, needed, args.timeout * 2, stop=False) if needed else ({}, 0, 0.0)
+        baseline = base_probe.get("statuses", {}) if base_probe else {}
         print(f"  {secs:.0f} s; not holding at baseline: "
               f"{ {k: v for k, v in baseline.items() if v not in ('holds', 'violated-as-recorded', 'measured')} }",
               flush=True)
@@ -205,9 +222,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{m['id']}: patch does not apply", flush=True)
                 shutil.rmtree(tree)
                 continue
-            probe, crashed, lsecs = run_ledger(tree, papers, args.timeout, stop=not args.full_ledger)
-            row["ledger"], row["ledger_claims"] = classify_ledger(probe, baseline, crashed)
-            row["ledger_seconds"] = round(lsecs, 1)
+            lsecs = 0.0
+            if not args.no_ledger:
+                probe, crashed, lsecs = run_ledger(tree, papers, args.timeout, stop=not args.full_ledger)
+                row["ledger"], row["ledger_claims"] = classify_ledger(probe, baseline, crashed)
+                row["ledger_seconds"] = round(lsecs, 1)
+            else:
+                row["ledger"] = None
             if not args.no_tests:
                 rc, log, tsecs = run_tests(tree, tests, args.timeout)
                 row["tests"], row["tests_seconds"] = classify_tests(rc), round(tsecs, 1)
@@ -215,10 +236,10 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 row["tests"] = None
             rows.append(row)
-            print(f"{m['id']:40s} ledger={row['ledger']:9s} ({lsecs:5.0f} s) tests={row['tests']} "
+            print(f"{m['id']:40s} ledger={row['ledger']!s:9s} ({lsecs:5.0f} s) tests={row['tests']} "
                   f"{row.get('ledger_claims', [])[:1]}", flush=True)
             shutil.rmtree(tree)
-            write_results(rows, Path(args.out), {"command": " ".join(["python benchmarks/mutation/run.py",
+            write_results(rows, Path(args.out) / "partial", {"command": " ".join(["python benchmarks/mutation/run.py",
                                                                         *(argv or sys.argv[1:])]),
                                                  "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                                                  "seconds": time.perf_counter() - start, "partial": True})
@@ -226,6 +247,12 @@ def main(argv: list[str] | None = None) -> int:
             "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "seconds": time.perf_counter() - start,
             "partial": False, "baseline_not_holding": {k: v for k, v in baseline.items()
                                                       if v in ("VIOLATED", "COUNTEREXAMPLE-LOST", "ERROR")}}
+    if args.update and (Path(args.out) / "results.json").exists():
+        previous = json.loads((Path(args.out) / "results.json").read_text())
+        detectors = tuple(d for d, off in (("ledger", args.no_ledger), ("tests", args.no_tests)) if not off)
+        rows = merge_rows(previous["mutants"], rows, detectors)
+        meta["command"] = previous["meta"]["command"] + " && " + meta["command"]
+        meta["seconds"] += previous["meta"]["seconds"]
     write_results(rows, Path(args.out), meta)
     print(json.dumps(summary(rows)))
     bad = [r for r in rows if r["ledger"] == "not-applied"]
