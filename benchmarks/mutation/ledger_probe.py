@@ -38,6 +38,12 @@ def main(argv: list[str]) -> int:
         i = argv.index("--mentions")
         words = argv[i + 1].split(",")
         argv = argv[:i] + argv[i + 2:]
+    order: dict[str, float] = {}
+    if "--order" in argv:  # cheapest claims first (seconds from a baseline probe): same verdicts, earlier kills
+        i = argv.index("--order")
+        with open(argv[i + 1]) as fh:
+            order = json.load(fh).get("claim_seconds", {})
+        argv = argv[:i] + argv[i + 2:]
     args = [a for a in argv if a not in ("--stop-on-kill", "--exit-status")]
     out, papers = args[0], args[1:]
     start = time.perf_counter()
@@ -45,18 +51,23 @@ def main(argv: list[str]) -> int:
 
     statuses: dict[str, str] = {}
     errors: dict[str, str] = {}
-    for c in select(papers):
+    seconds: dict[str, float] = {}
+    claims = select(papers)
+    if order:
+        claims.sort(key=lambda c: order.get(c.id, 0.0))
+    for c in claims:
         if words and not _mentions(c, words):
             continue
         r = evaluate(c)
         statuses[c.id] = r.status
+        seconds[c.id] = round(r.seconds, 3)
         if r.error:
             errors[c.id] = r.error.splitlines()[0][:300]
         if stop and r.status in KILL:
             break
     with open(out, "w") as fh:
         json.dump({"papers": papers, "statuses": statuses, "errors": errors,
-                   "seconds": time.perf_counter() - start}, fh, indent=1)
+                   "seconds": time.perf_counter() - start, "claim_seconds": seconds}, fh, indent=1)
     if exit_status and any(s in KILL for s in statuses.values()):
         return 1
     if exit_status and "ERROR" in statuses.values():

@@ -105,9 +105,12 @@ def _run(cmd: list[str], cwd: Path, timeout: float) -> tuple[int | None, str, fl
         return None, "timeout", time.perf_counter() - start
 
 
-def run_ledger(tree: Path, papers: list[str], timeout: float, stop: bool) -> tuple[dict | None, bool, float]:
+def run_ledger(tree: Path, papers: list[str], timeout: float, stop: bool,
+               order: Path | None = None) -> tuple[dict | None, bool, float]:
     out = tree / "_probe.json"
     cmd = [sys.executable, str(HERE / "ledger_probe.py"), str(out), *papers] + (["--stop-on-kill"] if stop else [])
+    if order is not None and order.exists():
+        cmd += ["--order", str(order)]
     rc, log, secs = _run(cmd, tree, timeout)
     if rc == 0 and out.exists():
         return json.loads(out.read_text()), False, secs
@@ -212,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             target = file_to_module(ROOT, m["file"])
             papers, tests = graph.papers_for(target), graph.tests_for(target)
             tree = Path(tmp) / m["id"]
-            shutil.copytree(pristine, tree)
+            shutil.copytree(pristine, tree, ignore=shutil.ignore_patterns("_probe.json"))
             applied = apply_patch(tree, Path(m["path"]))
             row = {k: m[k] for k in ("id", "family", "file", "description", "reference", "patch")}
             row |= {"papers": papers, "test_files": tests}
@@ -224,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             lsecs = 0.0
             if not args.no_ledger:
-                probe, crashed, lsecs = run_ledger(tree, papers, args.timeout, stop=not args.full_ledger)
+                probe, crashed, lsecs = run_ledger(tree, papers, args.timeout, stop=not args.full_ledger,
+                                                   order=pristine / "_probe.json")
                 row["ledger"], row["ledger_claims"] = classify_ledger(probe, baseline, crashed)
                 row["ledger_seconds"] = round(lsecs, 1)
             else:
