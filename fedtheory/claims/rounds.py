@@ -19,6 +19,7 @@ import numpy as np
 
 from ..algorithms.fedavg import FedAvg
 from ..algorithms.feddyn import FedDyn
+from ..algorithms.fedprox import FedProx
 from ..algorithms.scaffnew import Scaffnew
 from ..algorithms.scaffold import Scaffold
 from ..participation import Bernoulli, Full, UniformSubset
@@ -72,6 +73,24 @@ def _ref_fedavg(alg: FedAvg, problem, state, S):
     return {"x": x + alg.server_step * (a @ D)}
 
 
+def _ref_fedprox(alg: FedProx, problem, state, S):
+    """FedElasticNet Alg. 1 / FedProx: exact prox solve, or K (sub)gradient / ISTA steps from y = x."""
+    x, lam2, lam1 = state.x, alg.prox, alg.l1
+    if alg.solver == "exact":  # l1 = 0 here: (A_i + lam2 I) y = b_i + lam2 x
+        Y = np.linalg.solve(problem.A[S] + lam2 * np.eye(problem.dim), (problem.b[S] + lam2 * x)[..., None])[..., 0]
+    else:
+        eta = alg.local_step
+        Y = np.tile(x, (len(S), 1))
+        for _ in range(alg.local_steps):
+            step = _grads(problem, Y, S) + lam2 * (Y - x)
+            if alg.l1_mode == "subgradient":
+                step = step + lam1 * np.sign(Y - x)
+            Z = Y - eta * step - x
+            Y = x + (np.sign(Z) * np.maximum(np.abs(Z) - eta * lam1, 0.0) if alg.l1_mode == "proximal" else Z)
+    w = problem.weights[S]
+    return {"x": x + alg.server_step * ((w / w.sum()) @ (Y - x))}
+
+
 def _ref_scaffold(alg: Scaffold, problem, state, S):
     x, c, C = state.x, state.c, state.C
     K, eta = alg.local_steps, alg.local_step
@@ -115,12 +134,16 @@ def _round_instances(thorough: bool):
         yield {"alg": "scaffold", "part": part, "kw": dict(local_steps=3, local_step=0.1, option="II")}
         yield {"alg": "feddyn", "part": part, "kw": dict(alpha=0.8)}
         yield {"alg": "scaffnew", "part": part, "kw": dict(step=0.15, p=0.4)}
+        yield {"alg": "fedprox", "part": part, "kw": dict(prox=0.5, server_step=0.8)}
+        for mode in ("subgradient", "proximal"):
+            yield {"alg": "fedprox", "part": part, "kw": dict(prox=0.5, l1=0.05, solver="gd", l1_mode=mode,
+                                                               local_steps=3, local_step=0.1)}
     yield {"alg": "fedavg", "part": "subset2", "kw": dict(local_steps=2, local_step=0.1, weighting="uniform",
                                                           normalize="all")}
     yield {"alg": "fedavg", "part": "bernoulli", "kw": dict(local_steps=2, local_step=0.1, normalize="all")}
 
 
-_CLASSES: dict[str, Any] = {"fedavg": FedAvg, "scaffold": Scaffold, "feddyn": FedDyn, "scaffnew": Scaffnew}
+_CLASSES: dict[str, Any] = {"fedavg": FedAvg, "fedprox": FedProx, "scaffold": Scaffold, "feddyn": FedDyn, "scaffnew": Scaffnew}
 
 
 def _describe(inst: dict) -> str:
@@ -128,8 +151,8 @@ def _describe(inst: dict) -> str:
 
 
 @claim(id="classic.rounds.reference_identity", paper="classic", reference="McMahan 2017, Karimireddy 2020, Acar 2021, Mishchenko 2022: Alg. 1 of each",
-       statement="for every participation/coin outcome, one round of FedAvg, SCAFFOLD (I, II), FedDyn and "
-                 "Scaffnew equals the paper's update written independently, to 1e-9 relative, on 4 clients "
+       statement="for every participation/coin outcome, one round of FedAvg, FedProx/FedElasticNet Alg. 1 "
+                 "(exact, sub-gradient, ISTA), SCAFFOLD (I, II), FedDyn and Scaffnew equals the paper's update written independently, to 1e-9 relative, on 4 clients "
                  "with unequal weights, from a state with non-zero control variates",
        kind="identity", instances=_round_instances)
 def check_round_identity(inst: dict) -> Evidence:
@@ -147,7 +170,7 @@ def check_round_identity(inst: dict) -> Evidence:
         elif len(S) == 0:
             ref = {"x": state.x}  # nobody participates: nothing changes
         else:
-            ref = {"fedavg": _ref_fedavg, "scaffold": _ref_scaffold, "feddyn": _ref_feddyn}[inst["alg"]](
+            ref = {"fedavg": _ref_fedavg, "fedprox": _ref_fedprox, "scaffold": _ref_scaffold, "feddyn": _ref_feddyn}[inst["alg"]](
                 alg, problem, state, S)
         new, _log = alg.round_given(problem, state, draw)
         for key, want in ref.items():
