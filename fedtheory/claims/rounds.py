@@ -17,10 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from ..algorithms.dane import DANEDraw, DANEPlus
 from ..algorithms.fedavg import FedAvg
 from ..algorithms.feddyn import FedDyn
 from ..algorithms.fedprox import FedProx
 from ..algorithms.scaffnew import Scaffnew
+from ..algorithms.fedred import FedRed
 from ..algorithms.scaffold import Scaffold
 from ..participation import Bernoulli, Full, UniformSubset
 from ..problems.quadratic import QuadraticProblem
@@ -244,3 +246,87 @@ def check_draw_law(inst: dict) -> Evidence:
     return Evidence(_describe(inst), worst_z, 5.0, ok,
                     details={"outcomes_not_enumerated": [str(k) for k in unknown[:3]], "sum_probabilities": total,
                              "inclusion_probability_error": incl_err})
+
+
+# ---------------------------------------------------------------- DANE / FedRed (Jiang et al. 2024)
+def _dissimilarity(problem: QuadraticProblem) -> tuple[float, float]:
+    """(delta_A, delta_B) from the Hessians directly: sqrt(lambda_max(sum_i w_i E_i^2)) and max_i ||E_i||_2."""
+    E = problem.A - np.einsum("n,nij->ij", problem.weights, problem.A)
+    delta_A = math.sqrt(max(np.linalg.eigvalsh(np.einsum("n,nij,njk->ik", problem.weights, E, E))[-1], 0.0))
+    delta_B = max(float(np.max(np.abs(np.linalg.eigvalsh(E_i)))) for E_i in E)
+    return delta_A, delta_B
+
+
+def _dane_instances(thorough: bool):
+    yield "standard"
+    yield "random"
+
+
+@claim(id="fedred.rounds.dane_reference", paper="fedred",
+       reference="Jiang et al. 2024, Alg. 1 with eq. (1); Thm 1 (lam = 2 delta_A) and Thm 3 (lam = 2 delta_B)",
+       statement="one round of DANE with the default lam (2 delta_A for standard averaging, 2 delta_B for a "
+                 "randomly selected client) equals the exact update x_i = argmin f_i + <grad f - grad f_i, x> + "
+                 "lam/2 ||x - x^r||^2 followed by sum_i w_i x_i (or x_xi), on unequal client weights, to 1e-9",
+       kind="identity", instances=_dane_instances)
+def check_dane_reference(averaging: str) -> Evidence:
+    problem = _problem()
+    alg = DANEPlus(averaging=averaging, solver="exact")
+    x = np.array([0.5, -1.0, 2.0])
+    state = alg.init(problem, x)
+    delta_A, delta_B = _dissimilarity(problem)
+    lam = 2.0 * (delta_A if averaging == "standard" else delta_B)
+    rows = np.arange(problem.n_clients)
+    G = _grads(problem, np.tile(x, (problem.n_clients, 1)), rows)
+    H = problem.weights @ G - G
+    X = np.linalg.solve(problem.A + lam * np.eye(problem.dim), (problem.b - H + lam * x)[..., None])[..., 0]
+    draws = [(DANEDraw(None), problem.weights @ X)] if averaging == "standard" else \
+        [(DANEDraw(i), X[i]) for i in range(problem.n_clients)]
+    worst = 0.0
+    for draw, want in draws:
+        new, _ = alg.round_given(problem, state, draw)
+        worst = max(worst, float(np.max(np.abs(new.x - want))) / max(1.0, float(np.max(np.abs(want)))))
+    return Evidence(f"DANE averaging={averaging}, lam={lam:.4g}", worst, RTOL, worst <= RTOL,
+                    details={"lam": lam, "lam_used": alg.lam_for(problem)})
+
+
+def _selection_instances(thorough: bool):
+    yield "dane"
+    yield "fedred"
+
+
+@claim(id="fedred.rounds.selection_law", paper="fedred",
+       reference="Jiang et al. 2024, Alg. 1 (xi_r ~ w) and Alg. 2 / Thm 7 (communicate w.p. p = (lam + mu) eta)",
+       statement="the randomly selected client follows the weights w_i, and FedRed communicates with probability "
+                 "(lam + mu) eta (default), within 5 standard errors over 4000 draws",
+       kind="statistical", instances=_selection_instances)
+def check_selection_law(which: str) -> Evidence:
+    problem = _problem()
+    rng = np.random.default_rng(3)
+    n_draws, n = 4000, problem.n_clients
+    counts = np.zeros(n)
+    comm = 0
+    if which == "dane":
+        alg = DANEPlus(averaging="random", solver="exact")
+        state = alg.init(problem, np.zeros(problem.dim))
+        for _ in range(n_draws):
+            counts[alg.draw(problem, state, rng).client] += 1
+        p = 1.0
+        comm = n_draws
+    else:
+        eta = 0.05
+        alg = FedRed(selection="random", eta=eta)
+        state = alg.init(problem, np.zeros(problem.dim))
+        _, delta_B = _dissimilarity(problem)
+        p = min(1.0, (2.0 * delta_B + problem.certificate.mu) * eta)
+        for _ in range(n_draws):
+            d = alg.draw(problem, state, rng)
+            if d.communicate:
+                comm += 1
+                counts[d.client] += 1
+    z_comm = abs(comm / n_draws - p) / math.sqrt(max(p * (1 - p), 1e-12) / n_draws)
+    freq = counts / max(comm, 1)
+    z_client = float(np.max(np.abs(freq - problem.weights) / np.sqrt(problem.weights * (1 - problem.weights)
+                                                                     / max(comm, 1))))
+    worst = max(z_comm, z_client)
+    return Evidence(f"{which} random selection", worst, 5.0, worst <= 5.0,
+                    details={"p_expected": p, "communication_rate": comm / n_draws, "client_freq": freq})
