@@ -22,7 +22,7 @@ from ..algorithms.fedavg import FedAvg
 from ..algorithms.feddyn import FedDyn
 from ..algorithms.fedprox import FedProx
 from ..algorithms.scaffnew import Scaffnew
-from ..algorithms.fedred import FedRed
+from ..algorithms.fedred import FedRed, FedRedDraw
 from ..algorithms.scaffold import Scaffold
 from ..participation import Bernoulli, Full, UniformSubset
 from ..problems.quadratic import QuadraticProblem
@@ -330,3 +330,44 @@ def check_selection_law(which: str) -> Evidence:
     worst = max(z_comm, z_client)
     return Evidence(f"{which} random selection", worst, 5.0, worst <= 5.0,
                     details={"p_expected": p, "communication_rate": comm / n_draws, "client_freq": freq})
+
+
+def _fedred_instances(thorough: bool):
+    for reset in (True, False):
+        for selection in ("standard", "random"):
+            yield {"reset": reset, "selection": selection}
+
+
+@claim(id="fedred.rounds.fedred_gd_reference", paper="fedred",
+       reference="Jiang et al. 2024, Alg. 2 (FedRed-GD: linearised local step; on communication x~ = sum_i w_i x_i "
+                 "or x_xi, new control variates, and x_i <- x~ when resetting)",
+       statement="one FedRed-GD round (both coin outcomes, each selected client, reset on and off) equals the "
+                 "paper's update written independently, on unequal weights and desynchronised local models, to 1e-9",
+       kind="identity", instances=_fedred_instances)
+def check_fedred_reference(inst: dict) -> Evidence:
+    problem = _problem()
+    lam, eta = 1.5, 0.1
+    alg = FedRed(lam=lam, eta=eta, p=0.5, reset=inst["reset"], selection=inst["selection"])
+    state = alg.init(problem, np.array([0.5, -1.0, 2.0]))
+    rng = np.random.default_rng(5)
+    for _ in range(4):  # desynchronise the local models (some rounds skip communication)
+        state, _ = alg.round(problem, state, rng)
+    rows = np.arange(problem.n_clients)
+    G = _grads(problem, state.X, rows)
+    X_loc = (state.X + lam * eta * state.x - eta * (G + state.H)) / (1.0 + lam * eta)
+    clients = [None] if inst["selection"] == "standard" else list(range(problem.n_clients))
+    worst = 0.0
+    for communicate in (False, True):
+        for client in (clients if communicate else [None]):
+            new, _ = alg.round_given(problem, state, FedRedDraw(communicate, client))
+            if not communicate:
+                want = {"X": X_loc, "x": state.x}
+            else:
+                x_ref = problem.weights @ X_loc if client is None else X_loc[client]
+                G_ref = _grads(problem, np.tile(x_ref, (problem.n_clients, 1)), rows)
+                want = {"x": x_ref, "H": problem.weights @ G_ref - G_ref,
+                        "X": np.tile(x_ref, (problem.n_clients, 1)) if inst["reset"] else X_loc}
+            for key, val in want.items():
+                got = getattr(new, key)
+                worst = max(worst, float(np.max(np.abs(got - val))) / max(1.0, float(np.max(np.abs(val)))))
+    return Evidence(f"FedRed-GD reset={inst['reset']} selection={inst['selection']}", worst, RTOL, worst <= RTOL)
