@@ -24,6 +24,7 @@ from ..algorithms.fedprox import FedProx
 from ..algorithms.scaffnew import Scaffnew
 from ..algorithms.fedred import FedRed, FedRedDraw
 from ..algorithms.scaffold import Scaffold
+from ..compressors.sb_quantizer import SBQuantizer
 from ..participation import Bernoulli, Full, UniformSubset
 from ..problems.quadratic import QuadraticProblem
 from .registry import Evidence, claim
@@ -371,3 +372,56 @@ def check_fedred_reference(inst: dict) -> Evidence:
                 got = getattr(new, key)
                 worst = max(worst, float(np.max(np.abs(got - val))) / max(1.0, float(np.max(np.abs(val)))))
     return Evidence(f"FedRed-GD reset={inst['reset']} selection={inst['selection']}", worst, RTOL, worst <= RTOL)
+
+
+# ---------------------------------------------------------------- OFedIQ's quantizer constant (Park et al.)
+def _sb_instances(thorough: bool):
+    for D, s, b in ((5, 1, 2), (7, 3, 2), (10, 4, 3), (9, 2, 4)):  # D not divisible by b: ceil != floor
+        yield {"D": D, "s": s, "b": b}
+
+
+@claim(id="ofediq.quantizer.sigma2_uneven_blocks", paper="ofediq",
+       reference="Park et al., Lemma 1 / Sec. 3.3 (sigma_q^2 = min(ceil(D/b)/s^2, sqrt(ceil(D/b))/s))",
+       statement="the SB quantizer's sigma_q^2 uses the largest block, ceil(D/b), when b does not divide D; and "
+                 "its exact variance on a vector spread over the largest block stays below sigma_q^2 ||u||^2",
+       kind="identity", instances=_sb_instances)
+def check_sb_sigma2_uneven(inst: dict) -> Evidence:
+    D, s, b = inst["D"], inst["s"], inst["b"]
+    n_big = -(-D // b)
+    want = min(n_big / s**2, math.sqrt(n_big) / s)
+    q = SBQuantizer(s=s, b=b)
+    got = q.omega(D)
+    u = np.zeros((1, D))
+    u[0, : n_big] = 1.0  # the first block is a largest one (blocks of size ceil(D/b) come first)
+    var = float(q.variance(u)[0]) / float(np.sum(u * u))
+    ok = abs(got - want) <= 1e-15 * want and var <= got * (1 + 1e-12)
+    return Evidence(f"D={D} s={s} b={b}", got, want, ok, tightness=var / got if got > 0 else None,
+                    details={"variance_ratio": var})
+
+
+# ---------------------------------------------------------------- unbiased compressors: compress() itself
+def _unbiased_instances(thorough: bool):
+    from ..compressors.quantizers import QSGD, StochasticUniformQuantizer
+    from ..compressors.sparsifiers import RandK
+
+    for comp in (StochasticUniformQuantizer(levels=4), QSGD(s=2), RandK(k=2), SBQuantizer(s=2, b=2)):
+        yield comp
+
+
+@claim(id="docofl.compressors.compress_unbiased", paper="docofl",
+       reference="DoCoFL spec §4 (unbiased compressors: E C(x) = x); Alistarh et al. 2017 Lemma 3.1",
+       statement="the random compress() of every unbiased compressor averages to x: each coordinate of the "
+                 "mean of 4000 independent compressions is within 5 standard errors of x",
+       kind="statistical", instances=_unbiased_instances)
+def check_compress_unbiased(comp) -> Evidence:
+    # Tests the sampling path itself (the exact-law claims enumerate outcomes and never call compress()).
+    x = np.array([0.9, -0.35, 0.1, 0.0, -1.3, 0.55])
+    n_draws = 4000
+    rng = np.random.default_rng(17)
+    out, _bits = comp.compress(np.tile(x, (n_draws, 1)), rng)
+    mean, sd = out.mean(axis=0), out.std(axis=0)
+    # coordinates sent exactly (a row's max/min on the uniform grid) have sd = 0 and a rounding-level mean
+    # error; floor the standard error at 1e-12 of the row's scale so rounding is never read as bias
+    se = np.maximum(sd / math.sqrt(n_draws), 1e-12 * float(np.max(np.abs(x))))
+    z = float(np.max(np.abs(mean - x) / se))
+    return Evidence(type(comp).__name__, z, 5.0, z <= 5.0, details={"mean": mean})
