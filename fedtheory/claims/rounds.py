@@ -54,6 +54,11 @@ def _problem() -> QuadraticProblem:
     return QuadraticProblem(A, b, weights=np.array([0.1, 0.2, 0.3, 0.4]))
 
 
+def _rel_err(got: np.ndarray, want: np.ndarray) -> float:
+    """max |got - want| relative to max(1, max |want|) (states of size O(1) here)."""
+    return float(np.max(np.abs(got - want))) / max(1.0, float(np.max(np.abs(want))))
+
+
 def _grads(problem: QuadraticProblem, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.einsum("nij,nj->ni", problem.A[rows], X) - problem.b[rows]
 
@@ -176,10 +181,7 @@ def check_round_identity(inst: dict) -> Evidence:
             ref = {"fedavg": _ref_fedavg, "fedprox": _ref_fedprox, "scaffold": _ref_scaffold, "feddyn": _ref_feddyn}[inst["alg"]](
                 alg, problem, state, S)
         new, _log = alg.round_given(problem, state, draw)
-        for key, want in ref.items():
-            got = getattr(new, key)
-            scale = max(1.0, float(np.max(np.abs(want))))
-            worst = max(worst, float(np.max(np.abs(got - want))) / scale)
+        worst = max([worst] + [_rel_err(getattr(new, key), want) for key, want in ref.items()])
     return Evidence(_describe(inst), worst, RTOL, worst <= RTOL, details={"max_relative_error": worst})
 
 
@@ -285,7 +287,7 @@ def check_dane_reference(averaging: str) -> Evidence:
     worst = 0.0
     for draw, want in draws:
         new, _ = alg.round_given(problem, state, draw)
-        worst = max(worst, float(np.max(np.abs(new.x - want))) / max(1.0, float(np.max(np.abs(want)))))
+        worst = max(worst, _rel_err(new.x, want))
     return Evidence(f"DANE averaging={averaging}, lam={lam:.4g}", worst, RTOL, worst <= RTOL,
                     details={"lam": lam, "lam_used": alg.lam_for(problem)})
 
@@ -368,9 +370,7 @@ def check_fedred_reference(inst: dict) -> Evidence:
                 G_ref = _grads(problem, np.tile(x_ref, (problem.n_clients, 1)), rows)
                 want = {"x": x_ref, "H": problem.weights @ G_ref - G_ref,
                         "X": np.tile(x_ref, (problem.n_clients, 1)) if inst["reset"] else X_loc}
-            for key, val in want.items():
-                got = getattr(new, key)
-                worst = max(worst, float(np.max(np.abs(got - val))) / max(1.0, float(np.max(np.abs(val)))))
+            worst = max([worst] + [_rel_err(getattr(new, key), val) for key, val in want.items()])
     return Evidence(f"FedRed-GD reset={inst['reset']} selection={inst['selection']}", worst, RTOL, worst <= RTOL)
 
 
