@@ -41,3 +41,30 @@ def check_gd_contraction(problem) -> Evidence:
     worst = float(ratios.max()) if ratios.size else 0.0
     return Evidence(f"quadratic n={problem.n_clients} d={problem.dim} L_f/mu_f={c.L_f / c.mu_f:.3g}",
                     worst, q, worst <= q + 1e-9, tightness=worst / q if q > 0 else None)
+
+
+def _step_instances(thorough: bool):
+    for factor in (0.5, 1.0, 1.5, 1.9):
+        yield factor
+
+
+@claim(id="classic.gd.contraction_tight_any_step", paper="classic", reference="Nesterov 2004, Thm 2.1.15",
+       statement="on a quadratic, the worst one-step ratio ||x_1 - x*|| / ||x_0 - x*|| of GD with step eta in "
+                 "(0, 2/L_f) equals max(|1 - eta mu_f|, |1 - eta L_f|) (attained along an extreme eigenvector)",
+       kind="tightness", instances=_step_instances)
+def check_gd_contraction_any_step(factor: float) -> Evidence:
+    """Steps beyond 2/(mu + L) make the L-branch of the max the active one (a 1/L step never does)."""
+    from ..problems.quadratic import QuadraticProblem
+
+    diag = np.array([0.1, 0.5, 1.0])  # mu_f = 0.1, L_f = 1; x* = 0 (b = 0), so x_1 = (1 - eta a) x_0 exactly
+    problem = QuadraticProblem(np.stack([diag, diag]), np.zeros((2, 3)))
+    eta = factor / problem.certificate.L_f
+    alg = GradientDescent(step=eta)
+    worst = 0.0
+    for k in range(3):  # start on each eigenvector: the ratio is |1 - eta a_k|
+        state = alg.init(problem, np.eye(3)[k])
+        new, _ = alg.round(problem, state, np.random.default_rng(0))
+        worst = max(worst, float(np.linalg.norm(new.x)))
+    q = gd_contraction(problem.certificate.mu_f, problem.certificate.L_f, eta)
+    # a handful of flops on numbers of size <= 1: agreement to 1e-12 absolute
+    return Evidence(f"step = {factor}/L_f", worst, q, abs(worst - q) <= 1e-12, tightness=worst / q)
