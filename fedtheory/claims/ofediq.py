@@ -16,6 +16,7 @@ import numpy as np
 from ..algorithms.online import FedOGD, OFedAvg, OFedIQ, OnlineDraw
 from ..compressors.sb_quantizer import SBQuantizer, sb_bits, sb_sigma2
 from ..problems.online import OnlineProblem, online_from_dataset, online_logistic, online_ridge
+from ..problems.quadratic import QuadraticProblem
 from ..run import run
 from ..theory import ofediq as th
 from .registry import Evidence, claim
@@ -784,6 +785,77 @@ def check_lemma2(inst: dict) -> Evidence:
         ok &= lhs <= rhs + 1e-9 * max(1.0, abs(rhs))
         worst = max(worst, lhs / rhs if rhs > 0 else 0.0)
     return Evidence(f"{inst['loss']} K={inst['K']} D={inst['D']}", worst, 1.0, bool(ok), tightness=worst)
+
+
+def _static_instances(thorough: bool):
+    yield {"alg": "fedogd", "T": 12, "seed": 0}
+    yield {"alg": "ofedavg", "T": 12, "seed": 1}
+
+
+@claim(id="ofediq.static_problem.regret", paper=PAPER, reference="eqs. (3)-(5) (regret, FedOGD) on a static stream",
+       statement="on a static federated problem (L_{k,t} = n w_k f_k for every t), FedOGD and OFedAvg (p = 1) are "
+                 "GD on f and the logged regret after t + 1 rounds is n sum_{tau <= t} (f(w_tau) - f*), with f and "
+                 "f* computed independently (weighted quadratic, linear solve), to 1e-10 relative",
+       kind="identity", instances=_static_instances)
+def check_static_regret(inst: dict) -> Evidence:
+    rng = np.random.default_rng(inst["seed"])
+    n, d = 4, 3
+    M = rng.standard_normal((n, d, d))
+    A = np.einsum("nij,nkj->nik", M, M) + np.eye(d)
+    b = rng.standard_normal((n, d))
+    weights = np.array([0.1, 0.2, 0.3, 0.4])
+    problem = QuadraticProblem(A, b, weights=weights)
+    A_bar, b_bar = np.einsum("n,nij->ij", weights, A), weights @ b
+    f = lambda w: 0.5 * w @ A_bar @ w - b_bar @ w  # noqa: E731
+    f_star = f(np.linalg.solve(A_bar, b_bar))
+    eta = 0.5 / float(np.linalg.eigvalsh(A_bar).max())
+    alg = FedOGD(eta=eta) if inst["alg"] == "fedogd" else OFedAvg(eta=eta, p=1.0)
+    state = alg.init(problem, np.zeros(d))
+    w, total, worst = np.zeros(d), 0.0, 0.0
+    for _ in range(inst["T"]):
+        state, log = alg.round(problem, state, rng)
+        total += n * (f(w) - f_star)
+        w = w - eta * (A_bar @ w - b_bar)
+        worst = max(worst, abs(log.extra["regret"] - total) / max(1.0, abs(total)),
+                    float(np.max(np.abs(state.x - w))) / max(1.0, float(np.max(np.abs(w)))))
+    return Evidence(f"{inst['alg']} n={n} d={d} T={inst['T']} unequal weights", worst, 1e-10, worst <= 1e-10)
+
+
+def _second_moment_instances(thorough: bool):
+    # K = 1, p = 1, s = 1, one block, a flat vector: the quantizer's error is (sqrt(D) - 1) ||g||^2, the
+    # largest relative error a single client can produce, so the sigma_q^2 term of R is fully used
+    yield {"p": [1.0], "D": 16, "s": 1, "b": 1, "flat": True, "seed": 0}
+    yield {"p": [0.3, 0.6, 0.9, 0.5], "D": 10, "s": 2, "b": 2, "seed": 1}
+    yield {"p": [0.5, 0.5, 0.5], "D": 8, "s": 1, "b": 1, "seed": 2}
+    if thorough:
+        yield {"p": [0.1, 1.0, 0.7, 0.2], "D": 32, "s": 4, "b": 4, "seed": 3}
+
+
+@claim(id="ofediq.thm2.aggregate_second_moment", paper=PAPER, reference="Theorem 2 proof, eqs. (34)-(35); spec 003 §4.4",
+       statement="with Bernoulli(p_k) participation and the IPW-quantized gradients Q(grad_k / p_k): "
+                 "E||(1/K) sum_{k in S} Q(grad_k / p_k)||^2 <= (2/p_min) R (1/K) sum_k ||grad_k||^2, "
+                 "R = 1 + sigma_q^2 (p_sum - p_min + 1)/K; the expectation is exact (all 2^K participation "
+                 "outcomes, the quantizer's two-point variance)",
+       kind="bound", instances=_second_moment_instances)
+def check_aggregate_second_moment(inst: dict) -> Evidence:
+    p = np.asarray(inst["p"], dtype=float)
+    K, D = p.size, inst["D"]
+    rng = np.random.default_rng(inst["seed"])
+    g = np.ones((K, D)) if inst.get("flat") else rng.standard_normal((K, D)) * rng.exponential(size=(K, 1))
+    q = SBQuantizer(inst["s"], inst["b"])
+    # Q(g/p) - g/p has zero mean, is independent over clients and has variance q(g)/p^2 (Q is positively
+    # homogeneous), so conditional on S: E||.||^2 = ||(1/K) sum_S g_k/p_k||^2 + (1/K^2) sum_S q(g_k)/p_k^2
+    quant = q.variance(g) / p**2
+    lhs = 0.0
+    for mask in itertools.product((False, True), repeat=K):
+        S = np.array(mask)
+        prob = float(np.prod(np.where(S, p, 1.0 - p)))
+        mean = (g[S] / p[S, None]).sum(axis=0) / K
+        lhs += prob * (float(mean @ mean) + float(quant[S].sum()) / K**2)
+    R = th.r_factor(q.omega(D), p)
+    rhs = 2.0 / float(p.min()) * R * float(np.sum(g * g)) / K
+    return Evidence(f"K={K} p={inst['p']} D={D} s={q.s} b={q.b}", lhs, rhs, lhs <= rhs * (1 + 1e-12),
+                    tightness=lhs / rhs, details={"R": R, "sigma_q2": q.omega(D)})
 
 
 def _drift_data(inst: dict) -> tuple[float, float, float, float, int]:
