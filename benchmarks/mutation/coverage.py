@@ -1,0 +1,225 @@
+"""Structural coverage of the ledger: which algorithm options and instance features its default instances run.
+
+Usage (from the repository root)::
+
+    python benchmarks/mutation/coverage.py [--paper KEY ...] [--out DIR]
+
+A claim that only ever runs one kind of instance cannot see a bug on the other kinds: mutation testing found
+exactly such blind spots (a dropped server step passed because every claim used eta_g = 1; an unweighted
+average passed because the weights were equal). This script makes the question mechanical. It runs the ledger's
+default instances (the same :func:`fedtheory.claims.registry.evaluate` as ``fedtheory verify``) with every
+registered algorithm's ``round_given`` wrapped to record the *features* of each round it executes:
+
+* every value of every ``Literal`` option (``Optional[Literal]`` includes None), both values of every bool;
+* the participation scheme's class (Full, UniformSubset, Bernoulli, ...);
+* every numeric option at its default and away from it (e.g. ``server_step`` = 1 and != 1);
+* the problem: equal or unequal client weights.
+
+The universe of features comes from the algorithm classes' type hints and defaults, so a new option is audited
+without touching this file. Output: ``coverage.json`` and ``coverage.md`` (feature -> first claim that
+exercised it); exit status 1 when a feature is neither exercised nor listed in :data:`NOT_APPLICABLE` with a
+reason.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+import types
+import typing
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+#: Fields that are not semantic options (callbacks), or whose values are objects audited by their type.
+IGNORED_FIELDS = {"upload_metrics"}
+
+#: Features the ledger does not need to run, with the reason. Everything else must be exercised.
+NOT_APPLICABLE: dict[tuple[str, str], str] = {}
+
+
+def _literal_values(tp) -> tuple | None:
+    """The values of a Literal or Optional[Literal] hint (None included for Optional), else None."""
+    if typing.get_origin(tp) is typing.Literal:
+        return typing.get_args(tp)
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        values: list = []
+        for arg in typing.get_args(tp):
+            if arg is type(None):
+                values.append(None)
+            elif typing.get_origin(arg) is typing.Literal:
+                values.extend(typing.get_args(arg))
+            else:
+                return None
+        return tuple(values)
+    return None
+
+
+def _participation_classes(tp) -> tuple[str, ...] | None:
+    """Class names of a participation hint that is a class or a union of classes."""
+    args = typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, types.UnionType) else (tp,)
+    if args and all(isinstance(a, type) for a in args):
+        return tuple(a.__name__ for a in args)
+    return None
+
+
+def _is_numeric(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _accepts(cls: type, field: str, value) -> bool:
+    """Whether ``cls`` accepts ``field=value`` on its example (DANE, for one, rejects DANE+'s other options)."""
+    try:
+        dataclasses.replace(cls.example(), **{field: value})
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def universe(cls: type) -> dict[str, str]:
+    """feature -> field for every feature a run of ``cls`` can have (see the module docstring)."""
+    hints = typing.get_type_hints(cls)
+    out: dict[str, str] = {"weights=equal": "weights", "weights=unequal": "weights"}
+    for f in dataclasses.fields(cls):
+        if f.name in IGNORED_FIELDS or not f.init:
+            continue
+        tp = hints.get(f.name)
+        literal = _literal_values(tp)
+        if literal is not None:
+            out.update({f"{f.name}={v!r}": f.name for v in literal if _accepts(cls, f.name, v)})
+        elif tp is bool:
+            out.update({f"{f.name}={v}": f.name for v in (True, False) if _accepts(cls, f.name, v)})
+        elif f.name == "participation":
+            classes = _participation_classes(tp) if tp is not typing.Any else None
+            # a class-valued scheme, or (EFL, OFedIQ) a probability that is one scalar or one per client
+            out.update({f"participation={c}": f.name for c in (classes or ("scalar", "per-client"))})
+        elif f.default is not dataclasses.MISSING and (f.default is None or _is_numeric(f.default)):
+            out.update({f"{f.name}=default": f.name, f"{f.name}=other": f.name})
+    return out
+
+
+def features(alg, problem) -> set[str]:
+    """The features of one executed round (a subset of :func:`universe` of ``type(alg)``)."""
+    import numpy as np
+
+    w = np.asarray(problem.weights)
+    out = {"weights=equal" if np.all(w == w[0]) else "weights=unequal"}
+    hints = typing.get_type_hints(type(alg))
+    for f in dataclasses.fields(alg):
+        if f.name in IGNORED_FIELDS or not f.init:
+            continue
+        value, tp = getattr(alg, f.name), hints.get(f.name)
+        if _literal_values(tp) is not None:
+            out.add(f"{f.name}={value!r}")
+        elif tp is bool:
+            out.add(f"{f.name}={bool(value)}")
+        elif f.name == "participation":
+            out.add(f"participation={_participation_kind(value)}")
+        elif f.default is not dataclasses.MISSING and (f.default is None or _is_numeric(f.default)):
+            out.add(f"{f.name}={'default' if _same(value, f.default) else 'other'}")
+    return out
+
+
+def _participation_kind(value) -> str:
+    if _is_numeric(value):
+        return "scalar"
+    if isinstance(value, (tuple, list)) or hasattr(value, "shape"):
+        return "per-client"
+    return type(value).__name__
+
+
+def _same(value, default) -> bool:
+    if default is None or value is None:
+        return value is default
+    try:
+        return bool(value == default)
+    except ValueError:  # an array-valued option (e.g. per-client probabilities) is never the scalar default
+        return False
+
+
+class Recorder:
+    """Wraps ``round_given`` of every registered algorithm class; records feature -> first claim id."""
+
+    def __init__(self) -> None:
+        from fedtheory.algorithms import ALGORITHMS
+
+        self.classes = dict(ALGORITHMS)
+        self.current = "<none>"
+        self.seen: dict[str, dict[str, str]] = defaultdict(dict)
+        self._keys: set = set()
+        wrapped: set[type] = set()
+        for cls in self.classes.values():
+            for klass in cls.__mro__:  # round_given may be inherited from a shared base class
+                if klass in wrapped:
+                    continue
+                wrapped.add(klass)
+                for method in ("round", "round_given"):  # GD has only round(); the rest may use either
+                    if method in vars(klass):
+                        setattr(klass, method, self._wrap(vars(klass)[method]))
+
+    def _wrap(self, fn):
+        recorder = self
+
+        def recorded(alg, problem, state, draw_or_rng):
+            name = getattr(type(alg), "name", type(alg).__name__)
+            key = (name, id(alg), id(problem))
+            if key not in recorder._keys:  # the features of an (algorithm, problem) pair do not change
+                recorder._keys.add(key)
+                for feat in features(alg, problem):
+                    recorder.seen[name].setdefault(feat, recorder.current)
+            return fn(alg, problem, state, draw_or_rng)
+
+        recorded.__wrapped__ = fn
+        return recorded
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--paper", action="append", help="only this paper's claims (repeatable)")
+    ap.add_argument("--out", default=str(HERE / "results"), help="output folder")
+    args = ap.parse_args(argv)
+
+    recorder = Recorder()  # before the claims import the algorithms' methods by reference
+    from fedtheory.claims.registry import evaluate, load_all
+
+    claims = [c for c in load_all().values() if not args.paper or c.paper in args.paper]
+    start = time.perf_counter()
+    for c in sorted(claims, key=lambda c: c.id):
+        recorder.current = c.id
+        evaluate(c)
+    rows, missing = [], []
+    for name, cls in sorted(recorder.classes.items()):
+        for feat, field in universe(cls).items():
+            by = recorder.seen[name].get(feat)
+            reason = NOT_APPLICABLE.get((name, feat))
+            rows.append({"algorithm": name, "feature": feat, "field": field, "exercised_by": by,
+                         "not_applicable": reason})
+            if by is None and reason is None:
+                missing.append(f"{name}: {feat}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {"claims": len(claims), "seconds": round(time.perf_counter() - start, 1),
+            "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    (out / "coverage.json").write_text(json.dumps({"meta": meta, "features": rows, "missing": missing}, indent=1))
+    lines = ["# Structural coverage of the ledger's default instances", "",
+             f"`python benchmarks/mutation/coverage.py`; {meta['claims']} claims; {meta['when']}; "
+             f"{meta['seconds']:.0f} s.", "",
+             f"{sum(r['exercised_by'] is not None for r in rows)} of {len(rows)} features exercised, "
+             f"{sum(r['not_applicable'] is not None for r in rows)} not applicable, {len(missing)} missing.", "",
+             "| algorithm | feature | first claim that runs it |", "|---|---|---|"]
+    for r in rows:
+        by = f"`{r['exercised_by']}`" if r["exercised_by"] else (f"n/a: {r['not_applicable']}"
+                                                                   if r["not_applicable"] else "**MISSING**")
+        lines.append(f"| {r['algorithm']} | `{r['feature']}` | {by} |")
+    (out / "coverage.md").write_text("\n".join(lines) + "\n")
+    print(f"{len(rows)} features, {len(missing)} missing ({meta['seconds']:.0f} s)")
+    for m in missing:
+        print("  MISSING", m)
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
