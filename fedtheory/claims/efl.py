@@ -321,6 +321,61 @@ def check_first_order(seed: int) -> Evidence:
                     details={"efl_error": [e1, e2], "fedavg_error": [f1, f2], "fedavg_error_limit": limit})
 
 
+def _ipw_instances(thorough: bool):
+    yield {"seed": 0, "weights": "problem"}
+    yield {"seed": 1, "weights": "equal"}
+
+
+@claim(id="efl.reweighting.ipw_unbiased.derived", paper=PAPER, reference="§4.2, eq. 6; spec 004 §3.2 ('efl_ipw', inferred)",
+       statement="[D] with independent participation pi^k and coefficients E p^k / (s^k pi^k), the aggregate's "
+                 "expectation over every participation outcome (enumerated exactly) equals the full-participation "
+                 "EFL aggregate with E p^k / s^k, to 1e-12 relative; with the plain EFL coefficients it is "
+                 "biased by the factor pi^k per client",
+       kind="identity", derived=True, instances=_ipw_instances)
+def check_ipw_unbiased(inst: dict) -> Evidence:
+    problem = efl_harness(seed=inst["seed"], n=4, d=3)
+    if inst["weights"] == "equal":
+        problem = QuadraticProblem(problem.A, problem.b)
+    steps = (1, 2, 3, 2)
+    pi = (0.3, 0.9, 0.6, 1.0)
+    x = problem.certificate.x_star + np.random.default_rng(inst["seed"]).standard_normal(problem.dim)
+
+    def expected_step(alg: EFL) -> np.ndarray:
+        state = alg.init(problem, x)
+        return sum(prob * (alg.round_given(problem, state, draw)[0].x - x)
+                   for draw, prob in alg.draw_distribution(problem, state))
+
+    kw = dict(E=3, step=0.05, s_min=steps, s_max=steps)
+    full = expected_step(EFL(**kw))
+    ipw = expected_step(EFL(weighting="efl_ipw", participation=pi, **kw))
+    plain = expected_step(EFL(participation=pi, **kw))
+    err = float(np.linalg.norm(ipw - full) / np.linalg.norm(full))
+    bias = float(np.linalg.norm(plain - full) / np.linalg.norm(full))
+    return Evidence(f"harness seed={inst['seed']} n=4 weights={inst['weights']} pi={pi}", err, 1e-12,
+                    err <= 1e-12 and bias > 1e-3, details={"plain_efl_relative_bias": bias})
+
+
+def _uv_instances(thorough: bool):
+    yield 0
+
+
+@claim(id="efl.elastic.uv_sum_readings.derived", paper=PAPER, reference="§3, eq. 3-4 (U, V); spec 004 §3.3",
+       statement="[D] with full participation the two readings of the elastic sums U = sum_k u^k, V = sum_k v^k "
+                 "(the last round's reporters, or every client's latest report) give the same trajectory "
+                 "(bitwise: the same sums in the same order); under partial participation they differ",
+       kind="identity", derived=True, instances=_uv_instances)
+def check_uv_sum_readings(seed: int) -> Evidence:
+    problem = efl_harness(seed=seed)
+    kw = dict(E=3, step=0.05, lam=0.5, s_min=1, s_max=3)
+    same = _dist(_final(EFL(uv_sum="reporters", **kw), problem, 20, seed=seed),
+                 _final(EFL(uv_sum="cached", **kw), problem, 20, seed=seed))
+    kw["participation"] = 0.5
+    apart = _dist(_final(EFL(uv_sum="reporters", **kw), problem, 20, seed=seed),
+                  _final(EFL(uv_sum="cached", **kw), problem, 20, seed=seed))
+    return Evidence(f"harness seed={seed} lam=0.5, 20 rounds", same, 0.0, same == 0.0 and apart > 1e-6,
+                    details={"distance_partial_participation": apart})
+
+
 # ---------------------------------------------------------------------------------------------------------
 # 7. Fixed point under heterogeneous compute (§4.2, Thm 1 H = 0 vs H > 0)
 # ---------------------------------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ DIST_FLOOR = 1e-6
 _SPACE = quadratic_space(
     defaults=(dict(n_clients=4, dim=5, mu=0.1, L=1.0, delta_B=0.3, zeta2=1.0, seed=0),
               dict(n_clients=10, dim=8, mu=1.0, L=50.0, delta_A=5.0, zeta2=2.0, seed=1),
-              dict(n_clients=3, dim=4, mu=0.2, L=0.2, seed=2)),
+              dict(n_clients=3, dim=4, mu=0.2, L=0.2, seed=2),
+              dict(n_clients=4, dim=5, mu=0.1, L=1.0, delta_A=0.2, zeta2=1.0, weights=(0.1, 0.2, 0.3, 0.4), seed=3)),
     thorough=tuple(dict(n_clients=30, dim=20, mu=0.01, L=1.0, delta_B=0.1, zeta2=1.0, seed=s) for s in range(4)),
     make=lambda kw: quadratic(**kw))
 

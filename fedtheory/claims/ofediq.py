@@ -139,7 +139,9 @@ _FEDOGD_SPACE = InstanceSpace(
     defaults=(dict(K=1, T=50, D=3, frac=0.99, heterogeneity=0.0, drift=1.0, seed=0),
               dict(K=5, T=500, D=4, frac=0.5, heterogeneity=1.0, drift=0.5, seed=1),
               dict(K=20, T=200, D=6, frac=0.1, heterogeneity=2.0, seed=2),
-              dict(K=5, T=100, D=3, frac=0.9, heterogeneity=1.0, loss="logistic", seed=3)),
+              dict(K=5, T=100, D=3, frac=0.9, heterogeneity=1.0, loss="logistic", seed=3),
+              # FedOGD() with its default step (half the bound, so frac is 0.5 by construction)
+              dict(K=4, T=100, D=3, frac=0.5, heterogeneity=1.0, drift=0.5, seed=11, default_step=True)),
     thorough=tuple(dict(K=K, T=T, D=5, frac=f, heterogeneity=1.0, drift=0.5, seed=7)
                    for K in (1, 5, 20) for T in (50, 500, 5000) for f in (0.1, 0.5, 0.99)))
 
@@ -150,8 +152,9 @@ _FEDOGD_SPACE = InstanceSpace(
        kind="bound", space=_FEDOGD_SPACE)
 def check_fedogd_regret(inst: dict) -> Evidence:
     problem = _problem(inst)
-    eta = inst["frac"] / (2 * problem.beta)
-    trace = run(FedOGD(eta=eta), problem, problem.horizon, seed=0)
+    alg = FedOGD() if inst.get("default_step") else FedOGD(eta=inst["frac"] / (2 * problem.beta))
+    eta = alg.step_size(problem)
+    trace = run(alg, problem, problem.horizon, seed=0)
     regret = trace.regret[1:]
     W = problem.prefix_minimizers
     T = np.arange(1, problem.horizon + 1)
@@ -159,9 +162,9 @@ def check_fedogd_regret(inst: dict) -> Evidence:
         problem.prefix_sigma2
     ratio = regret / bound
     worst = int(np.argmax(ratio))
-    ok = bool(np.all(regret <= bound * (1 + 1e-10)))
+    ok = bool(np.all(regret <= bound * (1 + 1e-10))) and eta < 1 / (2 * problem.beta)  # the theorem's regime
     return Evidence(_kw(inst), float(regret[worst]), float(bound[worst]), ok, tightness=float(ratio[worst]),
-                    details={"worst_prefix": worst + 1, "final_ratio": float(ratio[-1])})
+                    details={"worst_prefix": worst + 1, "final_ratio": float(ratio[-1]), "eta": eta})
 
 
 @claim(id="ofediq.thm1.per_step.derived", paper=PAPER, reference="Section 4.3.1 proof of Theorem 1; §7 item 5",
@@ -203,7 +206,9 @@ def _mc_regret(alg, problem: OnlineProblem, seeds: int) -> tuple[float, float]:
 _OFEDAVG_SPACE = InstanceSpace(
     params=(Param("K", 2, 12, integer=True), *_STREAM[1:]), fixed={"seed": 0, "seeds": 8},
     defaults=(dict(K=10, T=200, D=5, frac=0.5, heterogeneity=1.0, seeds=20, seed=4),
-              dict(K=6, T=150, D=3, frac=0.9, heterogeneity=0.5, drift=1.0, seeds=20, seed=5)),
+              dict(K=6, T=150, D=3, frac=0.9, heterogeneity=0.5, drift=1.0, seeds=20, seed=5),
+              # OFedAvg() with its defaults (p = 0.5, half the step bound); frac does not apply
+              dict(K=6, T=150, D=3, frac=0.5, heterogeneity=1.0, seeds=20, seed=12, default_config=True)),
     thorough=(dict(K=20, T=400, D=10, frac=0.9, heterogeneity=2.0, seeds=100, seed=6),))
 
 
@@ -214,12 +219,16 @@ _OFEDAVG_SPACE = InstanceSpace(
 def check_ofedavg_regret(inst: dict) -> Evidence:
     problem = _problem(inst)
     K = problem.n_clients
-    p = tuple(np.linspace(0.1, 1.0, K))
-    eta = inst["frac"] * 0.1 / (2 * problem.beta)
-    mean, se = _mc_regret(OFedAvg(eta=eta, p=p), problem, inst["seeds"])
+    if inst.get("default_config"):  # the class defaults: p = 0.5 for every client, half the step bound
+        alg, p_min = OFedAvg(), 0.5
+    else:
+        alg, p_min = OFedAvg(eta=inst["frac"] * 0.1 / (2 * problem.beta), p=tuple(np.linspace(0.1, 1.0, K))), 0.1
+    eta = alg.step_size(problem)
+    mean, se = _mc_regret(alg, problem, inst["seeds"])
     w = problem.comparator()
-    bound = th.theorem1_bound(K, float(w @ w), eta, problem.horizon, problem.sigma2_diff(), 0.1)
-    return Evidence(_kw(inst), mean, bound, mean <= bound, tightness=mean / bound, details={"se": se})
+    bound = th.theorem1_bound(K, float(w @ w), eta, problem.horizon, problem.sigma2_diff(), p_min)
+    ok = mean <= bound and eta < p_min / (2 * problem.beta)  # the theorem's regime
+    return Evidence(_kw(inst), mean, bound, ok, tightness=mean / bound, details={"se": se, "eta": eta})
 
 
 _QUANTIZED = (Param("K", 2, 12, integer=True), *_STREAM[1:], Param("s", 1, 4, integer=True),
@@ -228,7 +237,10 @@ _QUANTIZED = (Param("K", 2, 12, integer=True), *_STREAM[1:], Param("s", 1, 4, in
 _THM2_SPACE = InstanceSpace(
     params=_QUANTIZED, fixed={"seed": 0, "seeds": 8, "L": 1}, regime=lambda pt: pt["b"] <= pt["D"],
     defaults=(dict(K=20, T=200, D=10, L=1, s=3, b=2, frac=0.5, heterogeneity=1.0, seeds=12, seed=8),
-              dict(K=8, T=120, D=6, L=1, s=1, b=1, frac=0.9, heterogeneity=2.0, drift=1.0, seeds=20, seed=9)),
+              dict(K=8, T=120, D=6, L=1, s=1, b=1, frac=0.9, heterogeneity=2.0, drift=1.0, seeds=20, seed=9),
+              # OFedIQ's default step (half the bound, so frac is 0.5 by construction)
+              dict(K=8, T=120, D=6, L=1, s=2, b=2, frac=0.5, heterogeneity=1.0, seeds=12, seed=13,
+                   default_step=True)),
     thorough=(dict(K=20, T=400, D=10, L=1, s=2, b=5, frac=0.9, heterogeneity=1.0, seeds=100, seed=10),))
 
 
@@ -237,14 +249,16 @@ def _thm2_check(inst: dict) -> Evidence:
     K, D, L = problem.n_clients, problem.dim, inst["L"]
     p = tuple(np.linspace(0.2, 1.0, K))
     sq2 = sb_sigma2(D, inst["s"], inst["b"])
-    eta = inst["frac"] * th.step_bound(problem.beta, p, sigma_q2=sq2, period=L)
-    alg = OFedIQ(eta=eta, p=p, period=L, s=inst["s"], b=inst["b"])
+    eta_max = th.step_bound(problem.beta, p, sigma_q2=sq2, period=L)
+    alg = OFedIQ(eta=None if inst.get("default_step") else inst["frac"] * eta_max, p=p, period=L, s=inst["s"],
+                 b=inst["b"])
+    eta = alg.step_size(problem)
     mean, se = _mc_regret(alg, problem, inst["seeds"])
     w = problem.comparator()
     b = th.theorem2_bound(K, float(w @ w), eta, problem.horizon, problem.sigma2_diff(), p, sigma_q2=sq2, L=L,
                           beta=problem.beta)
-    return Evidence(_kw(inst), mean, b.value, mean <= b.value, tightness=mean / b.value,
-                    details={"se": se, "label": b.label, "terms": [b.initial, b.variance, b.drift]})
+    return Evidence(_kw(inst), mean, b.value, mean <= b.value and eta < eta_max, tightness=mean / b.value,
+                    details={"se": se, "label": b.label, "terms": [b.initial, b.variance, b.drift], "eta": eta})
 
 
 @claim(id="ofediq.thm2.L1", paper=PAPER, reference="Theorem 2, L = 1 (rigorous case); §7 item 7",
