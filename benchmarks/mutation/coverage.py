@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import sys
 import time
@@ -101,13 +102,18 @@ def universe(cls: type) -> dict[str, str]:
     return out
 
 
+@functools.cache
+def _hints(cls: type) -> dict:
+    return typing.get_type_hints(cls)
+
+
 def features(alg, problem) -> set[str]:
     """The features of one executed round (a subset of :func:`universe` of ``type(alg)``)."""
     import numpy as np
 
     w = np.asarray(problem.weights)
     out = {"weights=equal" if np.all(w == w[0]) else "weights=unequal"}
-    hints = typing.get_type_hints(type(alg))
+    hints = _hints(type(alg))
     for f in dataclasses.fields(alg):
         if f.name in IGNORED_FIELDS or not f.init:
             continue
@@ -149,7 +155,6 @@ class Recorder:
         self.classes = dict(ALGORITHMS)
         self.current = "<none>"
         self.seen: dict[str, dict[str, str]] = defaultdict(dict)
-        self._keys: set = set()
         wrapped: set[type] = set()
         for cls in self.classes.values():
             for klass in cls.__mro__:  # round_given may be inherited from a shared base class
@@ -165,11 +170,10 @@ class Recorder:
 
         def recorded(alg, problem, state, draw_or_rng):
             name = getattr(type(alg), "name", type(alg).__name__)
-            key = (name, id(alg), id(problem))
-            if key not in recorder._keys:  # the features of an (algorithm, problem) pair do not change
-                recorder._keys.add(key)
-                for feat in features(alg, problem):
-                    recorder.seen[name].setdefault(feat, recorder.current)
+            seen = recorder.seen[name]
+            for feat in features(alg, problem):  # every round: an id()-keyed cache would alias freed objects
+                if feat not in seen:
+                    seen[feat] = recorder.current
             return fn(alg, problem, state, draw_or_rng)
 
         recorded.__wrapped__ = fn

@@ -367,9 +367,10 @@ def _state_distance(a: Any, b: Any) -> float:
 @claim(id="classic.drift_corrected.fixed_point_every_draw", paper=PAPER,
        reference="Karimireddy et al. 2020; Acar et al. 2021; Mishchenko et al. 2022; spec 000 §5.4-5.6",
        statement="Starting at x* with the optimal auxiliary state (c_i = g_i = h_i = grad f_i(x*)), one round of "
-                 "SCAFFOLD (I, II, with FedElasticNet's lambda1, lambda2), FedDyn (both sign readings, lambda1 "
-                 ">= 0) and Scaffnew leaves the state unchanged (1e-12 relative) for every participation draw and "
-                 "coin outcome (enumerated)",
+                 "SCAFFOLD (I, II, with FedElasticNet's lambda1, lambda2, sub-gradient or ISTA), FedDyn (exact or "
+                 "local GD, both sign readings, lambda1 >= 0) and Scaffnew (per step or per communication) leaves "
+                 "the state unchanged (1e-12 relative) for every participation draw and coin outcome (enumerated; "
+                 "5 sampled draws for a communication round, whose local-step count is geometric)",
        kind="fixed_point", instances=lambda thorough: [*_small_enumerable(thorough), *_logistic(False)][
            : None if thorough else 3])
 def check_fixed_point_every_draw(problem: Problem) -> Evidence:
@@ -382,16 +383,26 @@ def check_fixed_point_every_draw(problem: Problem) -> Evidence:
         algs[f"scaffold_I/{tag}"] = Scaffold(local_steps=4, local_step=0.2 / c.L, option="I", participation=scheme)
         algs[f"scaffold_en/{tag}"] = Scaffold(local_steps=4, local_step=0.2 / c.L, prox=0.5, l1=0.1,
                                             participation=scheme)
+        algs[f"scaffold_en_ista/{tag}"] = Scaffold(local_steps=4, local_step=0.2 / c.L, prox=0.5, l1=0.1,
+                                                 l1_mode="proximal", participation=scheme)
         algs[f"feddyn/{tag}"] = FedDyn(alpha=c.L, participation=scheme)
         algs[f"feddyn_en_printed/{tag}"] = FedDyn(alpha=c.L, l1=0.1, participation=scheme)
         algs[f"feddyn_en_kkt/{tag}"] = FedDyn(alpha=c.L, l1=0.1, sign_at_zero="kkt", participation=scheme)
         algs[f"feddyn_gd/{tag}"] = FedDyn(alpha=c.L, solver="gd", local_steps=5, participation=scheme)
+        algs[f"feddyn_gd_en_subgradient/{tag}"] = FedDyn(alpha=c.L, solver="gd", local_steps=5, l1=0.1,
+                                                         l1_mode="subgradient", participation=scheme)
         algs[f"scaffnew/{tag}"] = Scaffnew(step=1.0 / c.L, p=0.5, participation=scheme)
+        algs[f"scaffnew_per_communication/{tag}"] = Scaffnew(step=1.0 / c.L, p=0.5, round_unit="communication",
+                                                             participation=scheme)
     worst_by = {}
+    rng = np.random.default_rng(0)
     for name, alg in algs.items():
         start = optimal_state(alg, problem)
+        # a communication round has a geometric number of local steps: sampled draws instead of all outcomes
+        draws = ([alg.draw(problem, start, rng) for _ in range(5)] if getattr(alg, "round_unit", "step") != "step"
+                 else [draw for draw, _ in alg.outcomes(problem, start)])
         worst = 0.0
-        for draw, _ in alg.outcomes(problem, start):
+        for draw in draws:
             new, _ = alg.round_given(problem, start, draw)
             worst = max(worst, _state_distance(new, start) / scale)
         worst_by[name] = worst
@@ -514,14 +525,16 @@ def check_partial_expectations(problem: Problem) -> Evidence:
 # ProxSkip / Scaffnew: expected Lyapunov contraction, exactly over both coins
 # ---------------------------------------------------------------------------------------------------------
 
-def _proxskip_make(kw: dict) -> tuple[Problem, float, float]:
-    problem = quadratic(**{k: v for k, v in kw.items() if k not in ("gamma_L", "p")})
-    return problem, kw["gamma_L"] / problem.certificate.L, kw["p"]
+def _proxskip_make(kw: dict) -> tuple[Problem, float, float, str]:
+    problem = quadratic(**{k: v for k, v in kw.items() if k not in ("gamma_L", "p", "h_init")})
+    return problem, kw["gamma_L"] / problem.certificate.L, kw["p"], kw.get("h_init", "zero")
 
 
-#: Theorem 3.6's class: mu-strongly convex L-smooth clients (quadratics), gamma <= 1/L, p in (0, 1].
+#: Theorem 3.6's class: mu-strongly convex L-smooth clients (quadratics), gamma <= 1/L, p in (0, 1]; any start
+#: (h_init="gradient" is the authors' code's h^0, issue 18).
 _PROXSKIP_SPACE = quadratic_space(
-    defaults=tuple({**kw, "gamma_L": 1.0, "p": p} for kw in _SMALL for p in (0.2, 0.5, 1.0)),
+    defaults=tuple({**kw, "gamma_L": 1.0, "p": p} for kw in _SMALL for p in (0.2, 0.5, 1.0))
+    + ({**_SMALL[0], "gamma_L": 1.0, "p": 0.5, "h_init": "gradient"},),
     thorough=tuple({**kw, "gamma_L": 0.3, "p": 0.1} for kw in _SMALL),
     extra=(Param("gamma_L", 0.05, 1.0), Param("p", 0.02, 1.0, log=True)), make=_proxskip_make)
 
@@ -533,10 +546,10 @@ _PROXSKIP_SPACE = quadratic_space(
                  "||h_i - grad f_i(x*)||^2; expectation computed exactly over both coin outcomes at 60 states "
                  "along a sampled trajectory (full participation)",
        kind="bound", space=_PROXSKIP_SPACE)
-def check_scaffnew_contraction(instance: tuple[Problem, float, float]) -> Evidence:
-    problem, gamma, p = instance
+def check_scaffnew_contraction(instance: tuple[Problem, float, float, str]) -> Evidence:
+    problem, gamma, p, h_init = instance
     c = problem.certificate
-    alg = Scaffnew(step=gamma, p=p)
+    alg = Scaffnew(step=gamma, p=p, h_init=h_init)
     q = proxskip_contraction(c.mu, c.L, gamma, p)
     xs = c.x_star
     H_star = problem.grads(problem.broadcast(xs))
@@ -557,7 +570,8 @@ def check_scaffnew_contraction(instance: tuple[Problem, float, float]) -> Eviden
                        for draw, prob in alg.outcomes(problem, state))
         worst = max(worst, expected / current)
         state, _ = alg.round(problem, state, rng)
-    return Evidence(f"{_describe(problem)} gamma={gamma:.3g} p={p}", worst, q, worst <= q * (1 + 1e-12),
+    start = "" if h_init == "zero" else f" h_init={h_init}"
+    return Evidence(f"{_describe(problem)} gamma={gamma:.3g} p={p}{start}", worst, q, worst <= q * (1 + 1e-12),
                     tightness=worst / q)
 
 

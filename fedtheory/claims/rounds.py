@@ -65,20 +65,36 @@ def _grads(problem: QuadraticProblem, X: np.ndarray, rows: np.ndarray) -> np.nda
 
 def _local_gd(problem, x, rows, K, eta, lin):
     """K steps of y <- y - eta (A_i y - b_i + lin_i) from y = x (lin: a linear correction per client)."""
-    Y = np.tile(x, (len(rows), 1))
+    return _local_steps(x, len(rows), K, eta, None, lambda Y: Y - eta * (_grads(problem, Y, rows) + lin))
+
+
+def _local_steps(x, m, K, eta, tol, step):
+    """K local updates Y <- step(Y) of m clients from y = x; with a tolerance, a client stops (for good) at the
+    first step whose direction (y - y_new)/eta has norm <= tol (fedtheory.local's documented rule)."""
+    Y = np.tile(x, (m, 1))
+    active = np.ones(m, dtype=bool)
     for _ in range(K):
-        Y = Y - eta * (_grads(problem, Y, rows) + lin)
+        Y_new = step(Y)
+        if tol is not None:
+            active &= np.linalg.norm((Y - Y_new) / eta, axis=1) > tol
+        Y = np.where(active[:, None], Y_new, Y)
     return Y
 
 
-def _ref_fedavg(alg: FedAvg, problem, state, S):
-    x = state.x
-    Y = _local_gd(problem, x, S, alg.local_steps, alg.local_step, 0.0)
+def _aggregate(alg, problem, x, S, Y):
+    """The FedAvg-family server step: threshold T_eps, weights n_k/n or 1/n, normalised over S or not, eta_g."""
     D = Y - x
     D = np.where(np.abs(D) <= alg.threshold, 0.0, D) if alg.threshold > 0 else D
     w = problem.weights[S] if alg.weighting == "problem" else np.full(len(S), 1.0 / problem.n_clients)
     a = w / w.sum() if alg.normalize == "participants" else w
     return {"x": x + alg.server_step * (a @ D)}
+
+
+def _ref_fedavg(alg: FedAvg, problem, state, S):
+    eta = alg.local_step
+    Y = _local_steps(state.x, len(S), alg.local_steps, eta, alg.local_tol,
+                     lambda Y: Y - eta * _grads(problem, Y, S))
+    return _aggregate(alg, problem, state.x, S, Y)
 
 
 def _ref_fedprox(alg: FedProx, problem, state, S):
@@ -88,15 +104,16 @@ def _ref_fedprox(alg: FedProx, problem, state, S):
         Y = np.linalg.solve(problem.A[S] + lam2 * np.eye(problem.dim), (problem.b[S] + lam2 * x)[..., None])[..., 0]
     else:
         eta = alg.local_step
-        Y = np.tile(x, (len(S), 1))
-        for _ in range(alg.local_steps):
-            step = _grads(problem, Y, S) + lam2 * (Y - x)
+
+        def step(Y):
+            g = _grads(problem, Y, S) + lam2 * (Y - x)
             if alg.l1_mode == "subgradient":
-                step = step + lam1 * np.sign(Y - x)
-            Z = Y - eta * step - x
-            Y = x + (np.sign(Z) * np.maximum(np.abs(Z) - eta * lam1, 0.0) if alg.l1_mode == "proximal" else Z)
-    w = problem.weights[S]
-    return {"x": x + alg.server_step * ((w / w.sum()) @ (Y - x))}
+                g = g + lam1 * np.sign(Y - x)
+            Z = Y - eta * g - x
+            return x + (np.sign(Z) * np.maximum(np.abs(Z) - eta * lam1, 0.0) if alg.l1_mode == "proximal" else Z)
+
+        Y = _local_steps(x, len(S), alg.local_steps, eta, alg.local_tol, step)
+    return _aggregate(alg, problem, x, S, Y)
 
 
 def _ref_scaffold(alg: Scaffold, problem, state, S):
@@ -164,6 +181,12 @@ def _round_instances(thorough: bool):
     yield {"alg": "fedavg", "part": "subset2", "kw": dict(local_steps=2, local_step=0.1, weighting="uniform",
                                                           normalize="all")}
     yield {"alg": "fedavg", "part": "bernoulli", "kw": dict(local_steps=2, local_step=0.1, normalize="all")}
+    yield {"alg": "fedprox", "part": "subset2", "kw": dict(prox=0.5, weighting="uniform", normalize="all",
+                                                           threshold=0.02)}
+    # local stopping: a tolerance between the clients' first-step gradient norms stops some clients early
+    yield {"alg": "fedavg", "part": "full", "kw": dict(local_steps=6, local_step=0.1, local_tol=2.0)}
+    yield {"alg": "fedprox", "part": "full", "kw": dict(prox=0.5, l1=0.05, solver="gd", local_steps=6,
+                                                        local_step=0.1, local_tol=2.0)}
 
 
 _CLASSES: dict[str, Any] = {"fedavg": FedAvg, "fedprox": FedProx, "scaffold": Scaffold, "feddyn": FedDyn, "scaffnew": Scaffnew}
