@@ -98,8 +98,17 @@ def universe(cls: type) -> dict[str, str]:
             # a class-valued scheme, or (EFL, OFedIQ) a probability that is one scalar or one per client
             out.update({f"participation={c}": f.name for c in (classes or ("scalar", "per-client"))})
         elif f.default is not dataclasses.MISSING and (f.default is None or _is_numeric(f.default)):
-            out.update({f"{f.name}=default": f.name, f"{f.name}=other": f.name})
+            out[f"{f.name}=default"] = f.name
+            if _accepts_other(cls, f.name, f.default):
+                out[f"{f.name}=other"] = f.name
     return out
+
+
+def _accepts_other(cls: type, field: str, default) -> bool:
+    """Whether ``cls`` accepts some non-default value of a numeric option. A class that refuses every probe
+    (DANE refuses DANE+'s inexact-solver options) has no 'other' feature; one probe accepted is enough."""
+    probes = (0.5, 1.0, 2, 3, 0.01) if default is None else (default * 2 or 0.5, default / 2 or 1, default + 1)
+    return any(_accepts(cls, field, v) for v in probes if v != default)
 
 
 @functools.cache

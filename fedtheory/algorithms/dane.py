@@ -42,7 +42,7 @@ the paper's reading; docs/fedred.md "fedtheory vs the authors' code" lists every
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import ClassVar, Literal, Sequence
 
 import numpy as np
@@ -362,11 +362,22 @@ class DANE(DANEPlus):
 
     name: ClassVar[str] = "dane"
 
+    #: DANE+'s options that act only on inexact local solvers or the (B.84) control variate; DANE solves exactly
+    #: with control variate (1), so a value other than the default would be silently ignored: refused instead.
+    INEXACT_OPTIONS: ClassVar[tuple[str, ...]] = ("m", "schedule", "stopping", "tol", "tol_decay", "local_steps",
+                                                  "tol_floor", "stochastic", "local_step", "local_output",
+                                                  "step_convention")
+
     def __post_init__(self) -> None:
         super().__post_init__()
         if (self.control_variate, self.averaging, self.solver) != ("gradient", "standard", "exact"):
             raise ValueError("DANE is DANE+ with control_variate='gradient', averaging='standard' and "
                              "solver='exact'; use DANEPlus for other options")
+        defaults = {f.name: f.default for f in fields(DANEPlus)}
+        for name in self.INEXACT_OPTIONS:
+            if getattr(self, name) != defaults[name]:
+                raise ValueError(f"{name} does not apply to DANE (exact local solves, control variate (1)); "
+                                 f"use DANEPlus(solver='gd' or 'fgd', {name}=...) instead")
 
     @classmethod
     def example(cls) -> "DANE":
@@ -374,4 +385,5 @@ class DANE(DANEPlus):
 
     @classmethod
     def invalid_examples(cls) -> list[tuple[dict, str]]:
-        return [({"lam": -1.0}, "lam"), ({"solver": "gd"}, "solver"), ({"averaging": "random"}, "averaging")]
+        return [({"lam": -1.0}, "lam"), ({"solver": "gd"}, "solver"), ({"averaging": "random"}, "averaging"),
+                ({"stopping": "absolute"}, "stopping"), ({"tol": 0.1}, "tol"), ({"m": 1.0}, "m")]

@@ -443,6 +443,119 @@ def check_daneplus_gd_inexact(kw: dict) -> Evidence:
                              "local_not_converged": float(np.nansum(inexact.local_not_converged[1:]))})
 
 
+# ==========================================================================================================
+# 8b. What the inexact local solvers return: the accuracy each stopping rule promises [D]
+# ==========================================================================================================
+
+def _local_problem() -> QuadraticProblem:
+    """4 clients in R^3 with unequal weights, mu = 0.5, L = 4, delta_A = 1."""
+    return quadratic(n_clients=4, dim=3, mu=0.5, L=4.0, delta_A=1.0, zeta2=1.0, weights=(0.1, 0.2, 0.3, 0.4),
+                     seed=3)
+
+
+def _local_grad(problem: QuadraticProblem, X: np.ndarray, h: np.ndarray, lam: float, C: np.ndarray) -> np.ndarray:
+    """grad F_i(x_i) for F_i(x) = f_i(x) + <h_i, x> + lam/2 ||x - c_i||^2, from the raw A_i, b_i."""
+    return np.einsum("nij,nj->ni", problem.A, X) - problem.b + h + lam * (X - C)
+
+
+def _daneplus_accuracy_instances(thorough: bool):
+    yield {"stopping": "relative", "tol": 0.5, "tol_floor": 1e-10}
+    yield {"stopping": "relative", "tol": 0.5, "solver": "fgd"}
+    yield {"stopping": "absolute", "tol": 1e-3, "tol_decay": 1.0}
+    yield {"stopping": "authors", "local_step": 0.2, "step_convention": "semi_implicit"}
+    yield {"stopping": "authors", "local_step": 0.15}
+
+
+@claim(id="fedred.daneplus.local_accuracy.derived", paper=PAPER, derived=True,
+       reference=f"{REF}, Thm 3 (absolute e_r), Thm 4 (relative e_r); the authors' code's rule (docs/fedred.md)",
+       statement="[D] every client's local model returned by DANE+ meets its stopping rule, checked from the raw "
+                 "A_i, b_i: relative ||grad F_i|| <= tol lam/(r+1) ||x_i - x^r|| (or the floor tol_floor "
+                 "||grad f(x^0)||), absolute ||grad F_i|| <= tol/(r+1)^tol_decay, and the authors' post-step rule "
+                 "q^2 < tol^2 lam^2 ||x_i - x^r||^2/(r+1)^2 + 1e-6, which implies ||grad F_i(x_i)|| <= (1 + L_i lr) "
+                 "|q| (lr the code's semi-implicit step; lr = s/(1 - lam s) for an explicit step s)",
+       kind="bound", instances=_daneplus_accuracy_instances)
+def check_daneplus_local_accuracy(inst: dict) -> Evidence:
+    problem = _local_problem()
+    kw = {"solver": "gd", **inst}
+    alg = DANEPlus(lam=1.0, **kw)
+    lam = alg.lam_for(problem)
+    L_i = np.array([np.linalg.eigvalsh(A).max() for A in problem.A])
+    x0 = np.array([2.0, -1.0, 0.5])
+    grad0 = float(np.linalg.norm(problem.weights @ (np.einsum("nij,j->ni", problem.A, x0) - problem.b)))
+    state = alg.init(problem, x0)
+    worst, capped = 0.0, 0.0
+    for r in range(12):
+        X, h, _, extra = alg.local_models(problem, state)
+        C = np.broadcast_to(state.x, X.shape)
+        g = np.linalg.norm(_local_grad(problem, X, h, lam, C), axis=1)
+        dist = np.linalg.norm(X - state.x, axis=1)
+        if kw["stopping"] == "relative":
+            allowed = np.maximum(kw["tol"] * lam / (r + 1) * dist, kw.get("tol_floor", 1e-12) * grad0)
+        elif kw["stopping"] == "absolute":
+            allowed = np.full(len(g), max(kw["tol"] / (r + 1) ** kw["tol_decay"], 1e-12 * grad0))
+        else:
+            s = alg.explicit_step(problem)
+            lr = s / (1.0 - lam * s)
+            allowed = (1.0 + L_i * lr) * np.sqrt((math.sqrt(2.0) * lam / (r + 1) * dist) ** 2 + 1e-6)
+        capped += extra.get("local_not_converged", 0.0)
+        worst = max(worst, float(np.max(g / allowed)))
+        state = alg.round_given(problem, state, DANEDraw(None))[0]
+    described = ", ".join(f"{k}={v}" for k, v in kw.items())
+    return Evidence(f"DANE+({described}) 12 rounds", worst, 1.0, worst <= 1.0 + 1e-9 and capped == 0,
+                    tightness=worst, details={"local_not_converged": capped})
+
+
+def _fedred_solver_instances(thorough: bool):
+    yield {"solver": "gd", "local_steps": 3}
+    yield {"solver": "fgd", "local_steps": 3}
+    yield {"solver": "gd", "local_steps": 500, "local_tol": 1e-9}
+    yield {"solver": "fgd", "local_steps": 500, "local_tol": 1e-9, "default_lam": True}
+
+
+@claim(id="fedred.local_solvers.derived", paper=PAPER, derived=True,
+       reference=f"{REF}, Alg. 2 (inexact local solves); Nesterov 2004, Thms 2.1.15 and 2.2.3",
+       statement="[D] FedRed's local solvers on F_i(x) = f_i(x) + <h_i, x> + (lam + 1/eta)/2 ||x - c_i||^2 (m_i, "
+                 "M_i its strong convexity and smoothness): K GD steps (step 1/M_i) give ||x_K - x_i*|| <= (1 - "
+                 "m_i/M_i)^K ||x_0 - x_i*||; K FGD steps give F_i(x_K) - F_i* <= (1 - sqrt(m_i/M_i))^K (F_i(x_0) - "
+                 "F_i* + m_i/2 ||x_0 - x_i*||^2); with a tolerance, ||grad F_i(x_i)|| <= tol; x_i* by a linear solve",
+       kind="bound", instances=_fedred_solver_instances)
+def check_fedred_local_solvers(inst: dict) -> Evidence:
+    problem = _local_problem()
+    kw = {k: v for k, v in inst.items() if k != "default_lam"}
+    alg = FedRed(eta=0.5, p=0.5, **({} if inst.get("default_lam") else {"lam": 1.0}), **kw)
+    lam, eta = alg.lam_for(problem), alg.eta_for(problem)
+    total = lam + 1.0 / eta
+    eig = np.array([np.linalg.eigvalsh(A) for A in problem.A])
+    m, M = eig.min(axis=1) + total, eig.max(axis=1) + total
+    state = alg.init(problem, np.array([2.0, -1.0, 0.5]))
+    rng = np.random.default_rng(1)
+    for _ in range(3):  # local models away from the server model
+        state = alg.round_given(problem, state, FedRedDraw(bool(rng.random() < 0.3)))[0]
+    C = (lam * state.x + state.X / eta) / total
+    rhs = problem.b - state.H + total * C
+    X_star = np.linalg.solve(problem.A + total * np.eye(problem.dim), rhs[..., None])[..., 0]
+
+    def F(X: np.ndarray) -> np.ndarray:
+        return (0.5 * np.einsum("ni,nij,nj->n", X, problem.A, X) - np.einsum("ni,ni->n", problem.b - state.H, X)
+                + total / 2 * np.sum((X - C) ** 2, axis=1))
+
+    X = alg.round_given(problem, state, FedRedDraw(False))[0].X
+    K, X0 = inst["local_steps"], state.X
+    if inst.get("local_tol", 0.0) > 0:
+        measured = np.linalg.norm(_local_grad(problem, X, state.H, total, C), axis=1)
+        allowed = np.full(len(measured), inst["local_tol"])
+    elif inst["solver"] == "gd":
+        measured = np.linalg.norm(X - X_star, axis=1)
+        allowed = (1.0 - m / M) ** K * np.linalg.norm(X0 - X_star, axis=1)
+    else:
+        measured = F(X) - F(X_star)
+        allowed = (1.0 - np.sqrt(m / M)) ** K * (F(X0) - F(X_star) + m / 2 * np.sum((X0 - X_star) ** 2, axis=1))
+    ratio = float(np.max(measured / allowed))
+    described = ", ".join(f"{k}={v}" for k, v in inst.items())
+    return Evidence(f"FedRed({described}) lam={lam:.3g} eta={eta}", ratio, 1.0, ratio <= 1.0 + 1e-9,
+                    tightness=ratio)
+
+
 def gd_iterations_to_gap(problem: QuadraticProblem, x0: np.ndarray, eps: float, step: float | None = None) -> int:
     """GD (step 1/L_f by default) iterations until 1/2 e^T Abar e <= eps, exactly in Abar's eigenbasis."""
     Abar = problem.A_bar

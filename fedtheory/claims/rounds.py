@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..algorithms.dane import DANEDraw, DANEPlus
+from ..algorithms.dane import DANE, DANEDraw, DANEPlus
 from ..algorithms.fedavg import FedAvg
 from ..algorithms.feddyn import FedDyn
 from ..algorithms.fedprox import FedProx
@@ -301,24 +301,37 @@ def _dissimilarity(problem: QuadraticProblem) -> tuple[float, float]:
 def _dane_instances(thorough: bool):
     yield "standard"
     yield "random"
+    yield "dane"          # the DANE class itself (its default lam)
+    yield "scaffnew_cv"   # DANE+ with control variate (B.84) and m != lam, from a state with h != 0
 
 
 @claim(id="fedred.rounds.dane_reference", paper="fedred",
-       reference="Jiang et al. 2024, Alg. 1 with eq. (1); Thm 1 (lam = 2 delta_A) and Thm 3 (lam = 2 delta_B)",
-       statement="one round of DANE with the default lam (2 delta_A for standard averaging, 2 delta_B for a "
-                 "randomly selected client) equals the exact update x_i = argmin f_i + <grad f - grad f_i, x> + "
-                 "lam/2 ||x - x^r||^2 followed by sum_i w_i x_i (or x_xi), on unequal client weights, to 1e-9",
+       reference="Jiang et al. 2024, Alg. 1 with eq. (1) or (B.84); Thm 1 (lam = 2 delta_A), Thm 3 (lam = 2 delta_B)",
+       statement="one round of DANE / DANE+ with the default lam (2 delta_A for standard averaging, 2 delta_B for a "
+                 "randomly selected client) equals the exact update x_i = argmin f_i + <h_i, x> + lam/2 ||x - x^r||^2 "
+                 "(h_i = grad f - grad f_i, or the (B.84) state h_i <- h_i + m (x_i - x^{r+1}) with m != lam) "
+                 "followed by sum_i w_i x_i (or x_xi), on unequal client weights, to 1e-9",
        kind="identity", instances=_dane_instances)
-def check_dane_reference(averaging: str) -> Evidence:
+def check_dane_reference(variant: str) -> Evidence:
     problem = _problem()
-    alg = DANEPlus(averaging=averaging, solver="exact")
-    x = np.array([0.5, -1.0, 2.0])
-    state = alg.init(problem, x)
+    averaging = "random" if variant == "random" else "standard"
     delta_A, delta_B = _dissimilarity(problem)
     lam = 2.0 * (delta_A if averaging == "standard" else delta_B)
     rows = np.arange(problem.n_clients)
-    G = _grads(problem, np.tile(x, (problem.n_clients, 1)), rows)
-    H = problem.weights @ G - G
+    x = np.array([0.5, -1.0, 2.0])
+    if variant == "dane":
+        alg = DANE()
+    elif variant == "scaffnew_cv":
+        alg = DANEPlus(control_variate="scaffnew", m=0.7, solver="exact")
+    else:
+        alg = DANEPlus(averaging=averaging, solver="exact")
+    state = alg.init(problem, x)
+    if variant == "scaffnew_cv":  # two rounds move h away from its start
+        state = alg.round_given(problem, alg.round_given(problem, state, DANEDraw(None))[0], DANEDraw(None))[0]
+        x, H = state.x, state.h
+    else:
+        G = _grads(problem, np.tile(x, (problem.n_clients, 1)), rows)
+        H = problem.weights @ G - G
     X = np.linalg.solve(problem.A + lam * np.eye(problem.dim), (problem.b - H + lam * x)[..., None])[..., 0]
     draws = [(DANEDraw(None), problem.weights @ X)] if averaging == "standard" else \
         [(DANEDraw(i), X[i]) for i in range(problem.n_clients)]
@@ -326,7 +339,9 @@ def check_dane_reference(averaging: str) -> Evidence:
     for draw, want in draws:
         new, _ = alg.round_given(problem, state, draw)
         worst = max(worst, _rel_err(new.x, want))
-    return Evidence(f"DANE averaging={averaging}, lam={lam:.4g}", worst, RTOL, worst <= RTOL,
+        if variant == "scaffnew_cv":
+            worst = max(worst, _rel_err(new.h, H + 0.7 * (X - want)))
+    return Evidence(f"{variant}: lam={lam:.4g}", worst, RTOL, worst <= RTOL,
                     details={"lam": lam, "lam_used": alg.lam_for(problem)})
 
 
