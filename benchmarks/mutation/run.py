@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -177,6 +178,40 @@ def render_markdown(rows: list[dict], meta: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def run_mutant(m: dict, graph: ImportGraph, pristine: Path, tmp: Path, args: argparse.Namespace) -> dict:
+    """Apply one mutant to a fresh copy of the pristine tree and run the selected detectors on it."""
+    target = file_to_module(ROOT, m["file"])
+    papers, tests = graph.papers_for(target), graph.tests_for(target)
+    tree = tmp / m["id"]
+    shutil.copytree(pristine, tree, ignore=shutil.ignore_patterns("_probe.json"))
+    try:
+        applied = apply_patch(tree, Path(m["path"]))
+        row = {k: m[k] for k in ("id", "family", "file", "description", "reference", "patch")}
+        row |= {"papers": papers, "test_files": tests}
+        if applied.returncode != 0:
+            return row | {"ledger": "not-applied", "tests": None, "error": applied.stdout + applied.stderr}
+        row["ledger"] = None
+        if not args.no_ledger:
+            probe, crashed, lsecs = run_ledger(tree, papers, args.timeout, stop=not args.full_ledger,
+                                               order=pristine / "_probe.json")
+            row["ledger"], row["ledger_claims"] = classify_ledger(probe, baseline_of(pristine), crashed)
+            row["ledger_seconds"] = round(lsecs, 1)
+        row["tests"] = None
+        if not args.no_tests:
+            rc, log, tsecs = run_tests(tree, tests, args.timeout)
+            row["tests"], row["tests_seconds"] = classify_tests(rc), round(tsecs, 1)
+            row["tests_tail"] = log.strip().splitlines()[-1] if log.strip() else ""
+        return row
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+
+
+def baseline_of(pristine: Path) -> dict[str, str]:
+    """Claim statuses of the unmutated tree (written by the baseline ledger run)."""
+    probe = pristine / "_probe.json"
+    return json.loads(probe.read_text()).get("statuses", {}) if probe.exists() else {}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--smoke", action="store_true", help=f"only the CI subset {SMOKE}")
@@ -188,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--full-ledger", action="store_true", help="run every selected claim (no stop at first kill)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per detector per mutant")
     ap.add_argument("--out", default=str(HERE / "results"), help="output folder")
+    ap.add_argument("--jobs", type=int, default=2, help="mutants run side by side (default 2: one per core)")
     args = ap.parse_args(argv)
 
     metas = [read_patch(p) | {"path": str(p)} for p in all_patches()]
@@ -211,42 +247,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {secs:.0f} s; not holding at baseline: "
               f"{ {k: v for k, v in baseline.items() if v not in ('holds', 'violated-as-recorded', 'measured')} }",
               flush=True)
-        for m in metas:
-            target = file_to_module(ROOT, m["file"])
-            papers, tests = graph.papers_for(target), graph.tests_for(target)
-            tree = Path(tmp) / m["id"]
-            shutil.copytree(pristine, tree, ignore=shutil.ignore_patterns("_probe.json"))
-            applied = apply_patch(tree, Path(m["path"]))
-            row = {k: m[k] for k in ("id", "family", "file", "description", "reference", "patch")}
-            row |= {"papers": papers, "test_files": tests}
-            if applied.returncode != 0:
-                row |= {"ledger": "not-applied", "tests": None, "error": applied.stdout + applied.stderr}
-                rows.append(row)
-                print(f"{m['id']}: patch does not apply", flush=True)
-                shutil.rmtree(tree)
-                continue
-            lsecs = 0.0
-            if not args.no_ledger:
-                probe, crashed, lsecs = run_ledger(tree, papers, args.timeout, stop=not args.full_ledger,
-                                                   order=pristine / "_probe.json")
-                row["ledger"], row["ledger_claims"] = classify_ledger(probe, baseline, crashed)
-                row["ledger_seconds"] = round(lsecs, 1)
-            else:
-                row["ledger"] = None
-            if not args.no_tests:
-                rc, log, tsecs = run_tests(tree, tests, args.timeout)
-                row["tests"], row["tests_seconds"] = classify_tests(rc), round(tsecs, 1)
-                row["tests_tail"] = log.strip().splitlines()[-1] if log.strip() else ""
-            else:
-                row["tests"] = None
-            rows.append(row)
-            print(f"{m['id']:40s} ledger={row['ledger']!s:9s} ({lsecs:5.0f} s) tests={row['tests']} "
-                  f"{row.get('ledger_claims', [])[:1]}", flush=True)
-            shutil.rmtree(tree)
-            write_results(rows, Path(args.out) / "partial", {"command": " ".join(["python benchmarks/mutation/run.py",
-                                                                        *(argv or sys.argv[1:])]),
-                                                 "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                                                 "seconds": time.perf_counter() - start, "partial": True})
+        command = " ".join(["python benchmarks/mutation/run.py", *(argv if argv is not None else sys.argv[1:])])
+
+        def one(m: dict) -> dict:
+            row = run_mutant(m, graph, pristine, Path(tmp), args)
+            print(f"{m['id']:40s} ledger={row['ledger']!s:9s} ({row.get('ledger_seconds', 0.0):5.0f} s) "
+                  f"tests={row['tests']} {row.get('ledger_claims', [])[:1]}", flush=True)
+            return row
+
+        # Mutants are independent (each in its own copy of the tree): --jobs of them run side by side.
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            futures = [pool.submit(one, m) for m in metas]
+            for future in as_completed(futures):
+                rows.append(future.result())
+                write_results(sorted(rows, key=lambda r: r["patch"]), Path(args.out) / "partial",
+                              {"command": command, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                               "seconds": time.perf_counter() - start, "partial": True})
+        rows.sort(key=lambda r: r["patch"])
     meta = {"command": " ".join(["python benchmarks/mutation/run.py", *(argv if argv is not None else sys.argv[1:])]),
             "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "seconds": time.perf_counter() - start,
             "partial": False, "baseline_not_holding": {k: v for k, v in baseline.items()
