@@ -3,7 +3,7 @@
 Usage (from the repository root)::
 
     python benchmarks/mutation/run.py                 # every curated mutant (patches/*.patch)
-    python benchmarks/mutation/run.py --smoke         # the ~5-mutant CI subset
+    python benchmarks/mutation/run.py --smoke         # the 5-mutant CI subset (exit 1 unless all are killed)
     python benchmarks/mutation/run.py --only ID ...   # selected mutants
     python benchmarks/mutation/run.py --no-tests      # ledger detector only
 
@@ -277,6 +277,10 @@ def main(argv: list[str] | None = None) -> int:
     write_results(rows, Path(args.out), meta)
     print(json.dumps(summary(rows)))
     bad = [r for r in rows if r["ledger"] == "not-applied"]
+    if args.smoke:  # the smoke mutants are known kills: anything else means the harness itself is broken
+        bad += [r for r in rows if r["ledger"] not in (None, "killed") or r["tests"] not in (None, "killed")]
+    for r in bad:
+        print(f"FAILED: {r['id']}: ledger={r['ledger']} tests={r['tests']}", file=sys.stderr)
     return 1 if bad else 0
 
 

@@ -299,6 +299,39 @@ SUPPORT_PREDICATES = frozenset({"identity", "zero", "qsgd", "sb_quantizer", "uni
                                 "ecuq"})
 
 
+def _qsgd_attained_instances(thorough: bool):
+    yield {"d": 4, "s": 3}    # s^2 >= d: omega = d/s^2; s/sqrt(d) = 1.5, every coordinate half-way between levels
+    yield {"d": 16, "s": 6}   # s/sqrt(d) = 1.5 again
+    yield {"d": 16, "s": 1}   # s^2 < d: omega = sqrt(d)/s
+    yield {"d": 100, "s": 2}
+
+
+@claim(id="docofl.compressors.qsgd_omega_attained", paper="docofl",
+       reference="Alistarh et al. 2017, Lemma 3.1 (omega = min(d/s^2, sqrt(d)/s)); DoCoFL Assumption 3.3",
+       statement="QSGD's declared omega is Lemma 3.1's constant and is attained up to the lemma's slack: at a flat "
+                 "x (|x_i| = ||x||/sqrt(d)) the exact relative variance is s'(1 - s') d/s^2 with s' the fractional part "
+                 "of s/sqrt(d) (= omega/4 when s^2 >= d and s/sqrt(d) is a half-integer) and sqrt(d)/s - 1/s^2 when s = 1 "
+                 "(= omega (1 - 1/sqrt(d))); the closed forms are computed here, not by the compressor",
+       kind="identity", instances=_qsgd_attained_instances)
+def check_qsgd_omega_attained(inst: dict) -> Evidence:
+    d, s = inst["d"], inst["s"]
+    q = QSGD(s)
+    omega_paper = min(d / s**2, math.sqrt(d) / s)
+    x = np.ones((1, d))
+    exact = float(q.variance(x)[0]) / d                       # relative variance E||C(x) - x||^2 / ||x||^2
+    frac = s / math.sqrt(d) - math.floor(s / math.sqrt(d))    # each coordinate's level s|x_i|/||x|| = s/sqrt(d)
+    closed = d * frac * (1 - frac) / s**2                     # d coordinates, each (||x||/s)^2 frac(1 - frac)
+    if s == 1:
+        want = math.sqrt(d) / s - 1.0 / s**2
+    elif s * s >= d and abs(frac - 0.5) < 1e-12:
+        want = omega_paper / 4
+    else:
+        want = closed
+    err = max(abs(exact - closed), abs(closed - want), abs(q.omega(d) - omega_paper)) / omega_paper
+    return Evidence(f"QSGD d={d} s={s}", exact / omega_paper, want / omega_paper, err <= 1e-12,
+                    details={"relative_variance": exact, "omega": q.omega(d), "omega_lemma_3_1": omega_paper})
+
+
 @claim(id="docofl.compressors.support_bits", paper="docofl", reference="issue 6 (supports and bit counts)",
        statement="outputs lie in each compressor's declared support; bits are finite, non-negative, one per row; "
                  "the same seed gives the same output; deterministic compressors ignore the generator",

@@ -250,6 +250,9 @@ def _thm2_check(inst: dict) -> Evidence:
     p = tuple(np.linspace(0.2, 1.0, K))
     sq2 = sb_sigma2(D, inst["s"], inst["b"])
     eta_max = th.step_bound(problem.beta, p, sigma_q2=sq2, period=L)
+    # the proof's condition (40), transcribed here: eta < p_min/(4 beta L R), R = 1 + sigma_q^2 (p_sum - p_min + 1)/K
+    R_paper = 1.0 + sq2 * (sum(p) - min(p) + 1.0) / K
+    condition_40 = min(p) / (4.0 * problem.beta * L * R_paper)
     alg = OFedIQ(eta=None if inst.get("default_step") else inst["frac"] * eta_max, p=p, period=L, s=inst["s"],
                  b=inst["b"])
     eta = alg.step_size(problem)
@@ -257,12 +260,15 @@ def _thm2_check(inst: dict) -> Evidence:
     w = problem.comparator()
     b = th.theorem2_bound(K, float(w @ w), eta, problem.horizon, problem.sigma2_diff(), p, sigma_q2=sq2, L=L,
                           beta=problem.beta)
-    return Evidence(_kw(inst), mean, b.value, mean <= b.value and eta < eta_max, tightness=mean / b.value,
-                    details={"se": se, "label": b.label, "terms": [b.initial, b.variance, b.drift], "eta": eta})
+    ok = mean <= b.value and eta < eta_max and abs(eta_max - condition_40) <= 1e-12 * condition_40
+    return Evidence(_kw(inst), mean, b.value, ok, tightness=mean / b.value,
+                    details={"se": se, "label": b.label, "terms": [b.initial, b.variance, b.drift], "eta": eta,
+                             "eta_max": eta_max, "condition_40": condition_40})
 
 
 @claim(id="ofediq.thm2.L1", paper=PAPER, reference="Theorem 2, L = 1 (rigorous case); §7 item 7",
-       statement="OFedIQ(L=1) with the (s,b) quantizer, heterogeneous p_k, eta < p_min/(4 beta R): mean regret_T "
+       statement="OFedIQ(L=1) with the (s,b) quantizer, heterogeneous p_k, eta < p_min/(4 beta R) (the library's "
+                 "step bound must equal it): mean regret_T "
                  "<= K||w*||^2/(2 eta) + 2 eta K T sigma2_diff R / p_min",
        kind="bound", space=_THM2_SPACE)
 def check_thm2_l1(inst: dict) -> Evidence:
@@ -280,7 +286,8 @@ _THM2_L_SPACE = InstanceSpace(
 
 
 @claim(id="ofediq.thm2.L_gt_1", paper=PAPER, reference="Theorem 2, L > 1 (the paper's approximate bound); §7 item 8",
-       statement="OFedIQ(L in {2,4,8}, L | T), eta < p_min/(4 beta L R) (the proof's condition): mean regret_T "
+       statement="OFedIQ(L in {2,4,8}, L | T), eta < p_min/(4 beta L R) (the proof's condition (40), which the "
+                 "library's step bound must equal): mean regret_T "
                  "<= Theorem 2's full bound incl. 3 beta eta^2 L(L-1) K T sigma2 (soft: the L > 1 proof approximates)",
        kind="bound", space=_THM2_L_SPACE)
 def check_thm2_l(inst: dict) -> Evidence:

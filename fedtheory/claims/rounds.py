@@ -90,8 +90,14 @@ def _aggregate(alg, problem, x, S, Y):
     return {"x": x + alg.server_step * (a @ D)}
 
 
+def _default_step(problem, regularisation: float) -> float:
+    """The documented default local step 1/(L + prox): the inverse smoothness of the local objective, L the
+    largest client curvature (computed here from the A_i, not read from the certificate)."""
+    return 1.0 / (max(float(np.linalg.eigvalsh(A).max()) for A in problem.A) + regularisation)
+
+
 def _ref_fedavg(alg: FedAvg, problem, state, S):
-    eta = alg.local_step
+    eta = alg.local_step if alg.local_step is not None else _default_step(problem, 0.0)
     Y = _local_steps(state.x, len(S), alg.local_steps, eta, alg.local_tol,
                      lambda Y: Y - eta * _grads(problem, Y, S))
     return _aggregate(alg, problem, state.x, S, Y)
@@ -103,7 +109,7 @@ def _ref_fedprox(alg: FedProx, problem, state, S):
     if alg.solver == "exact":  # l1 = 0 here: (A_i + lam2 I) y = b_i + lam2 x
         Y = np.linalg.solve(problem.A[S] + lam2 * np.eye(problem.dim), (problem.b[S] + lam2 * x)[..., None])[..., 0]
     else:
-        eta = alg.local_step
+        eta = alg.local_step if alg.local_step is not None else _default_step(problem, lam2)
 
         def step(Y):
             g = _grads(problem, Y, S) + lam2 * (Y - x)
@@ -183,6 +189,9 @@ def _round_instances(thorough: bool):
     yield {"alg": "fedavg", "part": "bernoulli", "kw": dict(local_steps=2, local_step=0.1, normalize="all")}
     yield {"alg": "fedprox", "part": "subset2", "kw": dict(prox=0.5, weighting="uniform", normalize="all",
                                                            threshold=0.02)}
+    # the default local step (no local_step given)
+    yield {"alg": "fedavg", "part": "full", "kw": dict(local_steps=3)}
+    yield {"alg": "fedprox", "part": "full", "kw": dict(prox=0.5, solver="gd", local_steps=3)}
     # local stopping: a tolerance between the clients' first-step gradient norms stops some clients early
     yield {"alg": "fedavg", "part": "full", "kw": dict(local_steps=6, local_step=0.1, local_tol=2.0)}
     yield {"alg": "fedprox", "part": "full", "kw": dict(prox=0.5, l1=0.05, solver="gd", local_steps=6,
@@ -196,10 +205,13 @@ def _describe(inst: dict) -> str:
     return f"{inst['alg']}({', '.join(f'{k}={v}' for k, v in inst['kw'].items())}), participation={inst['part']}"
 
 
-@claim(id="classic.rounds.reference_identity", paper="classic", reference="McMahan 2017, Karimireddy 2020, Acar 2021, Mishchenko 2022: Alg. 1 of each",
-       statement="for every participation/coin outcome, one round of FedAvg, FedProx/FedElasticNet Alg. 1 "
-                 "(exact, sub-gradient, ISTA), SCAFFOLD (I, II), FedDyn, FedElasticNet Alg. 3 (ISTA, threshold) and Scaffnew equals the paper's update written independently, to 1e-9 relative, on 4 clients "
-                 "with unequal weights, from a state with non-zero control variates",
+@claim(id="classic.rounds.reference_identity", paper="classic",
+       reference="McMahan 2017, Karimireddy 2020, Acar 2021, Mishchenko 2022: Alg. 1 of each",
+       statement="for every participation/coin outcome, one round of FedAvg, FedProx/FedElasticNet Alg. 1 (exact, "
+                 "sub-gradient, ISTA), SCAFFOLD (I, II), FedDyn, FedElasticNet Alg. 3 (ISTA, threshold) and Scaffnew "
+                 "equals the paper's update written independently, to 1e-9 relative, on 4 clients with unequal "
+                 "weights, from a state with non-zero control variates; without a local step, the documented "
+                 "default 1/(L + prox) is used",
        kind="identity", instances=_round_instances)
 def check_round_identity(inst: dict) -> Evidence:
     problem = _problem()
