@@ -64,6 +64,9 @@ class InstanceSpace:
         Values merged into every point (e.g. the problem seed held fixed during a local search).
     defaults, thorough:
         The ledger's default points (``thorough`` adds these under ``--thorough``).
+    max_evaluations:
+        A cap on the adversarial search's budget of check evaluations for claims whose check is slow (issue 17:
+        at most 60 s per claim); None: the caller's budget.
     """
 
     params: Sequence[Param]
@@ -72,6 +75,7 @@ class InstanceSpace:
     fixed: Mapping[str, Any] = field(default_factory=dict)
     defaults: Sequence[Mapping[str, Any]] = ()
     thorough: Sequence[Mapping[str, Any]] = ()
+    max_evaluations: int | None = None
 
     def point(self, u: Sequence[float], **extra: Any) -> dict:
         """The point at unit-cube coordinates ``u`` (one per parameter), plus ``fixed`` and ``extra``."""
