@@ -794,9 +794,9 @@ def _c1_build(point: dict) -> dict:
 #: Lemma C.1's class: any beta-smooth clients (here quadratics with any mu <= L, delta_B and zeta2, the
 #: constants G^2, B = 1 measured at the state), any N, S <= N, any noise sigma^2, any state w and any fixed
 #: compressor outputs w_hat^i = w + model_spread N(0, I) (or, at_optimum, w = x*, w_hat^i = w). N <= 10 keeps
-#: the enumeration of C(N, S) subsets cheap.
+#: the enumeration of C(N, S) subsets cheap; d >= 2 is the generator's.
 _C1_SPACE = InstanceSpace(
-    params=(Param("N", 2, 10, integer=True), Param("S_fraction", 0.0, 1.0), Param("d", 1, 6, integer=True),
+    params=(Param("N", 2, 10, integer=True), Param("S_fraction", 0.0, 1.0), Param("d", 2, 6, integer=True),
             Param("sigma2", 0.0, 3.0), Param("at_optimum", 0, 1, integer=True), Param("mu", 0.01, 1.0, log=True),
             Param("L", 1.0, 100.0, log=True), Param("delta_fraction", 0.0, 1.0), Param("zeta2", 0.0, 10.0),
             Param("model_spread", 1e-3, 10.0, log=True)),
