@@ -517,14 +517,15 @@ def _theorem1_build(point: dict) -> dict:
 
 #: Theorem 1's class on the §5.5-type harness: n clients with diagonal A_k ~ U[1, kappa] (mu-strongly convex,
 #: L-smooth), gradient noise sigma^2, E local epochs with deterministic s_k in [1, E], H_tau = 0, the
-#: theorem's schedule. ``rounds`` is the horizon the bound is checked at every tau of.
+#: theorem's schedule. ``rounds`` is the horizon the bound is checked at every tau of. A check costs up to 0.5 s
+#: (2000 rounds), so the search gets at most 100 evaluations (60 s budget).
 _THEOREM1_SPACE = InstanceSpace(
     params=(Param("n", 2, 6, integer=True), Param("d", 1, 6, integer=True), Param("E", 1, 6, integer=True),
             Param("s_low", 0.0, 1.0), Param("s_spread", 0.0, 1.0), Param("kappa", 1.01, 10.0, log=True),
             Param("sigma2", 0.0, 4.0), Param("rounds", 50, 2000, log=True, integer=True)),
     fixed={"seed": 0}, build=_theorem1_build,
     regime=lambda pt: "s" not in pt or (len(pt["s"]) == pt["n"] and all(1 <= k <= pt["E"] for k in pt["s"])),
-    defaults=tuple(_theorem1_instances(False)), thorough=tuple(_theorem1_instances(True))[2:])
+    defaults=tuple(_theorem1_instances(False)), thorough=tuple(_theorem1_instances(True))[2:], max_evaluations=100)
 
 
 _T1_CACHE: dict[str, Any] = {}
