@@ -942,11 +942,12 @@ def _ecuq_data(dist: str, d: int, seed: int) -> np.ndarray:
 _ECUQ_DISTS = ("lognormal", "normal", "normal_narrow")
 
 
-#: ECUQ + Huffman's class: any budget b >= 1 bit, any data (here the three distributions of the ledger, a
-#: category searched by index, of any length d and sample ``seed``). The claim is per row, so d is the size
-#: that matters; d <= 2^14 (the thorough size) keeps a check under 0.1 s.
+#: ECUQ + Huffman's class: any budget b > 0 bits (ECUQ takes b in (0, 60]; above log2 d the entropy is capped
+#: by d, so b <= 16 covers d <= 2^14), any data (here the three distributions of the ledger, a category
+#: searched by index, of any length d and sample ``seed``). The claim is per row; d <= 2^14 (the thorough size)
+#: keeps a check under 0.1 s.
 _ECUQ_SPACE = InstanceSpace(
-    params=(Param("dist", 0, len(_ECUQ_DISTS) - 1, integer=True), Param("b", 1.0, 8.0),
+    params=(Param("dist", 0, len(_ECUQ_DISTS) - 1, integer=True), Param("b", 0.05, 16.0, log=True),
             Param("d", 16, 2**14, log=True, integer=True), Param("seed", 0, 10**6, integer=True)),
     build=lambda pt: {**pt, "dist": pt["dist"] if isinstance(pt["dist"], str) else _ECUQ_DISTS[int(pt["dist"])]},
     defaults=tuple(_ecuq_instances(False)), thorough=tuple(_ecuq_instances(True)))
