@@ -193,7 +193,8 @@ def _compressor_build(point: dict) -> dict:
 #: The variance claim's class: every registered compressor that declares a constant at d (its registry
 #: ``example()`` parameters: the check takes the compressor's own example, so those are not searched), any
 #: dimension d, and the adversarial input batch drawn from ``seed`` (one-hot, constant, tiny/huge norms, zero
-#: and random rows). The default points are the ledger's (name, d) pairs.
+#: and random rows). The default points are the ledger's (name, d) pairs. The seed is searched, not fixed: it
+#: draws the inputs, which is what moves the ratio for a given compressor and d.
 _COMPRESSOR_VARIANCE_SPACE = InstanceSpace(
     params=(Param("compressor", 0, len(_COMPRESSOR_NAMES) - 1, integer=True),
             Param("d", 1, 64, log=True, integer=True), Param("seed", 0, 10**6, integer=True)),
@@ -944,8 +945,8 @@ _ECUQ_DISTS = ("lognormal", "normal", "normal_narrow")
 
 #: ECUQ + Huffman's class: any budget b > 0 bits (ECUQ takes b in (0, 60]; above log2 d the entropy is capped
 #: by d, so b <= 16 covers d <= 2^14), any data (here the three distributions of the ledger, a category
-#: searched by index, of any length d and sample ``seed``). The claim is per row; d <= 2^14 (the thorough size)
-#: keeps a check under 0.1 s.
+#: searched by index, of any length d and sample ``seed``, searched: it draws the data). The claim is per row;
+#: d <= 2^14 (the thorough size) keeps a check under 0.1 s.
 _ECUQ_SPACE = InstanceSpace(
     params=(Param("dist", 0, len(_ECUQ_DISTS) - 1, integer=True), Param("b", 0.05, 16.0, log=True),
             Param("d", 16, 2**14, log=True, integer=True), Param("seed", 0, 10**6, integer=True)),

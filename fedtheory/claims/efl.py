@@ -73,7 +73,8 @@ def _st_instances(thorough: bool):
 
 
 #: ST's class: any row length n >= 1 and keep fraction q in (0, 1] (Alg. 2); the rows are drawn from ``seed``
-#: (Gaussian, Cauchy and a near-one-hot spike). The default points are the ledger's grid.
+#: (Gaussian, Cauchy and a near-one-hot spike). The default points are the ledger's grid. The seed is searched,
+#: not fixed: it draws the rows, the only thing besides (n, q) the bound depends on.
 _ST_SPACE = InstanceSpace(
     params=(Param("n", 1, 1000, log=True, integer=True), Param("q", 1e-3, 1.0, log=True),
             Param("seed", 0, 10**6, integer=True)),
