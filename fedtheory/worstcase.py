@@ -70,6 +70,8 @@ def adversarial_search(claim: Claim, *, evaluations: int = 200, starts: int = 4,
     if space is None:
         raise ValueError(f"claim {claim.id!r} declares no instance space (space=...): nothing to search")
     evaluations = check_int("evaluations", evaluations, low=1)
+    if space.max_evaluations is not None:  # a slow check declares its own cap (60 s per claim)
+        evaluations = min(evaluations, space.max_evaluations)
     starts = check_int("starts", starts, low=1)
     rng = np.random.default_rng(check_int("seed", seed, low=0))
     start_time = time.perf_counter()

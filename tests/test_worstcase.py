@@ -84,3 +84,24 @@ def test_bad_input():
     with pytest.raises(ValueError, match="evaluations"):
         adversarial_search(CLAIMS["efl.theorem2.departure"], evaluations=0)
     assert ratio_of.__doc__ and math.isinf(-math.inf)
+
+
+def test_a_slow_checks_space_caps_the_search_budget():
+    """A space's ``max_evaluations`` caps the caller's budget (60 s per claim for slow checks, issue 17)."""
+    calls = []
+    space = InstanceSpace(params=(Param("a", 0.0, 1.0),), defaults=({"a": 0.5},), max_evaluations=7)
+
+    @claim(id="test.capped.search", paper="classic", reference="r", statement="s", kind="bound", space=space)
+    def check(inst):
+        from fedtheory.claims.registry import Evidence
+
+        calls.append(inst["a"])
+        return Evidence("a", inst["a"], 1.0, True, tightness=inst["a"])
+
+    try:
+        result = adversarial_search(check, evaluations=200, seed=0)
+        assert result.evaluations <= 7 and len(calls) <= 8  # + the verdict at the best point
+    finally:
+        from fedtheory.claims.registry import REGISTRY
+
+        REGISTRY.pop("test.capped.search", None)

@@ -24,6 +24,7 @@ from ..problems.base import Certificate, Problem
 from ..problems.quadratic import QuadraticProblem, quadratic
 from ..theory import docofl as th
 from .registry import Evidence, claim
+from .space import InstanceSpace, Param
 
 __all__ = ["HingeProblem", "run_iterates", "adversarial_inputs", "exact_moments", "check_compressor_unbiased",
            "check_compressor_variance", "check_compressor_support", "separable_quadratic"]
@@ -178,6 +179,30 @@ def _compressor_instances(claim_kind: str):
     return instances
 
 
+_COMPRESSOR_NAMES = tuple(sorted(COMPRESSORS))
+
+
+def _compressor_build(point: dict) -> dict:
+    """A searched point names the compressor by its index in the sorted registry (a category, searched as an
+    integer); a default point names it directly."""
+    if "name" in point:
+        return dict(point)
+    return {"name": _COMPRESSOR_NAMES[int(point["compressor"])], "d": int(point["d"]), "seed": int(point["seed"])}
+
+
+#: The variance claim's class: every registered compressor that declares a constant at d (its registry
+#: ``example()`` parameters: the check takes the compressor's own example, so those are not searched), any
+#: dimension d, and the adversarial input batch drawn from ``seed`` (one-hot, constant, tiny/huge norms, zero
+#: and random rows). The default points are the ledger's (name, d) pairs. The seed is searched, not fixed: it
+#: draws the inputs, which is what moves the ratio for a given compressor and d.
+_COMPRESSOR_VARIANCE_SPACE = InstanceSpace(
+    params=(Param("compressor", 0, len(_COMPRESSOR_NAMES) - 1, integer=True),
+            Param("d", 1, 64, log=True, integer=True), Param("seed", 0, 10**6, integer=True)),
+    build=_compressor_build, regime=lambda pt: compressor_applies(_compressor_build(pt), "variance"),
+    defaults=tuple(_compressor_instances("variance")(False)),
+    thorough=tuple(_compressor_instances("variance")(True)))
+
+
 # =============================================================================================================
 # compressor conformance (issue "Must include": declared properties verified, not trusted)
 # =============================================================================================================
@@ -209,7 +234,7 @@ def check_compressor_unbiased(inst: dict) -> Evidence:
 @claim(id="docofl.compressors.variance", paper="docofl", reference="Assumption 3.3; issue 6",
        statement="E||C(x)-x||^2 <= omega(d)||x||^2 for unbiased compressors and ||C(x)-x||^2 <= (1-alpha(d))"
                  "||x||^2 for contractive ones, on adversarial inputs (one-hot, constant, tiny/huge norms, zero)",
-       kind="bound", instances=_compressor_instances("variance"))
+       kind="bound", space=_COMPRESSOR_VARIANCE_SPACE)
 def check_compressor_variance(inst: dict) -> Evidence:
     comp = _instance_compressor(inst)
     d = inst["d"]
@@ -530,11 +555,21 @@ def _appa_docofl_instances(thorough: bool):
         yield {"scale": om, "K": 2, "V": 2, "paths": 200, "seed": 0}
 
 
+#: Theorem 1 (sigma = 0) on App. A's function: any correction-compressor scale omega, period K and queue V.
+#: The run length grows like theta = omega K V + 1 (T ~ 2200 theta rounds), so the searched ranges stop at
+#: omega = 1, K = V = 3 (T <= 22,000) and the search gets at most 40 evaluations (60 s budget); the paths
+#: are independent copies, so fewer (50) suffice for the search's maximum over paths to move.
+_APPA_DOCOFL_SPACE = InstanceSpace(
+    params=(Param("scale", 0.05, 1.0, log=True), Param("K", 1, 3, integer=True), Param("V", 1, 3, integer=True)),
+    fixed={"paths": 50, "seed": 0}, defaults=tuple(_appa_docofl_instances(False)),
+    thorough=tuple(_appa_docofl_instances(True))[::2], max_evaluations=40)
+
+
 @claim(id="docofl.appendixA.docofl_converges", paper="docofl", reference="App. A; Theorem 1 (sigma = 0)",
        statement="on App. A's function DoCoFL (C_w = id, C_c = scaled Rademacher with the same omega, K = V = 2, "
                  "eta = 1/(30 beta theta)) converges in every path (|w_T - 1| < 1e-6) and "
                  "(1/T) sum_t |f'(w_t)|^2 <= 120 M beta theta / T per path",
-       kind="bound", instances=_appa_docofl_instances)
+       kind="bound", space=_APPA_DOCOFL_SPACE)
 def check_appendix_a_docofl(inst: dict) -> Evidence:
     om, K, V, R = inst["scale"], inst["K"], inst["V"], inst["paths"]
     beta = 2.0
@@ -695,11 +730,33 @@ def shared_hessian_problem(N: int, d: int, seed: int, sigma2: float) -> tuple[Qu
     return prob, float(np.mean(np.sum(diff * diff, axis=1)))
 
 
+def _thm1_build(point: dict) -> dict:
+    """A searched point: S = max(1, round(S_fraction N)) sampled clients of N (so S <= N)."""
+    if "S" in point:
+        return dict(point)
+    out = {k: v for k, v in point.items() if k != "S_fraction"}
+    out["S"] = max(1, int(round(point["S_fraction"] * point["N"])))
+    return out
+
+
+#: Theorem 1's class on the shared-Hessian quadratics (B = 1, G^2 exact): N clients, S sampled, dimension d,
+#: period K and queue V (staleness T~ = KV), correction compressor scale omega (scaled Rademacher, nmse
+#: omega^2), gradient noise sigma^2, horizon T; the mean is over ``runs`` runs. A check costs ~0.5 s per 150
+#: rounds, so the search gets at most 60 evaluations over T <= 150 (60 s budget).
+_THM1_SPACE = InstanceSpace(
+    params=(Param("N", 2, 30, integer=True), Param("S_fraction", 0.0, 1.0), Param("d", 1, 8, integer=True),
+            Param("K", 1, 4, integer=True), Param("V", 1, 4, integer=True), Param("scale", 0.0, 1.5),
+            Param("sigma2", 0.0, 4.0), Param("rounds", 20, 150, log=True, integer=True)),
+    fixed={"runs": 12, "seed": 0}, build=_thm1_build,
+    regime=lambda pt: "S" not in pt or 1 <= pt["S"] <= pt["N"],
+    defaults=tuple(_thm1_instances(False)), thorough=tuple(_thm1_instances(True)), max_evaluations=60)
+
+
 @claim(id="docofl.theorem1", paper="docofl", reference="Theorem 1 (App. C.1, eq. (11)); Theorem 3.4",
        statement="E[(1/T) sum_t ||grad f(w_t)||^2] <= 4 sqrt(2 M beta s~^2/(T S)) + 8 (12 M^2 beta^2 omega^2 T~ "
                  "s~^2)^(1/3)/(T^(2/3) S^(1/3)) + 120 gamma M beta theta/T with Theorem 1's eta; also the "
                  "pre-tuning inequality for eta <= 1/(30 gamma beta theta) and the descent bound (18)",
-       kind="bound", instances=_thm1_instances)
+       kind="bound", space=_THM1_SPACE)
 def check_theorem1(inst: dict) -> Evidence:
     N, S, d, K, V, om, s2, T, R = (inst[k] for k in ("N", "S", "d", "K", "V", "scale", "sigma2", "rounds", "runs"))
     p, G2 = shared_hessian_problem(N, d, inst["seed"], s2)
@@ -756,21 +813,47 @@ def _c1_instances(thorough: bool):
     yield {"N": 6, "S": 1, "d": 3, "seed": 0, "sigma2": 0.0, "at_optimum": True}
 
 
+def _c1_build(point: dict) -> dict:
+    """A searched point: S = max(1, round(S_fraction N)); delta_B = delta_fraction x 0.4 (L - mu), the
+    generator's always-feasible range (cf. quadratic_space); ``at_optimum`` 0/1."""
+    if "S" in point:
+        return dict(point)
+    N = int(point["N"])
+    return {"N": N, "S": max(1, int(round(point["S_fraction"] * N))), "d": int(point["d"]), "seed": int(point["seed"]),
+            "sigma2": float(point["sigma2"]), "at_optimum": bool(point["at_optimum"]), "mu": float(point["mu"]),
+            "L": float(point["L"]), "delta_B": float(point["delta_fraction"]) * 0.4 * (point["L"] - point["mu"]),
+            "zeta2": float(point["zeta2"]), "model_spread": float(point["model_spread"])}
+
+
+#: Lemma C.1's class: any beta-smooth clients (here quadratics with any mu <= L, delta_B and zeta2, the
+#: constants G^2, B = 1 measured at the state), any N, S <= N, any noise sigma^2, any state w and any fixed
+#: compressor outputs w_hat^i = w + model_spread N(0, I) (or, at_optimum, w = x*, w_hat^i = w). N <= 10 keeps
+#: the enumeration of C(N, S) subsets cheap; d >= 2 is the generator's.
+_C1_SPACE = InstanceSpace(
+    params=(Param("N", 2, 10, integer=True), Param("S_fraction", 0.0, 1.0), Param("d", 2, 6, integer=True),
+            Param("sigma2", 0.0, 3.0), Param("at_optimum", 0, 1, integer=True), Param("mu", 0.01, 1.0, log=True),
+            Param("L", 1.0, 100.0, log=True), Param("delta_fraction", 0.0, 1.0), Param("zeta2", 0.0, 10.0),
+            Param("model_spread", 1e-3, 10.0, log=True)),
+    fixed={"seed": 0}, build=_c1_build, regime=lambda pt: "S" not in pt or 1 <= pt["S"] <= pt["N"],
+    defaults=tuple(_c1_instances(False)), thorough=tuple(_c1_instances(True))[2:-1])
+
+
 @claim(id="docofl.lemma_c1", paper="docofl", reference="Lemma C.1 (eq. (19)); eq. (13)",
        statement="at a fixed state, E||g_hat||^2 (exact: all C(N,S) subsets, Gaussian noise analytically) <= "
                  "s~^2/S + 4 gamma ||grad||^2 + 2 beta^2 (1/N) sum_i ||w_hat^i - w||^2 with G^2, B^2 = 1 "
                  "measured at the state; and ||grad - mean_i grad f_i(w_hat^i)||^2 <= beta^2 mean_i ||w_hat^i - w||^2",
-       kind="bound", instances=_c1_instances)
+       kind="bound", space=_C1_SPACE)
 def check_lemma_c1(inst: dict) -> Evidence:
     N, S, d, s2 = inst["N"], inst["S"], inst["d"], inst["sigma2"]
-    p = quadratic(n_clients=N, dim=d, mu=0.2, L=3.0, delta_B=1.0, zeta2=2.0, seed=inst["seed"])
+    p = quadratic(n_clients=N, dim=d, mu=inst.get("mu", 0.2), L=inst.get("L", 3.0), delta_B=inst.get("delta_B", 1.0),
+                  zeta2=inst.get("zeta2", 2.0), seed=inst["seed"])
     rng = np.random.default_rng(inst["seed"])
     if inst.get("at_optimum"):
         w = p.certificate.x_star
         W_hat = np.tile(w, (N, 1))
     else:
         w = rng.normal(size=d)
-        W_hat = w + 0.5 * rng.normal(size=(N, d))      # any fixed compressor outputs
+        W_hat = w + inst.get("model_spread", 0.5) * rng.normal(size=(N, d))      # any fixed compressor outputs
     beta = float(p.certificate.L)
     Gh = p.grads(W_hat)
     subsets = np.array(list(combinations(range(N), S)))
@@ -890,6 +973,20 @@ def _ecuq_data(dist: str, d: int, seed: int) -> np.ndarray:
     return rng.normal(1.0, 0.1, size=(2, d))
 
 
+_ECUQ_DISTS = ("lognormal", "normal", "normal_narrow")
+
+
+#: ECUQ + Huffman's class: any budget b > 0 bits (ECUQ takes b in (0, 60]; above log2 d the entropy is capped
+#: by d, so b <= 16 covers d <= 2^14), any data (here the three distributions of the ledger, a category
+#: searched by index, of any length d and sample ``seed``, searched: it draws the data). The claim is per row;
+#: d <= 2^14 (the thorough size) keeps a check under 0.1 s.
+_ECUQ_SPACE = InstanceSpace(
+    params=(Param("dist", 0, len(_ECUQ_DISTS) - 1, integer=True), Param("b", 0.05, 16.0, log=True),
+            Param("d", 16, 2**14, log=True, integer=True), Param("seed", 0, 10**6, integer=True)),
+    build=lambda pt: {**pt, "dist": pt["dist"] if isinstance(pt["dist"], str) else _ECUQ_DISTS[int(pt["dist"])]},
+    defaults=tuple(_ecuq_instances(False)), thorough=tuple(_ecuq_instances(True)))
+
+
 @claim(id="docofl.ecuq.invariants", paper="docofl", reference="App. D, Alg. 4; spec 001 Sec. 8 item 13",
        statement="ECUQ outputs lie on the grid {x_min + (k+1/2) Delta}, |x_hat - x| <= Delta/2, K >= floor(2^b), "
                  "empirical entropy H <= b with H >= b - eps when the search returns, and H <= L < H + 1 for the "
@@ -930,7 +1027,7 @@ def check_ecuq_huffman_budget(inst: dict) -> Evidence:
 
 @claim(id="docofl.ecuq.huffman_budget.corrected", paper="docofl", reference="App. D; Cover & Thomas Thm 5.4.1",
        statement="ECUQ's Huffman-coded payload is below b + 1 bits per coordinate (H <= b and L < H + 1)",
-       kind="bound", derived=True, instances=_ecuq_instances)
+       kind="bound", derived=True, space=_ECUQ_SPACE)
 def check_ecuq_huffman_corrected(inst: dict) -> Evidence:
     X = _ecuq_data(inst["dist"], inst["d"], inst["seed"])
     L = huffman_average_length(ECUQ(b=inst["b"]).search(X).x_hat)
@@ -1149,6 +1246,14 @@ def _lemma_instances(thorough: bool):
         yield {"seed": seed}
 
 
+#: Not a function of a small parameter vector: :func:`lemma_violations` draws every lemma's instance (sizes,
+#: vectors, constants a, gamma, theta, beta, eta, ...) from one seed and reports the worst normalised margin, so
+#: the space is the seed. The check reports a margin, not a measured / bound ratio, so the adversarial search
+#: has nothing to maximise here; hypothesis and the ledger draw seeds from it.
+_LEMMAS_SPACE = InstanceSpace(params=(Param("seed", 0, 10**6, integer=True),),
+                              defaults=tuple(_lemma_instances(False)), thorough=tuple(_lemma_instances(True))[8:])
+
+
 def lemma_violations(seed: int) -> dict[str, float]:
     """Random instances of C.5-C.10 and the step-size consequences; returns each lemma's max (lhs - rhs)
     normalised by the scale (<= ~1e-12 means it holds)."""
@@ -1196,7 +1301,7 @@ def lemma_violations(seed: int) -> dict[str, float]:
 @claim(id="docofl.lemmas_c5_c10", paper="docofl", reference="App. C, Lemmas C.5-C.10, eq. (15)",
        statement="Lemmas C.5-C.10 hold on random instances; eta <= 1/(30 gamma beta theta) gives rho T <= 1/2 and "
                  "sum_k k (rho T)^k <= 2; Theorem 1's eta in the pre-tuning bound gives <= RHS(11)",
-       kind="bound", instances=_lemma_instances)
+       kind="bound", space=_LEMMAS_SPACE)
 def check_lemmas(inst: dict) -> Evidence:
     v = lemma_violations(inst["seed"])
     worst = max(v.values())

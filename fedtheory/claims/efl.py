@@ -72,6 +72,15 @@ def _st_instances(thorough: bool):
     return grid
 
 
+#: ST's class: any row length n >= 1 and keep fraction q in (0, 1] (Alg. 2); the rows are drawn from ``seed``
+#: (Gaussian, Cauchy and a near-one-hot spike). The default points are the ledger's grid. The seed is searched,
+#: not fixed: it draws the rows, the only thing besides (n, q) the bound depends on.
+_ST_SPACE = InstanceSpace(
+    params=(Param("n", 1, 1000, log=True, integer=True), Param("q", 1e-3, 1.0, log=True),
+            Param("seed", 0, 10**6, integer=True)),
+    defaults=tuple(_st_instances(False)), thorough=tuple(_st_instances(True))[5:])
+
+
 @claim(id="efl.st.format", paper=PAPER, reference="Alg. 2; spec 004 §7 item 1",
        statement="ST(T) lies in {-mu, 0, mu}^n with max(floor(nq), 1) non-zeros on the largest |T_i|, signs of T, "
                  "and mu the mean kept magnitude",
@@ -101,7 +110,7 @@ def check_st_format(inst: dict) -> Evidence:
        statement="ST is a biased, deterministic orthogonal projection: <T - ST(T), ST(T)> = 0, "
                  "||T - ST(T)||^2 = ||T||^2 - ||top_k T||_1^2 / k <= (1 - 1/n) ||T||^2 (alpha = 1/n); constant "
                  "rows leave exactly 1 - k/n; q = 1 gives mean|T| sign(T)",
-       kind="bound", derived=True, instances=_st_instances)
+       kind="bound", derived=True, space=_ST_SPACE)
 def check_st_contraction(inst: dict) -> Evidence:
     n, q = inst["n"], inst["q"]
     rng = np.random.default_rng(inst["seed"])
@@ -495,6 +504,31 @@ def _theorem1_instances(thorough: bool):
         [dict(n=6, d=5, E=5, s=(1, 2, 3, 4, 5, 5), kappa=3.0, sigma2=2.0, seed=2, rounds=20000)] if thorough else [])
 
 
+def _theorem1_build(point: dict) -> dict:
+    """A searched point: s_k = s_min + round(s_spread (E - s_min) k/(n - 1)), s_min = 1 + round(s_low (E - 1)),
+    so every 1 <= s_k <= E (the theorem's local steps); a default point carries its ``s`` tuple."""
+    if "s" in point:
+        return dict(point)
+    n, E = int(point["n"]), int(point["E"])
+    s_min = 1 + int(round(point["s_low"] * (E - 1)))
+    s = tuple(s_min + int(round(point["s_spread"] * (E - s_min) * k / max(n - 1, 1))) for k in range(n))
+    return dict(n=n, d=int(point["d"]), E=E, s=s, kappa=float(point["kappa"]), sigma2=float(point["sigma2"]),
+                seed=int(point["seed"]), rounds=int(point["rounds"]))
+
+
+#: Theorem 1's class on the §5.5-type harness: n clients with diagonal A_k ~ U[1, kappa] (mu-strongly convex,
+#: L-smooth), gradient noise sigma^2, E local epochs with deterministic s_k in [1, E], H_tau = 0, the
+#: theorem's schedule. ``rounds`` is the horizon the bound is checked at every tau of. A check costs up to 0.5 s
+#: (2000 rounds), so the search gets at most 100 evaluations (60 s budget).
+_THEOREM1_SPACE = InstanceSpace(
+    params=(Param("n", 2, 6, integer=True), Param("d", 1, 6, integer=True), Param("E", 1, 6, integer=True),
+            Param("s_low", 0.0, 1.0), Param("s_spread", 0.0, 1.0), Param("kappa", 1.01, 10.0, log=True),
+            Param("sigma2", 0.0, 4.0), Param("rounds", 50, 2000, log=True, integer=True)),
+    fixed={"seed": 0}, build=_theorem1_build,
+    regime=lambda pt: "s" not in pt or (len(pt["s"]) == pt["n"] and all(1 <= k <= pt["E"] for k in pt["s"])),
+    defaults=tuple(_theorem1_instances(False)), thorough=tuple(_theorem1_instances(True))[2:], max_evaluations=100)
+
+
 _T1_CACHE: dict[str, Any] = {}
 
 
@@ -529,7 +563,7 @@ def _theorem1_compute(inst: dict):
 @claim(id="efl.theorem1.bound", paper=PAPER, reference="Theorem 1, eq. 7 (constants per spec 004 §4.2 readings)",
        statement="EFL weighting (H_tau = 0), Theorem 1's eta_tau: E||w^G_tau - w*||^2 <= C_tau / (tau E + gamma)^2 "
                  "for every tau (B_t's bracket read conservatively)",
-       kind="bound", instances=_theorem1_instances)
+       kind="bound", space=_THEOREM1_SPACE)
 def check_theorem1_bound(inst: dict) -> Evidence:
     m2, bound, k, _ = _theorem1_measure(inst)
     ratio = m2[1:] / bound

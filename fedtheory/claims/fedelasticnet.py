@@ -151,9 +151,15 @@ def _hoeffding_instances(thorough: bool):
             yield {"m": m, "delta": delta}
 
 
+#: Hoeffding's class: any number m >= 1 of signs and any threshold delta > 0 (delta > 1 is an empty event).
+_HOEFFDING_SPACE = InstanceSpace(
+    params=(Param("m", 1, 10**4, log=True, integer=True), Param("delta", 1e-3, 1.0, log=True)),
+    defaults=tuple(_hoeffding_instances(False)), thorough=tuple(_hoeffding_instances(True))[4:])
+
+
 @claim(id="fedelasticnet.hoeffding", paper="fedelasticnet", reference="Appendix B.3 (claim 17)",
        statement="for m IID Rademacher signs, P[mean > delta] <= exp(-m delta^2/2)",
-       kind="bound", instances=_hoeffding_instances)
+       kind="bound", space=_HOEFFDING_SPACE)
 def check_hoeffding(inst: dict) -> Evidence:
     """Exact binomial tail (no Monte Carlo): mean > delta iff #(+1) > m(1 + delta)/2."""
     from scipy import stats
@@ -162,7 +168,13 @@ def check_hoeffding(inst: dict) -> Evidence:
     k = math.floor(m * (1 + delta) / 2)  # need count strictly greater than m(1+delta)/2
     tail = float(stats.binom.sf(k, m, 0.5))
     bound = th.hoeffding_bound(m, delta)
-    return Evidence(f"m={m} delta={delta}", tail, bound, tail <= bound, tightness=tail / bound)
+    if bound > 0:
+        return Evidence(f"m={m} delta={delta}", tail, bound, tail <= bound, tightness=tail / bound)
+    # exp(-m delta^2/2) underflows for m delta^2/2 > ~745 (found by tests/test_spaces.py at m = 2981, delta = 1):
+    # compare the logarithms instead.
+    log_tail, log_bound = float(stats.binom.logsf(k, m, 0.5)), -m * delta**2 / 2
+    return Evidence(f"m={m} delta={delta}", tail, bound, log_tail <= log_bound,
+                    tightness=math.exp(log_tail - log_bound), details={"log_tail": log_tail, "log_bound": log_bound})
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -296,7 +308,10 @@ def lyapunov_margins(problem, alg, rounds: int, seed: int = 0, x0: np.ndarray | 
                 "29": (q["E_step"] - q["eps_t"]) / scale,
                 "B4": (q["E_dist"] - th.lemma_b4_rhs(q["dist_prev"], q["gap_prev"], q["eps_t"], q["E_step"], lam1,
                                                     lam2, beta, inner)) / scale,
-                "B5": (q["eps_t"] - th.lemma_b5_rhs(q["C_prev"], q["gap_prev"], lam1, lam2, beta, d)) / scale,
+                # Lemma B.5 needs lambda2 > sqrt(5) beta; below it the lemma says nothing (margin -inf), while
+                # B.4 (any lambda2 > 0) is still checked on the same run.
+                "B5": ((q["eps_t"] - th.lemma_b5_rhs(q["C_prev"], q["gap_prev"], lam1, lam2, beta, d)) / scale
+                       if lam2 * lam2 > 5 * beta * beta else -np.inf),
                 "B6": (k0 * q["gap_prev"] - rhs6) / scale,
                 "B6_without_d": (k0 * q["gap_prev"] - th.theorem_b6_rhs(V_prev, V_next, lam1, lam2, beta, d, inner,
                                                                         with_d=False)) / scale,
@@ -320,6 +335,55 @@ def lyapunov_margins(problem, alg, rounds: int, seed: int = 0, x0: np.ndarray | 
 INEQ_TOL = 1e-10
 
 
+def _alg3_build(point: dict):
+    """A point of Algorithm 3's class as the (problem, algorithm, rounds) the checks take: the spec writer's
+    quadratic (m clients in R^d, ``seed``), lambda2 = lambda_ratio x beta, lambda1 = l1, the sign reading, and
+    P sampled clients per round (None or P >= m: full participation)."""
+    problem = spec_problem(m=int(point["m"]), d=int(point["d"]), seed=int(point["seed"]))
+    P = point.get("P")
+    P = None if P is None or int(P) >= int(point["m"]) else int(P)
+    return (problem, _alg3(float(point["lambda_ratio"]) * problem.certificate.L, float(point["l1"]),
+                           point.get("reading", "kkt"), P), int(point["T"]))
+
+
+def _alg3_point(ratio: float, l1: float, reading: str, T: int, m: int = 5, P: int | None = None) -> dict:
+    return dict(m=m, d=4, seed=0, lambda_ratio=ratio, l1=l1, reading=reading, P=P, T=T)
+
+
+def _alg3_space(defaults, thorough=(), *, ratio_low: float, regime, reading: str = "kkt",
+                T: tuple[int, int] = (5, 100), partial: bool = True, m_high: int = 8,
+                max_evaluations: int | None = None) -> InstanceSpace:
+    """Algorithm 3's class (convex beta-smooth clients: here the spec writer's quadratics, exact local solves):
+    m clients in R^d, lambda2/beta, lambda1 >= 0, P sampled clients of m (P >= m: all; only when ``partial``,
+    else full participation), T rounds."""
+    sampled = (Param("P", 1, m_high, integer=True),) if partial else ()
+    return InstanceSpace(
+        params=(Param("m", 2, m_high, integer=True), Param("d", 1, 6, integer=True),
+                Param("lambda_ratio", ratio_low, 300.0, log=True), Param("l1", 0.0, 1.0), *sampled,
+                Param("T", T[0], T[1], log=True, integer=True)),
+        fixed={"seed": 0, "reading": reading}, build=_alg3_build, regime=regime, defaults=tuple(defaults),
+        thorough=tuple(thorough), max_evaluations=max_evaluations)
+
+
+def _l1_representable(l1: float) -> bool:
+    # Alg. 3 and the checks recover the l1 sub-gradient as residual / lambda1; for a subnormal lambda1 (which
+    # hypothesis draws: 5e-324) 1/lambda1 overflows to inf and the run is NaN. Not a restriction of the theorem:
+    # lambda1 = 0 and every normal float lambda1 > 0 are in the space.
+    return l1 == 0 or l1 >= 1e-300
+
+
+def _b6_regime(point: dict) -> bool:
+    # Theorem B.6 (and B.1) need kappa0 > 0 and kappa > 0, i.e. lambda2/beta > (25 + sqrt(825))/2 = 26.86 (spec
+    # 000 section 4.2; the paper's "lambda2 > 27 beta" rounds this up), and lambda1 >= 0.
+    return th.lambda2_ratio_valid(float(point["lambda_ratio"]), 1.0) and _l1_representable(point["l1"])
+
+
+def _b4_regime(point: dict) -> bool:
+    # Lemma B.4 assumes only convex beta-smooth clients and exact local solves (it uses Lemma B.3 and (15)),
+    # no condition on lambda2 > 0.
+    return point["lambda_ratio"] > 0 and _l1_representable(point["l1"])
+
+
 def _b6_instances(thorough: bool):
     grid = [(27.0, 0.0, None), (27.0, 0.3, None), (100.0, 0.01, None), (30.0, 0.3, 2)]
     if thorough:
@@ -329,13 +393,23 @@ def _b6_instances(thorough: bool):
         yield problem, _alg3(r * problem.certificate.L, l1, "kkt", P), 200 if thorough else 60
 
 
+_B6_SPACE = _alg3_space(
+    [_alg3_point(r, l1, "kkt", 60, m=4 if P else 5, P=P)
+     for r, l1, P in [(27.0, 0.0, None), (27.0, 0.3, None), (100.0, 0.01, None), (30.0, 0.3, 2)]],
+    [_alg3_point(r, l1, "kkt", 200, m=4 if P else 5, P=P)
+     for r in (26.9, 27.0, 30.0, 100.0) for l1 in (0.0, 0.01, 0.3) for P in (None, 2)],
+    # Partial participation enumerates C(m, P) subsets every round (m = 8, P = 4: 3.5 s a check): the searched m
+    # stops at 6 and the search at 80 evaluations (60 s budget).
+    ratio_low=26.8615, regime=_b6_regime, m_high=6, max_evaluations=80)
+
+
 @claim(id="fedelasticnet.thmB6.per_round", paper="fedelasticnet", reference="Theorem B.6 with Lemmas B.4, B.5 and "
        "eqs. (27)-(29) (claim 6)",
        statement="for Alg. 3 (exact local solves, sub-gradient reading, lambda2 > 27 beta), every round: "
                  "kappa0 E[R(gamma^{t-1}) - R*] <= V_{t-1} - E V_t + kappa' lambda1^2 d - (2 lambda1/lambda2) "
                  "<gamma^{t-1} - theta*, s_bar^t>, V = ||gamma - theta*||^2 + kappa C; and (27), (28), (29), "
                  "B.4, B.5 each hold (conditional expectations by enumerating client subsets)",
-       kind="bound", instances=_b6_instances)
+       kind="bound", space=_B6_SPACE)
 def check_b6_per_round(inst) -> Evidence:
     problem, alg, T = inst
     res = lyapunov_margins(problem, alg, T)
@@ -352,10 +426,15 @@ def _b6_nod_instances(thorough: bool):
         yield problem, _alg3(r * problem.certificate.L, l1, "kkt"), 60
 
 
+_B6_NOD_SPACE = _alg3_space(
+    [_alg3_point(r, l1, "kkt", 60) for r, l1 in ((27.0, 0.3), (30.0, 0.3))],
+    [_alg3_point(r, l1, "kkt", 60) for r, l1 in ((27.0, 1.0), (100.0, 1.0))], ratio_low=26.8615, regime=_b6_regime)
+
+
 @claim(id="fedelasticnet.thmB6.printed_without_d", paper="fedelasticnet", reference="Theorem B.6 as printed "
        "(kappa P/(2m) lambda1^2, without d; spec 000 section 4.2 typo 3)",
        statement="Theorem B.6 with the floor kappa P/(2m) lambda1^2 (no factor d) as printed in its statement",
-       kind="bound", expected="exploratory", instances=_b6_nod_instances)
+       kind="bound", expected="exploratory", space=_B6_NOD_SPACE)
 def check_b6_without_d(inst) -> Evidence:
     """The proof only gives the version with d; the printed one is stronger. Measured, not asserted."""
     problem, alg, T = inst
@@ -369,10 +448,15 @@ def _b4_printed_instances(thorough: bool):
     yield problem, _alg3(27.0 * problem.certificate.L, 0.3, "printed"), 200
 
 
+#: Lemma B.4 with the printed sign(0) = 0 (reading (a)): the lemma's own class, lambda2 > 0.
+_B4_PRINTED_SPACE = _alg3_space([_alg3_point(27.0, 0.3, "printed", 200)], ratio_low=0.1, regime=_b4_regime,
+                                reading="printed", T=(5, 200))
+
+
 @claim(id="fedelasticnet.lemmaB4.printed_sign", paper="fedelasticnet", reference="Lemma B.4 for Algorithm 3 as printed "
        "(sign(0) = 0 in lines 6 and 12; spec 000 section 3.7 reading (a))",
        statement="Lemma B.4 holds for Algorithm 3 run with the printed sign (sign(0) = 0)",
-       kind="bound", expected="violated", instances=_b4_printed_instances)
+       kind="bound", expected="violated", space=_B4_PRINTED_SPACE)
 def check_b4_printed(inst) -> Evidence:
     """Counterexample: the spec appendix quadratic (m=5, d=4, seed 0), lambda2 = 27 beta, lambda1 = 0.3."""
     problem, alg, T = inst
@@ -388,11 +472,16 @@ def _b4_corrected_instances(thorough: bool):
         yield problem, _alg3(27.0 * problem.certificate.L, l1, "kkt"), 200
 
 
+_B4_CORRECTED_SPACE = _alg3_space([_alg3_point(27.0, 0.3, "kkt", 200)],
+                                  [_alg3_point(27.0, l1, "kkt", 200) for l1 in (0.01, 1.0)], ratio_low=0.1,
+                                  regime=_b4_regime, T=(5, 200))
+
+
 @claim(id="fedelasticnet.lemmaB4.corrected", paper="fedelasticnet", reference="Lemma B.4 under the sub-gradient "
        "reading (spec 000 section 3.7 reading (b))",
        statement="Lemma B.4 holds every round when Alg. 3 uses the exact KKT sub-gradient s of eq. (11) in lines "
                  "6 and 12 and in the lemma's sign term",
-       kind="bound", derived=True, instances=_b4_corrected_instances)
+       kind="bound", derived=True, space=_B4_CORRECTED_SPACE)
 def check_b4_corrected(inst) -> Evidence:
     problem, alg, T = inst
     res = lyapunov_margins(problem, alg, T)
@@ -619,12 +708,20 @@ def _thm31_instances(thorough: bool):
         yield problem, _alg3(r * problem.certificate.L, l1, "kkt"), 400 if thorough else 120
 
 
+#: Theorem B.1 as its proof gives it: full participation (the curves' expectations are then deterministic;
+#: ``theorem31_curves`` uses P = m), lambda2/beta > 26.86, any lambda1 >= 0, every horizon T.
+_THM31_SPACE = _alg3_space(
+    [_alg3_point(r, l1, "kkt", 120) for r, l1 in [(27.0, 0.0), (30.0, 0.01), (100.0, 0.3)]],
+    [_alg3_point(r, l1, "kkt", 400) for r in (26.9, 27.0, 30.0, 100.0) for l1 in (0.0, 0.01, 0.3, 1.0)],
+    ratio_low=26.8615, regime=_b6_regime, T=(5, 400), partial=False, max_evaluations=120)  # <= 1 s a check
+
+
 @claim(id="fedelasticnet.thm3_1.corrected", paper="fedelasticnet", reference="Theorem B.1 as its proof gives it "
        "(spec 000 section 4.2 typos 1-2; claim 7)",
        statement="for lambda2 > (25+sqrt(825))/2 beta, Alg. 3 (sub-gradient reading, exact solves) satisfies, for "
                  "every T: R(mean_{t<T} gamma^t) - R* <= (1/(T kappa0))(||gamma^0-theta*||^2 + kappa C0 - (2 lambda1/"
                  "lambda2) sum_t <gamma^{t-1}-theta*, s_bar^t>) + (kappa'/kappa0) lambda1^2 d with C0 squared",
-       kind="bound", derived=True, instances=_thm31_instances)
+       kind="bound", derived=True, space=_THM31_SPACE)
 def check_thm31_corrected(inst) -> Evidence:
     problem, alg, T = inst
     cur = theorem31_curves(problem, alg, T)
@@ -645,11 +742,19 @@ def _no_condition_instances(thorough: bool):
         yield problem, _alg3(r * problem.certificate.L, 0.0, "kkt"), 5
 
 
+#: Theorem 3.1 as the main text states it: convex beta-smooth clients, any lambda2 > 0 (no condition), here with
+#: lambda1 = 0 (FedDyn) as in the recorded counterexample; lambda1 is searched too. Full participation.
+_NO_CONDITION_SPACE = _alg3_space(
+    [_alg3_point(10.0, 0.0, "kkt", 5)], [_alg3_point(r, 0.0, "kkt", 5) for r in (6.0, 20.0, 26.0)],
+    ratio_low=0.1, regime=lambda pt: pt["lambda_ratio"] > 0 and _l1_representable(pt["l1"]), T=(1, 50),
+    partial=False)
+
+
 @claim(id="fedelasticnet.thm3_1.printed_no_condition", paper="fedelasticnet",
        reference="Theorem 3.1 (main text, which omits B.1's assumption lambda2 > 27 beta)",
        statement="Theorem 3.1 as stated in the main text (convex beta-smooth losses, uniform sampling, no "
                  "condition on lambda2)",
-       kind="bound", expected="violated", instances=_no_condition_instances)
+       kind="bound", expected="violated", space=_NO_CONDITION_SPACE)
 def check_thm31_no_condition(inst) -> Evidence:
     """Counterexample: FedDyn (lambda1 = 0) with lambda2 = 10 beta: kappa > 0 > kappa0 so the right-hand side
     is negative for every T while the gap is >= 0 (the bound needs lambda2 > 26.86 beta)."""

@@ -8,7 +8,7 @@ from ..problems.quadratic import quadratic
 from ..run import run
 from ..theory.gd import gd_contraction
 from .registry import Evidence, claim
-from .space import quadratic_space
+from .space import InstanceSpace, Param, quadratic_space
 
 __all__: list[str] = []
 
@@ -44,20 +44,26 @@ def check_gd_contraction(problem) -> Evidence:
                     worst, q, worst <= q + 1e-9, tightness=worst / q if q > 0 else None)
 
 
-def _step_instances(thorough: bool):
-    for factor in (0.5, 1.0, 1.5, 1.9):
-        yield factor
+#: The statement's class: steps eta = factor / L_f in (0, 2/L_f) on quadratics with any mu_f <= L_f (here
+#: diagonal with spectrum {mu_f, 0.5, 1}, L_f = 1; the middle eigenvalue never decides the max). The default
+#: points are the ledger's four steps on mu_f = 0.1.
+_STEP_SPACE = InstanceSpace(
+    params=(Param("factor", 1e-3, 2.0 - 1e-3), Param("mu", 1e-3, 0.5, log=True)),
+    regime=lambda pt: 0 < pt["factor"] < 2,
+    defaults=tuple(dict(factor=f) for f in (0.5, 1.0, 1.5, 1.9)))
 
 
 @claim(id="classic.gd.contraction_tight_any_step", paper="classic", reference="Nesterov 2004, Thm 2.1.15",
        statement="on a quadratic, the worst one-step ratio ||x_1 - x*|| / ||x_0 - x*|| of GD with step eta in "
                  "(0, 2/L_f) equals max(|1 - eta mu_f|, |1 - eta L_f|) (attained along an extreme eigenvector)",
-       kind="tightness", instances=_step_instances)
-def check_gd_contraction_any_step(factor: float) -> Evidence:
+       kind="tightness", space=_STEP_SPACE)
+def check_gd_contraction_any_step(inst: dict) -> Evidence:
     """Steps beyond 2/(mu + L) make the L-branch of the max the active one (a 1/L step never does)."""
     from ..problems.quadratic import QuadraticProblem
 
-    diag = np.array([0.1, 0.5, 1.0])  # mu_f = 0.1, L_f = 1; x* = 0 (b = 0), so x_1 = (1 - eta a) x_0 exactly
+    factor = inst["factor"]
+    # mu_f = 0.1 unless the point says otherwise, L_f = 1; x* = 0 (b = 0), so x_1 = (1 - eta a) x_0 exactly
+    diag = np.array([inst.get("mu", 0.1), 0.5, 1.0])
     problem = QuadraticProblem(np.stack([diag, diag]), np.zeros((2, 3)))
     eta = factor / problem.certificate.L_f
     alg = GradientDescent(step=eta)

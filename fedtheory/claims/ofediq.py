@@ -84,11 +84,43 @@ def check_quantizer_unbiased(inst: dict) -> Evidence:
                              "lossless_b_eq_D": lossless_ok})
 
 
+def _quantizer_build(point: dict) -> dict:
+    """A point of the quantizer's class as the check's instance: an explicit vector ``u`` (the default points,
+    stored as lists so a reported point stays JSON), or one drawn from ``seed``: a heavy-tailed random part
+    (|N(0,1)| x Exp(1)^tail) mixed with a flat part of weight ``flat`` (flat vectors use the sigma_q^2 term fully,
+    cf. ``_second_moment_instances``)."""
+    if "u" in point:
+        return {"D": int(point["D"]), "s": int(point["s"]), "b": int(point["b"]),
+                "u": np.asarray(point["u"], dtype=np.float64)}
+    D = int(point["D"])
+    rng = np.random.default_rng(point["seed"])
+    u = rng.standard_normal(D) * rng.exponential(size=D) ** point["tail"]
+    u = (1 - point["flat"]) * u / max(float(np.linalg.norm(u)), 1e-300) + point["flat"] * np.ones(D) / math.sqrt(D)
+    return {"D": D, "s": int(point["s"]), "b": int(point["b"]), "u": u}
+
+
+def _quantizer_points(thorough: bool) -> list[dict]:
+    return [{**inst, "u": inst["u"].tolist()} for inst in _quantizer_instances(thorough)]
+
+
+_QUANTIZER_DEFAULTS = _quantizer_points(False)
+_QUANTIZER_KEYS = {(pt["D"], pt["s"], pt["b"]) for pt in _QUANTIZER_DEFAULTS}
+#: Q_{s,b}'s class: any u in R^D, any s >= 1 and block size b <= D (Definition 2). The default points are
+#: ``_quantizer_instances(False)`` (same vectors); the thorough ones add the (D, s, b) that run adds (their
+#: vectors come from the thorough run's draw sequence).
+_QUANTIZER_SPACE = InstanceSpace(
+    params=(Param("D", 1, 1000, log=True, integer=True), Param("s", 1, 20, integer=True),
+            Param("b", 1, 1000, log=True, integer=True), Param("tail", 0.0, 2.0), Param("flat", 0.0, 1.0)),
+    fixed={"seed": 0}, build=_quantizer_build, regime=lambda pt: int(pt["b"]) <= int(pt["D"]),
+    defaults=tuple(_QUANTIZER_DEFAULTS),
+    thorough=tuple(pt for pt in _quantizer_points(True) if (pt["D"], pt["s"], pt["b"]) not in _QUANTIZER_KEYS))
+
+
 @claim(id="ofediq.quantizer.variance", paper=PAPER, reference="Section 3.3 (variance of Q_{s,b}); §7 item 2",
        statement="E||Q(u) - u||^2 equals sum_l ||u_I||^2 sum_i (r_i - m_i/s)((m_i+1)/s - r_i) (Monte Carlo within "
                  "5 SE) and is <= sigma_q^2 ||u||^2, sigma_q^2 = min(ceil(D/b)/s^2, sqrt(ceil(D/b))/s); one-hot "
                  "u has zero error",
-       kind="bound", instances=_quantizer_instances)
+       kind="bound", space=_QUANTIZER_SPACE)
 def check_quantizer_variance(inst: dict) -> Evidence:
     q = SBQuantizer(inst["s"], inst["b"])
     u = inst["u"][None]
@@ -695,11 +727,26 @@ def _alpha_instances(thorough: bool):
     yield dict(D=34826, K=1000, gammas=tuple(np.geomspace(1e-3, 0.2, 200 if thorough else 60)))
 
 
+def _gamma_build(point: dict) -> dict:
+    """A searched point is one gamma (the check then tests that gamma); a default point is the gamma grid."""
+    if "gammas" in point:
+        return dict(point)
+    return dict(D=point["D"], K=point["K"], gammas=(point["gamma"],))
+
+
+#: The statement is about the paper's D = 34826 and K = 1000 (its 4.536 is checked at gamma = 0.1 on every
+#: instance), "for every gamma in [0.001, 0.2]": the searched parameter is gamma. The check enumerates its
+#: ``gammas`` internally; the default point is the log grid the ledger ran (thorough adds the finer grid).
+_GAMMA_SPACE = InstanceSpace(
+    params=(Param("gamma", 1e-3, 0.2, log=True),), fixed={"D": 34826, "K": 1000}, build=_gamma_build,
+    defaults=tuple(_alpha_instances(False)), thorough=tuple(_alpha_instances(True)))
+
+
 @claim(id="ofediq.alg3.alpha_vs_ofedavg", paper=PAPER, reference="Section 4.2.2 ('4.536 vs 20'); §7 item 17",
        statement="at gamma = 0.1, Algorithm 3's alpha = (2/p)[1 + sqrt(D/(b s^2))(p + 1/K)] = 4.536 (K = 1000) < "
                  "OFedAvg's 2/gamma = 20; and for every gamma in [0.001, 0.2] alpha_IQ < 2/gamma under both the "
                  "factor-2 and Table I's factor-4 convention",
-       kind="bound", instances=_alpha_instances)
+       kind="bound", space=_GAMMA_SPACE)
 def check_alpha(inst: dict) -> Evidence:
     D, K = inst["D"], inst["K"]
     c = th.algorithm3(0.1, D)
@@ -720,10 +767,19 @@ def _eq15_instances(thorough: bool):
     yield dict(K=1000, ps=tuple(np.geomspace(1e-4, 0.12, 400 if thorough else 120)))
 
 
+#: Eq. (15)'s class: OFedAvg rates p in (0, 0.12] (spec 003 §7 item 18's range; searched down to 1e-8 on a log
+#: scale), K = 1000 as in the paper's statement. A searched point is one p; a default point is the grid the
+#: ledger ran (the check enumerates ``ps`` internally).
+_EQ15_SPACE = InstanceSpace(
+    params=(Param("p", 1e-8, 0.12, log=True),), fixed={"K": 1000},
+    build=lambda pt: dict(pt) if "ps" in pt else dict(K=pt["K"], ps=(pt["p"],)),
+    defaults=tuple(_eq15_instances(False)), thorough=tuple(_eq15_instances(True)))
+
+
 @claim(id="ofediq.eq15.alpha", paper=PAPER, reference="Section 4.2.2 (i), eq. (15); §7 item 18",
        statement="for p in (0, 0.12], s = ceil(40p), b = D/100, p' = 32p/(1.32 + log2(1+s)): p' <= 1 and "
                  "(2/p')[1 + (10/s)(p' + 1/K)] < 1.357/p (K = 1000): quantization beats OFedAvg's 2/p",
-       kind="bound", instances=_eq15_instances)
+       kind="bound", space=_EQ15_SPACE)
 def check_eq15(inst: dict) -> Evidence:
     worst, ok = 0.0, True
     for p in inst["ps"]:
@@ -757,7 +813,7 @@ def check_eq15_feasible(inst: dict) -> Evidence:
 
 @claim(id="ofediq.eq15.feasible_all_p.corrected", paper=PAPER, reference="Section 4.2.2 (i) (our correction)",
        statement="eq. (14)'s p' <= 1 holds for p in (0, 0.12] (spec 003 §7 item 18's range)",
-       kind="bound", derived=True, instances=_eq15_instances)
+       kind="bound", derived=True, space=_EQ15_SPACE)
 def check_eq15_feasible_corrected(inst: dict) -> Evidence:
     worst = max(th.eq15_alpha(float(p), inst["K"])[1] for p in inst["ps"])
     return Evidence("p in (0, 0.12]", worst, 1.0, worst <= 1.0, tightness=worst)
@@ -769,10 +825,27 @@ def _lemma_instances(thorough: bool):
         yield dict(K=1 + 3 * i, D=2 + i % 4, loss="ridge" if i % 2 == 0 else "logistic", seed=100 + i)
 
 
+def _lemma_build(point: dict) -> dict:
+    loss = point["loss"]
+    return {**point, "loss": loss if isinstance(loss, str) else ("ridge", "logistic")[int(loss)]}
+
+
+#: Lemmas 1-2: any vectors / any convex beta-smooth per-client losses. Lemma 1's check draws its 50 triples
+#: (v_i, v_j, a) from ``seed`` internally, so only D and the seed matter to it; Lemma 2's takes ridge or
+#: logistic streams (``loss`` 0 = ridge, 1 = logistic) of K clients in R^D at 20 time steps, with random w_t and
+#: comparators drawn from ``seed``. The seed is searched too: it is what moves the points the lemmas are
+#: evaluated at.
+_LEMMA_SPACE = InstanceSpace(
+    params=(Param("K", 1, 40, integer=True), Param("D", 1, 8, integer=True), Param("loss", 0, 1, integer=True),
+            Param("seed", 0, 10**6, integer=True)),
+    build=_lemma_build, defaults=tuple(_lemma_instances(False)),
+    thorough=tuple(_lemma_instances(True))[4:])
+
+
 @claim(id="ofediq.lemma1", paper=PAPER, reference="Lemma 1; §7 item 19",
        statement="||v_i + v_j||^2 <= (1 + a)||v_i||^2 + (1 + 1/a)||v_j||^2 for a > 0, with equality at "
                  "sqrt(a) v_i = v_j / sqrt(a)",
-       kind="bound", instances=_lemma_instances)
+       kind="bound", space=_LEMMA_SPACE)
 def check_lemma1(inst: dict) -> Evidence:
     rng = np.random.default_rng(inst["seed"])
     worst, ok = 0.0, True
@@ -791,7 +864,7 @@ def check_lemma1(inst: dict) -> Evidence:
        statement="for convex beta-smooth per-client losses at a time step, any w_t and any comparator w*: "
                  "(1/K) sum ||grad_k(w_t)||^2 <= (4 beta/K) sum [L_k(w*) - L_k(w_t)] + (4 beta/K) sum "
                  "grad_k(w_t)^T (w_t - w*) + (2/K) sum ||grad_k(w*)||^2",
-       kind="bound", instances=_lemma_instances)
+       kind="bound", space=_LEMMA_SPACE)
 def check_lemma2(inst: dict) -> Evidence:
     problem = online_ridge(inst["K"], 20, inst["D"], heterogeneity=1.0, seed=inst["seed"]) \
         if inst["loss"] == "ridge" else online_logistic(inst["K"], 20, inst["D"], heterogeneity=1.0,
@@ -852,12 +925,33 @@ def _second_moment_instances(thorough: bool):
         yield {"p": [0.1, 1.0, 0.7, 0.2], "D": 32, "s": 4, "b": 4, "seed": 3}
 
 
+def _second_moment_build(point: dict) -> dict:
+    """A searched point: K clients with rates spread evenly over [p_min, p_min + spread (1 - p_min)], an (s, b)
+    quantizer on R^D, gradients random from ``seed`` or (``flat`` = 1) all-ones."""
+    if "p" in point:
+        return dict(point)
+    K, p_min = int(point["K"]), float(point["p_min"])
+    p = np.linspace(p_min, p_min + point["spread"] * (1.0 - p_min), K)
+    return {"p": [float(x) for x in p], "D": int(point["D"]), "s": int(point["s"]), "b": int(point["b"]),
+            "flat": bool(point["flat"]), "seed": int(point["seed"])}
+
+
+#: The class of the proof's step (34)-(35): any K, rates p_k in (0, 1], an (s, b) quantizer with b <= D, any
+#: gradients. K <= 8 keeps the exact 2^K enumeration cheap.
+_SECOND_MOMENT_SPACE = InstanceSpace(
+    params=(Param("K", 1, 8, integer=True), Param("p_min", 1e-3, 1.0, log=True), Param("spread", 0.0, 1.0),
+            Param("D", 1, 32, integer=True), Param("s", 1, 8, integer=True), Param("b", 1, 32, integer=True),
+            Param("flat", 0, 1, integer=True)),
+    fixed={"seed": 0}, build=_second_moment_build, regime=lambda pt: int(pt["b"]) <= int(pt["D"]),
+    defaults=tuple(_second_moment_instances(False)), thorough=tuple(_second_moment_instances(True))[3:])
+
+
 @claim(id="ofediq.thm2.aggregate_second_moment", paper=PAPER, reference="Theorem 2 proof, eqs. (34)-(35); spec 003 §4.4",
        statement="with Bernoulli(p_k) participation and the IPW-quantized gradients Q(grad_k / p_k): "
                  "E||(1/K) sum_{k in S} Q(grad_k / p_k)||^2 <= (2/p_min) R (1/K) sum_k ||grad_k||^2, "
                  "R = 1 + sigma_q^2 (p_sum - p_min + 1)/K; the expectation is exact (all 2^K participation "
                  "outcomes, the quantizer's two-point variance)",
-       kind="bound", instances=_second_moment_instances)
+       kind="bound", space=_SECOND_MOMENT_SPACE)
 def check_aggregate_second_moment(inst: dict) -> Evidence:
     p = np.asarray(inst["p"], dtype=float)
     K, D = p.size, inst["D"]
@@ -956,14 +1050,23 @@ def _lemma4_instances(thorough: bool):
         yield dict(L=L, D=3, seed=40 + L)
 
 
+#: Lemma 4's class: local OGD on any ridge stream of L + 1 samples, any period L >= 2 and any step (the lemma is
+#: Lemma 1 with a = 1/(L-1) applied along the iterates: it assumes nothing about eta); the step is
+#: eta = eta_beta / beta (the default points' 0.4 / beta).
+_LEMMA4_SPACE = InstanceSpace(
+    params=(Param("L", 2, 16, integer=True), Param("D", 1, 6, integer=True), Param("eta_beta", 0.01, 2.0, log=True)),
+    fixed={"seed": 0}, defaults=tuple(_lemma4_instances(False)),
+    thorough=tuple(pt for pt in _lemma4_instances(True) if pt["L"] not in (2, 3, 5, 8)))
+
+
 @claim(id="ofediq.lemma4", paper=PAPER, reference="Lemma 4 (induction step of Lemma 3)",
        statement="A||w_t - g_{k,t+l-2}||^2 + B||grad_{t+l-2}||^2 <= sum_{tau=0}^{l-2} B ||grad_{t+l-2-tau}||^2 A^tau "
                  "for 2 <= l <= L+1, A = 1 + 1/(L-1), B = L eta^2, along local OGD",
-       kind="bound", instances=_lemma4_instances)
+       kind="bound", space=_LEMMA4_SPACE)
 def check_lemma4(inst: dict) -> Evidence:
     L = inst["L"]
     problem = online_ridge(1, L + 1, inst["D"], heterogeneity=1.0, seed=inst["seed"])
-    eta = 0.4 / problem.beta
+    eta = inst.get("eta_beta", 0.4) / problem.beta
     g = np.zeros(problem.dim)
     w = g.copy()
     gsq, ok, worst = [], True, 0.0
@@ -988,12 +1091,34 @@ def _thm2_stated_instances(thorough: bool):
     yield from grid
 
 
+def _fedomd_build(point: dict) -> dict:
+    """A searched point: T = L x periods (L | T), ``loss`` 0 = ridge, 1 = logistic."""
+    if "periods" not in point:
+        return dict(point)
+    out = {k: v for k, v in point.items() if k not in ("periods", "loss")}
+    out["T"] = int(point["L"]) * int(point["periods"])
+    if int(point["loss"]) == 1:
+        out["loss"] = "logistic"
+    return out
+
+
+#: FedOMD's class in Theorem 2 as stated: any K, any period L >= 2 dividing T, ridge or logistic streams of
+#: any heterogeneity and drift, eta = frac/(4 beta) < 1/(4 beta) (p = 1, no quantization: R = 1).
+_FEDOMD_SPACE = InstanceSpace(
+    params=(Param("K", 1, 8, integer=True), Param("L", 2, 16, integer=True), Param("periods", 1, 20, integer=True),
+            Param("D", 1, 6, integer=True), Param("frac", 0.01, 0.99), Param("heterogeneity", 0.0, 3.0),
+            Param("drift", 0.0, 2.0), Param("loss", 0, 1, integer=True)),
+    fixed={"seed": 0}, build=_fedomd_build,
+    regime=lambda pt: 0 < pt["frac"] < 1 and ("periods" in pt or pt["T"] % pt["L"] == 0),
+    defaults=tuple(_thm2_stated_instances(False)), thorough=tuple(_thm2_stated_instances(True))[4:])
+
+
 @claim(id="ofediq.thm2.L_gt_1.stated_step", paper=PAPER,
        reference="Theorem 2 as stated (eta < p_min/(4 beta R), without the proof's extra 1/L)",
        statement="FedOMD = OFedIQ(L, p = 1, no quantization; deterministic, so the regret is exact) with the step "
                  "condition exactly as Theorem 2 states it, eta < 1/(4 beta): regret_T <= K||w*||^2/(2 eta) + "
                  "2 eta L K T sigma2 + 3 beta eta^2 L(L-1) K T sigma2 (L | T)",
-       kind="bound", instances=_thm2_stated_instances,
+       kind="bound", space=_FEDOMD_SPACE,
        notes="The L > 1 proof needs eta < p_min/(4 beta L R) and an approximation; this claim probes whether the "
              "stated (weaker) condition already breaks the bound. No violation found so far (hypothesis search in "
              "tests/test_ofediq.py).")
@@ -1018,6 +1143,6 @@ def _fedomd_vs_theorem2(inst: dict, factor: float) -> Evidence:
        reference="Remark after Theorem 2 ('with no quantization the constant 2 can be removed')",
        statement="FedOMD = OFedIQ(L, 1, no quantization), eta < 1/(4 beta): regret_T <= K||w*||^2/(2 eta) + "
                  "eta L K T sigma2 + 3 beta eta^2 L(L-1) K T sigma2 (the factor-1 form; exact regret, deterministic)",
-       kind="bound", instances=_thm2_stated_instances)
+       kind="bound", space=_FEDOMD_SPACE)
 def check_thm2_remark(inst: dict) -> Evidence:
     return _fedomd_vs_theorem2(inst, factor=1.0)

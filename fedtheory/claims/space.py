@@ -64,6 +64,9 @@ class InstanceSpace:
         Values merged into every point (e.g. the problem seed held fixed during a local search).
     defaults, thorough:
         The ledger's default points (``thorough`` adds these under ``--thorough``).
+    max_evaluations:
+        A cap on the adversarial search's budget of check evaluations for claims whose check is slow (issue 17:
+        at most 60 s per claim); None: the caller's budget.
     """
 
     params: Sequence[Param]
@@ -72,6 +75,7 @@ class InstanceSpace:
     fixed: Mapping[str, Any] = field(default_factory=dict)
     defaults: Sequence[Mapping[str, Any]] = ()
     thorough: Sequence[Mapping[str, Any]] = ()
+    max_evaluations: int | None = None
 
     def point(self, u: Sequence[float], **extra: Any) -> dict:
         """The point at unit-cube coordinates ``u`` (one per parameter), plus ``fixed`` and ``extra``."""
@@ -91,6 +95,33 @@ class InstanceSpace:
 
     def random_unit(self, rng: np.random.Generator) -> np.ndarray:
         return rng.random(len(self.params))
+
+    def strategy(self) -> Any:
+        """A hypothesis strategy of admissible points: each parameter in its range (integers uniform, floats
+        uniform or log-uniform when ``log``), ``fixed`` merged in, points outside ``regime`` filtered out.
+
+        The same declaration as the ledger's defaults and the adversarial search, so a property test draws
+        from exactly the theorem's class (issue 17). hypothesis is imported here, not at module import: the
+        core package does not require it.
+        """
+        from hypothesis import strategies as st
+
+        fields = {p.name: _param_strategy(st, p) for p in self.params}
+        fixed = dict(self.fixed)
+        return st.fixed_dictionaries(fields).map(lambda drawn: {**fixed, **drawn}).filter(self.admissible)
+
+
+def _param_strategy(st: Any, p: Param) -> Any:
+    """hypothesis strategy for one parameter (``st`` is ``hypothesis.strategies``)."""
+    if p.log:
+        # Log-uniform: uniform in log space, mapped back and clipped (exp(log(high)) may round past high).
+        lo, hi = math.log(p.low), math.log(p.high)
+        values = st.floats(lo, hi, allow_nan=False, allow_infinity=False).map(
+            lambda x: min(max(math.exp(x), p.low), p.high))
+        return values.map(lambda v: int(round(v))) if p.integer else values
+    if p.integer:
+        return st.integers(int(math.ceil(p.low)), int(math.floor(p.high)))
+    return st.floats(p.low, p.high, allow_nan=False, allow_infinity=False)
 
 
 def quadratic_space(*, defaults: Sequence[Mapping[str, Any]], thorough: Sequence[Mapping[str, Any]] = (),

@@ -1,0 +1,139 @@
+"""Property tests drawn from the claims' instance spaces (issue 17).
+
+The ledger's default instances, the adversarial search and these tests derive from one declaration per claim
+(``space=InstanceSpace(...)``): here hypothesis draws admissible points of the theorem's class with
+``space.strategy()`` and the claim's own check must hold at each. Settings come from the project's profile
+(tests/conftest.py: derandomized in CI); only the example count is set per test, small, as every example runs
+a claim's check.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis import strategies as st
+
+from fedtheory.claims.registry import load_all
+from fedtheory.claims.space import InstanceSpace, Param
+
+CLAIMS = load_all()
+
+#: Cheap claims (a check well under 1 s at every point of the space) expected to hold, covering every paper with
+#: spaces (the neural claims declare none).
+HOLDING = [
+    "foundation.dissimilarity.sandwich",
+    "classic.gd.contraction",
+    "classic.gd.contraction_tight_any_step",
+    "docofl.lemma_c1",
+    "docofl.ecuq.huffman_budget.corrected",
+    "docofl.compressors.variance",
+    "docofl.lemmas_c5_c10",
+    "efl.st.contraction.derived",
+    "efl.theorem2.arrival.corrected",
+    "fedelasticnet.hoeffding",
+    "fedred.dane.lyapunov",
+    "fedred.nonconvex.stationarity.derived",
+    "ofediq.lemma2",
+    "ofediq.lemma4",
+    "ofediq.thm2.aggregate_second_moment",
+    "ofediq.quantizer.variance",
+    "ofediq.thm2.remark_no_quantization",
+    "ofediq.lemma3.stated.corrected",
+]
+
+#: False statements whose checks are cheap: hypothesis, drawing from the same space, must find a violation.
+#: Lemma B.4 with the printed sign(0) = 0 reports a margin, not a ratio, so the adversarial search cannot look for
+#: it; hypothesis can (m = 2, d = 1, lambda2 = beta, lambda1 = 1, one client per round, 7 rounds: smaller than
+#: the ledger's recorded m = 5, d = 4 instance).
+VIOLATED = ["ofediq.lemma3.stated", "efl.theorem2.arrival", "fedelasticnet.thm3_1.printed_no_condition",
+            "fedelasticnet.lemmaB4.printed_sign"]
+
+
+#: Bound claims added on main (fedred.py, outside its non-convex section, which this branch does not edit) after
+#: the spaces branch was cut: they still list default instances. Give them spaces and remove them from here; the
+#: test fails on any other claim without one.
+PENDING_SPACES = {"fedred.daneplus.local_accuracy.derived", "fedred.local_solvers.derived"}
+
+
+def test_every_bound_claim_declares_a_space():
+    """Issue 17: every bound / tightness claim declares its class, so the search and these tests reach it."""
+    missing = {c.id for c in CLAIMS.values() if c.kind in ("bound", "tightness") and c.space is None}
+    assert missing <= PENDING_SPACES, sorted(missing - PENDING_SPACES)
+
+
+def test_the_paper_set_is_covered():
+    papers = {CLAIMS[i].paper for i in HOLDING}
+    with_spaces = {c.paper for c in CLAIMS.values() if c.space is not None}
+    assert papers == with_spaces
+
+
+@pytest.mark.parametrize("claim_id", HOLDING)
+def test_claim_holds_on_points_drawn_from_its_space(claim_id):
+    c = CLAIMS[claim_id]
+    assert c.expected == "holds" and c.space is not None
+
+    @settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(point=c.space.strategy())
+    def prop(point):
+        evidence = c.check(c.space.build(point))
+        assert evidence.holds, f"{claim_id} fails at {point}: measured {evidence.measured}, theory {evidence.theory}"
+
+    prop()
+
+
+@pytest.mark.parametrize("claim_id", VIOLATED)
+def test_hypothesis_finds_the_false_statements_counterexamples(claim_id):
+    c = CLAIMS[claim_id]
+    assert c.expected == "violated"
+    point = find(c.space.strategy(), lambda pt: not c.check(c.space.build(pt)).holds,
+                 settings=settings(max_examples=200, database=None))
+    assert c.space.admissible(point) and not c.check(c.space.build(point)).holds
+
+
+# ------------------------------------------------------------------------------------------ strategy() itself
+_SPACE = InstanceSpace(
+    params=(Param("k", 2, 9, integer=True), Param("x", -1.0, 3.0), Param("scale", 1e-3, 1e3, log=True),
+            Param("big", 1, 10**6, log=True, integer=True)),
+    fixed={"seed": 7}, regime=lambda pt: pt["x"] < pt["k"] - 1.5)
+
+
+@settings(max_examples=60)
+@given(point=_SPACE.strategy())
+def test_strategy_draws_admissible_points_in_range_with_fixed_merged(point):
+    assert point["seed"] == 7
+    assert isinstance(point["k"], int) and 2 <= point["k"] <= 9
+    assert isinstance(point["big"], int) and 1 <= point["big"] <= 10**6
+    assert -1.0 <= point["x"] <= 3.0 and 1e-3 <= point["scale"] <= 1e3
+    assert point["x"] < point["k"] - 1.5  # the regime
+
+
+def test_log_parameters_are_drawn_on_the_log_scale():
+    """A parameter on [1e-3, 1e3] drawn uniformly on the log scale falls below 1 about half the time; drawn on
+    the linear scale, one time in a thousand. (hypothesis's floats are not exactly uniform -- they favour
+    boundaries and simple values -- so the test asks for a clear share, not one half.)"""
+    values = []
+
+    @settings(max_examples=200, database=None)
+    @given(v=_SPACE.strategy().map(lambda pt: pt["scale"]))
+    def collect(v):
+        values.append(v)
+
+    collect()
+    below = sum(v < 1.0 for v in values) / len(values)
+    assert 0.05 < below < 0.95
+    assert min(values) < 1e-1 and max(values) > 1e1
+
+
+def test_strategy_does_not_need_hypothesis_at_import():
+    """space.py imports hypothesis only inside strategy(): the core package runs without the test extra."""
+    import ast
+    import inspect
+
+    import fedtheory.claims.space as space
+
+    tree = ast.parse(inspect.getsource(space))
+    top_level = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    names = {a.name for n in top_level for a in n.names} | {getattr(n, "module", None) for n in top_level}
+    assert not any(name and name.startswith("hypothesis") for name in names)
+    assert math.isfinite(1.0) and st is not None
