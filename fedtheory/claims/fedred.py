@@ -29,7 +29,7 @@ from ..problems.quadratic import QuadraticProblem, quadratic
 from ..run import run
 from ..theory import fedred as th
 from .registry import Evidence, claim
-from .space import Param, quadratic_space
+from .space import InstanceSpace, Param, quadratic_space
 
 __all__: list[str] = []
 
@@ -447,23 +447,46 @@ def check_daneplus_gd_inexact(kw: dict) -> Evidence:
 # 8b. What the inexact local solvers return: the accuracy each stopping rule promises [D]
 # ==========================================================================================================
 
-def _local_problem() -> QuadraticProblem:
+def _local_problem(seed: int = 3) -> QuadraticProblem:
     """4 clients in R^3 with unequal weights, mu = 0.5, L = 4, delta_A = 1."""
     return quadratic(n_clients=4, dim=3, mu=0.5, L=4.0, delta_A=1.0, zeta2=1.0, weights=(0.1, 0.2, 0.3, 0.4),
-                     seed=3)
+                     seed=seed)
+
+
+_DANEPLUS_OPTIONS = ("stopping", "tol", "tol_decay", "tol_floor", "solver", "local_step", "step_convention")
+_RULES = ("relative", "absolute", "authors")
+
+
+def _daneplus_accuracy_build(point: dict) -> dict:
+    """A search point (rule index, tol, lam, step fraction, fast, seed) as the check's instance; a default
+    instance (option names already) passes through."""
+    if "stopping" in point:
+        return dict(point)
+    rule = _RULES[int(point["rule"])]
+    inst = {"stopping": rule, "tol": point["tol"], "lam": point["lam"], "seed": int(point["seed"])}
+    if rule == "authors":  # the authors' rule runs plain GD with the code's semi-implicit step lr
+        inst |= {"local_step": point["step_frac"] / (4.0 + point["lam"]), "step_convention": "semi_implicit"}
+    elif int(point["fast"]):
+        inst["solver"] = "fgd"
+    return inst
+
+
+#: The class of the stopping rules' promise: any rule, tolerance, lam > 0 and step (the local objective's
+#: smoothness is L + lam <= 4 + lam here), on the 4-client quadratic family (problem seed searched).
+_DANEPLUS_ACCURACY_SPACE = InstanceSpace(
+    params=(Param("rule", 0, 2, integer=True), Param("tol", 0.05, 2.0, log=True), Param("lam", 0.1, 10.0, log=True),
+            Param("step_frac", 0.1, 1.0), Param("fast", 0, 1, integer=True), Param("seed", 0, 1000, integer=True)),
+    build=_daneplus_accuracy_build,
+    defaults=({"stopping": "relative", "tol": 0.5, "tol_floor": 1e-10},
+              {"stopping": "relative", "tol": 0.5, "solver": "fgd"},
+              {"stopping": "absolute", "tol": 1e-3, "tol_decay": 1.0},
+              {"stopping": "authors", "local_step": 0.2, "step_convention": "semi_implicit"},
+              {"stopping": "authors", "local_step": 0.15}))
 
 
 def _local_grad(problem: QuadraticProblem, X: np.ndarray, h: np.ndarray, lam: float, C: np.ndarray) -> np.ndarray:
     """grad F_i(x_i) for F_i(x) = f_i(x) + <h_i, x> + lam/2 ||x - c_i||^2, from the raw A_i, b_i."""
     return np.einsum("nij,nj->ni", problem.A, X) - problem.b + h + lam * (X - C)
-
-
-def _daneplus_accuracy_instances(thorough: bool):
-    yield {"stopping": "relative", "tol": 0.5, "tol_floor": 1e-10}
-    yield {"stopping": "relative", "tol": 0.5, "solver": "fgd"}
-    yield {"stopping": "absolute", "tol": 1e-3, "tol_decay": 1.0}
-    yield {"stopping": "authors", "local_step": 0.2, "step_convention": "semi_implicit"}
-    yield {"stopping": "authors", "local_step": 0.15}
 
 
 @claim(id="fedred.daneplus.local_accuracy.derived", paper=PAPER, derived=True,
@@ -473,11 +496,11 @@ def _daneplus_accuracy_instances(thorough: bool):
                  "||grad f(x^0)||), absolute ||grad F_i|| <= tol/(r+1)^tol_decay, and the authors' post-step rule "
                  "q^2 < tol^2 lam^2 ||x_i - x^r||^2/(r+1)^2 + 1e-6, which implies ||grad F_i(x_i)|| <= (1 + L_i lr) "
                  "|q| (lr the code's semi-implicit step; lr = s/(1 - lam s) for an explicit step s)",
-       kind="bound", instances=_daneplus_accuracy_instances)
+       kind="bound", space=_DANEPLUS_ACCURACY_SPACE)
 def check_daneplus_local_accuracy(inst: dict) -> Evidence:
-    problem = _local_problem()
-    kw = {"solver": "gd", **inst}
-    alg = DANEPlus(lam=1.0, **kw)
+    problem = _local_problem(inst.get("seed", 3))
+    kw = {"solver": "gd", **{k: v for k, v in inst.items() if k in _DANEPLUS_OPTIONS}}
+    alg = DANEPlus(lam=inst.get("lam", 1.0), **kw)
     lam = alg.lam_for(problem)
     L_i = np.array([np.linalg.eigvalsh(A).max() for A in problem.A])
     x0 = np.array([2.0, -1.0, 0.5])
@@ -490,26 +513,38 @@ def check_daneplus_local_accuracy(inst: dict) -> Evidence:
         g = np.linalg.norm(_local_grad(problem, X, h, lam, C), axis=1)
         dist = np.linalg.norm(X - state.x, axis=1)
         if kw["stopping"] == "relative":
-            allowed = np.maximum(kw["tol"] * lam / (r + 1) * dist, kw.get("tol_floor", 1e-12) * grad0)
+            allowed = np.maximum(alg.tol * lam / (r + 1) * dist, alg.tol_floor * grad0)
         elif kw["stopping"] == "absolute":
-            allowed = np.full(len(g), max(kw["tol"] / (r + 1) ** kw["tol_decay"], 1e-12 * grad0))
+            allowed = np.full(len(g), max(alg.tol / (r + 1) ** alg.tol_decay, alg.tol_floor * grad0))
         else:
             s = alg.explicit_step(problem)
             lr = s / (1.0 - lam * s)
-            allowed = (1.0 + L_i * lr) * np.sqrt((math.sqrt(2.0) * lam / (r + 1) * dist) ** 2 + 1e-6)
+            allowed = (1.0 + L_i * lr) * np.sqrt((alg.tol * lam / (r + 1) * dist) ** 2 + 1e-6)
         capped += extra.get("local_not_converged", 0.0)
         worst = max(worst, float(np.max(g / allowed)))
         state = alg.round_given(problem, state, DANEDraw(None))[0]
-    described = ", ".join(f"{k}={v}" for k, v in kw.items())
+    described = ", ".join(f"{k}={v}" for k, v in inst.items())
     return Evidence(f"DANE+({described}) 12 rounds", worst, 1.0, worst <= 1.0 + 1e-9 and capped == 0,
                     tightness=worst, details={"local_not_converged": capped})
 
 
-def _fedred_solver_instances(thorough: bool):
-    yield {"solver": "gd", "local_steps": 3}
-    yield {"solver": "fgd", "local_steps": 3}
-    yield {"solver": "gd", "local_steps": 500, "local_tol": 1e-9}
-    yield {"solver": "fgd", "local_steps": 500, "local_tol": 1e-9, "default_lam": True}
+def _fedred_solver_build(point: dict) -> dict:
+    """A search point (fast, K, lam, eta, seed) as the check's instance; a default instance passes through."""
+    if "solver" in point:
+        return dict(point)
+    return {"solver": "fgd" if int(point["fast"]) else "gd", "local_steps": int(point["local_steps"]),
+            "lam": point["lam"], "eta": point["eta"], "seed": int(point["seed"])}
+
+
+#: The rates' class: GD or FGD, any K, lam > 0 and eta > 0 (the local objective is then (mu_i + lam + 1/eta)-
+#: strongly convex), on the 4-client quadratic family (problem seed searched).
+_FEDRED_SOLVER_SPACE = InstanceSpace(
+    params=(Param("fast", 0, 1, integer=True), Param("local_steps", 1, 20, integer=True),
+            Param("lam", 0.1, 10.0, log=True), Param("eta", 0.05, 5.0, log=True), Param("seed", 0, 1000, integer=True)),
+    build=_fedred_solver_build,
+    defaults=({"solver": "gd", "local_steps": 3}, {"solver": "fgd", "local_steps": 3},
+              {"solver": "gd", "local_steps": 500, "local_tol": 1e-9},
+              {"solver": "fgd", "local_steps": 500, "local_tol": 1e-9, "default_lam": True}))
 
 
 @claim(id="fedred.local_solvers.derived", paper=PAPER, derived=True,
@@ -518,11 +553,12 @@ def _fedred_solver_instances(thorough: bool):
                  "M_i its strong convexity and smoothness): K GD steps (step 1/M_i) give ||x_K - x_i*|| <= (1 - "
                  "m_i/M_i)^K ||x_0 - x_i*||; K FGD steps give F_i(x_K) - F_i* <= (1 - sqrt(m_i/M_i))^K (F_i(x_0) - "
                  "F_i* + m_i/2 ||x_0 - x_i*||^2); with a tolerance, ||grad F_i(x_i)|| <= tol; x_i* by a linear solve",
-       kind="bound", instances=_fedred_solver_instances)
+       kind="bound", space=_FEDRED_SOLVER_SPACE)
 def check_fedred_local_solvers(inst: dict) -> Evidence:
-    problem = _local_problem()
-    kw = {k: v for k, v in inst.items() if k != "default_lam"}
-    alg = FedRed(eta=0.5, p=0.5, **({} if inst.get("default_lam") else {"lam": 1.0}), **kw)
+    problem = _local_problem(inst.get("seed", 3))
+    kw = {k: v for k, v in inst.items() if k in ("solver", "local_steps", "local_tol")}
+    alg = FedRed(eta=inst.get("eta", 0.5), p=0.5, **({} if inst.get("default_lam") else {"lam": inst.get("lam", 1.0)}),
+                 **kw)
     lam, eta = alg.lam_for(problem), alg.eta_for(problem)
     total = lam + 1.0 / eta
     eig = np.array([np.linalg.eigvalsh(A) for A in problem.A])
@@ -535,21 +571,26 @@ def check_fedred_local_solvers(inst: dict) -> Evidence:
     rhs = problem.b - state.H + total * C
     X_star = np.linalg.solve(problem.A + total * np.eye(problem.dim), rhs[..., None])[..., 0]
 
-    def F(X: np.ndarray) -> np.ndarray:
-        return (0.5 * np.einsum("ni,nij,nj->n", X, problem.A, X) - np.einsum("ni,ni->n", problem.b - state.H, X)
-                + total / 2 * np.sum((X - C) ** 2, axis=1))
+    def gap(X: np.ndarray) -> np.ndarray:
+        """F_i(x_i) - F_i* = 1/2 e^T (A_i + total I) e, e = x_i - x_i* (F_i is quadratic): no cancellation."""
+        E = X - X_star
+        return 0.5 * (np.einsum("ni,nij,nj->n", E, problem.A, E) + total * np.sum(E * E, axis=1))
 
     X = alg.round_given(problem, state, FedRedDraw(False))[0].X
     K, X0 = inst["local_steps"], state.X
+    # Floating-point floor (DESIGN.md): iterates carry errors of ~1e-16 of their size, so distances below
+    # 1e-12 of ||x_0|| + ||x_i*|| (and the matching F-gaps, M/2 times their square) are not resolved.
+    floor = 1e-12 * (np.linalg.norm(X0, axis=1) + np.linalg.norm(X_star, axis=1))
     if inst.get("local_tol", 0.0) > 0:
         measured = np.linalg.norm(_local_grad(problem, X, state.H, total, C), axis=1)
         allowed = np.full(len(measured), inst["local_tol"])
     elif inst["solver"] == "gd":
         measured = np.linalg.norm(X - X_star, axis=1)
-        allowed = (1.0 - m / M) ** K * np.linalg.norm(X0 - X_star, axis=1)
+        allowed = np.maximum((1.0 - m / M) ** K * np.linalg.norm(X0 - X_star, axis=1), floor)
     else:
-        measured = F(X) - F(X_star)
-        allowed = (1.0 - np.sqrt(m / M)) ** K * (F(X0) - F(X_star) + m / 2 * np.sum((X0 - X_star) ** 2, axis=1))
+        measured = gap(X)
+        allowed = np.maximum((1.0 - np.sqrt(m / M)) ** K * (gap(X0) + m / 2 * np.sum((X0 - X_star) ** 2, axis=1)),
+                             M / 2 * floor**2)
     ratio = float(np.max(measured / allowed))
     described = ", ".join(f"{k}={v}" for k, v in inst.items())
     return Evidence(f"FedRed({described}) lam={lam:.3g} eta={eta}", ratio, 1.0, ratio <= 1.0 + 1e-9,
@@ -591,7 +632,6 @@ def _nc_instances(thorough: bool):
                          averaging="random") for s, db in enumerate((0.2, 0.5, 2.0), start=2))
 
 
-from .space import InstanceSpace  # noqa: E402 - imported here to keep the non-convex section's edits local
 
 
 def _nc_build(point: dict) -> dict:
