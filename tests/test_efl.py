@@ -141,11 +141,11 @@ def test_departure_arrival_schedule_and_clock():
     assert clocks == [1, 2, 3, 4, 1, 2, 1, 2]
 
 
-def test_draw_distribution_matches_draw_frequencies():
+def test_outcomes_matches_draw_frequencies():
     problem = efl_harness(seed=2, n=3, d=2)
     alg = EFL(E=3, s_min=(1, 2, 3), s_max=3, participation=(0.5, 0.8, 1.0))
     state = alg.init(problem, np.zeros(2))
-    dist = {tuple(d.steps.tolist()): p for d, p in alg.draw_distribution(problem, state)}
+    dist = {tuple(d.steps.tolist()): p for d, p in alg.outcomes(problem, state)}
     assert abs(sum(dist.values()) - 1) < 1e-14
     rng = np.random.default_rng(0)
     M = 20000

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
-from typing import ClassVar, Literal, Sequence
+from typing import ClassVar, Iterator, Literal, Sequence
 
 import numpy as np
 
@@ -278,6 +278,18 @@ class DANEPlus:
         # drawn after the client, and only for DANE+-SGD, so deterministic variants consume rng as before
         seed = int(rng.integers(0, 2**63 - 1)) if self.stochastic else None
         return DANEDraw(client, seed)
+
+    def outcomes(self, problem: Problem, state: DANEState) -> Iterator[tuple[DANEDraw, float]]:
+        """Every possible draw of the next round with its exact probability (the selected client under random
+        averaging; one draw otherwise). Only for deterministic local solvers."""
+        if self.stochastic:
+            raise ValueError("outcomes() needs stochastic=False: DANE+-SGD's gradient noise cannot be enumerated")
+        if self.averaging == "random":
+            for i, w in enumerate(problem.weights):
+                if w > 0:
+                    yield DANEDraw(i), float(w)
+        else:
+            yield self.draw(problem, state, np.random.default_rng(0)), 1.0  # deterministic: no randomness used
 
     def round(self, problem: Problem, state: DANEState, rng: np.random.Generator) -> tuple[DANEState, RoundLog]:
         return self.round_given(problem, state, self.draw(problem, state, rng))

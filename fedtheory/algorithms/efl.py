@@ -37,7 +37,7 @@ decay = gamma / E (:func:`fedtheory.theory.efl.theorem1_schedule`). ``restarts``
 restart the clock ("a fresh start after the shift", §4.4).
 
 Randomness: :meth:`draw` samples s_tau^k and a noise seed at the top of the round; :meth:`round_given` is
-deterministic given the draw, so exact expectations enumerate :meth:`draw_distribution`.
+deterministic given the draw, so exact expectations enumerate :meth:`outcomes`.
 """
 from __future__ import annotations
 
@@ -332,7 +332,7 @@ class EFL:
         steps = np.where(active & self.present(n, state.tau + 1), steps, 0)
         return EFLDraw(steps=steps.astype(np.int64), noise_seed=int(rng.integers(2**63 - 1)))
 
-    def draw_distribution(self, problem: Problem, state: EFLState) -> Iterable[tuple[EFLDraw, float]]:
+    def outcomes(self, problem: Problem, state: EFLState) -> Iterable[tuple[EFLDraw, float]]:
         """Every possible s-vector of the next round with its probability (noise seed 0): exact expectations
         by enumeration. Exponential in n; meant for small instances."""
         n = problem.n_clients

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import ClassVar, Literal
+from typing import ClassVar, Iterator, Literal
 
 import numpy as np
 
@@ -184,6 +184,22 @@ class FedRed:
             client = sample_client(problem.weights, rng)
         grads = problem.stochastic_grads(state.X, rng) if self.stochastic else None
         return FedRedDraw(communicate, client, grads)
+
+    def outcomes(self, problem: Problem, state: FedRedState) -> Iterator[tuple[FedRedDraw, float]]:
+        """Every possible draw of the next iteration with its exact probability: the coin (p), and on
+        communication the selected client (w_i) under random selection. Only without stochastic gradients."""
+        if self.stochastic:
+            raise ValueError("outcomes() needs stochastic=False: FedRed-SGD's gradient noise cannot be enumerated")
+        p = self.p_for(problem)
+        if p < 1.0:
+            yield FedRedDraw(False), 1.0 - p
+        if p > 0.0:
+            if self.selection == "random":
+                for i, w in enumerate(problem.weights):
+                    if w > 0:
+                        yield FedRedDraw(True, i), p * float(w)
+            else:
+                yield FedRedDraw(True), p
 
     def round(self, problem: Problem, state: FedRedState, rng: np.random.Generator
               ) -> tuple[FedRedState, RoundLog]:

@@ -33,6 +33,7 @@ from ..problems.base import Problem
 from ..problems.quadratic import quadratic
 from ..theory.classic import (drift_vector, fedavg_bias, fedavg_fixed_point, fedavg_map, fedprox_bias,
                               fedprox_fixed_point, fedprox_map, proxskip_contraction, proxskip_lyapunov)
+from .patterns import expectation, fixed_point_move, trajectory
 from .registry import Evidence, claim
 from .space import Param, quadratic_space
 
@@ -355,15 +356,6 @@ def optimal_state(alg: Any, problem: Problem) -> Any:
     raise TypeError(f"no optimal state for {type(alg).__name__}")
 
 
-def _state_distance(a: Any, b: Any) -> float:
-    """Largest change over the state's float arrays (x and auxiliary states)."""
-    worst = 0.0
-    for name in ("x", "c", "C", "h", "G", "X", "H"):
-        if hasattr(a, name):
-            worst = max(worst, float(np.max(np.abs(getattr(a, name) - getattr(b, name)), initial=0.0)))
-    return worst
-
-
 @claim(id="classic.drift_corrected.fixed_point_every_draw", paper=PAPER,
        reference="Karimireddy et al. 2020; Acar et al. 2021; Mishchenko et al. 2022; spec 000 §5.4-5.6",
        statement="Starting at x* with the optimal auxiliary state (c_i = g_i = h_i = grad f_i(x*)), one round of "
@@ -400,12 +392,8 @@ def check_fixed_point_every_draw(problem: Problem) -> Evidence:
         start = optimal_state(alg, problem)
         # a communication round has a geometric number of local steps: sampled draws instead of all outcomes
         draws = ([alg.draw(problem, start, rng) for _ in range(5)] if getattr(alg, "round_unit", "step") != "step"
-                 else [draw for draw, _ in alg.outcomes(problem, start)])
-        worst = 0.0
-        for draw in draws:
-            new, _ = alg.round_given(problem, start, draw)
-            worst = max(worst, _state_distance(new, start) / scale)
-        worst_by[name] = worst
+                 else None)
+        worst_by[name] = fixed_point_move(alg, problem, start, draws) / scale
     worst = max(worst_by.values())
     return Evidence(_describe(problem), worst, 1e-12, worst <= 1e-12, details=worst_by)
 
@@ -453,15 +441,6 @@ def check_server_state_invariants(problem: Problem) -> Evidence:
 # Exact expectations under partial participation
 # ---------------------------------------------------------------------------------------------------------
 
-def _expectation(alg: Any, problem: Problem, state: Any, fn) -> np.ndarray:
-    total = None
-    for draw, prob in alg.outcomes(problem, state):
-        new, _ = alg.round_given(problem, state, draw)
-        value = prob * fn(new)
-        total = value if total is None else total + value
-    return total
-
-
 def _mid_trajectory_state(alg: Any, problem: Problem, rounds: int = 7) -> Any:
     return _iterate(alg, problem, rounds, seed=3)
 
@@ -490,19 +469,19 @@ def check_partial_expectations(problem: Problem) -> Evidence:
     fed_full = FedAvg(local_steps=3, local_step=0.5 / c.L)
     st = _mid_trajectory_state(fed_full, problem)
     full_x = fed_full.round_given(problem, st, fed_full.draw(problem, st, np.random.default_rng(0)))[0].x
-    errs["fedavg_subset"] = float(np.linalg.norm(_expectation(fed_s, problem, st, lambda s: s.x) - full_x)) / scale
+    errs["fedavg_subset"] = float(np.linalg.norm(expectation(fed_s, problem, st, lambda s: s.x) - full_x)) / scale
     fed_b = FedAvg(local_steps=3, local_step=0.5 / c.L, participation=Bernoulli(0.3), normalize="all")
     delta_full = full_x - st.x  # = sum_i w_i Delta_i with server step 1
     errs["fedavg_bernoulli"] = float(np.linalg.norm(
-        _expectation(fed_b, problem, st, lambda s: s.x) - (st.x + 0.3 * delta_full))) / scale
+        expectation(fed_b, problem, st, lambda s: s.x) - (st.x + 0.3 * delta_full))) / scale
 
     # (b) SCAFFOLD
     sc_full = Scaffold(local_steps=3, local_step=0.3 / c.L)
     sc_s = Scaffold(local_steps=3, local_step=0.3 / c.L, participation=UniformSubset(S))
     st = _mid_trajectory_state(sc_s, problem)
     full = sc_full.round_given(problem, st, sc_full.draw(problem, st, np.random.default_rng(0)))[0]
-    ex = _expectation(sc_s, problem, st, lambda s: s.x)
-    ec = _expectation(sc_s, problem, st, lambda s: s.c)
+    ex = expectation(sc_s, problem, st, lambda s: s.x)
+    ec = expectation(sc_s, problem, st, lambda s: s.c)
     errs["scaffold_x"] = float(np.linalg.norm(ex - full.x)) / scale
     cscale = max(1.0, float(np.abs(st.C).max()))
     errs["scaffold_c"] = float(np.linalg.norm((ec - st.c) - (S / n) * (full.c - st.c))) / cscale
@@ -515,7 +494,7 @@ def check_partial_expectations(problem: Problem) -> Evidence:
     center = problem.broadcast(st.x)
     theta_tilde = problem.solve_local(-st.G, center, alpha)
     predicted = gamma_prev - problem.weights @ problem.grads(theta_tilde) / alpha
-    expected = _expectation(dyn, problem, st, lambda s: s.x + s.h / alpha)
+    expected = expectation(dyn, problem, st, lambda s: s.x + s.h / alpha)
     errs["feddyn_gamma"] = float(np.linalg.norm(expected - predicted)) / scale
     worst = max(errs.values())
     return Evidence(_describe(problem), worst, 1e-12, worst <= 1e-12, details=errs)
@@ -558,18 +537,10 @@ def check_scaffnew_contraction(instance: tuple[Problem, float, float, str]) -> E
     def psi(state: ScaffnewState) -> float:
         return proxskip_lyapunov(state.X, state.H, xs, H_star, gamma, p, w)
 
-    rng = np.random.default_rng(0)
-    state = alg.init(problem, np.zeros(problem.dim))
-    psi0 = psi(state)
     worst = 0.0
-    for _ in range(60):
-        current = psi(state)
-        if current <= 1e-12 * psi0:  # floating-point floor (DESIGN.md)
-            break
-        expected = sum(prob * psi(alg.round_given(problem, state, draw)[0])
-                       for draw, prob in alg.outcomes(problem, state))
-        worst = max(worst, expected / current)
-        state, _ = alg.round(problem, state, rng)
+    for state in trajectory(alg, problem, alg.init(problem, np.zeros(problem.dim)), 60, np.random.default_rng(0),
+                            potential=psi):
+        worst = max(worst, expectation(alg, problem, state, psi) / psi(state))
     start = "" if h_init == "zero" else f" h_init={h_init}"
     return Evidence(f"{_describe(problem)} gamma={gamma:.3g} p={p}{start}", worst, q, worst <= q * (1 + 1e-12),
                     tightness=worst / q)

@@ -18,6 +18,7 @@ from ..compressors.st import SparseTernary
 from ..problems.quadratic import QuadraticProblem
 from ..run import run
 from ..theory import efl as th
+from .patterns import expectation, relative_error
 from .registry import Evidence, claim
 from .space import InstanceSpace, Param
 
@@ -182,7 +183,7 @@ def check_ef_telescoping(inst: dict) -> Evidence:
         prev_res = state.server_res
         state, _ = alg.round(problem, state, draw_rng)
         agg_total += (state.broadcast + state.server_res) - prev_res
-    server_err = float(np.max(np.abs(state.x - x0 + state.server_res - agg_total)) / max(1.0, np.max(np.abs(agg_total))))
+    server_err = relative_error(state.x - x0 + state.server_res, agg_total)
     worst = max(node_err, server_err)
     return Evidence(f"rows={inst['rows']} d={inst['d']} q={inst['q']} T={inst['rounds']}", worst, 1e-10, worst <= 1e-10,
                     details={"node_error": node_err, "server_error": server_err})
@@ -226,7 +227,7 @@ def check_elastic_algebra(inst: dict) -> Evidence:
         fd[:, j] = (elastic_objective(fp, W + e, anchors, fishers, lam)
                     - elastic_objective(fm, W - e, anchors, fishers, lam)) / (2 * h)
     grad = elastic_grad(fgrad, W, U, V, lam)
-    err_grad = float(np.max(np.abs(fd - grad)) / max(1.0, np.max(np.abs(grad))))
+    err_grad = relative_error(fd, grad)
     # Inside EFL: after one round with full participation, U = sum_k diag(A_k) and V = sum_k diag(A_k) w_end^k.
     problem = efl_harness(seed=inst["seed"], n=max(N, 2), d=d)
     # u, v are only computed and sent when lam > 0 (they are unused otherwise), so the in-algorithm part
@@ -350,9 +351,7 @@ def check_ipw_unbiased(inst: dict) -> Evidence:
     x = problem.certificate.x_star + np.random.default_rng(inst["seed"]).standard_normal(problem.dim)
 
     def expected_step(alg: EFL) -> np.ndarray:
-        state = alg.init(problem, x)
-        return sum(prob * (alg.round_given(problem, state, draw)[0].x - x)
-                   for draw, prob in alg.draw_distribution(problem, state))
+        return expectation(alg, problem, alg.init(problem, x), lambda s: s.x - x)
 
     kw = dict(E=3, step=0.05, s_min=steps, s_max=steps)
     full = expected_step(EFL(**kw))
@@ -922,7 +921,7 @@ def check_assumption5(inst: dict) -> Evidence:
     alg = EFL(E=E, s_min=s_min, s_max=E)
     state = alg.init(problem, np.zeros(3))
     Eps, max_ratio, total = 0.0, 0.0, 0.0
-    for draw, prob in alg.draw_distribution(problem, state):
+    for draw, prob in alg.outcomes(problem, state):
         coef = alg.coefficients(draw.steps, p)
         Eps += prob * float(coef @ draw.steps)
         max_ratio = max(max_ratio, float(np.max(coef / p)))

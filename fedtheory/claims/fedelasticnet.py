@@ -15,6 +15,7 @@ import numpy as np
 from ..metrics import communication as comm
 from ..theory import fedelasticnet as th
 from ..theory.classic import dense_hessians, drift_vector, fedavg_fixed_point, fedprox_fixed_point
+from .patterns import fixed_point_move
 from .registry import Evidence, claim
 from .space import InstanceSpace, Param
 
@@ -906,15 +907,10 @@ def check_alg3_invariance(inst) -> Evidence:
     xs = problem.certificate.x_star
     st0 = alg.init(problem, xs.copy())
     st0 = replace(st0, G=problem.grads(problem.broadcast(xs)).copy())
-    worst = 0.0
-    exact_zero = True
-    for draw, _ in alg.outcomes(problem, st0):
-        new, _ = alg.round_given(problem, st0, draw)
-        scale = max(1.0, float(np.abs(st0.G).max()), float(np.abs(xs).max()))
-        worst = max(worst, float(np.abs(new.x - xs).max()) / scale, float(np.abs(new.G - st0.G).max()) / scale,
-                    float(np.abs(new.h).max()) / scale)
-        if alg.l1 > 0 or alg.threshold > 0:
-            exact_zero &= not np.any(new.last_upload)
+    scale = max(1.0, float(np.abs(st0.G).max()), float(np.abs(xs).max()))
+    worst = fixed_point_move(alg, problem, st0) / scale
+    exact_zero = not (alg.l1 > 0 or alg.threshold > 0) or not any(
+        np.any(alg.round_given(problem, st0, draw)[0].last_upload) for draw, _ in alg.outcomes(problem, st0))
     return Evidence(_describe_alg3(problem, alg) + f" eps={alg.threshold:g}", worst, 1e-12,
                     worst <= 1e-12 and exact_zero, details={"updates_exactly_zero": bool(exact_zero)})
 

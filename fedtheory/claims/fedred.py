@@ -28,6 +28,7 @@ from ..problems.nonconvex import NonconvexProblem, nonconvex
 from ..problems.quadratic import QuadraticProblem, quadratic
 from ..run import run
 from ..theory import fedred as th
+from .patterns import expectation, fixed_point_move, relative_error, trajectory
 from .registry import Evidence, claim
 from .space import InstanceSpace, Param, quadratic_space
 
@@ -141,18 +142,9 @@ def check_fixed_point(kw: dict) -> Evidence:
     xs = c.x_star
     lam = 2.0 * c.delta_A
     scale = 1.0 + float(np.linalg.norm(xs))
-    moves = {}
-    s, _ = DANE(lam=lam).round(problem, DANE(lam=lam).init(problem, xs), np.random.default_rng(0))
-    moves["dane"] = float(np.linalg.norm(s.x - xs))
-    rnd = DANEPlus(lam=lam, averaging="random")
-    st = rnd.init(problem, xs)
-    moves["dane+_random"] = max(float(np.linalg.norm(rnd.round_given(problem, st, DANEDraw(i))[0].x - xs))
-                                for i in range(problem.n_clients))
-    fr = FedRed(lam=lam, p=0.5)
-    st = fr.init(problem, xs)
-    moves["fedred_gd"] = max(float(np.linalg.norm(fr.round_given(problem, st, FedRedDraw(t))[0].x - xs)
-                                   + np.linalg.norm(fr.round_given(problem, st, FedRedDraw(t))[0].X - xs))
-                             for t in (False, True))
+    algs = {"dane": DANE(lam=lam), "dane+_random": DANEPlus(lam=lam, averaging="random"),
+            "fedred_gd": FedRed(lam=lam, p=0.5)}
+    moves = {name: fixed_point_move(alg, problem, alg.init(problem, xs)) for name, alg in algs.items()}
     exact_ok = max(moves.values()) <= 1e-10 * scale
     prox = float(np.linalg.norm(fedprox_fixed_point(problem, lam) - xs))
     # Control: identical Hessians (E_i = 0) keep x* a FedProx fixed point.
@@ -175,23 +167,22 @@ def _dane_lyapunov(kw: dict, lam_factor: float) -> Evidence:
     c = problem.certificate
     lam = lam_factor * c.delta_A
     alg = DANE(lam=lam)
-    state = alg.init(problem, _x0(problem, kw.get("seed", 0)))
     xs = c.x_star
-    d0 = float(np.sum((state.x - xs) ** 2))
     worst, worst_dist = -np.inf, -np.inf
     rounds = 0
     q = th.dane_contraction(c.mu, lam)
-    for _ in range(kw.get("rounds", 200)):
-        dist2 = float(np.sum((state.x - xs) ** 2))
-        if dist2 <= FLOOR2 * d0:
-            break
+
+    def dist2(st) -> float:
+        return float(np.sum((st.x - xs) ** 2))
+
+    for state in trajectory(alg, problem, alg.init(problem, _x0(problem, kw.get("seed", 0))), kw.get("rounds", 200),
+                            np.random.default_rng(0), potential=dist2, floor=FLOOR2):
         X, _, _, _ = alg.local_models(problem, state)
         new, _ = alg.round(problem, state, np.random.default_rng(0))
         lhs = problem.gap(new.x) + 0.5 * (lam + c.mu) * _wmean_sq(problem, X, xs)
-        rhs = 0.5 * lam * dist2
+        rhs = 0.5 * lam * dist2(state)
         worst = max(worst, lhs / rhs)
-        worst_dist = max(worst_dist, float(np.sum((new.x - xs) ** 2)) / dist2 / q)
-        state = new
+        worst_dist = max(worst_dist, dist2(new) / dist2(state) / q)
         rounds += 1
     holds = worst <= 1 + REL and worst_dist <= 1 + REL
     return Evidence(_describe(kw) + f", lam={lam_factor}*delta_A", worst, 1.0, holds, tightness=worst,
@@ -219,18 +210,18 @@ def _dane_monotone(kw: dict, lam_factor: float) -> Evidence:
     c = problem.certificate
     lam = lam_factor * c.delta_A
     alg = DANE(lam=lam)
-    state = alg.init(problem, _x0(problem, kw.get("seed", 0)))
-    gap0 = problem.gap(state.x)
     worst, rounds = -np.inf, 0
-    for _ in range(kw.get("rounds", 200)):
-        gap = problem.gap(state.x)
-        if gap <= FLOOR2 * gap0:
-            break
+
+    def gap(st) -> float:
+        return problem.gap(st.x)
+
+    for state in trajectory(alg, problem, alg.init(problem, _x0(problem, kw.get("seed", 0))), kw.get("rounds", 200),
+                            np.random.default_rng(0), potential=gap, floor=FLOOR2):
         X, _, _, _ = alg.local_models(problem, state)
         new, _ = alg.round(problem, state, np.random.default_rng(0))
         lhs = problem.gap(new.x) + 0.5 * (lam + c.mu) * _wmean_sq(problem, X, state.x)
-        worst = max(worst, lhs / gap)
-        state, rounds = new, rounds + 1
+        worst = max(worst, lhs / gap(state))
+        rounds += 1
     return Evidence(_describe(kw) + f", lam={lam_factor}*delta_A", worst, 1.0, worst <= 1 + REL, tightness=worst,
                     details={"rounds_checked": rounds})
 
@@ -750,7 +741,7 @@ def check_fedred_gd_closed_form(kw: dict) -> Evidence:
         problem.grads(state.X))) + 1e-300))
     a, b, s = th.fedred_gd_coefficients(lam, eta)
     direct = a * state.X + b * state.x - s * (problem.grads(state.X) + state.H)
-    errs["coefficients"] = float(np.max(np.abs(direct - X_new)) / max(1.0, np.max(np.abs(X_new))))
+    errs["coefficients"] = relative_error(direct, X_new)
     # (ii) p = 1 reductions to GD over 20 rounds.
     for name, lam_ in (("p1_gd_step_eta/(1+lam eta)", lam), ("p1_lam0_gd_step_eta", 0.0)):
         tr = run(FedRed(lam=lam_, eta=eta, p=1.0), problem, 20, x0=x0)
@@ -803,7 +794,6 @@ def _fedred_expected_contraction(kw: dict, exact_solver: bool) -> Evidence:
     alg = FedRed(lam=lam, eta=eta, p=p, reset=bool(kw["reset"]), solver="exact" if exact_solver else "linearized")
     mu = c.mu  # exactly 0 for a requested mu = 0 (the certificate's rounding policy), never +-1e-16 L
     rng = np.random.default_rng(kw.get("seed", 0))
-    state = alg.init(problem, _x0(problem, kw.get("seed", 0)))
 
     def phi(st) -> float:
         A = _wmean_sq(problem, st.X, xs)
@@ -814,22 +804,17 @@ def _fedred_expected_contraction(kw: dict, exact_solver: bool) -> Evidence:
 
     rho = (th.fedred_exact_contraction(mu, lam, eta, p) if exact_solver
            else th.fedred_gd_contraction(mu, lam, eta, p))
-    phi0 = phi(state)
     worst, checked = -np.inf, 0
-    for _ in range(kw.get("iterations", 150)):
-        ph = phi(state)
-        if ph <= FLOOR2 * phi0:
-            break
-        outcomes = {t: alg.round_given(problem, state, FedRedDraw(t))[0] for t in (False, True)}
-        expected = p * phi(outcomes[True]) + (1 - p) * phi(outcomes[False])
+    for state in trajectory(alg, problem, alg.init(problem, _x0(problem, kw.get("seed", 0))),
+                            kw.get("iterations", 150), rng, potential=phi, floor=FLOOR2):
+        ph, expected = phi(state), expectation(alg, problem, state, phi)
         if mu == 0.0:
-            xbar = problem.weights @ outcomes[False].X  # the virtual average x̄_{k+1} (same for both coins)
-            lhs = problem.gap(xbar) + expected
-            worst = max(worst, lhs / ph)
+            # the virtual average x̄_{k+1} (the same for both coins)
+            xbar = problem.weights @ alg.round_given(problem, state, FedRedDraw(False))[0].X
+            worst = max(worst, (problem.gap(xbar) + expected) / ph)
         else:
             worst = max(worst, expected / (rho * ph))
         checked += 1
-        state = alg.round_given(problem, state, alg.draw(problem, state, rng))[0]
     return Evidence(_describe(kw), worst, 1.0, worst <= 1 + REL, tightness=worst,
                     details={"rho": rho, "iterations_checked": checked})
 

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from .patterns import relative_error
 from .registry import Evidence, claim
 
 __all__: list[str] = []
@@ -136,7 +137,7 @@ def iterate_deviation(algorithm: Any, problem_a: Any, problem_b: Any, rounds: in
     for _ in range(rounds):
         sa, _ = algorithm.round(problem_a, sa, rng_a)
         sb, _ = algorithm.round(problem_b, sb, rng_b)
-        dev = float(np.max(np.abs(sa.x - sb.x)) / max(1.0, float(np.max(np.abs(sa.x)))))
+        dev = relative_error(sb.x, sa.x)
         per_round.append(dev)
         worst = max(worst, dev)
     return {"max_relative_deviation": worst, "per_round": per_round,

@@ -19,6 +19,7 @@ from ..problems.online import OnlineProblem, online_from_dataset, online_logisti
 from ..problems.quadratic import QuadraticProblem
 from ..run import run
 from ..theory import ofediq as th
+from .patterns import relative_error
 from .registry import Evidence, claim
 from .space import InstanceSpace, Param
 
@@ -63,7 +64,7 @@ def check_quantizer_unbiased(inst: dict) -> Evidence:
     u = inst["u"][None]
     norms, r, m, p_up = q.decompose(u)
     mean_exact = norms * np.sign(u) * (m + p_up) / q.s
-    err = float(np.max(np.abs(mean_exact - u)) / max(1.0, np.max(np.abs(u))))
+    err = relative_error(mean_exact, u)
     draws = 2000 if u.shape[1] >= 1000 else 10000
     rng = np.random.default_rng(1)
     Y = q.compress(np.repeat(u, draws, axis=0), rng)[0]
@@ -466,7 +467,7 @@ def check_aggregation(inst: dict) -> Evidence:
         G += grads
         g = g - alg.eta * grads
     want = anchor - alg.eta / problem.n_clients * G.sum(axis=0)
-    err = float(np.max(np.abs(expected - want)) / max(1.0, np.max(np.abs(want))))
+    err = relative_error(expected, want)
     return Evidence(_kw(inst), err, 1e-12, err <= 1e-12)
 
 
@@ -498,7 +499,7 @@ def check_reductions(inst: dict) -> Evidence:
     err_ogd = 0.0
     for t in range(T):
         st, _ = alg.round(problem, st, rng)
-        err_ogd = max(err_ogd, float(np.max(np.abs(st.x - ref[t]))) / max(1.0, float(np.max(np.abs(ref[t])))))
+        err_ogd = max(err_ogd, relative_error(st.x, ref[t]))
     # FedOMD(L): local OGD from the global model, averaged every L steps; predictions use w_{psi_L(t)}
     alg = OFedIQ(eta=eta, period=L)
     st = alg.init(problem, np.zeros(problem.dim))
@@ -515,9 +516,9 @@ def check_reductions(inst: dict) -> Evidence:
         st, log = alg.round(problem, st, rng)
         if (t + 1) % L == 0:
             first = -(theta - before.x) / eta  # first form of (8) with p = 1
-            err_forms = max(err_forms, float(np.max(np.abs(first - st.acc))) / max(1.0, float(np.max(np.abs(st.acc)))))
+            err_forms = max(err_forms, relative_error(first, st.acc))
             w = theta.mean(axis=0)
-        err_omd = max(err_omd, float(np.max(np.abs(st.x - w))) / max(1.0, float(np.max(np.abs(w)))))
+        err_omd = max(err_omd, relative_error(st.x, w))
     for t1 in range(1, T + 1):
         psi_ok &= bool(np.array_equal(used[t1], used[th.psi(t1, L)]))
     worst = max(err_ogd, err_omd)
@@ -911,7 +912,7 @@ def check_static_regret(inst: dict) -> Evidence:
         total += n * (f(w) - f_star)
         w = w - eta * (A_bar @ w - b_bar)
         worst = max(worst, abs(log.extra["regret"] - total) / max(1.0, abs(total)),
-                    float(np.max(np.abs(state.x - w))) / max(1.0, float(np.max(np.abs(w)))))
+                    relative_error(state.x, w))
     return Evidence(f"{inst['alg']} n={n} d={d} T={inst['T']} unequal weights", worst, 1e-10, worst <= 1e-10)
 
 

@@ -27,6 +27,7 @@ from ..algorithms.scaffold import Scaffold
 from ..compressors.sb_quantizer import SBQuantizer
 from ..participation import Bernoulli, Full, UniformSubset
 from ..problems.quadratic import QuadraticProblem
+from .patterns import relative_error
 from .registry import Evidence, claim
 
 __all__: list[str] = []
@@ -52,11 +53,6 @@ def _problem() -> QuadraticProblem:
     A = 0.5 * (A + np.swapaxes(A, 1, 2))
     b = rng.standard_normal((n, d)) * np.array([[1.0], [3.0], [-2.0], [0.5]])
     return QuadraticProblem(A, b, weights=np.array([0.1, 0.2, 0.3, 0.4]))
-
-
-def _rel_err(got: np.ndarray, want: np.ndarray) -> float:
-    """max |got - want| relative to max(1, max |want|) (states of size O(1) here)."""
-    return float(np.max(np.abs(got - want))) / max(1.0, float(np.max(np.abs(want))))
 
 
 def _grads(problem: QuadraticProblem, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -231,7 +227,7 @@ def check_round_identity(inst: dict) -> Evidence:
             ref = {"fedavg": _ref_fedavg, "fedprox": _ref_fedprox, "scaffold": _ref_scaffold, "feddyn": _ref_feddyn}[inst["alg"]](
                 alg, problem, state, S)
         new, _log = alg.round_given(problem, state, draw)
-        worst = max([worst] + [_rel_err(getattr(new, key), want) for key, want in ref.items()])
+        worst = max([worst] + [relative_error(getattr(new, key), want) for key, want in ref.items()])
     return Evidence(_describe(inst), worst, RTOL, worst <= RTOL, details={"max_relative_error": worst})
 
 
@@ -350,9 +346,9 @@ def check_dane_reference(variant: str) -> Evidence:
     worst = 0.0
     for draw, want in draws:
         new, _ = alg.round_given(problem, state, draw)
-        worst = max(worst, _rel_err(new.x, want))
+        worst = max(worst, relative_error(new.x, want))
         if variant == "scaffnew_cv":
-            worst = max(worst, _rel_err(new.h, H + 0.7 * (X - want)))
+            worst = max(worst, relative_error(new.h, H + 0.7 * (X - want)))
     return Evidence(f"{variant}: lam={lam:.4g}", worst, RTOL, worst <= RTOL,
                     details={"lam": lam, "lam_used": alg.lam_for(problem)})
 
@@ -435,7 +431,7 @@ def check_fedred_reference(inst: dict) -> Evidence:
                 G_ref = _grads(problem, np.tile(x_ref, (problem.n_clients, 1)), rows)
                 want = {"x": x_ref, "H": problem.weights @ G_ref - G_ref,
                         "X": np.tile(x_ref, (problem.n_clients, 1)) if inst["reset"] else X_loc}
-            worst = max([worst] + [_rel_err(getattr(new, key), val) for key, val in want.items()])
+            worst = max([worst] + [relative_error(getattr(new, key), val) for key, val in want.items()])
     return Evidence(f"FedRed-GD reset={inst['reset']} selection={inst['selection']}", worst, RTOL, worst <= RTOL)
 
 
@@ -521,7 +517,7 @@ def check_certificate_unequal_weights(hessians: str) -> Evidence:
             "delta_B": max(float(np.max(np.abs(np.linalg.eigvalsh(E_i)))) for E_i in E)}
     c = problem.certificate
     errors = {k: abs(getattr(c, k) - v) / max(abs(v), 1e-12) for k, v in want.items()}
-    errors["x_star"] = float(np.max(np.abs(c.x_star - x_star))) / max(1.0, float(np.max(np.abs(x_star))))
+    errors["x_star"] = relative_error(c.x_star, x_star)
     worst = max(errors.values())
     # 3x3 systems with cond <= 16: errors ~1e-15; 1e-9 is far below any formula slip (O(1) relative)
     return Evidence(f"{hessians} Hessians, weights {w.tolist()}", worst, RTOL, worst <= RTOL,
