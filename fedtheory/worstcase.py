@@ -131,7 +131,10 @@ def adversarial_search(claim: Claim, *, evaluations: int = 200, starts: int = 4,
     return SearchResult(claim.id, best[0], best[1], used, time.perf_counter() - start_time, holds, history)
 
 
-def pep_worst_case(claim_id: str) -> float | None:
-    """The exact worst case over the whole function class (performance estimation) for ``claim_id``, or None
-    where no PEP formulation applies (or the optional ``worst-case`` extra is not installed)."""
-    return None
+def pep_worst_case(claim: Claim) -> float | None:
+    """The exact worst case over the whole function class (performance estimation, :mod:`fedtheory.pep`) as a
+    fraction of the claim's bound: the largest PEP value / bound over the claim's default points. None where no
+    PEP formulation applies or the optional ``worst-case`` extra (PEPit) is not installed."""
+    from .pep import claim_pep_tightness
+
+    return claim_pep_tightness(claim)

@@ -161,7 +161,7 @@ def run_worst_case(results: list[ClaimResult], evaluations: int) -> dict[str, di
         if r.claim.space is None or r.error is not None or r.worst_tightness is None:
             continue  # no space declared, or no bound to approach (identity, rate, ... claims)
         search = adversarial_search(r.claim, evaluations=evaluations, seed=0)
-        record = {**search.as_dict(), "pep_worst_case": pep_worst_case(r.claim.id)}
+        record = {**search.as_dict(), "pep_worst_case": pep_worst_case(r.claim)}
         # A point where a claim expected to hold fails its own check is a counterexample (its verdict, not
         # the ratio alone, decides: some checks compare with a stated relative tolerance).
         record["counterexample_to_expected"] = r.claim.expected == "holds" and search.counterexample

@@ -1,0 +1,148 @@
+"""Exact worst cases by performance estimation (fedtheory.pep) against closed forms and the ledger.
+
+Tolerance: the SDPs are solved by cvxpy's default interior-point solver, accurate to about 1e-7 relative on
+these small problems (measured: GD's closed form is reproduced to 1.2e-7); 1e-5 leaves two orders of margin and
+is still far below every gap asserted here (the smallest is 4e-2).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PEPit", reason="the worst-case extra (PEPit) is part of the test extra; see pyproject.toml")
+
+from fedtheory import pep  # noqa: E402
+from fedtheory.claims.registry import load_all  # noqa: E402
+from fedtheory.worstcase import adversarial_search, pep_worst_case  # noqa: E402
+
+TOL = 1e-5
+CLAIMS = load_all()
+
+
+def gd_closed_form(mu: float, L: float, gamma: float) -> float:
+    return max((1 - gamma * mu) ** 2, (1 - gamma * L) ** 2)
+
+
+@pytest.mark.parametrize("mu, L, gamma", [(0.1, 1.0, 1.0), (0.1, 1.0, 1.9), (0.5, 2.0, 0.3), (1.0, 10.0, 0.15)])
+def test_gd_reproduces_its_closed_form(mu, L, gamma):
+    assert pep.gd_contraction(mu, L, gamma) == pytest.approx(gd_closed_form(mu, L, gamma), rel=TOL)
+
+
+@pytest.mark.parametrize("zeta2", [0.0, 1.0])
+def test_fedavg_with_one_local_step_is_gd(zeta2):
+    """K = 1: x1 = x0 - gamma mean_i grad f_i(x0) = x0 - gamma grad f(x0), whatever the heterogeneity."""
+    assert pep.fedavg_round(0.1, 1.0, 0.5, 1, 2, zeta2) == pytest.approx(gd_closed_form(0.1, 1.0, 0.5), rel=TOL)
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_fedavg_without_heterogeneity_contracts_by_rho_to_the_K(K):
+    """zeta2 = 0: every client minimises at x*, K local GD steps contract by rho^K, rho = max|1 - gamma a|, and
+    identical quadratics attain it; the average of the clients cannot do worse."""
+    rho = max(abs(1 - 0.5 * 0.1), abs(1 - 0.5 * 1.0))
+    assert pep.fedavg_round(0.1, 1.0, 0.5, K, 2, 0.0) == pytest.approx(rho ** (2 * K), rel=TOL)
+
+
+def test_fedavg_heterogeneity_drift():
+    """With zeta2 > 0 each client drifts towards its own minimiser: the worst case grows with zeta2 and stays
+    below the triangle-inequality bound (rho^K + gamma zeta (1 - rho^K)/(1 - rho))^2 (derived in docs)."""
+    mu, L, gamma, K = 0.1, 1.0, 0.5, 3
+    rho = max(abs(1 - gamma * mu), abs(1 - gamma * L))
+    values = [pep.fedavg_round(mu, L, gamma, K, 2, z2) for z2 in (0.0, 0.25, 1.0)]
+    assert values[0] < values[1] < values[2]
+    for z2, v in zip((0.25, 1.0), values[1:]):
+        bound = (rho**K + gamma * math.sqrt(z2) * (1 - rho**K) / (1 - rho)) ** 2
+        assert v <= bound * (1 + TOL)
+    assert values[2] > rho ** (2 * K) + 0.1  # heterogeneity costs more than rounding
+
+
+@pytest.mark.parametrize("gamma, p", [(1.0, 0.5), (1.0, 0.2), (0.3, 0.5), (0.5, 1.0)])
+def test_proxskip_lyapunov_obeys_theorem_3_6(gamma, p):
+    mu, L = 0.1, 1.0
+    value = pep.proxskip_lyapunov(mu, L, gamma, p)
+    assert value <= (1 - min(gamma * mu, p * p)) * (1 + TOL)
+
+
+def test_dane_without_dissimilarity_is_a_proximal_step():
+    """delta -> 0: both clients equal f, DANE is the proximal step on f, whose worst squared contraction over
+    F(mu, L) is (lam/(lam + mu))^2 (attained by f = mu/2 ||x||^2). At delta = 1e-3 the class is within O(delta)
+    of that limit (measured 1e-5 relative); smaller delta makes the SDP ill-conditioned (1/(4 delta) terms)."""
+    assert pep.dane_rounds(1.0, 10.0, 1e-3, 0.5) == pytest.approx((0.5 / 1.5) ** 2, rel=1e-3)
+
+
+@pytest.mark.parametrize("mu, L, delta", [(1.0, 10.0, 0.5), (0.2, 5.0, 1.0), (1.0, 100.0, 2.0)])
+def test_dane_obeys_b14_and_its_distance_factor(mu, L, delta):
+    lam = 2 * delta
+    assert pep.dane_rounds(mu, L, delta, lam, measure="lyapunov") <= 1 + TOL
+    one = pep.dane_rounds(mu, L, delta, lam, 1)
+    assert one <= lam / (lam + mu) * (1 + TOL)
+    assert pep.dane_rounds(mu, L, delta, lam, 2) <= one * (1 + TOL)  # a second round cannot do worse
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 1.0])
+def test_fedred_gd_obeys_its_contraction(p):
+    mu, L, delta = 1.0, 10.0, 0.5
+    lam, eta = delta, 1.0 / L
+    bound = 1 - min(mu * eta, p * mu / (lam + mu))
+    assert pep.fedred_gd_lyapunov(mu, L, delta, lam, eta, p) <= bound * (1 + TOL)
+
+
+# ------------------------------------------------------------------ consistency with the ledger's measurements
+
+def test_ledger_measurements_never_exceed_the_pep_worst_case():
+    """Each PEP class contains the claim's instances (GD, Scaffnew) or their two-client versions (DANE,
+    FedRed): a measured ratio above the exact worst case would be a bug in one of the two."""
+    for cid in ("classic.gd.contraction", "classic.gd.contraction_tight_any_step",
+                "classic.scaffnew.expected_contraction"):
+        claim = CLAIMS[cid]
+        for instance in claim.instances(False):
+            value, bound = pep.PEP_CLAIMS[cid](instance)
+            assert claim.check(instance).measured <= value * (1 + TOL) + 1e-12, cid
+    two_clients = dict(n_clients=2, dim=3, mu=1.0, L=10.0, delta_A=0.5, zeta2=1.0, seed=3)
+    dane = CLAIMS["fedred.dane.lyapunov"]
+    point = dane.space.build(two_clients)
+    assert dane.check(point).measured <= pep.PEP_CLAIMS["fedred.dane.lyapunov"](point)[0] * (1 + TOL)
+    fedred = CLAIMS["fedred.fedred_gd.lyapunov.derived"]
+    point = fedred.space.build({**two_clients, "p": 0.3, "lam_factor": 1.0, "reset": 1, "eta_L": 1.0})
+    value, bound = pep.PEP_CLAIMS["fedred.fedred_gd.lyapunov.derived"](point)
+    assert fedred.check(point).measured <= value / bound * (1 + TOL)  # the claim reports E Phi+/(rho Phi)
+
+
+def test_adversarial_search_stays_below_the_pep_worst_case():
+    """The search's best ProxSkip point, re-evaluated by PEP at the same (mu, L, gamma, p, n), is not beaten."""
+    claim = CLAIMS["classic.scaffnew.expected_contraction"]
+    result = adversarial_search(claim, evaluations=20, seed=1)
+    value, bound = pep.PEP_CLAIMS[claim.id](claim.space.build(dict(result.point)))
+    assert result.ratio <= value / bound * (1 + TOL)
+
+
+def test_pep_worst_case_per_claim():
+    assert pep_worst_case(CLAIMS["classic.gd.contraction"]) == pytest.approx(1.0, rel=TOL)
+    assert pep_worst_case(CLAIMS["efl.theorem1.bound"]) is None  # no PEP formulation
+    for cid in ("fedred.dane.lyapunov", "fedred.fedred_gd.lyapunov.derived", "classic.scaffnew.expected_contraction"):
+        assert pep_worst_case(CLAIMS[cid]) <= 1 + TOL
+
+
+# ------------------------------------------------------------------ bad input
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: pep.gd_contraction(0.0, 1.0, 0.5), "mu"),
+    (lambda: pep.gd_contraction(2.0, 1.0, 0.5), "L"),
+    (lambda: pep.gd_contraction(0.1, 1.0, 2.0), "gamma"),
+    (lambda: pep.fedavg_round(0.1, 1.0, 0.5, 0), "K"),
+    (lambda: pep.fedavg_round(0.1, 1.0, 0.5, 1, 2, -1.0), "zeta2"),
+    (lambda: pep.proxskip_lyapunov(0.1, 1.0, 2.0, 0.5), "gamma"),
+    (lambda: pep.proxskip_lyapunov(0.1, 1.0, 1.0, 1.5), "p"),
+    (lambda: pep.dane_rounds(1.0, 10.0, 0.0, 1.0), "delta"),
+    (lambda: pep.dane_rounds(1.0, 10.0, 0.5, 1.0, 2, measure="lyapunov"), "rounds"),
+    (lambda: pep.dane_rounds(1.0, 10.0, 0.5, 1.0, measure="gap"), "measure"),
+    (lambda: pep.fedred_gd_lyapunov(1.0, 10.0, 0.5, 1.0, 0.1, 0.0), "p"),
+])
+def test_bad_input_names_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_results_are_finite_numbers():
+    assert np.isfinite(pep.dane_rounds(1.0, 10.0, 0.5, 1.0, 2))
