@@ -96,3 +96,17 @@ def test_smoke_cli_rejects_unknown_id():
     res = subprocess.run([sys.executable, str(HARNESS / "run.py"), "--only", "no_such_mutant"],
                          capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 2 and "no_such_mutant" in res.stderr
+
+
+def test_general_tool_sample_is_stratified_and_reproducible():
+    """The cosmic-ray sample: at least 2 mutants per file (all of a smaller file), proportional otherwise, and
+    the same sample for the same seed."""
+    import general_tool
+
+    items = [{"file": f, "operator": "op", "occurrence": i, "line": i} for f, k in (("a.py", 90), ("b.py", 9), ("c.py", 1))
+             for i in range(k)]
+    first = general_tool.stratified_sample(items, 20, seed=0)
+    assert first == general_tool.stratified_sample(items, 20, seed=0)
+    assert first != general_tool.stratified_sample(items, 20, seed=1)
+    per_file = {f: sum(m["file"] == f for m in first) for f in ("a.py", "b.py", "c.py")}
+    assert per_file == {"a.py": 18, "b.py": 2, "c.py": 1}
