@@ -311,6 +311,7 @@ def _dane_instances(thorough: bool):
     yield "random"
     yield "dane"          # the DANE class itself (its default lam)
     yield "scaffnew_cv"   # DANE+ with control variate (B.84) and m != lam, from a state with h != 0
+    yield "semi_implicit"  # the authors' code's local step lr: explicit GD on F_i with step lr/(1 + lam lr)
 
 
 @claim(id="fedred.rounds.dane_reference", paper="fedred",
@@ -318,7 +319,8 @@ def _dane_instances(thorough: bool):
        statement="one round of DANE / DANE+ with the default lam (2 delta_A for standard averaging, 2 delta_B for a "
                  "randomly selected client) equals the exact update x_i = argmin f_i + <h_i, x> + lam/2 ||x - x^r||^2 "
                  "(h_i = grad f - grad f_i, or the (B.84) state h_i <- h_i + m (x_i - x^{r+1}) with m != lam) "
-                 "followed by sum_i w_i x_i (or x_xi), on unequal client weights, to 1e-9",
+                 "followed by sum_i w_i x_i (or x_xi), on unequal client weights, to 1e-9; and the authors' code's "
+                 "semi-implicit local step replayed",
        kind="identity", instances=_dane_instances)
 def check_dane_reference(variant: str) -> Evidence:
     problem = _problem()
@@ -327,6 +329,8 @@ def check_dane_reference(variant: str) -> Evidence:
     lam = 2.0 * (delta_A if averaging == "standard" else delta_B)
     rows = np.arange(problem.n_clients)
     x = np.array([0.5, -1.0, 2.0])
+    if variant == "semi_implicit":
+        return _semi_implicit_identity(problem, lam)
     if variant == "dane":
         alg = DANE()
     elif variant == "scaffnew_cv":
@@ -353,15 +357,34 @@ def check_dane_reference(variant: str) -> Evidence:
                     details={"lam": lam, "lam_used": alg.lam_for(problem)})
 
 
+def _semi_implicit_identity(problem, lam: float) -> Evidence:
+    """The code's z+ = (z/lr + lam x^r - (grad f_i(z) + h_i))/(1/lr + lam), replayed here for K = 3 steps from
+    z = x^r, against DANE+(local_step=lr, step_convention="semi_implicit", K fixed steps, last iterate)."""
+    lr, K, x = 0.2, 3, np.array([0.5, -1.0, 2.0])
+    alg = DANEPlus(lam=lam, solver="gd", stopping="steps", local_steps=K, local_output="last", local_step=lr,
+                   step_convention="semi_implicit")
+    rows = np.arange(problem.n_clients)
+    G = _grads(problem, np.tile(x, (problem.n_clients, 1)), rows)
+    H = problem.weights @ G - G
+    Z = np.tile(x, (problem.n_clients, 1))
+    for _ in range(K):
+        Z = (Z / lr + lam * x - (_grads(problem, Z, rows) + H)) / (1.0 / lr + lam)
+    new, _ = alg.round_given(problem, alg.init(problem, x), DANEDraw(None))
+    err = relative_error(new.x, problem.weights @ Z)
+    return Evidence(f"semi_implicit: lr={lr}, K={K}, lam={lam:.4g}", err, RTOL, err <= RTOL)
+
+
 def _selection_instances(thorough: bool):
     yield "dane"
     yield "fedred"
+    yield "dane_fixed"
 
 
 @claim(id="fedred.rounds.selection_law", paper="fedred",
        reference="Jiang et al. 2024, Alg. 1 (xi_r ~ w) and Alg. 2 / Thm 7 (communicate w.p. p = (lam + mu) eta)",
        statement="the randomly selected client follows the weights w_i, and FedRed communicates with probability "
-                 "(lam + mu) eta (default), within 5 standard errors over 4000 draws",
+                 "(lam + mu) eta (default), within 5 standard errors over 4000 draws; a fixed selection follows its "
+                 "schedule round by round",
        kind="statistical", instances=_selection_instances)
 def check_selection_law(which: str) -> Evidence:
     problem = _problem()
@@ -369,6 +392,16 @@ def check_selection_law(which: str) -> Evidence:
     n_draws, n = 4000, problem.n_clients
     counts = np.zeros(n)
     comm = 0
+    if which == "dane_fixed":  # the non-convex theorems' predetermined selection: round r uses schedule[r mod len]
+        schedule = (2, 0, 3, 3, 1)
+        alg = DANEPlus(lam=1.0, averaging="fixed", schedule=schedule, solver="gd", stopping="steps", local_steps=2)
+        state = alg.init(problem, np.zeros(problem.dim))
+        wrong = 0
+        for r in range(12):
+            draw = alg.draw(problem, state, rng)
+            wrong += draw.client != schedule[r % len(schedule)]
+            state = alg.round_given(problem, state, draw)[0]
+        return Evidence("dane+ fixed schedule (2, 0, 3, 3, 1), 12 rounds", float(wrong), 0.0, wrong == 0)
     if which == "dane":
         alg = DANEPlus(averaging="random", solver="exact")
         state = alg.init(problem, np.zeros(problem.dim))
