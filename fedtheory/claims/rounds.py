@@ -253,6 +253,59 @@ def check_threshold_inclusive(inst: dict) -> Evidence:
                     details={"x_new": new.x, "uplink_nnz": log.uplink_nnz})
 
 
+def _law_against_draws(alg, problem, state, key, n_draws: int = 4000, seed: int = 11):
+    """(law, worst z, drawn keys not enumerated): ``outcomes()``'s law by ``key(draw)`` against the frequencies
+    of ``n_draws`` calls of ``draw()`` (z = |frequency - probability| / its standard error)."""
+    law: dict = {}
+    for d, p in alg.outcomes(problem, state):
+        law[key(d)] = law.get(key(d), 0.0) + p
+    rng = np.random.default_rng(seed)
+    counts = Counter(key(alg.draw(problem, state, rng)) for _ in range(n_draws))
+    worst_z = max(abs(counts.get(k, 0) / n_draws - p) / math.sqrt(max(p * (1.0 - p), 1e-12) / n_draws)
+                  for k, p in law.items())
+    return law, worst_z, [k for k in counts if k not in law]
+
+
+def _outcome_law_instances(thorough: bool):
+    yield "dane+ standard"
+    yield "dane+ random"
+    yield "fedred standard"
+    yield "fedred random"
+    yield "efl"
+
+
+@claim(id="fedred.rounds.outcome_law", paper="fedred",
+       reference="Jiang et al. 2024, Alg. 1-2 (xi ~ w; communicate w.p. p); EFL (Ma et al.) Alg. 1 (s^k, "
+                 "participation, departures and arrivals)",
+       statement="the outcome laws that exact expectations enumerate (outcomes()) are the laws of the draws: "
+                 "probabilities sum to 1, every drawn outcome is enumerated, and each frequency is within 5 "
+                 "standard errors (4000 draws) -- for DANE+ (standard, random selection), FedRed (both "
+                 "selections) and EFL with heterogeneous participation, a departure and an arrival",
+       kind="statistical", instances=_outcome_law_instances)
+def check_outcome_law(which: str) -> Evidence:
+    from ..algorithms.efl import EFL
+
+    problem = _problem()
+    if which.startswith("dane+"):
+        alg = DANEPlus(lam=1.0, averaging=which.split()[1])
+        key = lambda d: d.client  # noqa: E731
+    elif which.startswith("fedred"):
+        alg = FedRed(lam=1.0, eta=0.1, p=0.35, selection=which.split()[1])
+        key = lambda d: (d.communicate, d.client)  # noqa: E731
+    else:  # client 3 departs after round 1, client 0 arrives at round 2: the law must follow the schedule
+        alg = EFL(E=3, s_min=1, s_max=(1, 2, 3, 2), participation=(0.9, 0.5, 0.7, 0.6), departures={3: 1},
+                  arrivals={0: 2})
+        key = lambda d: tuple(d.steps.tolist())  # noqa: E731
+    state = alg.init(problem, np.zeros(problem.dim))
+    if which == "efl":
+        state = alg.round(problem, state, np.random.default_rng(0))[0]  # the next round is round 2
+    law, worst_z, unknown = _law_against_draws(alg, problem, state, key)
+    total = sum(law.values())
+    ok = not unknown and worst_z <= 5.0 and abs(total - 1.0) <= 1e-12
+    return Evidence(which, worst_z, 5.0, ok, details={"outcomes": len(law), "sum_probabilities": total,
+                                                      "outcomes_not_enumerated": [str(k) for k in unknown[:3]]})
+
+
 def _draw_instances(thorough: bool):
     for part in PARTICIPATIONS:
         yield {"alg": "scaffnew", "part": part, "kw": dict(step=0.15, p=0.3)}
@@ -270,19 +323,7 @@ def check_draw_law(inst: dict) -> Evidence:
     problem = _problem()
     alg = _CLASSES[inst["alg"]](participation=PARTICIPATIONS[inst["part"]], **inst["kw"])
     state = alg.init(problem, np.zeros(problem.dim))
-    law = {(d.coin, tuple(d.clients.tolist())): p for d, p in alg.outcomes(problem, state)}
-    rng = np.random.default_rng(11)
-    n_draws = 4000
-    counts = Counter()
-    for _ in range(n_draws):
-        d = alg.draw(problem, state, rng)
-        counts[(d.coin, tuple(d.clients.tolist()))] += 1
-    unknown = [k for k in counts if k not in law]
-    worst_z = 0.0
-    for key, p in law.items():
-        freq = counts.get(key, 0) / n_draws
-        se = math.sqrt(max(p * (1.0 - p), 1e-12) / n_draws)
-        worst_z = max(worst_z, abs(freq - p) / se)
+    law, worst_z, unknown = _law_against_draws(alg, problem, state, lambda d: (d.coin, tuple(d.clients.tolist())))
     total = sum(law.values())
     # the scheme's stated inclusion probabilities against the marginals of its enumerated law
     marginal = np.zeros(problem.n_clients)
