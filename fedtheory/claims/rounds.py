@@ -12,6 +12,7 @@ expected side is computed independently of the code under test).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from collections import Counter
 from typing import Any
 
@@ -176,6 +177,7 @@ def _round_instances(thorough: bool):
         yield {"alg": "feddyn", "part": part, "kw": dict(alpha=0.8, l1=0.02, threshold=0.03, solver="gd",
                                                           local_steps=3, local_step=0.1, l1_mode="proximal")}
         yield {"alg": "scaffnew", "part": part, "kw": dict(step=0.15, p=0.4)}
+        yield {"alg": "scaffnew", "part": part, "kw": dict(step=0.15, p=0.4, round_unit="communication")}
         yield {"alg": "fedprox", "part": part, "kw": dict(prox=0.5, server_step=0.8)}
         for mode in ("subgradient", "proximal"):
             yield {"alg": "fedprox", "part": part, "kw": dict(prox=0.5, l1=0.05, solver="gd", l1_mode=mode,
@@ -217,9 +219,18 @@ def check_round_identity(inst: dict) -> Evidence:
     for _ in range(3):  # move the auxiliary states (c, C, h, G, H) away from zero
         state, _ = alg.round(problem, state, rng)
     worst = 0.0
-    for draw, _prob in alg.outcomes(problem, state):
+    per_communication = inst["kw"].get("round_unit") == "communication"
+    # a communication round has a geometric number of local steps: sampled draws instead of every outcome
+    draws = ([(alg.draw(problem, state, rng), None) for _ in range(5)] if per_communication
+             else alg.outcomes(problem, state))
+    for draw, _prob in draws:
         S = draw.clients
-        if inst["alg"] == "scaffnew":
+        if per_communication:  # K - 1 local steps without communication, then one with it
+            ref = {"X": state.X, "H": state.H}
+            for k in range(draw.local_steps):
+                ref = _ref_scaffnew(alg, problem, replace(state, X=ref["X"], H=ref["H"]), S,
+                                    k == draw.local_steps - 1)
+        elif inst["alg"] == "scaffnew":
             ref = _ref_scaffnew(alg, problem, state, S, draw.coin)
         elif len(S) == 0:
             ref = {"x": state.x}  # nobody participates: nothing changes
