@@ -145,3 +145,10 @@ def test_communication_counters_consistent(name):
         if isinstance(upload, np.ndarray) and upload.size:
             assert log.uplink_nnz >= np.count_nonzero(upload)
             assert log.vectors_up >= upload.shape[0]
+
+
+def test_registry_holds_every_algorithm_of_the_papers():
+    """A class that silently drops out of the registry would drop out of every test above: the registry is
+    pinned to the fourteen algorithms (and their names) the papers define."""
+    assert set(ALGORITHMS) == {"fedavg", "fedprox", "scaffold", "feddyn", "scaffnew", "dane", "dane+", "fedred",
+                               "docofl", "fedogd", "ofedavg", "ofediq", "efl", "gd"}

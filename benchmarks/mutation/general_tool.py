@@ -102,22 +102,37 @@ def write_markdown(out: Path, data: dict) -> None:
              f"{meta['sample']} (seed {meta['seed']}): {meta['summary']}.", ""]
     if "tests_on_survivors" in meta:
         lines += [f"Test detector on the ledger's survivors and errors: {meta['tests_on_survivors']}.", ""]
-    lines += ["| file:line | operator | mutated line | ledger | decided by | tests |", "|---|---|---|---|---|---|"]
+    lines += ["| file:line | operator | mutated line | ledger | decided by | ledger now | tests | class: reason |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         new = (r.get("diff") or "").splitlines()
-        shown = next((line[1:].strip() for line in new if line.startswith("+")), "")
+        shown = next((line[1:].strip() for line in new if line.startswith("+")), "<removed>")
+        why = f"{r['classification']}: {r['reason']}" if "classification" in r else ""
         lines.append(f"| {r['file']}:{r['line']} | {r['operator'].split('/')[-1]}#{r['occurrence']} | "
                      f"`{shown.replace('|', '/')[:90]}` | {r['ledger']} | {', '.join(r.get('ledger_claims', [])[:1])} | "
-                     f"{r.get('tests', '')} |")
+                     f"{r.get('ledger_now', '')} | {r.get('tests', '')} | {why.replace('|', '/')} |")
     (out / "general_tool.md").write_text("\n".join(lines) + "\n")
 
 
+#: Always run on a survivor: the bad-input suite (validation paths) and the algorithm-contract suite (examples,
+#: registry, draw/round_given, outcome laws). The ledger's own test file is left out: the ledger is the other
+#: detector.
+CONTRACT_TESTS = ("tests/test_bad_input.py", "tests/test_conformance.py")
+
+
+def direct_tests(module: str) -> list[str]:
+    """The test files that name ``module`` (its dotted path), plus :data:`CONTRACT_TESTS`."""
+    named = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "tests").glob("test_*.py"))
+             if module in p.read_text() and p.name not in ("test_claims_ledger.py", "test_mutation_harness.py")]
+    return sorted(set(named) | set(CONTRACT_TESTS))
+
+
 def tests_on_survivors(out: Path, jobs: int, timeout: float) -> dict:
-    """Run the test detector (the default suite's files that import the module, ``pytest -x``) on every mutant
-    the ledger did not kill, and record it as ``tests`` in general_tool.json: a survivor the tests kill is a
-    behaviour the unit tests pin down even though no claim observes it."""
+    """Run a test detector on every mutant the ledger did not kill (``pytest -x`` on :func:`direct_tests`: the
+    files that name the module and the contract suites; the whole default suite would take hours over ~100
+    mutants) and record it as ``tests`` in general_tool.json: a survivor the tests kill is a behaviour the unit
+    tests pin down even though no claim observes it."""
     data = json.loads((out / "general_tool.json").read_text())
-    graph = ImportGraph(ROOT)
     todo = [r for r in data["mutants"] if r["ledger"] in ("survived", "error")]
     with tempfile.TemporaryDirectory(prefix="fedtheory-cr-tests-") as tmp:
         pristine = Path(tmp) / "pristine"
@@ -128,7 +143,7 @@ def tests_on_survivors(out: Path, jobs: int, timeout: float) -> dict:
             shutil.copytree(pristine, tree)
             try:
                 apply(tree, row)
-                rc, log, secs = run_tests(tree, graph.tests_for(file_to_module(ROOT, row["file"])), timeout)
+                rc, log, secs = run_tests(tree, direct_tests(file_to_module(ROOT, row["file"])), timeout)
                 row["tests"], row["tests_seconds"] = classify_tests(rc), round(secs, 1)
                 row["tests_tail"] = log.strip().splitlines()[-1] if log.strip() else ""
                 print(f"{row['file']}:{row['line']} {row['operator']}: tests={row['tests']}", flush=True)
@@ -145,16 +160,60 @@ def tests_on_survivors(out: Path, jobs: int, timeout: float) -> dict:
     return data["meta"]["tests_on_survivors"]
 
 
+def key_of(row: dict) -> str:
+    return f"{row['file']}:{row['line']}:{row['operator']}#{row['occurrence']}"
+
+
+def recheck(out: Path, keys: list[str], jobs: int, timeout: float) -> dict:
+    """Rerun the ledger on the listed survivors (``file:line:operator#occurrence``) against the current tree and
+    record the outcome as ``ledger_now``: what the claims added since the run see."""
+    data = json.loads((out / "general_tool.json").read_text())
+    graph = ImportGraph(ROOT)
+    todo = [r for r in data["mutants"] if key_of(r) in keys]
+    if len(todo) != len(set(keys)):
+        raise SystemExit(f"unknown keys: {sorted(set(keys) - {key_of(r) for r in todo})}")
+    with tempfile.TemporaryDirectory(prefix="fedtheory-cr-recheck-") as tmp:
+        pristine = Path(tmp) / "pristine"
+        shutil.copytree(ROOT, pristine, ignore=IGNORE)
+        papers = sorted({p for r in todo for p in graph.papers_for(file_to_module(ROOT, r["file"]))})
+        base, _, _ = run_ledger(pristine, papers, timeout * 2, stop=False)
+        baseline = base.get("statuses", {}) if base else {}
+
+        def one(index: int, row: dict) -> None:
+            tree = Path(tmp) / f"r{index}"
+            shutil.copytree(pristine, tree, ignore=shutil.ignore_patterns("_probe.json"))
+            try:
+                apply(tree, row)
+                probe, crashed, _ = run_ledger(tree, graph.papers_for(file_to_module(ROOT, row["file"])), timeout,
+                                               stop=True, order=pristine / "_probe.json")
+                row["ledger_now"], row["ledger_now_claims"] = classify_ledger(probe, baseline, crashed)
+                print(f"{row['file']}:{row['line']}: ledger now {row['ledger_now']} {row['ledger_now_claims'][:1]}",
+                      flush=True)
+            finally:
+                shutil.rmtree(tree, ignore_errors=True)
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for future in as_completed([pool.submit(one, i, r) for i, r in enumerate(todo)]):
+                future.result()
+    (out / "general_tool.json").write_text(json.dumps(data, indent=1))
+    return {r["file"] + ":" + str(r["line"]): r["ledger_now"] for r in todo}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tests-on-survivors", action="store_true",
                     help="after a run: the test detector on the ledger's survivors (results updated in place)")
+    ap.add_argument("--recheck", nargs="+", metavar="FILE:LINE:OPERATOR#N",
+                    help="after a run: the ledger again on these survivors (the claims added since)")
     ap.add_argument("--sample", type=int, default=150, help="mutants to run (stratified by file)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--out", default=str(HERE / "results"))
     args = ap.parse_args(argv)
+    if args.recheck:
+        print(json.dumps(recheck(Path(args.out), args.recheck, args.jobs, args.timeout)))
+        return 0
     if args.tests_on_survivors:
         print(json.dumps(tests_on_survivors(Path(args.out), args.jobs, args.timeout)))
         return 0
