@@ -118,10 +118,11 @@ def test_partial_participation_expectations(problem):
 
 
 @settings(max_examples=_examples(20))
-@given(heterogeneous(enumerable=True, max_dim=4, max_condition=50.0), st.floats(0.05, 1.0), st.floats(0.05, 1.0))
-def test_scaffnew_expected_contraction(problem, step_fraction, p):
+@given(heterogeneous(enumerable=True, max_dim=4, max_condition=50.0), st.floats(0.05, 1.0), st.floats(0.05, 1.0),
+       st.sampled_from(["zero", "gradient"]))
+def test_scaffnew_expected_contraction(problem, step_fraction, p, h_init):
     gamma = step_fraction / problem.certificate.L
-    ev = C.check_scaffnew_contraction((problem, gamma, p))
+    ev = C.check_scaffnew_contraction((problem, gamma, p, h_init))
     assert ev.holds, ev
 
 
