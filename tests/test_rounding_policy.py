@@ -56,3 +56,21 @@ def test_theory_functions_accept_what_certificates_produce():
     # the trial that found the issue: DANE's gap bound on a mu = 0 request raised on a rounding-level -1.9e-15
     c = quadratic(6, 8, mu=0.0, L=10.0, delta_A=0.5, zeta2=1.0, seed=1).certificate
     assert th.dane_gap_bound(c.mu, 0.5, 1.0, 3) > 0
+
+
+def test_compare_separates_rounding_residue_from_moved_numbers():
+    """verify --compare: a verdict change is a difference; an identity error of 1e-16 against 0 is rounding
+    residue (counted, not listed); a measurement of size 0.5 that moves by 1e-3 is listed."""
+    from fedtheory.commands.verify import compare_runs
+
+    def record(measured, holds=True):
+        return [{"id": "c", "status": "holds", "evidence": [
+            {"instance": "a", "measured": measured[0], "theory": 1e-9, "holds": holds},
+            {"instance": "b", "measured": measured[1], "theory": 1.0, "holds": True}]}]
+
+    diffs, moved = compare_runs(record((1e-16, 0.5)), record((0.0, 0.5005)))
+    assert diffs == []
+    flags = {where.split(" ")[1]: rounding for _, where, rounding in moved}
+    assert flags == {"[a]": True, "[b]": False}
+    diffs, _ = compare_runs(record((1e-16, 0.5), holds=False), record((1e-16, 0.5)))
+    assert len(diffs) == 1

@@ -80,6 +80,11 @@ def write_reports(results: list[ClaimResult], out: Path, worst_case: dict[str, d
 #: kernel rounding moves a well-conditioned measurement by ~1e-15..1e-12, so 1e-6 singles out measurements that
 #: count something at a rounding-level threshold (rounds to a floor, non-zeros at a cut-off).
 COMPARE_REPORT_RTOL = 1e-6
+#: Numbers below this fraction of their scale (max(1, |theory|)) are rounding residue: an identity's error of
+#: 1e-16, a gap already at its floor. Every measured number comes from double-precision arithmetic on data of
+#: size O(scale), so below 1e-12 of it the value is dominated by rounding (tens of ulps times a condition
+#: number), and its relative change between two BLAS kernels carries no information: counted, not listed.
+COMPARE_ROUNDING_FLOOR = 1e-12
 
 
 def _relative_change(a: object, b: object) -> float:
@@ -103,11 +108,12 @@ def _by_occurrence(evidence: list[dict]) -> dict[tuple[str, int], dict]:
     return out
 
 
-def compare_runs(results: list[dict], reference: list[dict]) -> tuple[list[str], list[tuple[float, str]]]:
+def compare_runs(results: list[dict], reference: list[dict]) -> tuple[list[str], list[tuple[float, str, bool]]]:
     """(verdict differences, [(relative change, where)] of measured numbers) between two claims.json lists.
 
     Verdicts are claim statuses and per-instance ``holds`` flags, matched by claim id and instance
-    description; claims present in only one run are verdict differences too.
+    description; claims present in only one run are verdict differences too. Each moved number carries a flag:
+    True when both values are rounding residue (:func:`_rounding_level`).
     """
     ref = {r["id"]: r for r in reference}
     diffs: list[str] = []
@@ -130,9 +136,18 @@ def compare_runs(results: list[dict], reference: list[dict]) -> tuple[list[str],
             for field in ("measured", "theory"):
                 change = _relative_change(e[field], o[field])
                 if change > 0:
-                    moved.append((change, f"{r['id']} [{e['instance']}] {field}: {e[field]!r} vs {o[field]!r}"))
+                    where = f"{r['id']} [{e['instance']}] {field}: {e[field]!r} vs {o[field]!r}"
+                    moved.append((change, where, _rounding_level(e[field], o[field], e["theory"])))
     diffs += [f"{cid}: only in the reference run" for cid in ref]
     return diffs, sorted(moved, reverse=True)
+
+
+def _rounding_level(a: object, b: object, theory: object) -> bool:
+    """Both values below :data:`COMPARE_ROUNDING_FLOOR` of the scale max(1, |theory|)."""
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (a, b)):
+        return False
+    scale = max(1.0, abs(theory)) if isinstance(theory, (int, float)) and math.isfinite(theory) else 1.0
+    return max(abs(a), abs(b)) <= COMPARE_ROUNDING_FLOOR * scale
 
 
 def _report_comparison(results: list[ClaimResult], path: Path) -> int:
@@ -142,9 +157,12 @@ def _report_comparison(results: list[ClaimResult], path: Path) -> int:
         print(f"fedtheory verify: cannot read --compare {path}: {exc}", file=sys.stderr)
         return 2
     diffs, moved = compare_runs([r.as_dict() for r in results], reference)
-    large = [(c, w) for c, w in moved if c > COMPARE_REPORT_RTOL]
+    rounding = [m for m in moved if m[2]]
+    moved = [m for m in moved if not m[2]]
+    large = [(c, w) for c, w, _ in moved if c > COMPARE_REPORT_RTOL]
     print(f"compared with {path}: {len(diffs)} verdict differences; {len(moved)} measured numbers differ, "
-          f"largest relative change {moved[0][0] if moved else 0.0:.2g}; {len(large)} above {COMPARE_REPORT_RTOL:g}")
+          f"largest relative change {moved[0][0] if moved else 0.0:.2g}; {len(large)} above {COMPARE_REPORT_RTOL:g}; "
+          f"{len(rounding)} more differ at rounding level (below {COMPARE_ROUNDING_FLOOR:g} of their scale)")
     for d in diffs:
         print(f"  VERDICT DIFFERS: {d}")
     for change, where in large[:20]:
