@@ -15,6 +15,7 @@ Expectations:
 from __future__ import annotations
 
 import math
+import re
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -75,6 +76,38 @@ def _jsonable(v: Any) -> Any:
     return v
 
 
+#: The kinds of numbered statement a claim can cite, as the papers print them.
+STATEMENT_KINDS = ("Theorem", "Lemma", "Corollary", "Proposition", "Remark", "Definition", "Assumption",
+                   "Algorithm", "Table", "Figure", "eq.")
+_CITE = re.compile(r"^(?:(?P<paper>[a-z]+):)?(?P<kind>[A-Z][a-z]+|eq\.) (?P<number>\S+)$")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A structured reference to one numbered statement: ``Citation("fedred", "Lemma", "10")``.
+
+    ``label`` is the statement as printed in the paper ("Lemma 10", "eq. (15)"), the key of the paper's
+    inventory in :mod:`fedtheory.papers`.
+    """
+
+    paper: str
+    kind: str
+    number: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.number}"
+
+    @classmethod
+    def parse(cls, text: str, default_paper: str) -> "Citation":
+        """``"Lemma 10"`` (of ``default_paper``) or ``"fedred:Lemma 10"``; ValueError naming the text otherwise."""
+        m = _CITE.match(text)
+        if m is None or m["kind"] not in STATEMENT_KINDS:
+            raise ValueError(f"cites entry {text!r}: expected '<Kind> <number>' or '<paper>:<Kind> <number>' "
+                             f"with Kind one of {STATEMENT_KINDS}, e.g. 'Lemma 10', 'eq. (15)', 'fedred:Theorem 3'")
+        return cls(m["paper"] or default_paper, m["kind"], m["number"])
+
+
 @dataclass(frozen=True)
 class Claim:
     id: str
@@ -90,6 +123,15 @@ class Claim:
     #: The theorem's instance class (:class:`~fedtheory.claims.space.InstanceSpace`); None for claims that only
     #: list default instances. ``instances`` derives from it when it is given.
     space: Any = None
+    #: The numbered statements of the paper this claim checks, as printed ("Lemma 10", "Theorem B.1",
+    #: "eq. (15)", "Algorithm 2", "Table 1"); "fedred:Lemma 10" names another paper's. The coverage table
+    #: (:mod:`fedtheory.papers`) and the proof chains of ``fedtheory verify --explain`` are built from them.
+    cites: tuple[str, ...] = ()
+
+    @property
+    def citations(self) -> tuple["Citation", ...]:
+        """The structured form of :attr:`cites`: (paper key, statement kind, number) each."""
+        return tuple(Citation.parse(c, self.paper) for c in self.cites)
 
     def __call__(self, instance: Any) -> Evidence:
         return self.check(instance)
@@ -127,6 +169,7 @@ class ClaimResult:
         c = self.claim
         return {"id": c.id, "paper": c.paper, "reference": c.reference, "statement": c.statement,
                 "kind": c.kind, "expected": c.expected, "derived": c.derived, "notes": c.notes,
+                "cites": [f"{x.paper}:{x.label}" for x in c.citations],
                 "status": self.status, "worst_tightness": _num(self.worst_tightness), "error": self.error,
                 "seconds": self.seconds, "evidence": [e.as_dict() for e in self.evidence]}
 
@@ -136,14 +179,15 @@ REGISTRY: dict[str, Claim] = {}
 
 def claim(*, id: str, paper: str, reference: str, statement: str, kind: Kind,
           instances: Callable[[bool], Iterable[Any]] | None = None, expected: Expectation = "holds",
-          derived: bool = False, notes: str = "", space: Any = None
+          derived: bool = False, notes: str = "", space: Any = None, cites: Sequence[str] = ()
           ) -> Callable[[Callable[[Any], Evidence]], Claim]:
     """Decorator registering a check function as a claim; returns the :class:`Claim` (callable like the check).
 
     Give either ``instances`` (default instances) or ``space`` (an :class:`~fedtheory.claims.space.InstanceSpace`
     declaring the theorem's class, from which the default instances and the worst-case search derive).
-    ``derived=True`` marks statements that are not the paper's own (e.g. the spec writer's [D] inequalities,
-    or a corrected version of a false statement); put ``.derived`` or ``.corrected`` in their ids too.
+    ``derived=True`` marks statements that are not the paper's own (an inequality derived by fedtheory, or a
+    corrected version of a false statement); put ``.derived`` or ``.corrected`` in their ids too. ``cites``
+    names the paper's numbered statements the claim checks (see :attr:`Claim.cites`).
     """
     if (instances is None) == (space is None):
         raise ValueError(f"claim {id!r}: give exactly one of instances= and space=")
@@ -153,13 +197,17 @@ def claim(*, id: str, paper: str, reference: str, statement: str, kind: Kind,
         raise ValueError(f"paper must be one of {PAPERS}, got {paper!r}")
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if isinstance(cites, str):
+        raise TypeError(f"claim {id!r}: cites must be a sequence of labels such as ('Lemma 10',), not a string")
+    for text in cites:
+        Citation.parse(text, paper)
 
     def wrap(fn: Callable[[Any], Evidence]) -> Claim:
         if id in REGISTRY:
             raise ValueError(f"claim id {id!r} registered twice")
         c = Claim(id=id, paper=paper, reference=reference, statement=statement, kind=kind, check=fn,
                   instances=instances, expected=expected, derived=derived, notes=notes or (fn.__doc__ or "").strip(),
-                  space=space)
+                  space=space, cites=tuple(cites))
         REGISTRY[id] = c
         return c
 

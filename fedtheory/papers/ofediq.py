@@ -1,0 +1,37 @@
+"""Inventory of Kwon, Park & Hong, "Tighter Regret Analysis and Optimization of Online Federated Learning" (IEEE TPAMI 2023).
+
+Every numbered statement, algorithm and experiment of the paper, main text and appendices (see
+:mod:`fedtheory.papers.inventory` for the fields). Labels are as the paper prints them.
+"""
+from __future__ import annotations
+
+from .inventory import Paper, Statement
+
+__all__ = ["PAPER"]
+
+PAPER = Paper(
+    key="ofediq",
+    citation='Kwon, Park & Hong, "Tighter Regret Analysis and Optimization of Online Federated Learning" (IEEE TPAMI 2023)',
+    statements=(
+    Statement("Figure 1", "", ""),
+    Statement("Algorithm 3", "", ""),
+    Statement("Algorithm 1", "", ""),
+    Statement("Algorithm 2", "", ""),
+    Statement("Definition 1", "", ""),
+    Statement("Assumption 1", "", ""),
+    Statement("Assumption 2", "", ""),
+    Statement("Theorem 1", "", ""),
+    Statement("Assumption 3", "", ""),
+    Statement("Theorem 2", "", ""),
+    Statement("Definition 2", "", ""),
+    Statement("Corollary 1", "", ""),
+    Statement("Table 1", "", ""),
+    Statement("Lemma 1", "", ""),
+    Statement("Lemma 2", "", ""),
+    Statement("Lemma 3", "", ""),
+    Statement("Lemma 4", "", ""),
+    Statement("Figure 2", "", ""),
+    Statement("Figure 3", "", ""),
+    Statement("Figure 4", "", ""),
+    ),
+)
