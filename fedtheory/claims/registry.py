@@ -236,12 +236,13 @@ def select(papers: Sequence[str] | None = None, ids: Sequence[str] | None = None
     return claims
 
 
-def evaluate(c: Claim, thorough: bool = False) -> ClaimResult:
-    """Run a claim on its default instances; an exception becomes an ERROR result, not a crash."""
+def evaluate(c: Claim, thorough: bool = False, instances: Iterable[Any] | None = None) -> ClaimResult:
+    """Run a claim on its default instances (or on ``instances``); an exception becomes an ERROR result, not a
+    crash."""
     start = time.perf_counter()
     evidence: list[Evidence] = []
     try:
-        for inst in c.instances(thorough):
+        for inst in (c.instances(thorough) if instances is None else instances):
             evidence.append(c.check(inst))
         error = None if evidence else "no instances"
     except Exception as exc:  # noqa: BLE001 - the ledger reports any failure of a check

@@ -4,10 +4,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import shutil
 import sys
+import textwrap
 from pathlib import Path
 
-from ..claims.registry import PAPERS, ClaimResult, evaluate, select
+from ..claims.registry import PAPERS, Claim, ClaimResult, evaluate, select
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--thorough", action="store_true", help="more and larger instances")
     p.add_argument("--out", default="fedtheory-claims", help="output folder (default: %(default)s)")
     p.add_argument("--list", action="store_true", help="list the selected claims and exit")
+    p.add_argument("--explain", metavar="ID",
+                   help="run claim ID and every claim along the proof chains of the statements it cites (their "
+                        "lemmas, in proof order), and name the first link that fails")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--worst-case", action="store_true",
                    help="also search each claim's instance space for the largest measured/bound (adversarial "
@@ -37,15 +43,63 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.3g}"
 
 
+#: The ledger table's columns: the claim id names its paper (``fedred.dane.lyapunov``), so there is no paper
+#: column; the reference is cut to what fits (the full one is in claims.md and ``--list``).
+TABLE_HEADER = ("claim", "status", "n", "tightness", "reference")
+
+
 def table_rows(results: list[ClaimResult]) -> list[tuple[str, ...]]:
-    return [(r.claim.id, r.claim.paper, r.claim.reference, r.status, str(len(r.evidence)),
-             _fmt(r.worst_tightness)) for r in results]
+    return [(r.claim.id, r.status, str(len(r.evidence)), _fmt(r.worst_tightness), r.claim.reference)
+            for r in results]
 
 
-def render_table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
-    return "\n".join([line(header), line(tuple("-" * w for w in widths)), *(line(r) for r in rows)])
+def terminal_width() -> int:
+    """The terminal's width (COLUMNS, else the terminal, else 100 when the output is not a terminal)."""
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def render_table(rows: list[tuple[str, ...]], header: tuple[str, ...], width: int | None = None,
+                 cut: int | None = None, wrap: int | None = 0) -> str:
+    """A plain-text table at most ``width`` characters wide (default: unlimited).
+
+    Column ``cut`` (default: the last) is shortened with an ellipsis, down to nothing, to fit; if the rest is
+    still too wide, column ``wrap`` (default: the first, the claim ids) wraps after dots onto continuation lines
+    rather than losing characters of an id.
+    """
+    ncol = len(header)
+    cut = ncol - 1 if cut is None else cut
+    widths = [max([len(header[i]), *(len(r[i]) for r in rows)]) for i in range(ncol)]
+    if width is not None:
+        others = sum(widths) - widths[cut] + 2 * (ncol - 1)
+        widths[cut] = max(0, min(widths[cut], width - others))
+        if wrap is not None and others + widths[cut] > width:
+            widths[wrap] = max(12, widths[wrap] - (others + widths[cut] - width))
+
+    def cells(row: tuple[str, ...]) -> list[list[str]]:
+        out = []
+        for i, text in enumerate(row):
+            if i == cut and len(text) > widths[i]:
+                text = text[:widths[i] - 1] + "…" if widths[i] > 1 else ""
+            out.append(_wrap_at_dots(text, widths[i]) if i == wrap else [text])
+        return out
+
+    lines = []
+    for row in [header, tuple("-" * w for w in widths), *rows]:
+        parts = cells(row)
+        for k in range(max(len(p) for p in parts)):
+            lines.append("  ".join((p[k] if k < len(p) else "").ljust(w) for p, w in zip(parts, widths)).rstrip())
+    return "\n".join(lines)
+
+
+def _wrap_at_dots(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken after dots where possible (claim ids)."""
+    lines: list[str] = []
+    while len(text) > width:
+        k = text.rfind(".", 0, width)
+        k = width if k < 0 else k + 1
+        lines.append(text[:k])
+        text = "  " + text[k:]  # the continuation is indented so it reads as part of the same id
+    return [*lines, text]
 
 
 def write_reports(results: list[ClaimResult], out: Path, worst_case: dict[str, dict] | None = None) -> None:
@@ -150,12 +204,7 @@ def _rounding_level(a: object, b: object, theory: object) -> bool:
     return max(abs(a), abs(b)) <= COMPARE_ROUNDING_FLOOR * scale
 
 
-def _report_comparison(results: list[ClaimResult], path: Path) -> int:
-    try:
-        reference = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        print(f"fedtheory verify: cannot read --compare {path}: {exc}", file=sys.stderr)
-        return 2
+def _report_comparison(results: list[ClaimResult], reference: list[dict], path: Path) -> int:
     diffs, moved = compare_runs([r.as_dict() for r in results], reference)
     rounding = [m for m in moved if m[2]]
     moved = [m for m in moved if not m[2]]
@@ -187,17 +236,52 @@ def run_worst_case(results: list[ClaimResult], evaluations: int) -> dict[str, di
     return out
 
 
-def render_worst_case(results: list[ClaimResult], worst: dict[str, dict]) -> str:
+def render_worst_case(results: list[ClaimResult], worst: dict[str, dict], width: int | None = None) -> str:
     rows = []
     for r in results:
         w = worst.get(r.claim.id)
         if w is None:
             continue
         rows.append((r.claim.id, r.status, _fmt(r.worst_tightness), _fmt(w["adversarial_tightness"]),
-                     _fmt(w["pep_worst_case"]), json.dumps(w["adversarial_instance"])[:90]))
+                     _fmt(w["pep_worst_case"]), json.dumps(w["adversarial_instance"])))
     header = ("claim", "status", "default tightness", "adversarial tightness", "PEP worst case",
               "instance attaining it")
-    return "\nWorst case over each claim's instance space:\n" + render_table(rows, header)
+    return "\nWorst case over each claim's instance space:\n" + render_table(rows, header, width=width)
+
+
+def _prepare_out(out: Path) -> str | None:
+    """Create the output folder before any claim runs; the reason it cannot be used, or None."""
+    for folder in (out, *out.parents):
+        if folder.exists() and not folder.is_dir():
+            return f"--out {out}: {folder} is a file, not a folder"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"--out {out}: cannot create the folder ({exc.strerror or exc})"
+    if not os.access(out, os.W_OK):
+        return f"--out {out}: the folder is not writable"
+    return None
+
+
+def _read_reference(path: Path) -> list[dict] | str:
+    """The claims.json of another run, or why it cannot be read."""
+    try:
+        reference = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        return f"cannot read --compare {path}: {exc}"
+    if not isinstance(reference, list):
+        return f"--compare {path}: not a claims.json (expected a list of claim records)"
+    return reference
+
+
+def _list(claims: list[Claim], width: int) -> str:
+    """Each selected claim: its id, paper and the numbered statements it cites, then its full reference."""
+    lines = []
+    for c in claims:
+        cites = ", ".join(x.label if x.paper == c.paper else f"{x.paper}:{x.label}" for x in c.citations)
+        lines.append(f"{c.id}  [{c.paper}{'; ' + cites if cites else ''}]")
+        lines += textwrap.wrap(c.reference, width=max(width, 40), initial_indent="    ", subsequent_indent="    ")
+    return "\n".join(lines)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -206,10 +290,29 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"fedtheory verify: {exc}", file=sys.stderr)
         return 2
+    width = terminal_width()
     if args.list:
-        for c in claims:
-            print(f"{c.id:55s} {c.paper:14s} {c.reference}")
+        print(_list(claims, width))
         return 0
+    if args.explain is not None:
+        from ..papers.chain import explain
+
+        try:
+            explanation = explain(args.explain, thorough=args.thorough)
+        except ValueError as exc:
+            print(f"fedtheory verify: {exc}", file=sys.stderr)
+            return 2
+        print(explanation.render())
+        return 1 if explanation.result.failed else 0
+    # Everything that can be refused is refused before the first claim runs (a full run takes minutes).
+    out = Path(args.out)
+    problem = _prepare_out(out)
+    reference = _read_reference(args.compare) if args.compare is not None else None
+    if isinstance(reference, str):
+        problem = problem or reference
+    if problem is not None:
+        print(f"fedtheory verify: {problem}", file=sys.stderr)
+        return 2
     try:
         from tqdm import tqdm
     except ImportError:  # pragma: no cover
@@ -221,24 +324,22 @@ def main(args: argparse.Namespace) -> int:
         if hasattr(iterator, "set_postfix_str"):
             iterator.set_postfix_str(c.id[-40:])
         results.append(evaluate(c, thorough=args.thorough))
-    header = ("claim", "paper", "reference", "status", "instances", "worst tightness")
-    print(render_table(table_rows(results), header))
-    out = Path(args.out)
+    print(render_table(table_rows(results), TABLE_HEADER, width=width))
     worst = run_worst_case(results, args.evaluations) if args.worst_case else None
     write_reports(results, out, worst)
-    n_fail = sum(r.failed for r in results)
-    counts = {}
-    for r in results:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-    print(f"\n{len(results)} claims: {summary}. Reports in {out}/claims.json and {out}/claims.md")
-    status = 1 if n_fail else 0
+    status = 1 if any(r.failed for r in results) else 0
     if worst is not None:
-        print(render_worst_case(results, worst))
+        print(render_worst_case(results, worst, width))
         found = [cid for cid, w in worst.items() if w["counterexample_to_expected"]]
         for cid in found:
             print(f"COUNTEREXAMPLE FOUND by the search for {cid}: {worst[cid]['adversarial_instance']}")
         status = max(status, 1 if found else 0)
-    if args.compare is not None:
-        status = max(status, _report_comparison(results, args.compare))
+    if reference is not None:
+        status = max(status, _report_comparison(results, reference, args.compare))
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    # The last line is the one-line summary, whatever came before it.
+    print(f"\n{len(results)} claims: {summary}. Reports in {out}/claims.json and {out}/claims.md")
     return status
