@@ -336,12 +336,14 @@ PEP_CLAIMS: dict[str, Callable[[Any], tuple[float, float] | None]] = {
 
 def claim_pep_tightness(claim: Any) -> float | None:
     """max over the claim's default instances of PEP value / the paper's bound (None when no PEP applies or
-    PEPit is not installed): the bound's exact tightness over its whole function class."""
-    if claim.id not in PEP_CLAIMS or not available():
+    PEPit is not installed): the bound's exact tightness over its whole function class. The formulation is the
+    claim's own ``pep`` (a researcher's claim declares one) or the built-in one registered here by id."""
+    formulation = getattr(claim, "pep", None) or PEP_CLAIMS.get(claim.id)
+    if formulation is None or not available():
         return None
     ratios = []
     for instance in claim.instances(False):
-        pair = PEP_CLAIMS[claim.id](instance)
+        pair = formulation(instance)
         if pair is not None and pair[1] > 0:
             ratios.append(pair[0] / pair[1])
     return max(ratios) if ratios else None

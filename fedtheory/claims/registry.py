@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 Kind = Literal["identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point",
                "statistical", "counterexample", "invariant", "qualitative"]
 Expectation = Literal["holds", "violated", "exploratory"]
+EXPECTATIONS = ("holds", "violated", "exploratory")
 PAPERS = ("foundation", "classic", "fedelasticnet", "docofl", "fedred", "ofediq", "efl", "neural")
 KINDS = ("identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point", "statistical",
          "counterexample", "invariant", "qualitative")
@@ -127,6 +128,10 @@ class Claim:
     #: "eq. (15)", "Algorithm 2", "Table 1"); "fedred:Lemma 10" names another paper's. The coverage table
     #: (:mod:`fedtheory.papers`) and the proof chains of ``fedtheory verify --explain`` are built from them.
     cites: tuple[str, ...] = ()
+    #: The exact worst case over the claim's whole function class, where a performance-estimation formulation
+    #: exists: instance -> (the PEP's worst value, the claim's bound at that instance), or None where it does
+    #: not apply to that instance (see :mod:`fedtheory.pep`; ``verify --worst-case`` reports the ratio).
+    pep: Callable[[Any], tuple[float, float] | None] | None = None
 
     @property
     def citations(self) -> tuple["Citation", ...]:
@@ -177,37 +182,81 @@ class ClaimResult:
 REGISTRY: dict[str, Claim] = {}
 
 
+def make_claim(check: Callable[[Any], Evidence], *, id: str, paper: str, reference: str, statement: str,
+               kind: Kind, instances: Callable[[bool], Iterable[Any]] | None = None,
+               expected: Expectation = "holds", derived: bool = False, notes: str = "", space: Any = None,
+               cites: Sequence[str] = (), pep: Callable[[Any], tuple[float, float] | None] | None = None) -> Claim:
+    """A validated :class:`Claim` (not registered): every field is checked, and a bad one is named.
+
+    Built-in claims go through :func:`claim`, which also registers them; a researcher's own claims through
+    :func:`fedtheory.extend.claim`.
+    """
+    def bad(field_name: str, what: str) -> ValueError:
+        return ValueError(f"claim {id!r}: {field_name} {what}")
+
+    if not isinstance(id, str) or not id.strip():
+        raise ValueError(f"claim id must be a non-empty string, got {id!r}")
+    if not callable(check):
+        raise TypeError(f"claim {id!r}: the check must be a function instance -> Evidence, got {check!r}")
+    for name, value in (("paper", paper), ("reference", reference), ("statement", statement)):
+        if not isinstance(value, str):
+            raise TypeError(f"claim {id!r}: {name} must be a string, got {type(value).__name__}")
+    if kind not in KINDS:
+        raise bad("kind", f"must be one of {KINDS}, got {kind!r}")
+    if expected not in EXPECTATIONS:
+        raise bad("expected", f"must be one of {EXPECTATIONS}, got {expected!r}")
+    if (instances is None) == (space is None):
+        raise bad("instances/space", "give exactly one of instances= (default instances) and space= (an "
+                                     "InstanceSpace)")
+    if space is not None:
+        from .space import InstanceSpace
+
+        if not isinstance(space, InstanceSpace):
+            raise TypeError(f"claim {id!r}: space must be a fedtheory InstanceSpace, got {type(space).__name__}")
+        if not space.params:
+            raise bad("space.params", "is empty: declare each parameter of the theorem's class with its range, "
+                                      "e.g. Param('mu', 1e-3, 1.0, log=True)")
+        if not space.defaults:
+            raise bad("space.defaults", "is empty: give at least one default point (a dict of the parameters)")
+        instances = space.instances
+    elif not callable(instances):
+        raise TypeError(f"claim {id!r}: instances must be a function thorough -> iterable of instances")
+    if isinstance(cites, str):
+        raise TypeError(f"claim {id!r}: cites must be a sequence of labels such as ('Lemma 10',), not a string")
+    for text in cites:
+        Citation.parse(text, paper)
+    if pep is not None and not callable(pep):
+        raise TypeError(f"claim {id!r}: pep must be a function instance -> (PEP worst value, bound), got {pep!r}")
+    return Claim(id=id, paper=paper, reference=reference, statement=statement, kind=kind, check=check,
+                 instances=instances, expected=expected, derived=derived,
+                 notes=notes or (getattr(check, "__doc__", None) or "").strip(), space=space, cites=tuple(cites),
+                 pep=pep)
+
+
 def claim(*, id: str, paper: str, reference: str, statement: str, kind: Kind,
           instances: Callable[[bool], Iterable[Any]] | None = None, expected: Expectation = "holds",
-          derived: bool = False, notes: str = "", space: Any = None, cites: Sequence[str] = ()
+          derived: bool = False, notes: str = "", space: Any = None, cites: Sequence[str] = (),
+          pep: Callable[[Any], tuple[float, float] | None] | None = None
           ) -> Callable[[Callable[[Any], Evidence]], Claim]:
-    """Decorator registering a check function as a claim; returns the :class:`Claim` (callable like the check).
+    """Decorator registering a check function as a built-in claim; returns the :class:`Claim` (callable like
+    the check).
 
     Give either ``instances`` (default instances) or ``space`` (an :class:`~fedtheory.claims.space.InstanceSpace`
     declaring the theorem's class, from which the default instances and the worst-case search derive).
     ``derived=True`` marks statements that are not the paper's own (an inequality derived by fedtheory, or a
     corrected version of a false statement); put ``.derived`` or ``.corrected`` in their ids too. ``cites``
-    names the paper's numbered statements the claim checks (see :attr:`Claim.cites`).
+    names the paper's numbered statements the claim checks (see :attr:`Claim.cites`); ``pep`` is the exact
+    worst case over the class, see :attr:`Claim.pep`.
     """
-    if (instances is None) == (space is None):
-        raise ValueError(f"claim {id!r}: give exactly one of instances= and space=")
-    if space is not None:
-        instances = space.instances
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {PAPERS}, got {paper!r}")
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    if isinstance(cites, str):
-        raise TypeError(f"claim {id!r}: cites must be a sequence of labels such as ('Lemma 10',), not a string")
-    for text in cites:
-        Citation.parse(text, paper)
 
     def wrap(fn: Callable[[Any], Evidence]) -> Claim:
         if id in REGISTRY:
             raise ValueError(f"claim id {id!r} registered twice")
-        c = Claim(id=id, paper=paper, reference=reference, statement=statement, kind=kind, check=fn,
-                  instances=instances, expected=expected, derived=derived, notes=notes or (fn.__doc__ or "").strip(),
-                  space=space, cites=tuple(cites))
+        c = make_claim(fn, id=id, paper=paper, reference=reference, statement=statement, kind=kind,
+                       instances=instances, expected=expected, derived=derived, notes=notes, space=space,
+                       cites=cites, pep=pep)
         REGISTRY[id] = c
         return c
 
@@ -236,6 +285,13 @@ def select(papers: Sequence[str] | None = None, ids: Sequence[str] | None = None
     return claims
 
 
+def _evidence_of(c: Claim, value: Any) -> Evidence:
+    if not isinstance(value, Evidence):
+        raise TypeError(f"claim {c.id!r}: its check must return fedtheory Evidence(instance, measured, theory, "
+                        f"holds, tightness), got {type(value).__name__}")
+    return value
+
+
 def evaluate(c: Claim, thorough: bool = False, instances: Iterable[Any] | None = None) -> ClaimResult:
     """Run a claim on its default instances (or on ``instances``); an exception becomes an ERROR result, not a
     crash."""
@@ -243,7 +299,7 @@ def evaluate(c: Claim, thorough: bool = False, instances: Iterable[Any] | None =
     evidence: list[Evidence] = []
     try:
         for inst in (c.instances(thorough) if instances is None else instances):
-            evidence.append(c.check(inst))
+            evidence.append(_evidence_of(c, c.check(inst)))
         error = None if evidence else "no instances"
     except Exception as exc:  # noqa: BLE001 - the ledger reports any failure of a check
         error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"

@@ -1,0 +1,129 @@
+"""Your own theorem as a claim, checked with everything the built-in ledger has.
+
+A claim is a statement, its reference, its kind, the theorem's class as an instance space, and a check that takes
+one instance and returns :class:`Evidence` (measured, bound or closed form, verdict, tightness)::
+
+    from fedtheory.extend import Evidence, InstanceSpace, Param, claim
+
+    space = InstanceSpace(params=[Param("mu", 1e-2, 1.0, log=True), Param("kappa", 1.5, 1e3, log=True)],
+                          defaults=[{"mu": 0.1, "kappa": 10.0}])
+
+    @claim(id="mylab.gd.contraction", reference="Doe (2026), Theorem 1", kind="bound", space=space,
+           statement="GD with step 1/L contracts the distance to x* by at least 1 - mu/L per step")
+    def gd_contraction(point: dict) -> Evidence:
+        ...  # build the instance, measure, compare with the bound
+        return Evidence(instance=str(point), measured=ratio, theory=bound, holds=ratio <= bound * (1 + 1e-12),
+                        tightness=ratio / bound)
+
+Then, exactly as for the built-in claims:
+
+* :func:`run` checks it on the space's default points (a :class:`ClaimResult`: status, evidence, tightness);
+* :func:`property_test` draws hypothesis examples from the space (an ``AssertionError`` names the point);
+* :func:`worst_case` searches the space for the largest measured / bound, and :func:`pep_worst_case` gives the
+  exact worst case over the function class when the claim declares a PEP formulation (``pep=``);
+* :func:`write_report` writes ``claims.json`` and ``claims.md`` as ``fedtheory verify`` does;
+* in a pytest test file, a claim declared at module level is collected as test items by fedtheory's pytest
+  plugin (``pytest --fedtheory-worst-case`` adds the search), and the session writes the ledger report.
+
+A claim expected to be false (``expected="violated"``) must *find* its counterexample; ``"exploratory"`` only
+measures. Bad declarations are refused with the field named (see :func:`fedtheory.claims.registry.make_claim`),
+and an id already taken by a built-in claim is refused too.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from .claims.registry import (KINDS, Claim, ClaimResult, Evidence, Expectation, Kind, evaluate, load_all,
+                              make_claim)
+from .claims.space import InstanceSpace, Param
+from .worstcase import SearchResult, adversarial_search, pep_worst_case
+
+__all__ = ["KINDS", "Claim", "ClaimResult", "Evidence", "InstanceSpace", "Param", "SearchResult", "claim", "run",
+           "property_test", "worst_case", "pep_worst_case", "write_report"]
+
+
+def claim(*, id: str, statement: str, reference: str, kind: Kind, space: InstanceSpace | None = None,
+          instances: Callable[[bool], Iterable[Any]] | None = None, expected: Expectation = "holds",
+          paper: str = "user", derived: bool = False, notes: str = "", cites: Sequence[str] = (),
+          pep: Callable[[Any], tuple[float, float] | None] | None = None
+          ) -> Callable[[Callable[[Any], Evidence]], Claim]:
+    """Decorator turning ``check(instance) -> Evidence`` into a :class:`Claim` (not added to fedtheory's own
+    ledger: ``fedtheory verify`` stays the papers' ledger).
+
+    ``space`` declares the theorem's class (default points, hypothesis examples and the worst-case search all
+    derive from it); ``instances`` (a function ``thorough -> instances``) is the alternative for claims without
+    a class to search. ``pep(instance) -> (PEP worst value, bound)`` is an exact worst case over the function
+    class when you have a performance-estimation formulation (see :mod:`fedtheory.pep` for examples).
+    """
+    if isinstance(id, str) and id in load_all():
+        raise ValueError(f"claim id {id!r} is already a built-in claim of fedtheory; choose another id (a prefix "
+                         f"of your own, e.g. 'mylab.{id}')")
+
+    def wrap(check: Callable[[Any], Evidence]) -> Claim:
+        return make_claim(check, id=id, paper=paper, reference=reference, statement=statement, kind=kind,
+                          instances=instances, expected=expected, derived=derived, notes=notes, space=space,
+                          cites=cites, pep=pep)
+
+    return wrap
+
+
+def run(c: Claim, thorough: bool = False) -> ClaimResult:
+    """Check ``c`` on its default instances (``thorough``: the space's thorough points too)."""
+    return evaluate(c, thorough)
+
+
+def property_test(c: Claim, max_examples: int = 25) -> int:
+    """Draw points from the claim's space with hypothesis and check each; returns the number of examples run.
+
+    A claim expected to hold must hold at every point (``AssertionError`` naming the first failing point that
+    hypothesis shrinks to); a claim expected to be violated must be violated at some point (``AssertionError``
+    when none is found); an exploratory claim is only run. Derandomized: the same points on every run.
+    """
+    if c.space is None:
+        raise ValueError(f"claim {c.id!r} declares no space: property tests draw from the theorem's class")
+    from hypothesis import HealthCheck, find, given, settings
+    from hypothesis.errors import NoSuchExample
+
+    config = settings(max_examples=max_examples, deadline=None, database=None, derandomize=True,
+                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    if c.expected == "violated":
+        try:
+            point = find(c.space.strategy(), lambda p: not c.check(c.space.build(p)).holds,
+                         settings=settings(config, max_examples=max_examples * 4))
+        except NoSuchExample:
+            raise AssertionError(f"{c.id}: expected to be false, but no violation among {max_examples * 4} points "
+                                 "drawn from its space") from None
+        return 1 if point is not None else 0
+    runs = []
+
+    @config
+    @given(point=c.space.strategy())
+    def prop(point: dict) -> None:
+        e = c.check(c.space.build(point))
+        runs.append(point)
+        if c.expected == "holds":
+            assert isinstance(e, Evidence), f"{c.id}: the check returned {type(e).__name__}, not Evidence"
+            assert e.holds, (f"{c.id} fails at {point}: measured {e.measured:.6g}, bound/closed form "
+                             f"{e.theory:.6g}")
+
+    prop()
+    return len(runs)
+
+
+def worst_case(c: Claim, evaluations: int = 200, seed: int = 0) -> SearchResult:
+    """The largest measured / bound over the claim's space (random starts refined by Nelder-Mead; see
+    :mod:`fedtheory.worstcase`); ``.counterexample`` is True when the claim's own check fails at that point."""
+    if c.space is None:
+        raise ValueError(f"claim {c.id!r} declares no space: the worst-case search explores the theorem's class")
+    return adversarial_search(c, evaluations=evaluations, seed=seed)
+
+
+def write_report(results: Sequence[ClaimResult], out: str | Path,
+                 worst: dict[str, dict] | None = None) -> Path:
+    """``claims.json`` and ``claims.md`` in ``out`` (created), as ``fedtheory verify`` writes them."""
+    from .commands.verify import write_reports
+
+    path = Path(out)
+    write_reports(list(results), path, worst)
+    return path

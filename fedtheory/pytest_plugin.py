@@ -1,0 +1,168 @@
+"""fedtheory's pytest plugin: claims declared in your test files are test items, with a ledger report.
+
+Registered through the ``pytest11`` entry point, so it is active wherever fedtheory is installed. A
+:class:`~fedtheory.claims.registry.Claim` defined at module level of a test file (``@fedtheory.extend.claim``)
+is collected as up to three items:
+
+* ``NAME[ledger]``: the claim on its default instances; fails when a claim expected to hold is violated, a
+  claim expected to be false loses its counterexample, or the check errors (the message names the instance,
+  the measured value and the bound);
+* ``NAME[hypothesis]``: ``--fedtheory-examples`` points drawn from its space (default 10; 0 turns it off);
+* ``NAME[worst-case]``: with ``--fedtheory-worst-case``, the adversarial search over its space (and the PEP
+  worst case when the claim declares one); fails when the search finds a counterexample to a claim expected
+  to hold.
+
+At the end of the session ``claims.json`` and ``claims.md`` are written to ``--fedtheory-out`` (default
+``fedtheory-claims``) for the claims that ran, as ``fedtheory verify`` writes them. ``--fedtheory-ledger`` adds
+fedtheory's own ledger (every built-in claim, ``--fedtheory-paper KEY`` to select) as items of the same kind.
+Only claims defined in the test module itself are collected; a claim imported from elsewhere is not run twice.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .claims.registry import Claim, ClaimResult
+
+_RESULTS = pytest.StashKey[dict]()
+_WORST = pytest.StashKey[dict]()
+_WRITTEN = pytest.StashKey[Path]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("fedtheory", "fedtheory claims (theorems declared with fedtheory.extend.claim)")
+    group.addoption("--fedtheory-worst-case", action="store_true",
+                    help="also search each claim's instance space for its largest measured / bound")
+    group.addoption("--fedtheory-evaluations", type=int, default=200,
+                    help="check evaluations per claim of the worst-case search (default: %(default)s)")
+    group.addoption("--fedtheory-examples", type=int, default=10,
+                    help="hypothesis examples drawn from each claim's space (default: %(default)s; 0: none)")
+    group.addoption("--fedtheory-out", default="fedtheory-claims",
+                    help="folder for the session's claims.json and claims.md (default: %(default)s)")
+    group.addoption("--fedtheory-ledger", action="store_true",
+                    help="also run fedtheory's built-in ledger of the papers' claims as test items")
+    group.addoption("--fedtheory-paper", action="append", default=None, metavar="KEY",
+                    help="with --fedtheory-ledger: only this paper's claims (repeatable)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name in ("fedtheory_evaluations", "fedtheory_examples"):
+        if config.getoption(name) < 0:
+            raise pytest.UsageError(f"--{name.replace('_', '-')} must be >= 0, got {config.getoption(name)}")
+    config.stash[_RESULTS] = {}
+    config.stash[_WORST] = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: Any) -> Any:
+    if isinstance(obj, Claim) and getattr(obj.check, "__module__", None) == collector.module.__name__:
+        return ClaimCollector.from_parent(collector, name=name, claim=obj)
+    return None
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+    if not config.getoption("fedtheory_ledger"):
+        return
+    from .claims.registry import select
+
+    try:
+        claims = select(config.getoption("fedtheory_paper"))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--fedtheory-paper: {exc}") from None
+    items.extend(ClaimItem.from_parent(session, name=f"fedtheory-ledger::{c.id}", claim=c, mode="ledger")
+                 for c in claims)
+
+
+class ClaimCollector(pytest.Collector):
+    """The items of one claim: its ledger run, hypothesis examples from its space, the worst-case search."""
+
+    def __init__(self, *, claim: Claim, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.claim = claim
+
+    def collect(self) -> list[pytest.Item]:
+        modes = ["ledger"]
+        if self.claim.space is not None:
+            if self.config.getoption("fedtheory_examples") > 0:
+                modes.append("hypothesis")
+            if self.config.getoption("fedtheory_worst_case"):
+                modes.append("worst-case")
+        return [ClaimItem.from_parent(self, name=f"{self.name}[{m}]", claim=self.claim, mode=m) for m in modes]
+
+
+class ClaimFailure(AssertionError):
+    """A claim's verdict, in sentences (reported without a Python traceback)."""
+
+
+class ClaimItem(pytest.Item):
+    def __init__(self, *, claim: Claim, mode: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.claim = claim
+        self.mode = mode
+
+    def runtest(self) -> None:
+        from . import extend
+
+        c = self.claim
+        if self.mode == "ledger":
+            result = extend.run(c)
+            self.config.stash[_RESULTS][c.id] = result
+            if result.failed:
+                raise ClaimFailure(describe_failure(result))
+        elif self.mode == "hypothesis":
+            extend.property_test(c, max_examples=self.config.getoption("fedtheory_examples"))
+        else:
+            search = extend.worst_case(c, evaluations=self.config.getoption("fedtheory_evaluations"))
+            record = {**search.as_dict(), "pep_worst_case": extend.pep_worst_case(c)}
+            record["counterexample_to_expected"] = c.expected == "holds" and search.counterexample
+            self.config.stash[_WORST][c.id] = record
+            if record["counterexample_to_expected"]:
+                raise ClaimFailure(f"{c.id}: the worst-case search found a counterexample at {search.point}: "
+                                   f"measured / bound = {search.ratio:.6g} and the claim's check fails there")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, (ClaimFailure, AssertionError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path | str, int | None, str]:
+        return self.path, None, f"claim {self.claim.id} [{self.mode}]"
+
+
+def describe_failure(result: ClaimResult) -> str:
+    """Why a claim's ledger item failed, as sentences: status, reference, and the failing instances."""
+    c = result.claim
+    lines = [f"{c.id} ({c.reference}): {result.status}. {c.statement}"]
+    if result.error is not None:
+        lines.append(result.error)
+    elif result.status == "COUNTEREXAMPLE-LOST":
+        lines.append("The claim is recorded as false, but it holds on every default instance: the counterexample "
+                     "is lost.")
+    for e in result.evidence:
+        if not e.holds and c.expected == "holds":
+            lines.append(f"  fails on {e.instance}: measured {e.measured:.6g}, bound/closed form {e.theory:.6g}")
+    return "\n".join(lines)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    results = config.stash.get(_RESULTS, {})
+    if not results:
+        return
+    from .extend import write_report
+
+    out = Path(config.getoption("fedtheory_out"))
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if worker is not None:  # pytest-xdist: one report per worker process
+        out = out / worker
+    write_report(list(results.values()), out, config.stash.get(_WORST, {}))
+    config.stash[_WRITTEN] = out
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    written = config.stash.get(_WRITTEN, None)
+    if written is not None:
+        terminalreporter.write_line(f"fedtheory: claims ledger report in {written}/claims.json and "
+                                    f"{written}/claims.md")

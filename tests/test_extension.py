@@ -1,0 +1,158 @@
+"""A researcher's own claim through the public API (fedtheory.extend) and the pytest plugin: it gets default
+instances, hypothesis examples from its space, the worst-case search, PEP when declared, and the report."""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from fedtheory.claims.registry import load_all
+from fedtheory.extend import (Evidence, InstanceSpace, Param, claim, pep_worst_case, property_test, run, worst_case,
+                              write_report)
+
+#: GD with step 1/L on f(x) = mu x^2/2 + ... : the distance contracts by exactly 1 - mu/L per step. The bound
+#: claims 1 - mu/L (true, attained) or, falsely, 1 - 2 mu/L above condition number 20.
+SPACE = InstanceSpace(params=[Param("mu", 1e-2, 1.0, log=True), Param("kappa", 1.5, 1e3, log=True)],
+                      defaults=[{"mu": 0.1, "kappa": 10.0}, {"mu": 0.5, "kappa": 100.0}])
+
+
+def gd_factor(point: dict) -> float:
+    """Measured on the quadratic L x^2/2 (the slowest direction is mu x^2/2: 1 - mu/L there)."""
+    mu, L = point["mu"], point["mu"] * point["kappa"]
+    x = 1.0
+    x_next = x - (1.0 / L) * mu * x  # one GD step on mu x^2/2 with step 1/L
+    return abs(x_next) / abs(x)
+
+
+def _bound_check(bound_of):
+    def check(point: dict) -> Evidence:
+        measured, bound = gd_factor(point), bound_of(point)
+        return Evidence(str(point), measured, bound, measured <= bound * (1 + 1e-12), measured / bound)
+    return check
+
+
+def test_a_true_claim_gets_the_ledger_hypothesis_and_the_search() -> None:
+    c = claim(id="mylab.gd", reference="Doe (2026), Thm 1", statement="GD contracts by 1 - mu/L", kind="bound",
+              space=SPACE)(_bound_check(lambda p: 1 - 1 / p["kappa"]))
+    result = run(c)
+    assert result.status == "holds" and len(result.evidence) == 2
+    assert result.worst_tightness == pytest.approx(1.0)
+    assert property_test(c, max_examples=15) == 15
+    search = worst_case(c, evaluations=40)
+    assert search.ratio == pytest.approx(1.0) and not search.counterexample
+
+
+def test_a_false_variant_is_rejected_with_its_counterexample() -> None:
+    false = claim(id="mylab.gd.twice", reference="r", statement="GD contracts by 1 - 2 mu/L", kind="bound",
+                  space=SPACE)(_bound_check(lambda p: 1 - 2 / p["kappa"] if p["kappa"] > 20 else 1.0))
+    assert run(false).status == "VIOLATED"  # the second default point has kappa = 100
+    with pytest.raises(AssertionError, match="mylab.gd.twice fails at"):
+        property_test(false, max_examples=25)
+    search = worst_case(false, evaluations=60)
+    assert search.counterexample and search.ratio > 1 and search.point["kappa"] > 20
+
+
+def test_a_claim_recorded_false_must_find_its_counterexample() -> None:
+    recorded = claim(id="mylab.gd.recorded", reference="r", statement="s", kind="bound", space=SPACE,
+                     expected="violated")(_bound_check(lambda p: 1 - 2 / p["kappa"] if p["kappa"] > 20 else 1.0))
+    assert run(recorded).status == "violated-as-recorded"
+    assert property_test(recorded) == 1
+
+
+def test_a_declared_pep_formulation_is_reported() -> None:
+    pytest.importorskip("PEPit", reason="the worst-case extra (PEPit) is not installed")
+    from fedtheory.pep import gd_contraction
+
+    c = claim(id="mylab.gd.pep", reference="r", statement="s", kind="bound", space=SPACE,
+              pep=lambda p: (gd_contraction(p["mu"], p["mu"] * p["kappa"], 1 / (p["mu"] * p["kappa"])),
+                             (1 - 1 / p["kappa"]) ** 2))(_bound_check(lambda p: 1 - 1 / p["kappa"]))
+    assert pep_worst_case(c) == pytest.approx(1.0, rel=1e-4)
+
+
+@pytest.mark.parametrize("field, kwargs, error", [
+    ("space.params", {"space": InstanceSpace(params=[], defaults=[{}])}, ValueError),
+    ("space.defaults", {"space": InstanceSpace(params=[Param("mu", 0.1, 1.0)])}, ValueError),
+    ("space", {"space": {"mu": (0.1, 1.0)}}, TypeError),
+    ("kind", {"space": SPACE, "kind": "theorem"}, ValueError),
+    ("expected", {"space": SPACE, "expected": "true"}, ValueError),
+    ("instances/space", {}, ValueError),
+    ("cites", {"space": SPACE, "cites": "Theorem 1"}, TypeError),
+])
+def test_bad_declarations_name_the_field(field: str, kwargs: dict, error: type) -> None:
+    kw = {"id": "mylab.bad", "reference": "r", "statement": "s", "kind": "bound", **kwargs}
+    with pytest.raises(error, match=field.split(".")[0]):
+        claim(**kw)(_bound_check(lambda p: 1.0))
+
+
+def test_an_id_taken_by_a_builtin_claim_is_refused() -> None:
+    taken = next(iter(load_all()))
+    with pytest.raises(ValueError, match="already a built-in claim"):
+        claim(id=taken, reference="r", statement="s", kind="bound", space=SPACE)
+
+
+def test_a_check_returning_the_wrong_type_is_an_error_naming_evidence(tmp_path) -> None:
+    c = claim(id="mylab.float", reference="r", statement="s", kind="bound", space=SPACE)(gd_factor)
+    result = run(c)
+    assert result.status == "ERROR" and "must return fedtheory Evidence" in result.error and "float" in result.error
+    path = write_report([result], tmp_path / "out")
+    assert json.loads((path / "claims.json").read_text())[0]["status"] == "ERROR"
+
+
+USER_TEST_FILE = '''
+from fedtheory.extend import Evidence, InstanceSpace, Param, claim
+
+SPACE = InstanceSpace(params=[Param("mu", 1e-2, 1.0, log=True), Param("kappa", 1.5, 1e3, log=True)],
+                      defaults=[{"mu": 0.1, "kappa": 10.0}, {"mu": 0.5, "kappa": 100.0}])
+
+def factor(p):
+    return 1 - 1 / p["kappa"]
+
+@claim(id="mylab.gd", reference="Doe (2026), Theorem 1", statement="GD contracts by 1 - mu/L", kind="bound",
+       space=SPACE)
+def gd_contraction(p):
+    return Evidence(str(p), factor(p), 1 - 1 / p["kappa"], True, 1.0)
+
+@claim(id="mylab.gd.twice", reference="Doe (2026), Theorem 2", statement="GD contracts by 1 - 2 mu/L",
+       kind="bound", space=SPACE)
+def gd_twice(p):
+    bound = 1 - 2 / p["kappa"] if p["kappa"] > 20 else 1.0
+    return Evidence(str(p), factor(p), bound, factor(p) <= bound, factor(p) / bound)
+
+def test_ordinary():
+    assert True
+'''
+
+
+def test_the_plugin_collects_claims_reports_failures_in_sentences_and_writes_the_ledger(pytester) -> None:
+    pytester.makepyfile(test_mine=textwrap.dedent(USER_TEST_FILE))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--fedtheory-examples", "8")
+    result.assert_outcomes(passed=3, failed=2)  # ordinary, gd[ledger], gd[hypothesis]; gd_twice both items
+    result.stdout.fnmatch_lines(["*mylab.gd.twice (Doe (2026), Theorem 2): VIOLATED*",
+                                 "*fails on {'mu': 0.5, 'kappa': 100.0}: measured 0.99, bound/closed form 0.98*",
+                                 "*claims ledger report in fedtheory-claims/claims.json*"])
+    records = json.loads((pytester.path / "fedtheory-claims" / "claims.json").read_text())
+    assert {r["id"]: r["status"] for r in records} == {"mylab.gd": "holds", "mylab.gd.twice": "VIOLATED"}
+
+
+def test_the_plugin_runs_the_worst_case_search_on_request(pytester) -> None:
+    pytester.makepyfile(test_mine=textwrap.dedent(USER_TEST_FILE))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--fedtheory-examples", "0", "--fedtheory-worst-case",
+                                "--fedtheory-evaluations", "40", "-k", "worst")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*mylab.gd.twice: the worst-case search found a counterexample*"])
+
+
+def test_the_builtin_ledger_runs_through_the_same_plugin(pytester) -> None:
+    pytester.makepyfile(test_empty="def test_nothing():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--fedtheory-ledger", "--fedtheory-paper", "foundation")
+    n_foundation = sum(c.paper == "foundation" for c in load_all().values())
+    result.assert_outcomes(passed=1 + n_foundation)
+    assert (pytester.path / "fedtheory-claims" / "claims.md").exists()
+
+
+def test_bad_plugin_options_are_usage_errors(pytester) -> None:
+    pytester.makepyfile(test_empty="def test_nothing():\n    pass\n")
+    result = pytester.runpytest("--fedtheory-ledger", "--fedtheory-paper", "nosuch")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --fedtheory-paper: unknown paper key(s)*nosuch*"])
