@@ -15,7 +15,8 @@ is collected as up to three items:
 At the end of the session ``claims.json`` and ``claims.md`` are written to ``--fedtheory-out`` (default
 ``fedtheory-claims``) for the claims that ran, as ``fedtheory verify`` writes them. ``--fedtheory-ledger`` adds
 fedtheory's own ledger (every built-in claim, ``--fedtheory-paper KEY`` to select) as items of the same kind.
-Only claims defined in the test module itself are collected; a claim imported from elsewhere is not run twice.
+A claim of your own package imported into a test module is collected there too; fedtheory's built-in claims
+imported into a test module are not (they are the ledger's, run by ``fedtheory verify``).
 """
 from __future__ import annotations
 
@@ -57,8 +58,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: Any) -> Any:
-    if isinstance(obj, Claim) and getattr(obj.check, "__module__", None) == collector.module.__name__:
-        return ClaimCollector.from_parent(collector, name=name, claim=obj)
+    if isinstance(obj, Claim):
+        from .claims.registry import load_all
+
+        if load_all().get(obj.id) is not obj:  # fedtheory's own claims run in its ledger, not in your tests
+            return ClaimCollector.from_parent(collector, name=name, claim=obj)
     return None
 
 

@@ -10,7 +10,8 @@ Users property-test their own algorithms with the same generators fedtheory's te
         ...
 
 Every strategy draws the *request* (n, d, mu, L, delta, zeta2, seed) and builds the instance with the exact
-generator; the certificate then holds the constants the instance really has.
+generator; the certificate then holds the constants the instance really has. Points of a claim's own instance
+space come from ``space.strategy()`` (:class:`fedtheory.extend.InstanceSpace`).
 """
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ except ImportError as exc:  # pragma: no cover
     raise ImportError("fedtheory.strategies needs hypothesis: pip install 'fedtheory[test]'") from exc
 
 from .problems.quadratic import QuadraticProblem, quadratic
+
+__all__ = ["quadratic_params", "quadratic_problems", "logistic_perturbed_params", "logistic_params",
+           "logistic_problems", "nonconvex_params", "nonconvex_problems"]
 
 
 @st.composite

@@ -156,3 +156,25 @@ def test_bad_plugin_options_are_usage_errors(pytester) -> None:
     result = pytester.runpytest("--fedtheory-ledger", "--fedtheory-paper", "nosuch")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --fedtheory-paper: unknown paper key(s)*nosuch*"])
+
+
+def test_the_algorithm_extension_api_is_public_and_documented() -> None:
+    import fedtheory.algorithms as algorithms
+    import fedtheory.local as local
+    import fedtheory.strategies as strategies
+
+    for name in ("Algorithm", "FederatedAlgorithm", "FederatedState", "State", "Draw", "RoundLog", "upload_log",
+                 "dense_log", "aggregation_weights", "threshold", "register_algorithm"):
+        assert name in algorithms.__all__ and getattr(algorithms, name).__doc__, name
+    assert "local_gd" in local.__all__ and local.local_gd.__doc__
+    assert strategies.__all__ and all(callable(getattr(strategies, n)) for n in strategies.__all__)
+
+
+def test_the_example_package_uses_only_the_public_api() -> None:
+    from pathlib import Path
+    import re
+
+    root = Path(__file__).resolve().parents[1] / "examples" / "momentum_fedavg"
+    imports = [m for p in root.rglob("*.py") for m in re.findall(r"^(?:from|import) (fedtheory[\w.]*)",
+                                                                  p.read_text(), flags=re.M)]
+    assert imports and not [m for m in imports if any(part.startswith("_") for part in m.split("."))], imports

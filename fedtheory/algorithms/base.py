@@ -60,6 +60,15 @@ StateT = TypeVar("StateT", bound=State)
 
 @runtime_checkable
 class Algorithm(Protocol):
+    """What :func:`fedtheory.run.run`, the bench and the claims need of an algorithm.
+
+    ``init(problem, x0)`` returns the initial (immutable) :class:`State`; ``round(problem, state, rng)`` draws
+    the round's randomness from ``rng`` at its top, applies a deterministic update and returns the new state
+    and the :class:`RoundLog` of what was sent. Randomised algorithms also split ``round`` into
+    ``draw(problem, state, rng)`` and ``round_given(problem, state, draw)`` and list ``outcomes(problem,
+    state)`` (every draw with its probability); :class:`fedtheory.algorithms.FederatedAlgorithm` provides that.
+    """
+
     name: ClassVar[str]
 
     def init(self, problem: Problem, x0: np.ndarray) -> State: ...

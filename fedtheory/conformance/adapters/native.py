@@ -21,7 +21,7 @@ from ...algorithms.scaffold import ScaffoldState
 from ...problems.quadratic import QuadraticProblem
 from ..reference import compressor
 
-__all__ = ["fedavg", "fedprox", "scaffold", "feddyn", "scaffnew", "NATIVE"]
+__all__ = ["fedavg", "fedprox", "scaffold", "feddyn", "scaffnew", "NATIVE", "round_function"]
 
 
 def _problem(clients, weighting: str, num_clients: int | None = None) -> tuple[QuadraticProblem, np.ndarray]:
@@ -48,12 +48,29 @@ def _weighting(weighting: str) -> str:
     return "problem" if weighting == "num_examples" else "uniform"
 
 
-def fedavg(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0,
-           weighting="num_examples", **_):
-    problem, S = _problem(clients, weighting)
-    alg = FedAvg(local_steps=local_steps, local_step=local_step, server_step=server_step)
-    new, _ = alg.round_given(problem, alg.init(problem, x), Draw(S))
-    return new.x
+def round_function(make_algorithm: Callable[..., Any]) -> Callable[..., np.ndarray]:
+    """Any algorithm written with fedtheory's API, as the conformance contract's round function.
+
+    ``make_algorithm(**hyper)`` builds the algorithm from the kit's hyperparameters (``local_steps``,
+    ``local_step``, ``server_step``, ... of the family checked; ``weighting`` is consumed here: the clients'
+    ``num_examples`` become the problem's weights, or uniform ones). Each call runs one ``round_given`` from
+    ``init(problem, x)`` with the participants as the draw and returns the new server model: the kit's
+    stateless families (FedAvg, FedProx) check an algorithm this way, e.g.
+    ``conformance.check(round_function(lambda **h: MyFedAvg(**h)), claims="fedavg")``.
+    """
+    def impl(x, clients, *, state=None, rng=None, weighting="num_examples", **hyper):
+        problem, S = _problem(clients, weighting)
+        alg = make_algorithm(**hyper)
+        new, _ = alg.round_given(problem, alg.init(problem, x), Draw(S))
+        return new.x
+
+    impl.__qualname__ = getattr(make_algorithm, "__qualname__", "round_function")
+    return impl
+
+
+fedavg = round_function(lambda local_steps=5, local_step=0.1, server_step=1.0, **_: FedAvg(
+    local_steps=local_steps, local_step=local_step, server_step=server_step))
+fedavg.__qualname__ = "fedavg"
 
 
 def fedprox(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, server_step=1.0,
