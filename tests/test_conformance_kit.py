@@ -136,3 +136,14 @@ def test_float32_tolerance_still_rejects_slips():
     for family, slip, impl in WRONG:
         if family in ("fedavg", "fedprox"):
             assert not conformance.check(impl, family, rtol=1e-4).passed, slip
+
+
+def test_a_failure_reads_as_a_sentence_with_the_counterexample_and_the_difference():
+    from fedtheory.conformance.reference import wrong_implementations
+
+    family, slip, impl = next(w for w in wrong_implementations() if w[1] == "uniform_weights")
+    failure = conformance.check(impl, claims=family, max_examples=10, properties=["fedavg.one_round"]).failures[0]
+    text = str(failure)
+    assert text.startswith("fedavg.one_round (McMahan et al. 2017") and "FAILS on n=" in text
+    assert "measured " in text and "against 1e-08" in text and "num_examples" in text
+    assert "PropertyResult(" not in text

@@ -50,6 +50,10 @@ class Counterexample:
         return {"property_id": self.property_id, "case": _plain(self.case), "hyper": _plain(self.hyper),
                 "rtol": self.rtol}
 
+    def __str__(self) -> str:
+        case = ", ".join(f"{k}={_short(v)}" for k, v in _plain(self.case).items())
+        return f"{case} (reproduce with Counterexample(**this.as_dict()).reproduce(impl))"
+
 
 @dataclass(frozen=True)
 class PropertyResult:
@@ -69,6 +73,15 @@ class PropertyResult:
                 "examples": self.examples, "seconds": round(self.seconds, 3), "diagnosis": self.diagnosis,
                 "counterexample": None if self.counterexample is None else self.counterexample.as_dict(),
                 "shrink_budget_hit": self.shrink_budget_hit}
+
+    def __str__(self) -> str:
+        """One sentence: the property, its verdict, and for a failure the counterexample and the difference."""
+        head = f"{self.prop.id} ({self.prop.reference}): {self.prop.statement}"
+        if self.status != "fail":
+            return f"{head} -- {self.status} on {self.examples} examples"
+        where = f" on {self.counterexample}" if self.counterexample is not None else ""
+        return (f"{head} -- FAILS{where}: measured {_fmt(self.measured)} against {_fmt(self.theory)}"
+                + (f"; {self.diagnosis}" if self.diagnosis else ""))
 
 
 @dataclass
@@ -115,6 +128,13 @@ class Report:
 
 def _num(x: float) -> float | None:
     return None if x is None or not np.isfinite(x) else float(x)
+
+
+def _short(value: Any) -> str:
+    """A case parameter for a sentence: numbers as they are, arrays by their shape."""
+    if isinstance(value, (list, tuple)) and len(value) > 4:
+        return f"[{len(value)} values]"
+    return str(value)
 
 
 def _fmt(x: float | None) -> str:
