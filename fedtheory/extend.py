@@ -26,7 +26,8 @@ Then, exactly as for the built-in claims:
   plugin (``pytest --fedtheory-worst-case`` adds the search), and the session writes the ledger report.
 
 A claim expected to be false (``expected="violated"``) must *find* its counterexample; ``"exploratory"`` only
-measures. Bad declarations are refused with the field named (see :func:`fedtheory.claims.registry.make_claim`),
+measures. Bad declarations are refused with the field named when the decorator is applied (see
+:func:`fedtheory.claims.registry.declaration`),
 and an id already taken by a built-in claim is refused too.
 """
 from __future__ import annotations
@@ -34,8 +35,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from .claims.registry import (KINDS, Claim, ClaimResult, Evidence, Expectation, Kind, evaluate, load_all,
-                              make_claim)
+from .claims.registry import (KINDS, Claim, ClaimResult, Evidence, Expectation, Kind, declaration, evaluate,
+                              load_all, with_check)
 from .claims.space import InstanceSpace, Param
 from .worstcase import SearchResult, adversarial_search, pep_worst_case
 
@@ -60,12 +61,10 @@ def claim(*, id: str, statement: str, reference: str, kind: Kind, space: Instanc
         raise ValueError(f"claim id {id!r} is already a built-in claim of fedtheory; choose another id (a prefix "
                          f"of your own, e.g. 'mylab.{id}')")
 
-    def wrap(check: Callable[[Any], Evidence]) -> Claim:
-        return make_claim(check, id=id, paper=paper, reference=reference, statement=statement, kind=kind,
-                          instances=instances, expected=expected, derived=derived, notes=notes, space=space,
-                          cites=cites, pep=pep)
-
-    return wrap
+    fields = declaration(id=id, paper=paper, reference=reference, statement=statement, kind=kind,
+                         instances=instances, expected=expected, derived=derived, notes=notes, space=space,
+                         cites=cites, pep=pep)
+    return lambda check: with_check(fields, check)
 
 
 def run(c: Claim, thorough: bool = False) -> ClaimResult:

@@ -182,22 +182,20 @@ class ClaimResult:
 REGISTRY: dict[str, Claim] = {}
 
 
-def make_claim(check: Callable[[Any], Evidence], *, id: str, paper: str, reference: str, statement: str,
-               kind: Kind, instances: Callable[[bool], Iterable[Any]] | None = None,
-               expected: Expectation = "holds", derived: bool = False, notes: str = "", space: Any = None,
-               cites: Sequence[str] = (), pep: Callable[[Any], tuple[float, float] | None] | None = None) -> Claim:
-    """A validated :class:`Claim` (not registered): every field is checked, and a bad one is named.
+def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Kind,
+                instances: Callable[[bool], Iterable[Any]] | None, expected: Expectation, derived: bool,
+                notes: str, space: Any, cites: Sequence[str],
+                pep: Callable[[Any], tuple[float, float] | None] | None) -> dict[str, Any]:
+    """The fields of a claim, checked (a bad one is named in the error), before its check function is known.
 
     Built-in claims go through :func:`claim`, which also registers them; a researcher's own claims through
-    :func:`fedtheory.extend.claim`.
+    :func:`fedtheory.extend.claim`, which does not. Both build the claim with :func:`with_check`.
     """
     def bad(field_name: str, what: str) -> ValueError:
         return ValueError(f"claim {id!r}: {field_name} {what}")
 
     if not isinstance(id, str) or not id.strip():
         raise ValueError(f"claim id must be a non-empty string, got {id!r}")
-    if not callable(check):
-        raise TypeError(f"claim {id!r}: the check must be a function instance -> Evidence, got {check!r}")
     for name, value in (("paper", paper), ("reference", reference), ("statement", statement)):
         if not isinstance(value, str):
             raise TypeError(f"claim {id!r}: {name} must be a string, got {type(value).__name__}")
@@ -227,10 +225,16 @@ def make_claim(check: Callable[[Any], Evidence], *, id: str, paper: str, referen
         Citation.parse(text, paper)
     if pep is not None and not callable(pep):
         raise TypeError(f"claim {id!r}: pep must be a function instance -> (PEP worst value, bound), got {pep!r}")
-    return Claim(id=id, paper=paper, reference=reference, statement=statement, kind=kind, check=check,
-                 instances=instances, expected=expected, derived=derived,
-                 notes=notes or (getattr(check, "__doc__", None) or "").strip(), space=space, cites=tuple(cites),
-                 pep=pep)
+    return dict(id=id, paper=paper, reference=reference, statement=statement, kind=kind, instances=instances,
+                expected=expected, derived=derived, notes=notes, space=space, cites=tuple(cites), pep=pep)
+
+
+def with_check(fields: dict[str, Any], check: Callable[[Any], Evidence]) -> Claim:
+    """The :class:`Claim` of checked ``fields`` (:func:`declaration`) and its check function."""
+    if not callable(check):
+        raise TypeError(f"claim {fields['id']!r}: the check must be a function instance -> Evidence, got {check!r}")
+    notes = fields["notes"] or (getattr(check, "__doc__", None) or "").strip()
+    return Claim(**{**fields, "notes": notes}, check=check)
 
 
 def claim(*, id: str, paper: str, reference: str, statement: str, kind: Kind,
@@ -250,13 +254,14 @@ def claim(*, id: str, paper: str, reference: str, statement: str, kind: Kind,
     """
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {PAPERS}, got {paper!r}")
+    fields = declaration(id=id, paper=paper, reference=reference, statement=statement, kind=kind,
+                         instances=instances, expected=expected, derived=derived, notes=notes, space=space,
+                         cites=cites, pep=pep)
 
     def wrap(fn: Callable[[Any], Evidence]) -> Claim:
         if id in REGISTRY:
             raise ValueError(f"claim id {id!r} registered twice")
-        c = make_claim(fn, id=id, paper=paper, reference=reference, statement=statement, kind=kind,
-                       instances=instances, expected=expected, derived=derived, notes=notes, space=space,
-                       cites=cites, pep=pep)
+        c = with_check(fields, fn)
         REGISTRY[id] = c
         return c
 
