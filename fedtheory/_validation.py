@@ -123,3 +123,87 @@ def check_dissimilarity_request(delta_A: Any, delta_B: Any, *, n_clients: int, z
         raise ValueError(f"with n_clients=1, {which if delta > 0 else 'zeta2'} must be 0 (one client has no "
                          "dissimilarity)")
     return which, delta
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still allocate without swapping, or None where the platform does not say.
+
+    Linux: ``MemAvailable`` of /proc/meminfo (free memory plus reclaimable caches), capped by a cgroup memory
+    limit when one is set (containers); elsewhere ``os.sysconf``'s free physical pages. No psutil needed.
+    """
+    import os
+
+    found: list[int] = []
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        try:
+            with open(limit_file) as fh:
+                limit = fh.read().strip()
+            with open(usage_file) as fh:
+                usage = int(fh.read().strip())
+        except (OSError, ValueError):
+            continue
+        if limit.isdigit() and int(limit) < 2**60:  # "max" or a huge number means no limit
+            found.append(max(int(limit) - usage, 0))
+    if not found:
+        try:
+            found.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (AttributeError, ValueError, OSError):
+            return None
+    return min(found)
+
+
+def _format_bytes(n: float) -> str:
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n / 1e3:.1f} kB"
+
+
+def check_dense_memory(n_clients: int, dim: int, arrays: float, *, what: str, hint: str = "",
+                       n_name: str = "n_clients", d_name: str = "dim") -> None:
+    """Refuse, before allocating, a generator whose ``arrays`` arrays of n·d² float64 cannot fit in memory.
+
+    ``arrays`` is the generator's measured peak in units of one (n, d, d) float64 array (tracemalloc, see the
+    callers). Raises ValueError naming both size parameters, the memory needed, the memory available
+    (:func:`available_memory`) and the largest ``dim`` (resp. ``n_clients``) that fits with the other
+    unchanged, instead of a MemoryError after minutes of allocation (or the machine swapping).
+    """
+    one = 8.0 * n_clients * dim * dim
+    need = arrays * one
+    available = available_memory()
+    if available is None or need <= available:
+        return
+    d_max = math.isqrt(int(available / (arrays * 8.0 * n_clients)))
+    n_max = int(available / (arrays * 8.0 * dim * dim))
+    culprit = (f"{d_name}={dim} is too large even for one client" if n_max < 1
+               else f"{d_name}={dim} is too large for {n_name}={n_clients}")
+    ranges = (f"{d_name} must be <= {d_max} with {n_name}={n_clients}"
+              + (f" (or {n_name} <= {n_max} with {d_name}={dim})" if n_max >= 1 else ""))
+    raise ValueError(f"{culprit}: {what} holds about {arrays:g} arrays of {n_name}*{d_name}^2 float64 "
+                     f"({_format_bytes(one)} each), {_format_bytes(need)} in all, and {_format_bytes(available)} "
+                     f"of memory is available; {ranges}{hint}")
+
+
+def read_json(path: Any) -> Any:
+    """Parse the JSON file at ``path``; a malformed file raises ValueError naming it (json's own message, e.g.
+    "Expecting ',' delimiter: line 12 column 3", does not say which file)."""
+    import json
+    from pathlib import Path
+
+    path = Path(path)
+    text = path.read_text()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc.msg}: line {exc.lineno} column {exc.colno}; the file "
+                         f"is truncated or was edited by hand)") from exc

@@ -73,7 +73,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from . import catalogue
-from ._validation import check_int, check_positive
+from ._validation import check_int, check_positive, read_json
 
 __all__ = ["SweepSpec", "AlgorithmEntry", "Cell", "SweepResult", "load_spec", "plan", "run_cell", "sweep",
            "read_results", "tune", "rounds_to_eps_table", "problems_table", "evaluate_expression",
@@ -303,15 +303,14 @@ class SweepSpec:
 def load_spec(path: str | os.PathLike) -> SweepSpec:
     """Read a sweep spec from a ``.json`` or ``.toml`` file."""
     path = Path(path)
-    text = path.read_text()
     if path.suffix == ".toml":
         try:
             import tomllib
         except ImportError as exc:  # pragma: no cover - Python 3.10
             raise ImportError("TOML sweep specs need Python >= 3.11; use JSON") from exc
-        data = tomllib.loads(text)
+        data = tomllib.loads(path.read_text())
     else:
-        data = json.loads(text)
+        data = read_json(path)
     data.setdefault("name", path.stem)
     return SweepSpec.from_dict(data)
 

@@ -52,13 +52,14 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ._validation import read_json
 from .problems.base import Problem
 
 __all__ = [
     "CATALOGUE_DIR", "InstanceSpec", "Verification", "ImportedInstance", "catalogue_dir", "names", "spec",
     "build", "load", "problem_arrays", "array_checksums", "array_distance", "certificate_record",
     "read_certificate", "read_arrays", "write_certificate", "verify", "export_npz", "import_npz", "constants",
-    "natural_key", "ARRAY_RTOL", "CONSTANT_RTOL",
+    "natural_key", "spec_matches_record", "ARRAY_RTOL", "CONSTANT_RTOL",
 ]
 
 #: The package-data folder holding the catalogue (``problems/`` at the repository root links here).
@@ -162,7 +163,7 @@ def spec(name: str, root: str | os.PathLike | None = None) -> InstanceSpec:
         close = [n for n in names(root=root) if base.split("-")[0] in n][:8]
         raise KeyError(f"no catalogue instance {base!r} in {path.parent}"
                        + (f"; similar: {', '.join(close)}" if close else "") + " (see `fedtheory problems list`)")
-    s = InstanceSpec.from_dict(json.loads(path.read_text()), source=str(path))
+    s = InstanceSpec.from_dict(read_json(path), source=str(path))
     if s.name != base:
         raise ValueError(f"{path}: spec name {s.name!r} does not match its file name {base!r}")
     if version and int(version) != s.version:
@@ -194,15 +195,58 @@ def build(instance: InstanceSpec) -> Problem:
 
 def load(name: str, root: str | os.PathLike | None = None) -> Problem:
     """The problem of catalogue instance ``name``, built from its shipped arrays (cached per process;
-    problems are not mutated by runs). Instances without shipped arrays are generated from their spec."""
-    return _load_cached(name.partition("@v")[0], None if root is None else str(Path(root).resolve()))
+    problems are not mutated by runs). Instances without shipped arrays are generated from their spec.
+
+    Raises ValueError when the instance's JSON spec was edited after its certificate was recorded (the test
+    ``fedtheory problems verify`` makes, :func:`spec_matches_record`), when the shipped arrays do not match
+    their recorded checksums, or when a file is not valid JSON (naming the file).
+    """
+    base = name.partition("@v")[0]
+    resolved = None if root is None else str(Path(root).resolve())
+    # The files' (mtime, size) are part of the cache key, so an edit made after a first load is noticed too.
+    folder = catalogue_dir(root)
+    stamp = tuple((st.st_mtime_ns, st.st_size) if (st := _stat(folder / f"{base}{suffix}")) else None
+                  for suffix in (SPEC_SUFFIX, CERT_SUFFIX, ARRAYS_SUFFIX))
+    return _load_cached(base, resolved, stamp)
 
 
-def _from_shipped(name: str, root: str | None) -> Problem:
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except OSError:
+        return None
+
+
+def spec_matches_record(instance: InstanceSpec, record: Mapping[str, Any]) -> bool:
+    """Whether ``instance`` is still the spec its certificate ``record`` was recorded from: the checksum of
+    what determines the arrays (name, version, generator, params, seed; see :meth:`InstanceSpec.sha256`)
+    equals the record's ``spec_sha256``. The one test of an edited spec: :func:`load` refuses the instance,
+    :func:`verify` reports it."""
+    return record.get("spec_sha256") == instance.sha256()
+
+
+def _edited_spec_error(instance: InstanceSpec, root: str | os.PathLike | None) -> ValueError:
+    folder = catalogue_dir(root)
+    return ValueError(
+        f"{folder / (instance.name + SPEC_SUFFIX)} was edited after its certificate {instance.name}{CERT_SUFFIX} "
+        f"was recorded (its name, version, generator, params or seed no longer match the recorded spec_sha256), "
+        f"so the recorded arrays and constants are not those of the instance it now describes; revert the edit, "
+        f"or bump its version and re-record with `fedtheory problems certify {instance.name} --overwrite` "
+        f"(`fedtheory problems verify {instance.name}` reports the same)")
+
+
+def _from_shipped(name: str, root: str | None, stamp: Any = None, *, check_spec: bool = True) -> Problem:
+    """Build instance ``name`` from its shipped arrays (``stamp`` only keys the cache; ``check_spec=False`` is
+    :func:`verify`, which reports an edited spec instead of refusing it)."""
     instance = spec(name, root)
     if not (catalogue_dir(root) / f"{instance.name}{ARRAYS_SUFFIX}").is_file():
+        cert_path = catalogue_dir(root) / f"{instance.name}{CERT_SUFFIX}"
+        if check_spec and cert_path.is_file() and not spec_matches_record(instance, read_json(cert_path)):
+            raise _edited_spec_error(instance, root)
         return build(instance)
     record = read_certificate(instance.name, root)
+    if check_spec and not spec_matches_record(instance, record):
+        raise _edited_spec_error(instance, root)
     arrays = read_arrays(instance.name, root)
     per, combined = array_checksums(arrays)
     if combined != record.get("arrays_sha256"):
@@ -323,7 +367,7 @@ def read_certificate(name: str, root: str | os.PathLike | None = None) -> dict[s
     if not path.is_file():
         raise FileNotFoundError(f"{name} has no recorded certificate {path.name}; record it with "
                                 f"`fedtheory problems certify {name}`")
-    return json.loads(path.read_text())
+    return read_json(path)
 
 
 def read_arrays(name: str, root: str | os.PathLike | None = None) -> dict[str, np.ndarray]:
@@ -350,8 +394,8 @@ def write_certificate(name: str, root: str | os.PathLike | None = None, *, overw
     _, combined = array_checksums(arrays)
     cert_path = folder / f"{instance.name}{CERT_SUFFIX}"
     if cert_path.exists() and not overwrite:
-        old = json.loads(cert_path.read_text())
-        if old.get("arrays_sha256") != combined or old.get("spec_sha256") != instance.sha256():
+        old = read_json(cert_path)
+        if old.get("arrays_sha256") != combined or not spec_matches_record(instance, old):
             raise FileExistsError(f"{cert_path} records different arrays; bump the version in {instance.name}.json "
                                   "and pass overwrite=True to re-record it")
     _atomic_write_bytes(folder / f"{instance.name}{ARRAYS_SUFFIX}", _npz_bytes(arrays))
@@ -451,7 +495,8 @@ def verify(name: str, root: str | os.PathLike | None = None) -> Verification:
     regenerated = build(instance)
     if (catalogue_dir(root) / f"{instance.name}{ARRAYS_SUFFIX}").is_file():
         try:
-            loaded = _from_shipped(instance.name, None if root is None else str(Path(root).resolve()))
+            loaded = _from_shipped(instance.name, None if root is None else str(Path(root).resolve()),
+                                   check_spec=False)  # an edited spec is reported below (spec_ok), not raised
         except ValueError as exc:
             stored_ok, loaded = False, None
             problems.append(str(exc))
@@ -462,7 +507,7 @@ def verify(name: str, root: str | os.PathLike | None = None) -> Verification:
                           for k in sorted(set(shipped) | set(now))}
             const_dist.update(_constant_distances(recorded, loaded, "shipped"))
     const_dist.update(_constant_distances(recorded, regenerated, "regenerated"))
-    return Verification(name=instance.name, spec_ok=recorded.get("spec_sha256") == instance.sha256(),
+    return Verification(name=instance.name, spec_ok=spec_matches_record(instance, recorded),
                         stored_ok=stored_ok, array_distances=array_dist, constant_distances=const_dist,
                         problems=tuple(problems))
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ._validation import check_finite_array, check_int, check_positive, check_seed
 from .algorithms.base import RoundLog
-from .problems.base import Problem
+from .problems.base import NonFiniteInputError, Problem
 from .trace import COLUMNS, Trace
 
 #: A run is declared diverged when the gap exceeds this multiple of its starting value.
@@ -49,8 +49,10 @@ def run(algorithm: Any, problem: Problem, rounds: int, *, seed: int | np.random.
     tol:
         Stop with ``status="converged"`` once the gap is at most ``tol``.
 
-    A run whose state becomes non-finite, or whose gap exceeds 1e12 times its start, stops with
-    ``status="diverged"`` and ``stopped_at`` set to that round; the trace keeps only finite records.
+    A run whose state becomes non-finite, whose iterates reach an oracle as NaN or inf within a round (the
+    oracle raises :class:`~fedtheory.problems.base.NonFiniteInputError`), or whose gap exceeds 1e12 times its
+    start, stops with ``status="diverged"`` and ``stopped_at`` set to that round; the trace keeps only finite
+    records.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a fedtheory Problem (e.g. from fedtheory.problems), got "
@@ -98,7 +100,14 @@ def run(algorithm: Any, problem: Problem, rounds: int, *, seed: int | np.random.
         status = "converged"
         rounds = 0
     for r in range(1, rounds + 1):
-        new_state, log = algorithm.round(problem, state, rng)
+        try:
+            new_state, log = algorithm.round(problem, state, rng)
+        except NonFiniteInputError:
+            # The round started from a finite state (checked below) and reached an oracle with NaN or inf: its
+            # iterates overflowed inside the round (e.g. local steps too large), which is divergence, not a bug
+            # of the caller. The oracle refuses the point rather than returning NaN-filled output.
+            status, stopped_at = "diverged", r
+            break
         if not _finite_state(new_state):
             status, stopped_at = "diverged", r
             break

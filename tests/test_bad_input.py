@@ -25,12 +25,12 @@ import pytest
 
 from fedtheory import cli
 from fedtheory.algorithms import ALGORITHMS
-from fedtheory.algorithms.gd import GradientDescent
+from fedtheory.algorithms import FedAvg, FedProx, GradientDescent, Scaffold
 from fedtheory.compressors import COMPRESSORS
-from fedtheory.problems import (QuadraticProblem, dirichlet_partition, general_convex_quadratic, iid_partition,
-                                logistic, logistic_perturbed, lognormal_partition, measure_dissimilarity, nonconvex,
-                                outlier_quadratic, partition, quadratic, shard_partition, synthetic_fedprox, vary_delta,
-                                vary_delta_family, vary_L)
+from fedtheory.problems import (NonFiniteInputError, QuadraticProblem, dirichlet_partition, general_convex_quadratic,
+                                iid_partition, logistic, logistic_perturbed, lognormal_partition, measure_dissimilarity,
+                                nonconvex, outlier_quadratic, partition, quadratic, shard_partition, synthetic_fedprox,
+                                vary_delta, vary_delta_family, vary_L)
 from fedtheory.problems.logistic import LogisticProblem
 from fedtheory.problems.nonconvex import NonconvexProblem
 from fedtheory.problems.online import OnlineProblem, online_from_dataset, online_logistic, online_ridge
@@ -299,39 +299,94 @@ def test_online_stream_oracles_check_W_and_w():
         p.grads_at(5, np.zeros(3))
 
 
-@pytest.mark.parametrize("oracle", ["grads", "values", "stochastic_grads"])
+NONFINITE_CALLS = {  # name: (call(problem, bad point (4, 3)), parameter it is passed as)
+    "grads": (lambda p, B: p.grads(B), "X"),
+    "values": (lambda p, B: p.values(B), "X"),
+    "stochastic_grads": (lambda p, B: p.stochastic_grads(B, np.random.default_rng(1)), "X"),
+    "grads-listed": (lambda p, B: p.grads(B[[0]], clients=[0]), "X"),
+    "solve_local-lin": (lambda p, B: p.solve_local(B, ZERO, LAM), "lin"),
+    "solve_local-center": (lambda p, B: p.solve_local(ZERO, B, LAM), "center"),
+}
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("call", sorted(NONFINITE_CALLS))
 @pytest.mark.parametrize("kind", PROBLEMS)
-def test_nan_input_propagates_to_its_own_client_only(kind, oracle):
-    """The documented contract for the hot-path oracles: values are not inspected (that would cost a pass over
-    X), so a NaN in client 0's row gives a non-finite output for client 0 -- never a silently finite one -- and
-    leaves the other clients' outputs finite (run() then reports the run as diverged)."""
+def test_nonfinite_point_is_refused_naming_the_argument_and_client(kind, call, value):
+    """A batched oracle given NaN or inf raises (it used to return NaN-filled output silently), naming the
+    argument and the client whose row is bad; NonFiniteInputError is a ValueError."""
+    fn, param = NONFINITE_CALLS[call]
     p = _problem(kind)
-    X = np.full((4, 3), 0.5)
-    X[0, 0] = math.nan
-    args = (X, np.random.default_rng(1)) if oracle == "stochastic_grads" else (X,)
-    with np.errstate(invalid="ignore"):  # numpy warns about the NaN it propagates
-        out = getattr(p, oracle)(*args)
-    assert not np.all(np.isfinite(out[0]))
-    assert np.all(np.isfinite(out[1:]))
+    bad = np.full((4, 3), 0.5)
+    bad[0, 1] = value
+    with pytest.raises(NonFiniteInputError, match=names(param) + r" must be finite.*client\(s\) \[0\]"):
+        fn(p, bad)
+    assert issubclass(NonFiniteInputError, ValueError)
+
+
+@pytest.mark.parametrize("oracle", ["value", "grad", "gap", "metrics"])
+@pytest.mark.parametrize("kind", PROBLEMS)
+def test_global_oracles_refuse_a_nonfinite_point_naming_x(kind, oracle):
+    x = np.zeros(3)
+    x[2] = math.nan
+    with pytest.raises(NonFiniteInputError, match=names("x") + " must be finite"):
+        getattr(_problem(kind), oracle)(x)
 
 
 @pytest.mark.parametrize("kind", ["logistic", "logistic-shared", "nonconvex"])
-@pytest.mark.parametrize("arg", ["lin", "center"])
-def test_iterative_local_solvers_refuse_nan(kind, arg):
-    p = _problem(kind)
+def test_hessians_refuse_a_nonfinite_point(kind):
     bad = np.zeros((4, 3))
-    bad[2, 1] = math.nan
-    kwargs = {"lin": np.zeros((4, 3)), "center": np.zeros((4, 3)), arg: bad}
-    with pytest.raises(ValueError, match=r"lin and center must be finite"):
-        p.solve_local(kwargs["lin"], kwargs["center"], 1.0)
+    bad[3, 0] = math.inf
+    with pytest.raises(NonFiniteInputError, match=names("X") + r".*client\(s\) \[3\]"):
+        _problem(kind).hessians(bad)
 
 
-def test_closed_form_local_solve_propagates_nan_to_its_row():
+def test_online_stream_oracles_refuse_nonfinite_W_and_w():
+    p = _problem("online-ridge")
+    bad = np.zeros((4, 3))
+    bad[1, 1] = math.nan
+    for call in (lambda: p.grads_at(0, bad), lambda: p.losses_at(0, bad), lambda: p.grads_at(0, bad[1])):
+        with pytest.raises(NonFiniteInputError, match=names("W")):
+            call()
+    with pytest.raises(NonFiniteInputError, match=names("w")):
+        p.sample_losses(bad[1])
+
+
+def test_a_broadcast_server_model_is_checked_on_its_one_row():
     p = _problem("quadratic-dense")
-    center = np.zeros((4, 3))
-    center[2, 1] = math.nan
-    out = p.solve_local(np.zeros((4, 3)), center, 1.0)
-    assert not np.all(np.isfinite(out[2])) and np.all(np.isfinite(np.delete(out, 2, axis=0)))
+    x = np.zeros(3)
+    x[1] = math.nan
+    with pytest.raises(NonFiniteInputError, match=names("X") + r".*client\(s\) \[0, 1, 2, 3\]"):
+        p.grads(p.broadcast(x))
+
+
+@pytest.mark.parametrize("algorithm", [
+    pytest.param(lambda: FedAvg(local_steps=200, local_step=50.0), id="fedavg-local-overflow"),
+    pytest.param(lambda: Scaffold(local_steps=200, local_step=50.0), id="scaffold-local-overflow"),
+    pytest.param(lambda: FedProx(prox=1.0, solver="gd", local_steps=200, local_step=50.0), id="fedprox-gd")])
+def test_a_run_diverging_inside_a_round_still_ends_diverged(algorithm):
+    """Local steps that overflow within one round reach the next oracle call with inf: the oracle refuses the
+    point, and run() reports the run as diverged (not as a crash, and not with NaN-filled records)."""
+    alg, p = algorithm(), _quad_run()
+    state = alg.init(p, np.zeros(p.dim))
+    with np.errstate(over="ignore", invalid="ignore"), pytest.raises(NonFiniteInputError):
+        alg.round(p, state, np.random.default_rng(0))  # the path run() must turn into status "diverged"
+    with np.errstate(over="ignore", invalid="ignore"):
+        trace = run(alg, p, 50, seed=0)
+    assert trace.status == "diverged" and trace.stopped_at == 1
+    assert np.all(np.isfinite(trace.gap)) and np.all(np.isfinite(trace.x_final))
+
+
+def test_a_run_diverging_between_rounds_still_ends_diverged():
+    with np.errstate(over="ignore", invalid="ignore"):
+        trace = run(GradientDescent(step=5.0), _quad_run(), 10_000, seed=0)
+    assert trace.status == "diverged" and trace.stopped_at is not None and trace.stopped_at < 10_000
+    assert np.all(np.isfinite(trace.gap))
+
+
+@functools.lru_cache(maxsize=None)
+def _quad_run() -> QuadraticProblem:
+    return quadratic(5, 4, mu=0.1, L=1.0, delta_B=0.2, zeta2=1.0, seed=0)
 
 
 def test_listed_clients_accept_integer_lists_and_empty_selections():
@@ -614,6 +669,162 @@ def test_theory_rejects_a_negative_constant_naming_it(fn, kwargs, param, bad):
 def test_quadratic_only_theory_names_problem(fn):
     with pytest.raises(TypeError, match=r"problem must be a QuadraticProblem"):
         fn(_problem("logistic"))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Sizes that cannot fit in memory: refused before anything is allocated
+# ---------------------------------------------------------------------------------------------------------
+
+DENSE_GENERATORS = [  # (id, call with n_clients=4000, dim=1000): each would need >= 96 GB
+    ("quadratic", lambda: quadratic(4000, 1000, mu=0.1, L=1.0, seed=0)),
+    ("general_convex_quadratic", lambda: general_convex_quadratic(4000, 1000, L=1.0, seed=0)),
+    ("outlier_quadratic", lambda: outlier_quadratic(4000, 1000, mu=0.1, L=1.0, seed=0)),
+    ("vary_delta_family", lambda: vary_delta_family(4000, 1000, mu=0.1, L=1.0, deltas=[0.1, 0.2], seed=0)),
+    ("logistic_perturbed", lambda: logistic_perturbed(4000, 1000, seed=0)),
+    ("nonconvex", lambda: nonconvex(4000, 1000, seed=0)),
+    ("LogisticProblem", lambda: LogisticProblem(np.ones((2, 1000)), np.array([1.0, -1.0]), reg=0.1, n_clients=4000)),
+]
+
+
+@pytest.mark.parametrize("call", [pytest.param(c, id=i) for i, c in DENSE_GENERATORS])
+def test_a_dense_generator_too_large_for_memory_names_the_size_and_the_memory(call, monkeypatch):
+    """quadratic(4000, 1000) used to try to allocate 32 GB arrays and die with a raw MemoryError; the estimate
+    (arrays of n*d^2 float64) is compared with the available memory (fixed here at 16 GB) before allocating."""
+    import tracemalloc
+
+    from fedtheory import _validation
+
+    monkeypatch.setattr(_validation, "available_memory", lambda: 16 * 10**9)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError) as info:
+            call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    message = str(info.value)
+    assert re.search(names("dim") + r"=1000 is too large for " + names("n_clients") + "=4000", message), message
+    assert re.search(r"\d+\.\d GB in all, and 16\.0 GB of memory is available", message), message
+    assert re.search(names("dim") + r" must be <= \d+ with n_clients=4000", message), message
+    assert peak < 10**8, f"allocated {peak} bytes before refusing"  # refused before the (n, d, d) arrays
+
+
+def test_the_memory_estimate_lets_a_request_that_fits_through(monkeypatch):
+    from fedtheory import _validation
+
+    monkeypatch.setattr(_validation, "available_memory", lambda: 16 * 10**9)
+    assert quadratic(20, 10, mu=0.1, L=1.0, seed=0).A.shape == (20, 10, 10)
+    # diagonal Hessians store n*d numbers: no n*d^2 estimate applies
+    assert quadratic(4000, 1000, mu=0.1, L=1.0, hessians="diagonal", seed=0).A.shape == (4000, 1000)
+    monkeypatch.setattr(_validation, "available_memory", lambda: 10**4)  # 20 * 10^2 * 8 * 4 = 64 kB needed
+    with pytest.raises(ValueError, match=names("dim") + r"=10 is too large for n_clients=20.*dim must be <= 3 "):
+        quadratic(20, 10, mu=0.1, L=1.0, seed=0)
+
+
+def test_available_memory_is_a_positive_byte_count_or_unknown():
+    from fedtheory._validation import available_memory
+
+    found = available_memory()
+    assert found is None or (isinstance(found, int) and found > 0)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Catalogue files: an edited spec, a truncated file
+# ---------------------------------------------------------------------------------------------------------
+
+CATALOGUE_INSTANCE = "quad-kappa10-delta1"
+
+
+@pytest.fixture
+def catalogue_copy(tmp_path):
+    from fedtheory import catalogue
+
+    for path in catalogue.CATALOGUE_DIR.glob(f"{CATALOGUE_INSTANCE}.*"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    return tmp_path
+
+
+def test_load_refuses_a_spec_edited_after_its_certificate(catalogue_copy):
+    """load used to return the recorded arrays for an edited spec (only `problems verify` noticed); it now makes
+    the same test (catalogue.spec_matches_record) and refuses, naming the file and what to do."""
+    import json
+
+    from fedtheory import catalogue
+
+    assert catalogue.load(CATALOGUE_INSTANCE, root=catalogue_copy).n_clients == 10  # first load: cached
+    spec_path = catalogue_copy / f"{CATALOGUE_INSTANCE}.json"
+    data = json.loads(spec_path.read_text())
+    data["params"]["zeta2"] = 2 * data["params"].get("zeta2", 1.0)
+    spec_path.write_text(json.dumps(data, indent=1))
+    with pytest.raises(ValueError, match=re.escape(str(spec_path)) + r" was edited after its certificate "
+                                         r".*fedtheory problems certify " + CATALOGUE_INSTANCE):
+        catalogue.load(CATALOGUE_INSTANCE, root=catalogue_copy)  # noticed despite the cached first load
+    result = catalogue.verify(CATALOGUE_INSTANCE, root=catalogue_copy)  # verify reports it, once
+    assert not result.ok and not result.spec_ok and result.stored_ok
+    assert str(result).count("spec changed since the certificate was recorded") == 1
+
+
+def test_a_description_edit_is_not_a_spec_change(catalogue_copy):
+    import json
+
+    from fedtheory import catalogue
+
+    spec_path = catalogue_copy / f"{CATALOGUE_INSTANCE}.json"
+    data = json.loads(spec_path.read_text())
+    data["description"] = "reworded"  # not part of what determines the arrays
+    spec_path.write_text(json.dumps(data, indent=1))
+    assert catalogue.load(CATALOGUE_INSTANCE, root=catalogue_copy).n_clients == 10
+
+
+@pytest.mark.parametrize("suffix", [".json", ".cert.json"])
+def test_a_truncated_catalogue_file_is_named(catalogue_copy, suffix, capsys):
+    from fedtheory import catalogue
+
+    path = catalogue_copy / f"{CATALOGUE_INSTANCE}{suffix}"
+    path.write_text(path.read_text()[:-40])
+    with pytest.raises(ValueError, match=re.escape(str(path)) + r" is not valid JSON \(.*line \d+ column \d+"):
+        catalogue.load(CATALOGUE_INSTANCE, root=catalogue_copy)
+    status = cli.main(["problems", "--root", str(catalogue_copy), "show" if suffix == ".json" else "verify",
+                       CATALOGUE_INSTANCE])
+    err = capsys.readouterr().err
+    assert status == 2 and str(path) in err and "Traceback" not in err, err
+
+
+def test_a_truncated_sweep_spec_is_named(tmp_path):
+    from fedtheory import bench
+
+    path = tmp_path / "sweep.json"
+    path.write_text('{"name": "x", "problems": ["quad-kappa10-delta1"')
+    with pytest.raises(ValueError, match=re.escape(str(path)) + " is not valid JSON"):
+        bench.load_spec(path)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# FedProx's exact local solve on a problem that is not strongly convex
+# ---------------------------------------------------------------------------------------------------------
+
+def test_fedprox_prox_zero_on_a_merely_convex_problem_names_the_client_and_the_fix():
+    p = general_convex_quadratic(4, 5, L=1.0, seed=0)  # mu_i = 0 for every client
+    with pytest.raises(ValueError, match=names("prox") + r"=0 with solver='exact'.*not strongly convex.*"
+                                         r"client 0 \(mu_i = 0\).*set prox > 0.*or use solver='gd'"):
+        FedProx(prox=0.0).init(p, np.zeros(5))
+    FedProx(prox=0.0, solver="gd").init(p, np.zeros(5))  # the inexact solver needs no strong convexity
+    FedProx(prox=0.5).init(p, np.zeros(5))
+
+
+def test_fedprox_prox_below_weak_convexity_names_the_needed_prox():
+    p = nonconvex(4, 3, nu=0.1, curvature=1.0, delta_A=0.5, seed=0)  # weakly convex clients, mu_i < 0
+    need = -float(p.certificate.mu_i.min())
+    worst = int(np.argmin(p.certificate.mu_i))
+    with pytest.raises(ValueError, match=names("prox") + rf"=0.1 .*client {worst} .*set prox > {need:g}"):
+        FedProx(prox=0.1).init(p, np.zeros(3))
+    FedProx(prox=1.01 * need).init(p, np.zeros(3))
+
+
+def test_exact_local_solve_names_the_merely_convex_client():
+    p = general_convex_quadratic(4, 5, L=1.0, seed=0)
+    with pytest.raises(ValueError, match=names("lam") + r" must be > 0 here.*client\(s\) \[1, 3\]"):
+        p.solve_local(np.zeros((2, 5)), np.zeros((2, 5)), 0.0, clients=[1, 3])
 
 
 # ---------------------------------------------------------------------------------------------------------

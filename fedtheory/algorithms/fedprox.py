@@ -75,8 +75,19 @@ class FedProx(FedAvg):
         return self.prox
 
     def init(self, problem: Problem, x0: np.ndarray) -> FederatedState:
-        if self.solver == "exact" and self.prox == 0.0 and problem.certificate.mu <= 0.0:
-            raise ValueError("prox must be > 0 for the exact solver when some f_i is not strongly convex")
+        if self.solver == "exact":
+            # The exact local problem f_i + prox/2 ||y - x||^2 has a unique minimiser only if it is strongly
+            # convex, i.e. mu_i + prox > 0; name the clients that fail it and the prox that would do.
+            mu_i = np.asarray(problem.certificate.mu_i, dtype=np.float64)
+            bad = np.nonzero(mu_i + self.prox <= 0.0)[0]
+            if bad.size:
+                shown = ", ".join(f"client {i} (mu_i = {mu_i[i]:g})" for i in bad[:5]) + (" ..." if bad.size > 5
+                                                                                          else "")
+                need = max(0.0, float(-mu_i.min()))
+                raise ValueError(
+                    f"prox={self.prox:g} with solver='exact': the local problem f_i + prox/2 ||y - x||^2 is not "
+                    f"strongly convex (mu_i + prox <= 0) for {shown} ({bad.size} of {problem.n_clients} "
+                    f"clients); set prox > {need:g} (e.g. prox={max(1.0, 2 * need):g}) or use solver='gd'")
         return super().init(problem, x0)
 
     def _local_models(self, problem: Problem, state: FederatedState, clients: np.ndarray,

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._validation import read_json
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -62,13 +64,12 @@ def _spec_dict(args: argparse.Namespace) -> dict[str, Any]:
     data: dict[str, Any] = {}
     if args.spec:
         path = Path(args.spec)
-        text = path.read_text()
         if path.suffix == ".toml":
             import tomllib
 
-            data = tomllib.loads(text)
+            data = tomllib.loads(path.read_text())
         else:
-            data = json.loads(text)
+            data = read_json(path)  # a malformed file is named in the error
         data.setdefault("name", path.stem)
     if args.problems:
         data["problems"] = args.problems

@@ -1,5 +1,5 @@
 """Federated problems with certificates: every constant a theorem needs is computed, not assumed."""
-from .base import Certificate, Problem
+from .base import Certificate, NonFiniteInputError, Problem
 from .constructions import general_convex_quadratic, outlier_quadratic, vary_delta, vary_delta_family, vary_L
 from .datasets import FederatedData, load_breast_cancer, load_digits, synthetic_fedprox
 from .logistic import LogisticProblem, logistic, logistic_perturbed
@@ -9,7 +9,8 @@ from .quadratic import Dissimilarity, QuadraticProblem, measure_dissimilarity, q
 from .rescaled import RescaledClients, rescaled_clients
 from .smooth import SmoothProblem
 
-__all__ = ["Certificate", "Problem", "QuadraticProblem", "Dissimilarity", "measure_dissimilarity", "quadratic",
+__all__ = ["Certificate", "NonFiniteInputError", "Problem", "QuadraticProblem", "Dissimilarity",
+           "measure_dissimilarity", "quadratic",
            "general_convex_quadratic", "vary_L", "vary_delta", "vary_delta_family", "outlier_quadratic",
            "FederatedData", "synthetic_fedprox", "load_breast_cancer", "load_digits",
            "LogisticProblem", "logistic", "logistic_perturbed", "NonconvexProblem", "nonconvex", "SmoothProblem",

@@ -141,6 +141,14 @@ class Certificate:
         return out
 
 
+class NonFiniteInputError(ValueError):
+    """An oracle was given a point holding NaN or inf (the message names the argument and the clients).
+
+    A ValueError, so callers that catch bad input keep working; :func:`fedtheory.run.run` catches this class to
+    report a run whose iterates overflowed inside a round (e.g. a local step too large) as diverged.
+    """
+
+
 class Problem:
     """Base class of federated problems; subclasses implement the per-client oracles.
 
@@ -206,16 +214,41 @@ class Problem:
         and that ``clients`` is a 1-D integer index into ``range(n_clients)``; return m.
 
         Every per-client oracle calls this at its entry. It costs one shape comparison (plus, only when clients
-        are listed, a min and a max over the m indices), so it is cheap next to any oracle. Values are not
-        inspected: NaN or inf in ``X`` propagates to the output (``fedtheory.run`` reports such a run as
-        diverged); the iterative local solvers, which cannot make progress on them, reject them.
+        are listed, a min and a max over the m indices) and one pass of :meth:`_check_finite` over ``X``, cheap
+        next to any oracle. NaN or inf in ``X`` raises :class:`NonFiniteInputError` naming ``name`` and the
+        client: a silently NaN-filled output would only surface far from its cause.
         """
         m = self._check_clients(clients)
         if np.shape(X) != (m, self.dim):
             rows = "listed clients" if clients is not None else "clients"
             raise ValueError(f"{name} must have shape (m, d) = ({m}, {self.dim}) (one row for each of the {m} "
                              f"{rows}), got shape {np.shape(X)}")
+        self._check_finite(X, name, clients)
         return m
+
+    @staticmethod
+    def _check_finite(X: Any, name: str, clients: Any = None) -> None:
+        """Raise :class:`NonFiniteInputError` naming ``name`` (and the clients whose rows are bad) if ``X`` holds
+        NaN or inf; TypeError if it is not numeric. One ``np.isfinite(X).all()``: about 5-10 us for 10^4 entries
+        (benchmarks/bench_oracles.py measures the oracles with it)."""
+        arr = X if isinstance(X, np.ndarray) else np.asarray(X)
+        # A broadcast server model (stride 0 over the client axis) has one distinct row: check only that one.
+        probe = arr[:1] if arr.ndim == 2 and arr.shape[0] > 1 and arr.strides[0] == 0 else arr
+        try:
+            finite = bool(np.isfinite(probe).all())
+        except TypeError:
+            raise TypeError(f"{name} must be a real array, got dtype {arr.dtype}") from None
+        if finite:
+            return
+        if arr.ndim == 2:
+            rows = np.unique(np.nonzero(~np.isfinite(arr))[0])
+            ids = rows if clients is None else np.asarray(clients)[rows]
+            where = (f" in the row(s) of client(s) {ids[:10].tolist()}" + (" ..." if ids.size > 10 else ""))
+        else:
+            where = ""
+        raise NonFiniteInputError(f"{name} must be finite, found NaN or inf{where} (an oracle given a non-finite "
+                                  f"point has no meaningful output; fedtheory.run reports a run whose iterates "
+                                  f"become non-finite as status='diverged')")
 
     def _check_clients(self, clients: Any) -> int:
         """Check a ``clients`` selection (None = all) and return how many clients it lists. Only integer indices
@@ -230,9 +263,10 @@ class Problem:
         return idx.size
 
     def _check_point(self, x: Any, name: str = "x") -> None:
-        """Check that the server point ``x`` of a global oracle has shape ``(d,)`` (one comparison)."""
+        """Check that the server point ``x`` of a global oracle has shape ``(d,)`` and is finite."""
         if np.shape(x) != (self.dim,):
             raise ValueError(f"{name} must have shape (d,) = ({self.dim},), got shape {np.shape(x)}")
+        self._check_finite(x, name)
 
     def _check_local_args(self, lin: Any, center: Any, lam: Any, clients: Any) -> np.ndarray:
         """Entry check of :meth:`solve_local`: ``lin`` and ``center`` of shape (m, d), ``lam`` a finite scalar

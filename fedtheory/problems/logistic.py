@@ -23,8 +23,8 @@ from typing import Literal, Mapping, Sequence
 import numpy as np
 from scipy.special import expit
 
-from .._validation import (check_dissimilarity_request, check_int, check_nonnegative, check_positive, check_seed,
-                           check_weights)
+from .._validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative,
+                           check_positive, check_seed, check_weights)
 from ..linalg import batched_matvec, batched_matvec_T, sym_extreme_eigs
 from .base import Certificate
 from .datasets import FederatedData, check_sizes, load_breast_cancer, load_digits, synthetic_fedprox
@@ -105,6 +105,9 @@ class LogisticProblem(SmoothProblem):
         self.E, self.c = E, c
         self.batch_size = None if batch_size is None else check_int("batch_size", batch_size, low=1)
         self.sigma2 = check_nonnegative("sigma2", sigma2)
+        # The certificate forms every client's Hessian at x = 0 (and at 5 more points for the delta estimate):
+        # measured peak (tracemalloc) 4.5-5.1 arrays of shape (n, d, d) with the data
+        check_dense_memory(n, d, 4, what="the logistic certificate (per-client Hessians)")
         self.certificate = self._certify()
 
     # ----- defining arrays -----
@@ -406,6 +409,8 @@ def logistic_perturbed(n_clients: int, dim: int, *, reg: float = 0.1, delta_A: f
     seed = check_seed("seed", seed)
     which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
     w = check_weights(weights, n)
+    # E_i and its transpose here, then the certificate's Hessians: measured peak 5.1 arrays of shape (n, d, d)
+    check_dense_memory(n, d if features is None else np.shape(features)[-1], 5, what="logistic_perturbed")
     if features is None:
         data = synthetic_fedprox(1.0, 1.0, 1, dim=d, n_classes=2, sizes=check_int("samples", samples, low=1),
                                  seed=seed)

@@ -21,8 +21,8 @@ from typing import Mapping
 
 import numpy as np
 
-from .._validation import (check_dissimilarity_request, check_int, check_nonnegative, check_positive, check_seed,
-                           check_weights)
+from .._validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative,
+                           check_positive, check_seed, check_weights)
 from ..linalg import batched_matvec, sym_extreme_eigs
 from .base import Certificate
 from .quadratic import _hessian_dissimilarity, _unit_dissimilarity, _weighted_mean
@@ -165,6 +165,8 @@ def nonconvex(n_clients: int, dim: int, *, curvature: float = 1.0, nu: float = 0
     mean_linear = check_nonnegative("mean_linear", mean_linear)
     which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
     w = check_weights(weights, n)
+    # G, its transpose and the certificate's eigenvalue workspace: measured peak 3.2 arrays of shape (n, d, d)
+    check_dense_memory(n, d, 3, what="nonconvex")
     rng = np.random.default_rng(check_seed("seed", seed))
     G = rng.standard_normal((n, d, d))
     G += np.swapaxes(G, 1, 2).copy()

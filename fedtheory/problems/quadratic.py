@@ -18,12 +18,15 @@ from typing import Literal, Mapping
 import numpy as np
 from scipy import optimize
 
-from .._validation import (check_dissimilarity_request, check_int, check_nonnegative, check_real, check_seed,
-                           check_weights)
+from .._validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative, check_real,
+                           check_seed, check_weights)
 from ..linalg import batched_spectral_apply, batched_symmetric_matvec, sym_extreme_eigs
 from .base import Certificate, Problem, gradient_error_bound
 
 HessianKind = Literal["dense", "diagonal"]
+#: Peak memory of the dense quadratic generators in arrays of shape (n, d, d) (tracemalloc, d = 60..150:
+#: 3.1-4.1), used to refuse a request that cannot fit before anything is allocated.
+DENSE_PEAK_ARRAYS = 4
 
 
 @dataclass(frozen=True)
@@ -221,7 +224,10 @@ class QuadraticProblem(Problem):
         lam_col = lam_arr[..., None] if lam_arr.ndim == 1 else lam_arr
         mu_i = self.certificate.mu_i if clients is None else self.certificate.mu_i[clients]
         if np.any(mu_i + lam_arr <= 0):
-            raise ValueError("local subproblem is not strongly convex: need lam > 0 when some f_i has mu_i = 0")
+            rows = np.nonzero(np.broadcast_to(mu_i + lam_arr <= 0, mu_i.shape))[0]
+            ids = (rows if clients is None else np.asarray(clients)[rows])[:5].tolist()
+            raise ValueError(f"lam must be > 0 here: the local subproblem of client(s) {ids} (mu_i = 0, merely "
+                             f"convex) is not strongly convex with lam={lam!r}")
         center_rows = np.asarray(center, dtype=np.float64)
         if center_rows.ndim == 2 and center_rows.shape[0] > 1 and center_rows.strides[0] == 0:
             center_rows = center_rows[:1]  # a broadcast server model: the same products lam * x_j, made once
@@ -372,6 +378,9 @@ def quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A: float |
         raise ValueError(f"{which} must be 0 when mu == L (all Hessians equal mu I); feasible range [0, 0]")
     if delta > L - mu:
         raise ValueError(f"{which} must be in [0, L - mu] = [0, {L - mu:g}], got {delta:g}")
+    if hessians == "dense":  # G, its transpose, the certificate's eigendecomposition workspace
+        check_dense_memory(n, d, DENSE_PEAK_ARRAYS, what="quadratic(hessians='dense')",
+                           hint="; hessians='diagonal' stores only n_clients*dim numbers")
 
     rng = np.random.default_rng(check_seed("seed", seed))
     s0 = np.linspace(0.0, 1.0, d)

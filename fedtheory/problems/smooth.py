@@ -149,9 +149,6 @@ class SmoothProblem(Problem):
         k = len(idx)
         lin = np.asarray(lin, dtype=np.float64)
         center = np.asarray(center, dtype=np.float64)
-        # Newton cannot make progress from non-finite data (a pass over (k, d) is cheap next to the solve)
-        if not (np.all(np.isfinite(lin)) and np.all(np.isfinite(center))):
-            raise ValueError("lin and center must be finite (found NaN or inf)")
         lam_vec = np.broadcast_to(lam_arr, (k,)).astype(np.float64)
         need = -self._mu_local[idx]
         if np.any(lam_vec <= need) or np.any(lam_vec < 0):

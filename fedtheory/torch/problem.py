@@ -288,6 +288,7 @@ class TorchProblem(Problem):
         X = np.asarray(X, dtype=np.float64)
         if X.shape != (rows, self.dim):
             raise ValueError(f"X must have shape ({rows}, {self.dim}), got {X.shape}")
+        self._check_finite(X, "X")  # the NumPy problems' check: NaN or inf raises NonFiniteInputError
         if not X.flags.writeable:  # broadcast views: torch refuses read-only memory, so copy
             X = X.copy()
         T = torch.as_tensor(X, dtype=self.dtype, device=self.device)
