@@ -22,7 +22,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from fedtheory.algorithms._local import Draw
+from fedtheory.algorithms import Draw
 from fedtheory.algorithms.dane import DANEPlus
 from fedtheory.algorithms.fedprox import FedProx
 from fedtheory.algorithms.fedred import FedRed, FedRedDraw

@@ -258,7 +258,7 @@ def test_scaffnew_skipped_communication_is_free(problem):
 
 
 def test_empty_bernoulli_round_changes_nothing(problem):
-    from fedtheory.algorithms._local import Draw
+    from fedtheory.algorithms import Draw
 
     for alg in (FedAvg(participation=Bernoulli(0.5)), Scaffold(participation=Bernoulli(0.5)),
                 FedDyn(participation=Bernoulli(0.5))):

@@ -178,3 +178,38 @@ def test_the_example_package_uses_only_the_public_api() -> None:
     imports = [m for p in root.rglob("*.py") for m in re.findall(r"^(?:from|import) (fedtheory[\w.]*)",
                                                                   p.read_text(), flags=re.M)]
     assert imports and not [m for m in imports if any(part.startswith("_") for part in m.split("."))], imports
+
+
+def test_every_type_a_replay_through_round_given_needs_is_public() -> None:
+    """A user replaying recorded coins builds the algorithm's draw and state types and calls ``round_given``:
+    every type that ``init``, ``draw`` and ``outcomes()`` return, for every registered algorithm, is importable
+    from ``fedtheory.algorithms`` under its own name (the one definition, not a copy) and documented."""
+    import dataclasses
+
+    import numpy as np
+
+    import fedtheory.algorithms as algorithms
+    from fedtheory.algorithms import ALGORITHMS
+    from fedtheory.problems import quadratic
+
+    seen: set[type] = set()
+    for name, cls in sorted(ALGORITHMS.items()):
+        alg = cls.example()
+        maker = getattr(cls, "example_problem", None)
+        problem = maker() if callable(maker) else quadratic(5, 4, mu=0.5, L=2.0, delta_B=0.3, zeta2=1.0, seed=0)
+        state = alg.init(problem, np.zeros(problem.dim))
+        types = {type(state)}
+        if hasattr(alg, "draw") and hasattr(alg, "round_given"):
+            types.add(type(alg.draw(problem, state, np.random.default_rng(0))))
+            try:
+                types |= {type(draw) for draw, _ in alg.outcomes(problem, state)}
+            except (ValueError, NotImplementedError, AttributeError):
+                pass  # stochastic or unbounded draws cannot be enumerated (the draw above is checked)
+        for kind in types:
+            assert getattr(algorithms, kind.__name__, None) is kind, \
+                f"{name}: {kind.__module__}.{kind.__name__} is not exported by fedtheory.algorithms"
+            assert kind.__name__ in algorithms.__all__, (name, kind.__name__)
+            auto = f"{kind.__name__}(" if dataclasses.is_dataclass(kind) else None  # dataclass's generated doc
+            assert kind.__doc__ and not (auto and kind.__doc__.startswith(auto)), f"{kind.__name__} needs a docstring"
+        seen |= types
+    assert algorithms.Draw in seen and algorithms.FederatedState in seen  # the classic algorithms' own types

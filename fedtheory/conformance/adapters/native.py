@@ -13,11 +13,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...algorithms import FedAvg, FedDyn, FedProx, Scaffnew, Scaffold
-from ...algorithms._local import Draw
-from ...algorithms.feddyn import FedDynState
-from ...algorithms.scaffnew import ScaffnewState
-from ...algorithms.scaffold import ScaffoldState
+from ...algorithms import (Draw, FedAvg, FedDyn, FedDynState, FedProx, Scaffnew, ScaffnewState, Scaffold,
+                           ScaffoldState)
 from ...problems.quadratic import QuadraticProblem
 from ..reference import compressor
 
