@@ -8,11 +8,13 @@ import pkgutil
 import sys
 from typing import Sequence
 
-from . import commands
+from . import __version__, commands
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fedtheory", description=__doc__.split("\n")[0])
+    # the installed distribution's version (fedtheory.__version__ reads the package metadata)
+    parser.add_argument("--version", action="version", version=f"fedtheory {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):
