@@ -19,6 +19,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from .expressions import evaluate_expression
+
 __all__ = ["X_AXES", "plot_convergence", "convergence_figure", "plot_rounds_vs", "rounds_vs_figure",
            "standard_figures", "trace_figure"]
 
@@ -100,8 +102,6 @@ def plot_rounds_vs(ax: Axes, tuned: Any, problems: Any, x: str, *, criterion: st
     ``x`` is evaluated on each problem's certificate constants (e.g. ``"delta_A/mu_f"``). Points where an
     algorithm never reached eps are not drawn and are counted in the legend.
     """
-    from .bench import evaluate_expression
-
     xs = {}
     for _, row in problems.iterrows():
         names = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}

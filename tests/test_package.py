@@ -25,3 +25,46 @@ def test_second_tree_on_path_does_not_merge(tmp_path: Path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": f"{root}:{tmp_path}", "PATH": ""}, cwd=tmp_path.parent).stdout.split()
     assert out == ["1", "True"]
+
+
+def test_cli_version_prints_the_package_version(capsys):
+    import pytest
+
+    from fedtheory import cli
+
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"fedtheory {fedtheory.__version__}"
+    assert fedtheory.__version__ == metadata.version("fedtheory")  # not a number typed into cli.py
+
+
+def test_cli_version_in_a_real_process():
+    root = Path(fedtheory.__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "fedtheory", "--version"], capture_output=True, text=True,
+                         check=True, cwd=root, timeout=120).stdout
+    assert out.strip() == f"fedtheory {metadata.version('fedtheory')}"
+
+
+def test_plotting_does_not_import_bench():
+    """bench imports plotting (for its figures); plotting must not import bench back (the expression evaluator
+    both use lives in fedtheory.expressions), so the layers run one way."""
+    import ast
+
+    import pytest
+
+    pytest.importorskip("matplotlib", reason="plotting needs matplotlib (the bench extra)")
+    root = Path(fedtheory.__file__).resolve().parent.parent
+    code = ("import sys, fedtheory.plotting; "
+            "print('fedtheory.bench' in sys.modules, 'fedtheory.expressions' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
+                         timeout=120).stdout.split()
+    assert out == ["False", "True"]
+    # and statically, for imports inside functions that the import above would not execute
+    for module, forbidden in (("plotting", "bench"), ("expressions", "bench"), ("expressions", "plotting")):
+        tree = ast.parse((root / "fedtheory" / f"{module}.py").read_text())
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module} | {
+            alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level
+                     and node.module is None for alias in node.names}
+        assert forbidden not in imported and f"fedtheory.{forbidden}" not in imported, (module, forbidden)
