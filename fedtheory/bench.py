@@ -357,7 +357,7 @@ def plan(spec: SweepSpec) -> list[Cell]:
                                       sigma2=spec.sigma2))
     ids = [c.id for c in cells]
     if len(set(ids)) != len(ids):
-        raise ValueError("the spec lists the same cell twice (duplicate grid values or seeds)")
+        raise ValueError("the sweep spec lists the same cell twice (duplicate grid values or seeds)")
     return cells
 
 
@@ -732,7 +732,7 @@ def tune(table: Any, eps: float, criterion: str = "rounds"):
            .reset_index())
     agg["final_rel_gap"] = agg["final_rel_gap"].fillna(math.inf)
     key = f"{criterion}_to_eps"
-    # Output order: problems in natural order, algorithm labels in the order they appear in the table (the spec's).
+    # Output order: problems in natural order, algorithm labels in the order they appear in the table (the sweep's).
     problem_rank = {p: i for i, p in enumerate(sorted(set(agg["problem"]), key=catalogue.natural_key))}
     label_rank = {lab: i for i, lab in enumerate(dict.fromkeys(runs["label"]))}
     agg["_p"], agg["_l"] = agg["problem"].map(problem_rank), agg["label"].map(label_rank)
@@ -746,7 +746,7 @@ def tune(table: Any, eps: float, criterion: str = "rounds"):
 def rounds_to_eps_table(tuned: Any, criterion: str = "rounds"):
     """Problems × algorithm labels, each cell the tuned median ``criterion`` to eps (inf = never reached)."""
     pivot = tuned.pivot(index="problem", columns="label", values=f"{criterion}_to_eps")
-    labels = list(dict.fromkeys(tuned["label"]))  # algorithms in the spec's order, problems in natural order
+    labels = list(dict.fromkeys(tuned["label"]))  # algorithms in the sweep's order, problems in natural order
     return pivot.loc[sorted(pivot.index, key=catalogue.natural_key), labels]
 
 

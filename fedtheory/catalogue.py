@@ -17,8 +17,8 @@ distances it measured, not a bitwise verdict.
 Where the catalogue lives
 -------------------------
 The single source of truth is the package-data folder ``fedtheory/catalogue_data/`` (shipped in the wheel,
-so an installed fedtheory finds it without a source checkout). The top-level ``problems/`` folder that
-DESIGN.md asks for is a symbolic link to it, so both paths show the same files and cannot drift apart.
+so an installed fedtheory finds it without a source checkout). The repository's top-level ``problems/`` folder
+is a symbolic link to it, so both paths show the same files and cannot drift apart.
 Users can keep their own catalogue elsewhere and pass ``root=`` to every function.
 
 File layout (``NAME`` is the instance name)::
@@ -156,7 +156,7 @@ def names(pattern: str | None = None, root: str | os.PathLike | None = None) -> 
 
 
 def spec(name: str, root: str | os.PathLike | None = None) -> InstanceSpec:
-    """The spec of instance ``name`` (``name@vK`` is accepted and checks the version)."""
+    """The JSON spec of instance ``name`` (``name@vK`` is accepted and checks the version)."""
     base, _, version = name.partition("@v")
     path = catalogue_dir(root) / f"{base}{SPEC_SUFFIX}"
     if not path.is_file():
@@ -218,7 +218,7 @@ def _stat(path: Path) -> os.stat_result | None:
 
 
 def spec_matches_record(instance: InstanceSpec, record: Mapping[str, Any]) -> bool:
-    """Whether ``instance`` is still the spec its certificate ``record`` was recorded from: the checksum of
+    """Whether ``instance`` is still the JSON spec its certificate ``record`` was recorded from: the checksum of
     what determines the arrays (name, version, generator, params, seed; see :meth:`InstanceSpec.sha256`)
     equals the record's ``spec_sha256``. The one test of an edited spec: :func:`load` refuses the instance,
     :func:`verify` reports it."""
@@ -385,7 +385,7 @@ def write_certificate(name: str, root: str | os.PathLike | None = None, *, overw
 
     The recorded constants are those of the problem rebuilt from the written arrays, i.e. of what
     :func:`load` returns. Refuses to replace different arrays unless ``overwrite``: changing a published
-    instance means bumping its ``version`` in the spec first.
+    instance means bumping its ``version`` in its JSON spec first.
     """
     folder = catalogue_dir(root)
     instance = spec(name, root)

@@ -13,7 +13,8 @@ Schemes
 * :class:`Full` -- every client, every round.
 * :class:`UniformSubset` -- ``size`` clients drawn uniformly without replacement (each of the C(n, S)
   subsets with probability 1 / C(n, S); Pr[i in S] = S/n). This is the sampling SCAFFOLD's (Karimireddy et al.
-  2020, Alg. 1), FedDyn's (Acar et al. 2021, Alg. 1) and FedElasticNet's Theorem 3.1 (spec 000 section 2) analyse.
+  2020, Alg. 1), FedDyn's (Acar et al. 2021, Alg. 1) and FedElasticNet's Theorem 3.1 (Kim et al., App. B.2)
+  analyse.
 * :class:`Bernoulli` -- client i participates independently with probability ``p_i`` (a scalar or one value per
   client); the round may have no participant at all (probability prod_i (1 - p_i)), which algorithms treat
   as a round where nothing happens.

@@ -66,7 +66,7 @@ def quadratic_problems(draw, **kwargs) -> QuadraticProblem:
 @st.composite
 def logistic_perturbed_params(draw, *, min_clients: int = 2, max_clients: int = 6, min_dim: int = 2,
                               max_dim: int = 5) -> dict:
-    """Keyword arguments for :func:`fedtheory.problems.logistic_perturbed` (exact-delta logistic, spec 6(g))."""
+    """Keyword arguments for :func:`fedtheory.problems.logistic_perturbed` (exact-delta logistic)."""
     n = draw(st.integers(min_clients, max_clients))
     which = draw(st.sampled_from(["delta_A", "delta_B"]))
     return {"n_clients": n, "dim": draw(st.integers(min_dim, max_dim)), "reg": draw(st.floats(1e-2, 1.0)),
@@ -97,7 +97,7 @@ def logistic_problems(draw, **kwargs):
 @st.composite
 def nonconvex_params(draw, *, min_clients: int = 1, max_clients: int = 6, min_dim: int = 1,
                      max_dim: int = 5) -> dict:
-    """Keyword arguments for :func:`fedtheory.problems.nonconvex` (spec 6(f))."""
+    """Keyword arguments for :func:`fedtheory.problems.nonconvex` (exact-delta non-convex family)."""
     n = draw(st.integers(min_clients, max_clients))
     which = draw(st.sampled_from(["delta_A", "delta_B"]))
     return {"n_clients": n, "dim": draw(st.integers(min_dim, max_dim)), "curvature": draw(st.floats(0.1, 2.0)),

@@ -62,7 +62,7 @@ def test_load_uses_the_shipped_arrays(name):
 
 @pytest.mark.parametrize("name", [n for n in NAMES if catalogue.spec(n).generator == "fedtheory.problems.quadratic"])
 def test_quadratic_certificates_match_the_requested_constants(name):
-    """The recorded constants are the ones the spec asked for (an independent check of the record)."""
+    """The recorded constants are the ones the instance's JSON spec asked for (an independent check of the record)."""
     params = catalogue.spec(name).params
     c = catalogue.read_certificate(name)["constants"]
     scale = params["L"]

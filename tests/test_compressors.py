@@ -326,7 +326,7 @@ def test_entropy_bounds(X):
 
 
 def test_binned_entropy_fedelasticnet_reading():
-    """0.01 bins, Gaussian sigma >> 0.01: H ~ 1/2 log2(2 pi e sigma^2) + log2(100) (spec 000 Sec. 6)."""
+    """0.01 bins, Gaussian sigma >> 0.01: H ~ 1/2 log2(2 pi e sigma^2) + log2(100) (Cover & Thomas 2006, Thm. 8.3.1)."""
     v = np.random.default_rng(0).normal(0, 1, size=(1, 200000))
     H = binned_entropy(v, 0.01)[0]
     assert abs(H - (0.5 * math.log2(2 * math.pi * math.e) + math.log2(100))) < 0.02

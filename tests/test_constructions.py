@@ -1,4 +1,4 @@
-"""Property tests for the special quadratic constructions (spec 002 section 6 (b)-(e))."""
+"""Property tests for the special quadratic constructions (fedtheory's, docs/problems.md)."""
 import numpy as np
 import pytest
 from hypothesis import assume, given, strategies as st

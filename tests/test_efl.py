@@ -28,7 +28,7 @@ def test_st_projection_and_contraction(d, q, seed, kind):
     res2 = np.sum((T - out) ** 2, axis=1)
     assert np.all(res2 <= (1 - comp.alpha(d)) * norm2 + 1e-12 * (1 + norm2))
     # Orthogonal projection onto span(sign on the support), <T - ST(T), ST(T)> = 0, when the k kept entries are
-    # all non-zero (spec §3.5's condition: a kept zero still counts in mu's 1/k, e.g. T = (2, 0), q = 1).
+    # all non-zero (a kept zero still counts in mu's 1/k, e.g. T = (2, 0), q = 1).
     full_support = np.sort(np.abs(T), axis=1)[:, d - k] > 0
     assert np.all(np.abs(np.sum((T - out) * out, axis=1))[full_support] <= 1e-10 * (1 + norm2[full_support]))
     if kind != "int":
@@ -198,7 +198,8 @@ def test_compression_bits_and_ipw_limit():
 
 
 def test_client_side_scaling_fixes_compressed_random_s_limit():
-    """Spec §3.3 item 13: with ST and random s, server-side p_tau^k stalls; client-side pre-scaling converges."""
+    """Derived by fedtheory (the paper is silent): with ST and random s, server-side p_tau^k stalls; client-side
+    pre-scaling converges."""
     problem = efl_harness(seed=0)
     xs = problem.certificate.x_star
     kw = dict(E=5, step=0.5, decay=20, s_min=1, s_max=(1, 2, 3, 4, 5), q=0.34)

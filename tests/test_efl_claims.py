@@ -108,6 +108,6 @@ def test_theorem1_quantities_are_consistent():
     coef = th.efl_coefficients(s, p, 3)
     lit = th.theorem1_B(coef, s, p, np.ones(3), np.ones(3), L=2.0, mu=1.0, theta=3.0, E=3, G2=1.0, reading="literal")
     con = th.theorem1_B(coef, s, p, np.ones(3), np.ones(3), L=2.0, mu=1.0, theta=3.0, E=3, G2=1.0)
-    assert con >= lit  # the conservative reading for theta >= 1 (spec §4.2)
+    assert con >= lit  # the conservative reading of Theorem 1's B for theta >= 1 (fedtheory's, docs/efl.md)
     rows = th.table1_rounds(G2=1.0, mu=0.1, S=10, eps=1e-3, L=1.0)
     assert rows["EFL"] == 1.0 / (0.1 * 10 * 1e-3) + 1.0 / (0.1 * np.sqrt(1e-3))

@@ -1,4 +1,4 @@
-"""FedElasticNet theory constants and communication metrics (spec 000 sections 4 and 6)."""
+"""FedElasticNet theory constants and communication metrics (Kim et al., Theorem B.1 and Section 4)."""
 import math
 
 import numpy as np
@@ -29,7 +29,8 @@ def test_positivity_iff_threshold(beta, r, m, frac):
 
 
 def test_reference_table_values():
-    # spec 000 section 4.2 table (beta = 1): lambda2 kappa0 and the floor ratio lambda2 kappa'/kappa0
+    # reference values at beta = 1, computed independently from Theorem B.1's kappa0 and kappa':
+    # lambda2 kappa0 and the floor ratio lambda2 kappa'/kappa0
     table = {27: (0.011364, 472.5), 30: (0.22857, 23.25), 40: (0.69841, 7.4545), 100: (1.49373, 3.3893)}
     for r, (k0, floor) in table.items():
         assert r * th.kappa0(r, 1.0) == pytest.approx(k0, rel=1e-4)

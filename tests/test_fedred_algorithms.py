@@ -1,6 +1,6 @@
 """DANE / DANE+ / FedRed(-GD/-SGD) and the batched local (fast) GD: updates, exact expectations, accounting.
 
-Reference: Jiang, Rodomanov & Stich (2024), Algs. 1-3; spec 002 sections 3.3-3.7.
+Reference: Jiang, Rodomanov & Stich (2024), Algs. 1-3, Sections 3-4 and Appendix B.3.
 """
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ def test_fixed_points(kw):
 
 @given(_sc_params(), st.sampled_from([1.0, 2.0]))
 def test_dane_lyapunov_and_monotonicity(kw, lam_factor):
-    """Cor. 21 with lam = 2 delta_A (paper) and lam = delta_A ([D])."""
+    """Cor. 21 with lam = 2 delta_A (paper) and lam = delta_A (derived by fedtheory, not stated in the paper)."""
     assume(kw["delta_A"] > 0)
     kw = {**kw, "rounds": 80}
     _verdict(C._dane_lyapunov(kw, lam_factor), f"lyapunov{lam_factor}")
@@ -52,7 +52,8 @@ def test_dane_gap_bound(kw):
 @given(_sc_params(), st.sampled_from([0.02, 0.1, 0.5, 1.0]), st.floats(1.0, 3.0), st.floats(0.1, 1.0),
        st.booleans())
 def test_fedred_gd_expected_lyapunov_contraction(kw, p, lam_factor, eta_L, reset):
-    """Lemma 35 [D]: exact expectation over both coins, lam >= delta_A, eta <= 1/L, with or without reset."""
+    """Lemma 35 (constants derived by fedtheory): exact expectation over both coins, lam >= delta_A, eta <= 1/L,
+    with or without reset."""
     assume(kw["delta_A"] > 0)
     inst = {**kw, "p": p, "lam_factor": lam_factor, "eta_L": eta_L, "reset": reset, "iterations": 60}
     _verdict(C.check_fedred_gd_lyapunov(inst), "fedred_gd_lyapunov")
@@ -61,7 +62,7 @@ def test_fedred_gd_expected_lyapunov_contraction(kw, p, lam_factor, eta_L, reset
 @given(_sc_params(), st.sampled_from([0.05, 0.3, 1.0]), st.floats(1.0, 3.0), st.floats(0.1, 100.0),
        st.booleans())
 def test_fedred_exact_expected_lyapunov_contraction(kw, p, lam_factor, eta_L, reset):
-    """Section 4.8 [D]: the exact-solver version needs no bound on eta."""
+    """Section 4.1 / App. B.4 (constants derived by fedtheory): the exact-solver version needs no bound on eta."""
     assume(kw["delta_A"] > 0)
     inst = {**kw, "p": p, "lam_factor": lam_factor, "eta_L": eta_L, "reset": reset, "iterations": 60}
     _verdict(C.check_fedred_exact_lyapunov(inst), "fedred_exact_lyapunov")
@@ -76,7 +77,8 @@ def test_fedred_gd_closed_form_and_reductions(kw):
 @given(st.integers(2, 6), st.integers(1, 4), st.floats(0.1, 2.0), st.floats(1.0, 6.0), st.integers(0, 10**6),
        st.sampled_from(["random", "fixed"]), st.integers(1, 30))
 def test_nonconvex_descent_and_stationarity(n, d, delta_B, c, seed, averaging, local_steps):
-    """Lemma 28 and Thm 1 [D] on the 6(f) family with any number of local GD steps."""
+    """Lemma 28 and Thm 1 (constants derived by fedtheory) on the non-convex family with any number of local GD
+    steps."""
     kw = dict(n_clients=n, dim=d, delta_B=delta_B, c=c, nu=0.1, seed=seed, rounds=12, local_steps=local_steps,
               averaging=averaging)
     _verdict(C.check_nonconvex_descent(kw), "nc_descent")

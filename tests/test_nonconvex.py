@@ -1,4 +1,4 @@
-"""Property tests for the non-convex family (spec 002 section 6(f))."""
+"""Property tests for the non-convex family (fedtheory's construction, docs/problems.md)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st

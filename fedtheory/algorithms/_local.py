@@ -7,14 +7,14 @@
   ``outcomes``: ``round(problem, state, rng) == round_given(problem, state, draw(problem, state, rng))``,
   and ``outcomes(problem, state)`` lists every draw with its exact probability (deterministic local solvers
   only), so a test takes exact expectations over client subsets and coins.
-* :func:`threshold` -- FedElasticNet's transmit operator T_eps (spec 000 section 3: zero every coordinate
+* :func:`threshold` -- FedElasticNet's transmit operator T_eps (Kim et al., Section 3: zero every coordinate
   with |v_i| <= eps, inclusive).
 * :func:`upload_log` -- the RoundLog of a round from the matrices actually transmitted.
 
 Communication accounting
 ------------------------
 Uploads are counted from what was sent: ``uplink_nnz`` is the number of non-zero coordinates of all
-transmitted vectors (FedElasticNet's metric, spec 000 section 6(i)); ``uplink_bits`` encodes every
+transmitted vectors (FedElasticNet's metric, Kim et al., Section 4 and Table 2); ``uplink_bits`` encodes every
 transmitted vector in the cheaper of a dense float64 array (64 d bits) and a coordinate list
 (nnz (64 + ceil(log2 d)) bits) -- an encoder would choose the cheaper one. Downloads are dense float64
 vectors (64 d bits each). The matrix the clients transmitted in the last round is kept in the state
@@ -61,7 +61,7 @@ class FederatedState(State):
 
 
 def threshold(V: np.ndarray, eps: float) -> np.ndarray:
-    """T_eps(v)_i = 0 if |v_i| <= eps else v_i (inclusive, spec 000 section 3). eps = 0 zeroes only zeros."""
+    """T_eps(v)_i = 0 if |v_i| <= eps else v_i (inclusive, Kim et al., Section 3). eps = 0 zeroes only zeros."""
     if eps <= 0.0:
         return V
     return np.where(np.abs(V) <= eps, 0.0, V)
@@ -200,8 +200,8 @@ def aggregation_weights(problem: Problem, clients: np.ndarray, weighting: str, n
 
     ``weighting``: "problem" uses the problem's w_i (n_k / n for data problems), "uniform" uses 1/n.
     ``normalize``: "participants" divides by their sum over the participants (standard FedAvg, mean over
-    S); "all" keeps w_i as is (FedElasticNet Alg. 1 line 8 as printed: sum_{k in P_t} n_k/n Delta_k, a damped
-    step under partial participation; spec 000 section 3.3).
+    S); "all" keeps w_i as is (FedElasticNet Alg. 1 line 8 as printed, Kim et al., Section 3.1:
+    sum_{k in P_t} n_k/n Delta_k with n the data of all clients, a damped step under partial participation).
     """
     w = problem.weights[clients] if weighting == "problem" else np.full(clients.shape[0], 1.0 / problem.n_clients)
     if normalize == "participants":

@@ -1,6 +1,6 @@
 """DANE and DANE+ (Jiang, Rodomanov & Stich 2024, Alg. 1; Shamir, Srebro & Zhang 2014).
 
-One implementation with options. Round r (spec 002 section 3.4):
+One implementation with options. Round r (Jiang, Rodomanov & Stich 2024, Alg. 1 and Appendix B.3):
 
     h_{i,r} = grad f(x^r) - grad f_i(x^r)                                      control variate (1)
        or   h_{i,r+1} = h_{i,r} + m (x_{i,r+1} - x^{r+1}),  sum_i w_i h_{i,0} = 0  Scaffnew-type (B.84)
@@ -15,9 +15,11 @@ One implementation with options. Round r (spec 002 section 3.4):
        or   x^{r+1} = x_{xi_r, r+1}   randomized (xi_r ~ w) or predetermined single client (non-convex theory).
 
 DANE is DANE+ with control variate (1), exact local solves and standard averaging; on quadratics it is the
-preconditioned step x^{r+1} = x^r - [sum_i w_i (A_i + lam I)^{-1}] grad f(x^r) (spec section 3.3).
+preconditioned step x^{r+1} = x^r - [sum_i w_i (A_i + lam I)^{-1}] grad f(x^r) (derived by fedtheory, not stated
+in the paper).
 
-Accounting (spec section 3.7): one communication round per round. With CV (1) the server broadcasts x^r and
+Accounting (fedtheory's reading of what Alg. 1 sends; the paper counts one communication round per round,
+Section 2). With CV (1) the server broadcasts x^r and
 grad f(x^r) (2n vectors down), the clients upload grad f_i(x^r) and their models (n + n, or n + 1 with a
 single selected client, who alone runs the local solver). With CV (B.84): x^r down, x_{i,r+1} up. Local
 gradient evaluations: the n gradients at x^r plus every further local gradient (a local solver that makes
@@ -100,7 +102,8 @@ class DANEPlus:
     control_variate:
         ``"gradient"`` (1) or ``"scaffnew"`` (B.84, needs standard averaging).
     m:
-        Weight of the (B.84) update; None uses m = lam (spec section 3.1).
+        Weight of the (B.84) update; None uses m = lam (fedtheory's choice for exact solves; Appendix B.3
+        leaves m free).
     averaging:
         ``"standard"``, ``"random"`` (one client xi ~ weights) or ``"fixed"`` (the predetermined schedule
         ``schedule[r % len(schedule)]``).

@@ -1,5 +1,6 @@
 """Elastic Federated Learning, EFL (Ma, Lu, Lu, Li, Yi & Cui, "Towards Heterogeneous Clients with Elastic
-Federated Learning", Alg. 1 with the ST compressor of Alg. 2), in the implementable reading of spec 004 §3.4.
+Federated Learning", Alg. 1 with the ST compressor of Alg. 2), in fedtheory's implementable reading (docs/efl.md,
+"Deviations from the paper", gives each deviation from the print and its reason).
 
 Round tau (1-based). The server draws s_tau^k in {0, ..., E} for every client (0 = inactive, unselected,
 departed or not yet arrived) and broadcasts (b_{tau-1}, U_{tau-1}, V_{tau-1}). Every client with s_tau^k > 0:
@@ -17,24 +18,25 @@ and the server aggregates with the time-varying coefficients p_tau^k (eq. 6):
 
 Aggregation coefficients (``weighting``): ``"efl"`` p_tau^k = E p^k / s_tau^k (§4.2, the paper's scheme);
 ``"fedavg"`` p_tau^k = p^k (the FedAvg-weighting baseline under the same scenarios); ``"efl_ipw"``
-p_tau^k = E p^k / (s_tau^k pi^k) with pi^k the client's activity probability (an inferred extension, spec
-§5.3, that removes the bias of unequal inactivity). Inactive clients get p_tau^k = 0; the p_tau^k are not
-renormalised (that would undo the compensation, spec §5.4).
+p_tau^k = E p^k / (s_tau^k pi^k) with pi^k the client's activity probability (an extension derived by
+fedtheory, not in the paper, that removes the bias of unequal inactivity). Inactive clients get p_tau^k = 0;
+the p_tau^k are not renormalised (that would undo the compensation of Ma et al., Section 4.2).
 
-Deviations from the print, each an option (spec 004 §3.3):
+Deviations from the print, each an option (fedtheory's readings where Alg. 1 is inconsistent or silent):
   * ``variant="consistent"`` (default) adds ST(Delta^G) to the server model and aggregates the compressed
     c^k. ``variant="printed"`` is Alg. 1 literally: the server aggregates the uncompressed Delta^k and adds
     the uncompressed Delta^G while clients receive ST(Delta^G); server and clients then drift apart
     (claim ``efl.sync.printed``).
   * ``scaling="server"`` applies p_tau^k after the client's error feedback (the print);
     ``scaling="client"`` pre-scales the local displacement, Delta^k = R^k + p_tau^k (w - w^k), and the
-    server sums (§3.3 item 13: with random s_tau^k only the latter keeps the fixed point).
+    server sums (derived by fedtheory, the paper is silent: with random s_tau^k only the latter keeps the
+    fixed point; tests/test_efl.py).
   * ``q=None`` means no compression (ST = id, R = 0): ST with q = 1 is a scaled sign, not the identity.
 
 Learning rate: eta_tau = step (``decay=None``) or step / (c + decay), where c counts rounds since the last
 restart (1 at the first round). Theorem 1's schedule is step = 16 / (mu E[sum_k p_tau^k s_tau^k]) and
 decay = gamma / E (:func:`fedtheory.theory.efl.theorem1_schedule`). ``restarts`` and ``restart_on_arrival``
-restart the clock ("a fresh start after the shift", §4.4).
+restart the clock ("a fresh start after the shift", Ma et al., Section 4.4).
 
 Randomness: :meth:`draw` samples s_tau^k and a noise seed at the top of the round; :meth:`round_given` is
 deterministic given the draw, so exact expectations enumerate :meth:`outcomes`.
@@ -77,7 +79,8 @@ def elastic_grad(f_grad: np.ndarray, W: np.ndarray, U: np.ndarray, V: np.ndarray
 
 
 def fisher_diagonal(problem: Problem, X: np.ndarray, clients: np.ndarray) -> np.ndarray:
-    """diag(I_k(X[k])) for the listed clients (spec 004 §2.3, inferred: the paper gives no recipe).
+    """diag(I_k(X[k])) for the listed clients (Ma et al., eqs. 2-3 use I_k but give no recipe; this one is
+    fedtheory's).
 
     Order of preference: the problem's own ``fisher_diag(X, clients)``; the Hessian diagonal of a quadratic
     (a unit-variance Gaussian likelihood has I_k = A_k); the diagonal of ``problem.hessians(X, clients)``
@@ -176,7 +179,8 @@ def _events(name: str, value: Any) -> tuple[tuple[int, int], ...]:
 @register_algorithm
 @dataclass(frozen=True)
 class EFL:
-    """EFL (Ma et al., Alg. 1 + Alg. 2; spec 004 §3.4). See the module docstring for the update equations.
+    """EFL (Ma et al., Alg. 1 + Alg. 2, in fedtheory's consistent reading). See the module docstring for the
+    update equations.
 
     Parameters
     ----------
@@ -190,9 +194,9 @@ class EFL:
     departures: {client: tau0}: the client leaves after round tau0 (s = 0 for tau > tau0).
     arrivals: {client: tau0}: the client joins after round tau0 (s = 0 for tau <= tau0).
     restarts: rounds at which the learning-rate clock restarts; ``restart_on_arrival`` adds the arrivals.
-    weighting: "efl" (p_tau^k = E p^k / s_tau^k), "fedavg" (p^k) or "efl_ipw" (E p^k / (s pi^k), inferred).
+    weighting: "efl" (p_tau^k = E p^k / s_tau^k), "fedavg" (p^k) or "efl_ipw" (E p^k / (s pi^k), fedtheory's).
     scaling: "server" or "client" placement of p_tau^k relative to error feedback.
-    variant: "consistent" (spec §3.4) or "printed" (Alg. 1 literally).
+    variant: "consistent" (fedtheory's reading, docs/efl.md) or "printed" (Alg. 1 literally).
     uv_sum: "reporters" (U, V over the last round's reporters) or "cached" (latest u^k, v^k of every client).
     """
 
@@ -374,7 +378,8 @@ class EFL:
         compressor = SparseTernary(self.q) if self.q is not None else None
 
         # Sync: a client that took part in the previous round applies that round's broadcast; one that missed
-        # it downloads the server model (spec §3.3 item 6: the paper leaves catch-up unspecified).
+        # it downloads the server model (the paper leaves catch-up unspecified; its Section 5.4 only notes that
+        # low participation puts client residuals out of sync).
         start = np.where((state.last_seen[act] == tau - 1)[:, None],
                          state.client_x[act] + state.broadcast, state.x)
 

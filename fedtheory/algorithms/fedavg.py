@@ -11,7 +11,8 @@ a_i = w_i (``normalize="all"``, FedElasticNet Alg. 1 line 8 as printed), and w_i
 (n_k / n) or uniform 1/n (``weighting``). Downlink: x to every participant.
 
 On quadratics the K-step local map is affine and the fixed point is
-(sum_i a_i M_i)^{-1} sum_i a_i M_i x_i*, M_i = I - (I - eta_l A_i)^K (spec 000 section 5.1), computed by
+(sum_i a_i M_i)^{-1} sum_i a_i M_i x_i*, M_i = I - (I - eta_l A_i)^K (derived by fedtheory, not stated in the
+papers; docs/classic.md), computed by
 :func:`fedtheory.theory.classic.fedavg_fixed_point`; K = 1 and eta_g = 1 is gradient descent with step eta_l.
 """
 from __future__ import annotations
@@ -35,7 +36,8 @@ __all__ = ["FedAvg"]
 @register_algorithm
 @dataclass(frozen=True, kw_only=True)
 class FedAvg(FederatedAlgorithm):
-    """FedAvg with K local GD/SGD steps (McMahan et al. 2017; spec 000 section 3.1, spec 002 section 3.0).
+    """FedAvg with K local GD/SGD steps (McMahan et al. 2017, Alg. 1; the baseline of Kim et al., Section 3.1,
+    and of Jiang, Rodomanov & Stich 2024, Section 2).
 
     Attributes
     ----------

@@ -1,17 +1,19 @@
-"""FedDyn (Acar et al. 2021, Alg. 1) and FedElasticNet Algorithm 3 (spec 000 sections 3.6-3.7).
+"""FedDyn (Acar et al. 2021, Alg. 1) and FedElasticNet Algorithm 3 (Kim et al., Section 3.3, eqs. (8)-(12)).
 
 State: server model x, server state h, stored client "gradient states" g_i (all start at 0: h^0 = 0,
 grad L_k(theta_k^0) = 0 in Alg. 3 line 1). One round with participants S (alpha = lambda2 > 0):
 
     theta_i = argmin_theta f_i(theta) - <g_i, theta> + alpha/2 ||theta - x||^2 + lambda1 ||theta - x||_1   (eq. 10)
-    Delta_i = T_eps(theta_i - x),  theta_i = x + Delta_i                 (threshold first, spec 000 section 3.7)
+    Delta_i = T_eps(theta_i - x),  theta_i = x + Delta_i                 (threshold first, see below)
     g_i+ = g_i - alpha Delta_i - lambda1 s_i                            (i in S; others keep g_i)
     h+   = h - alpha sum_{i in S} w_i Delta_i - lambda1 sum_{i in S} w_i s_i
     x+   = sum_{i in S} a_i theta_i - h+ / alpha,                        a_i = w_i / sum_{j in S} w_j
 
 With uniform weights (w_i = 1/m) these are exactly Acar et al.'s h^t = h^{t-1} - alpha/m sum_{P_t}(theta_k^t -
-theta^{t-1}) and theta^t = 1/|P_t| sum_{P_t} theta_k^t - h^t/alpha (no sign typo, spec 000 section 3.7), and
-h = sum_i w_i g_i holds every round (Lemma B.2) for any solver, reading and participation.
+theta^{t-1}) and theta^t = 1/|P_t| sum_{P_t} theta_k^t - h^t/alpha (Kim et al., Alg. 3 lines 12-13, signs as
+printed), and h = sum_i w_i g_i holds every round (Kim et al., Lemma B.2) for any solver, reading and
+participation. Thresholding before the client's own state update is fedtheory's reading (the paper does not
+say where T_eps is applied): it keeps Lemma B.2's h = sum_i w_i g_i exact.
 
 Sign readings of s_i (``sign_at_zero``):
   * "printed": s_i = sign(Delta_i) with sign(0) = 0 (communication-faithful; the server computes it from

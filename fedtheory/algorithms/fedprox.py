@@ -1,4 +1,4 @@
-"""FedProx (Li et al. 2020) and FedElasticNet Algorithm 1 (Kim et al.; spec 000 section 3.3) as one option set.
+"""FedProx (Li et al. 2020) and FedElasticNet Algorithm 1 (Kim et al., Section 3.1) as one option set.
 
 Local problem of a participating client (center x = the broadcast model):
 
@@ -10,7 +10,8 @@ l1 term as a proximal (ISTA) step or as the sign sub-gradient (``l1_mode``). lam
 mu = lambda2; lambda1 = lambda2 = 0 with ``solver="gd"`` is FedAvg. The transmitted update is
 Delta_i = T_eps(y_i - x) and the server step and weights are FedAvg's (:class:`fedtheory.algorithms.FedAvg`).
 
-Fixed point on quadratics with lambda1 = 0 and exact solves (spec 000 section 5.2):
+Fixed point on quadratics with lambda1 = 0 and exact solves (derived by fedtheory, not stated in the papers;
+docs/classic.md):
 [sum_i a_i (A_i + lambda2 I)^{-1} A_i]^{-1} sum_i a_i (A_i + lambda2 I)^{-1} b_i, which differs from x* when
 Hessians are heterogeneous, with bias O(1/lambda2) (:func:`fedtheory.theory.classic.fedprox_fixed_point`).
 """

@@ -1,7 +1,7 @@
 """FedRed, FedRed-GD and FedRed-SGD (Jiang, Rodomanov & Stich 2024, Algs. 2 and 3).
 
-Doubly regularized drift correction. Iteration k (spec 002 sections 3.5-3.6), with reference point x~_k,
-local iterates x_{i,k} and control variates h_{i,k} = grad f(x~_k) - grad f_i(x~_k) (4):
+Doubly regularized drift correction. Iteration k (Algs. 2-3), with reference point x~_k, local iterates x_{i,k}
+and control variates h_{i,k} = grad f(x~_k) - grad f_i(x~_k) (4):
 
     F_{i,k}(x) = f_i(x) + <h_{i,k}, x> + lam/2 ||x - x~_k||^2 + 1/(2 eta) ||x - x_{i,k}||^2
     x_{i,k+1} = argmin F_{i,k}                                         Alg. 2, solver="exact"
@@ -18,9 +18,9 @@ local iterates x_{i,k} and control variates h_{i,k} = grad f(x~_k) - grad f_i(x~
 Alg. 2 merge into one, (lam + 1/eta)/2 ||x - c_i||^2 with c_i = (lam x~ + x_i/eta)/(lam + 1/eta), so the exact
 solve is a single call of ``problem.solve_local`` (cached eigendecomposition for quadratics).
 
-Accounting (spec section 3.7, Table 1 footnote 5): nothing is sent when theta_k = 0 (``communicated=False``);
-when theta_k = 1 the clients upload x_{i,k+1} and grad f_i(x~_{k+1}) and the server broadcasts x~_{k+1} and
-grad f(x~_{k+1}). FedRed-GD evaluates one local gradient per client per iteration: with the reset,
+Accounting (Table 1, footnote 5: the expected number of communications): nothing is sent when theta_k = 0
+(``communicated=False``); when theta_k = 1 the clients upload x_{i,k+1} and grad f_i(x~_{k+1}) and the server
+broadcasts x~_{k+1} and grad f(x~_{k+1}). FedRed-GD evaluates one local gradient per client per iteration: with the reset,
 x_{i,k+1} = x~_{k+1}, so the gradient computed for the control variate is the next step's gradient (it is
 cached in the state and charged once). Without the reset, or with stochastic steps, the control-variate
 gradients are extra and are charged when computed. The exact solver (Alg. 2) is charged only the control
@@ -84,7 +84,8 @@ class FedRed:
         eta = 1/L.
     p:
         Communication probability in (0, 1]; None uses the balanced choice p = min(1, (lam + mu) eta)
-        (spec section 3.8).
+        (derived by fedtheory from FedRed-GD's expected contraction; the paper takes p of order lam eta,
+        Section 4.3).
     reset:
         Reset x_{i,k+1} <- x~_{k+1} after communicating (the authors' code does; the analysis holds either way).
     selection:
@@ -93,10 +94,11 @@ class FedRed:
         For ``solver="gd"``/``"fgd"`` (Alg. 2 with an approximate local solver): at most ``local_steps`` (fast)
         GD steps of size 1/(L_i + lam + 1/eta) from x_{i,k}, stopping once ||grad F_{i,k}|| <= ``local_tol``
         (``local_tol=0``: exactly ``local_steps`` steps, returning the min-gradient iterate). With 1/eta >= L the
-        subproblem's condition number is <= 2, so a few steps suffice (spec section 3.5).
+        subproblem's condition number is <= 2, so a few steps suffice (the key idea of Alg. 2, Section 4;
+        the bound 2 = (L + lam + 1/eta)/(lam + 1/eta) at 1/eta >= L is fedtheory's arithmetic).
     stochastic:
         Use ``problem.stochastic_grads`` for the local steps (FedRed-SGD; linearized solver only). The control
-        variate always uses full gradients (spec section 3.6).
+        variate always uses full gradients (Section 4.3).
     """
 
     lam: float | None = None

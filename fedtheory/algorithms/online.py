@@ -1,7 +1,7 @@
-"""Online federated learning: FedOGD (Alg. 1), OFedAvg and OFedIQ (Alg. 2) of Kwon, Park & Hong (spec 003).
+"""Online federated learning: FedOGD (Alg. 1), OFedAvg and OFedIQ (Alg. 2) of Kwon, Park & Hong.
 
 One round of :func:`fedtheory.run` is one time step t (0-based here; the paper's t is t + 1). One shared
-implementation, :class:`OFedIQ`, with options; FedOGD and OFedAvg are its special cases (spec 003, 3.2):
+implementation, :class:`OFedIQ`, with options; FedOGD and OFedAvg are its special cases (Section 3.2):
 
     FedOGD      = OFedIQ(L = 1, p_k = 1, no quantization)
     OFedAvg(p)  = OFedIQ(L = 1, p, no quantization)

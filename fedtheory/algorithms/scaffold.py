@@ -1,4 +1,4 @@
-"""SCAFFOLD (Karimireddy et al. 2020, Alg. 1) and FedElasticNet Algorithm 2 (spec 000 sections 3.4-3.5).
+"""SCAFFOLD (Karimireddy et al. 2020, Alg. 1) and FedElasticNet Algorithm 2 (Kim et al., Section 3.2, eqs. (5)-(7)).
 
 State: server model x, server control variate c, client control variates c_i (all start at 0, so
 c = sum_i w_i c_i holds from the start). One round with participants S:
@@ -59,7 +59,8 @@ class Scaffold(FederatedAlgorithm):
     l1_mode:
         "subgradient" (printed eq. 7) or "proximal".
     threshold:
-        epsilon >= 0 applied to the model update Delta y only (Delta c is sent dense, spec 000 section 3.5).
+        epsilon >= 0 applied to the model update Delta y only (Delta c is sent dense: fedtheory's reading of
+        Kim et al., Alg. 2, consistent with their Table 2).
     """
 
     local_steps: int = 10

@@ -4,9 +4,10 @@ Every check takes one problem (a :class:`~fedtheory.problems.base.Problem`; most
 closed forms) and picks the algorithm's hyperparameters from the certificate, so the tests in
 ``tests/test_classic_*.py`` call the same checks on hypothesis-drawn problems.
 
-Statements marked ``derived=True`` are not in a paper: they are this library's corrections of claims in the
-issue text that turned out to be false (FedAvg's bias is *not* monotone in K), or first-order expansions
-derived here (the drift vector v below).
+Statements marked ``derived=True`` are not in a paper: they are this library's corrections of common readings
+that turned out to be false (FedAvg's bias is *not* monotone in K), or first-order expansions derived here (the
+drift vector v below). The closed-form fixed points of FedAvg and FedProx on quadratics are derived by
+fedtheory too (:mod:`fedtheory.theory.classic`, docs/classic.md); the papers only say that both drift.
 
 Derivation of the drift vector (used by two derived claims). Write r_i = -grad f_i(x*) (sum_i w_i r_i = 0)
 and v = Abar^{-1} sum_i w_i A_i grad f_i(x*). FedAvg's fixed point solves sum_i w_i N_i (r_i - A_i e) = 0
@@ -40,7 +41,7 @@ from .space import Param, quadratic_space
 __all__: list[str] = []
 
 PAPER = "classic"
-#: Identity tolerance of DESIGN.md (relative).
+#: Identity tolerance (relative): an identity holds to 1e-10 of its scale (closed forms against runs).
 IDENTITY_TOL = 1e-10
 
 
@@ -125,7 +126,8 @@ def _iterate(alg: Any, problem: Problem, rounds: int, *, seed: int = 0, state: A
 # FedAvg / FedProx: identities and closed-form fixed points
 # ---------------------------------------------------------------------------------------------------------
 
-@claim(id="classic.fedavg.k1_is_gd", paper=PAPER, reference="McMahan et al. 2017; spec 002 §3.0",
+@claim(id="classic.fedavg.k1_is_gd", paper=PAPER,
+       reference="McMahan et al. 2017, Alg. 1; Jiang, Rodomanov & Stich 2024, Section 2 (centralized GD)",
        statement="FedAvg with K = 1 local step of size eta and server step 1 (full participation) produces the "
                  "same iterates as gradient descent with step eta (1e-12 relative, 30 rounds)",
        kind="metamorphic", instances=_heterogeneous)
@@ -154,7 +156,8 @@ def _fixed_point_evidence(problem: Problem, alg: Any, T: np.ndarray, fp: np.ndar
                     details={"bias_norm": bias, "spectral_radius": rho, "rounds": rounds})
 
 
-@claim(id="classic.fedavg.fixed_point", paper=PAPER, reference="spec 000 §5.1",
+@claim(id="classic.fedavg.fixed_point", paper=PAPER,
+       reference="McMahan et al. 2017, Alg. 1; fixed point derived by fedtheory (docs/classic.md)",
        statement="K-step FedAvg (local GD, full participation) converges to (sum_i w_i M_i)^{-1} sum_i w_i M_i x_i*, "
                  "M_i = I - (I - eta A_i)^K (1e-10 relative), which differs from x* under heterogeneous Hessians "
                  "and gradients",
@@ -166,7 +169,8 @@ def check_fedavg_fixed_point(problem: Problem) -> Evidence:
                                  fedavg_fixed_point(problem, K, eta))
 
 
-@claim(id="classic.fedprox.fixed_point", paper=PAPER, reference="Li et al. 2020; spec 000 §5.2",
+@claim(id="classic.fedprox.fixed_point", paper=PAPER,
+       reference="Li et al. 2020, eq. (2); fixed point derived by fedtheory (docs/classic.md)",
        statement="FedProx with exact local solves converges to [sum_i w_i (A_i + lam I)^{-1} A_i]^{-1} "
                  "sum_i w_i (A_i + lam I)^{-1} b_i (1e-10 relative), which differs from x* under heterogeneous "
                  "Hessians and gradients",
@@ -177,7 +181,9 @@ def check_fedprox_fixed_point(problem: Problem) -> Evidence:
     return _fixed_point_evidence(problem, FedProx(prox=lam), T, fedprox_fixed_point(problem, lam))
 
 
-@claim(id="classic.drift.equal_hessians_unbiased", paper=PAPER, reference="spec 000 §5 (test-design caveat)",
+@claim(id="classic.drift.equal_hessians_unbiased", paper=PAPER,
+       reference="derived by fedtheory (not stated in the papers): the drift vector v vanishes when all A_i are "
+                 "equal (module docstring)",
        statement="When all A_i are equal (any b_i), the FedAvg (K = 5) and FedProx fixed points equal x* "
                  "(1e-10 relative) and both algorithms converge to x*",
        kind="fixed_point", instances=_equal_hessians)
@@ -199,7 +205,9 @@ def _bias_counterexample(thorough: bool) -> Iterable[Problem]:
     yield quadratic(2, 2, mu=0.1, L=1.0, delta_B=0.36, zeta2=1.0, seed=51)
 
 
-@claim(id="classic.fedavg.bias_monotone_in_K", paper=PAPER, reference="issue 3 (claim list), spec 000 §5.1",
+@claim(id="classic.fedavg.bias_monotone_in_K", paper=PAPER,
+       reference="a common reading of client drift (Karimireddy et al. 2020, Section 3), not a theorem; fixed "
+                 "point derived by fedtheory (docs/classic.md)",
        statement="FedAvg's fixed-point bias ||x_K - x*|| grows with the number K of local steps",
        kind="counterexample", instances=_bias_counterexample, expected="violated")
 def check_fedavg_bias_monotone(problem: Problem) -> Evidence:
@@ -249,7 +257,8 @@ def check_fedavg_bias_first_order(problem: Problem) -> Evidence:
                              "drift_vector_norm": nv, "increasing_K_1_10": increasing})
 
 
-@claim(id="classic.fedavg.bias_linear_in_zeta", paper=PAPER, reference="issue 3 (claim list); derived here",
+@claim(id="classic.fedavg.bias_linear_in_zeta", paper=PAPER,
+       reference="derived by fedtheory (not stated in the papers; docs/classic.md)",
        statement="At fixed Hessians and fixed direction of the client-gradient heterogeneity, FedAvg's and "
                  "FedProx's fixed-point bias is exactly proportional to zeta = sqrt(zeta2) (1e-10 relative), so it "
                  "grows with zeta2",
@@ -269,8 +278,9 @@ def check_bias_linear_in_zeta(kw: dict) -> Evidence:
                     details={"bias_over_zeta": per_unit})
 
 
-@claim(id="classic.fedprox.bias_inverse_lambda.derived", paper=PAPER, reference="derived here (module docstring); "
-       "spec 000 §5.2 ('bias O(1/lambda2)')",
+@claim(id="classic.fedprox.bias_inverse_lambda.derived", paper=PAPER,
+       reference="derived by fedtheory (module docstring; not stated in the papers, which say only that FedProx "
+                 "drifts: Li et al. 2020; Kim et al., Section 3)",
        statement="FedProx's bias shrinks like 1/lambda: lambda ||x_lambda - x*|| -> ||v|| (v as for FedAvg); the "
                  "relative error is <= 1e-2 at lambda = 1e3 L kappa_f and <= 1e-3 at 10x that "
                  "lambda (it is O(L/lambda))",
@@ -343,7 +353,7 @@ def optimal_state(alg: Any, problem: Problem) -> Any:
 
     The server states are set to their exact value 0 = sum_i w_i grad f_i(x*), not to the floating-point sum
     (~1e-17): FedElasticNet Alg. 2's sign(y - x) is discontinuous at 0, so a 1e-17 local direction would
-    switch on a full lambda1 step (the sign chattering of spec 000 section 5.4).
+    switch on a full lambda1 step (sign chattering, observed by fedtheory; docs/classic.md).
     """
     xs = problem.certificate.x_star
     G = problem.grads(problem.broadcast(xs))
@@ -357,7 +367,8 @@ def optimal_state(alg: Any, problem: Problem) -> Any:
 
 
 @claim(id="classic.drift_corrected.fixed_point_every_draw", paper=PAPER,
-       reference="Karimireddy et al. 2020; Acar et al. 2021; Mishchenko et al. 2022; spec 000 §5.4-5.6",
+       reference="Karimireddy et al. 2020; Acar et al. 2021; Mishchenko et al. 2022; Kim et al., Algs. 2-3; "
+                 "fixed points derived by fedtheory (docs/classic.md)",
        statement="Starting at x* with the optimal auxiliary state (c_i = g_i = h_i = grad f_i(x*)), one round of "
                  "SCAFFOLD (I, II, with FedElasticNet's lambda1, lambda2, sub-gradient or ISTA), FedDyn (exact or "
                  "local GD, both sign readings, lambda1 >= 0) and Scaffnew (per step or per communication) leaves "
@@ -416,7 +427,8 @@ def _invariant_algorithms(problem: Problem) -> dict[str, Any]:
 
 
 @claim(id="classic.invariants.server_state_is_mean", paper=PAPER,
-       reference="Karimireddy et al. 2020, Alg. 1 (c = mean c_i); Acar et al. 2021 / spec 000 Lemma B.2 (h = mean g_i)",
+       reference="Karimireddy et al. 2020, Alg. 1 (c = mean c_i); Acar et al. 2021; Kim et al., Lemma B.2 "
+                 "(h = mean g_i)",
        statement="Every round, SCAFFOLD's server control variate equals sum_i w_i c_i and FedDyn's server state "
                  "equals sum_i w_i g_i (the stored gradient states), under partial participation, options I/II, "
                  "exact or local-GD solves, both sign readings, lambda1 > 0 and eps-thresholding (1e-12 relative)",

@@ -31,7 +31,9 @@ def _describe(kw: dict) -> str:
     return "quadratic(" + ", ".join(f"{k}={v}" for k, v in kw.items()) + ")"
 
 
-@claim(id="foundation.quadratic.constants_exact", paper="foundation", reference="spec 002 §2.3, §6(a)",
+@claim(id="foundation.quadratic.constants_exact", paper="foundation",
+       reference="Jiang, Rodomanov & Stich 2024, Defs. 1-2 specialised to quadratics; the construction and closed "
+                 "forms are fedtheory's (docs/problems.md)",
        statement="quadratic() builds instances whose certified mu, L, delta_A or delta_B and zeta2 equal the "
                  "requested values to 1e-10 relative, for any client weights",
        kind="identity", space=_QUAD_WEIGHTED_SPACE)
@@ -53,7 +55,8 @@ def check_quadratic_constants(kw: dict) -> Evidence:
                     details={"relative_errors": errors})
 
 
-@claim(id="foundation.quadratic.kkt", paper="foundation", reference="spec 002 §2.3",
+@claim(id="foundation.quadratic.kkt", paper="foundation",
+       reference="quadratic optimality, x* = Abar^{-1} bbar (docs/problems.md)",
        statement="the certificate's x* is a minimiser: ||grad f(x*)|| <= 1e-12 (relative) and "
                  "f(x) - f* = 1/2 (x-x*)^T Abar (x-x*) >= 0, for any client weights",
        kind="identity", space=_QUAD_WEIGHTED_SPACE)
@@ -69,7 +72,9 @@ def check_quadratic_kkt(kw: dict) -> Evidence:
                     details={"gap_closed_form": closed, "gap_direct": direct})
 
 
-@claim(id="foundation.dissimilarity.sandwich", paper="foundation", reference="spec 002 §2.2 [D]",
+@claim(id="foundation.dissimilarity.sandwich", paper="foundation",
+       reference="Jiang, Rodomanov & Stich 2024, Section 3 after Def. 2 (delta_A up to sqrt(n) times smaller than "
+                 "delta_B); the two-sided bound is derived by fedtheory (not stated in the paper)",
        statement="delta_A <= delta_B <= sqrt(n) delta_A (uniform weights), and delta_B <= L - mu",
        kind="bound", derived=True, space=_QUAD_SPACE)
 def check_sandwich(kw: dict) -> Evidence:
@@ -86,7 +91,9 @@ def _outlier_instances(thorough: bool):
         yield n
 
 
-@claim(id="foundation.dissimilarity.outlier_ratio", paper="foundation", reference="spec 002 §6(d)",
+@claim(id="foundation.dissimilarity.outlier_ratio", paper="foundation",
+       reference="fedtheory's outlier construction (docs/problems.md), attaining the sqrt(n) gap of Jiang, "
+                 "Rodomanov & Stich 2024, Section 3",
        statement="one outlier client (G_1 = (n-1)M, G_j = -M) gives delta_B / delta_A = sqrt(n-1) exactly",
        kind="identity", derived=True, instances=_outlier_instances)
 def check_outlier_ratio(n: int) -> Evidence:

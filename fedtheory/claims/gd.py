@@ -12,7 +12,7 @@ from .space import InstanceSpace, Param, quadratic_space
 
 __all__: list[str] = []
 
-#: Floating-point floor (DESIGN.md): gaps below 1e-12 of their start, i.e. distances below 1e-6 of theirs,
+#: Floating-point floor: gaps below 1e-12 of their start, i.e. distances below 1e-6 of theirs,
 #: carry relative errors that swamp a 1e-9 comparison of per-step ratios.
 DIST_FLOOR = 1e-6
 

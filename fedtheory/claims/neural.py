@@ -157,7 +157,8 @@ def _crosscheck_instances(thorough: bool):
                    "algorithm": alg, "rounds": 8}
 
 
-@_claim(id="neural.crosscheck.logistic", reference="issue 11 (metamorphic cross-check of the two backends)",
+@_claim(id="neural.crosscheck.logistic", reference="metamorphic cross-check of fedtheory's two backends "
+        "(docs/torch.md)",
         statement="on binary logistic regression in float64 the torch backend and the NumPy LogisticProblem produce "
                   "the same iterates (1e-8 relative, every round) for every algorithm with deterministic local work",
         kind="metamorphic", instances=_crosscheck_instances)
@@ -261,7 +262,7 @@ def check_elasticnet_sparsity(inst: dict) -> Evidence:
 
 # ----- DoCoFL (Dorfman et al.; Table 3) -----
 
-#: Table 3 (spec 001 section 7.3): the largest |accuracy difference| to FedAvg over the eight configurations (pp).
+#: Dorfman et al. 2023, Table 3: the largest |accuracy difference| to FedAvg over the eight configurations (pp).
 PAPER_DOCOFL_MAX_GAP = 0.98
 
 
@@ -318,7 +319,7 @@ def check_docofl_accuracy(inst: dict) -> Evidence:
 
 # ----- EFL (Ma et al.; Table 2, Fig. 3) -----
 
-#: Table 2 (BMTA %, non-IID): EFL against FedAvg on the four tasks (spec 004 section 6.3).
+#: Ma et al., Table 2 (BMTA %, non-IID): EFL against FedAvg on the four tasks.
 PAPER_EFL_TABLE2 = {"MNIST": (99.10, 98.30), "CIFAR100": (81.38, 2.27), "Sent140": (68.95, 59.14),
                     "Shakespeare": (60.49, 51.35)}
 

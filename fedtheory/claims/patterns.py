@@ -4,8 +4,7 @@
   (participation, coins, selected client, local step counts) from the algorithm's ``outcomes()``, weighted by
   its probability. Used for expected contractions, unbiasedness and expected updates.
 * :func:`trajectory` -- the "run, then compare round by round" shape: the states along a sampled run, stopping
-  at the floating-point floor of a potential (DESIGN.md: below 1e-12 of its start, per-round ratios are
-  rounding).
+  at the floating-point floor of a potential (below 1e-12 of its start, per-round ratios are rounding).
 * :func:`fixed_point_move` -- the fixed-point shape: the largest change of any state array over every outcome
   of one round started at the claimed fixed point.
 * :func:`relative_error` -- the identity shape: max |got - want| relative to the size of ``want``.

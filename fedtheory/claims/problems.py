@@ -1,4 +1,5 @@
-"""Claims about the logistic, non-convex and special quadratic generators (spec 002 section 6 (b)-(h)).
+"""Claims about the logistic, non-convex and special quadratic generators (fedtheory's constructions,
+docs/problems.md).
 
 Each check takes one instance (a dict of generator keyword arguments) and rebuilds the problem, so tests
 call the same function on hypothesis-drawn instances.
@@ -58,7 +59,8 @@ def _logistic_instances(thorough: bool):
         yield dict(source="synthetic", n_clients=10, dim=60, samples=100, alpha=0.0, beta=0.0, reg=1e-4, seed=5)
 
 
-@claim(id="foundation.logistic.certificate_residual", paper="foundation", reference="issue 2; spec 002 §7.2",
+@claim(id="foundation.logistic.certificate_residual", paper="foundation", reference="fedtheory's Newton "
+       "certificate (docs/problems.md) for the logistic problems of Jiang, Rodomanov & Stich 2024, Section 5",
        statement="logistic(): Newton's x* has relative gradient residual ||grad f(x*)|| / max(1, ||grad f(0)||) "
                  "<= 1e-12, recorded in certificate.kkt_residual and reproduced by the oracles",
        kind="identity", instances=_logistic_instances)
@@ -71,7 +73,8 @@ def check_logistic_residual(kw: dict) -> Evidence:
                     details={"recorded": c.kkt_residual, "recomputed": recomputed, "sizes": p.sizes.tolist()})
 
 
-@claim(id="foundation.logistic.smoothness_exact", paper="foundation", reference="issue 2 (L_i = ||X_i||^2/(4m_i) + reg)",
+@claim(id="foundation.logistic.smoothness_exact", paper="foundation", reference="the logistic loss's "
+       "curvature is at most 1/4: L_i = ||Z_i||^2/(4 m_i) + reg (docs/problems.md)",
        statement="logistic(): L_i = ||Z_i||_2^2/(4 m_i) + reg equals lambda_max(Hess f_i(0)) and bounds "
                  "lambda_max(Hess f_i(x)) at sampled x; mu = reg bounds lambda_min from below",
        kind="identity", instances=_logistic_instances)
@@ -103,7 +106,8 @@ def _solve_instances(thorough: bool):
                    lam=1e-3, l1=0.01)
 
 
-@claim(id="foundation.logistic.solve_local_kkt", paper="foundation", reference="DESIGN.md (solve_local); issue 2",
+@claim(id="foundation.logistic.solve_local_kkt", paper="foundation", reference="the solve_local contract "
+       "(fedtheory.problems.base.Problem.solve_local; docs/problems.md)",
        statement="LogisticProblem.solve_local (batched damped Newton, or proximal Newton for l1 > 0) returns "
                  "points whose relative (l1-)KKT residual is <= 1e-12 for every client",
        kind="identity", instances=_solve_instances)
@@ -138,7 +142,8 @@ def _perturbed_instances(thorough: bool):
         yield dict(n_clients=50, dim=20, reg=1e-3, delta_A=0.01, zeta2=1.0, samples=500, seed=4)
 
 
-@claim(id="foundation.logistic_perturbed.constants_exact", paper="foundation", reference="spec 002 §6(g)",
+@claim(id="foundation.logistic_perturbed.constants_exact", paper="foundation", reference="fedtheory's exact-delta "
+       "logistic construction (docs/problems.md)",
        statement="logistic + quadratic perturbations (sum_i w_i E_i = 0) reproduce the requested delta_A or "
                  "delta_B and zeta2 to 1e-10 relative (zeta2 above its floating-point floor given x*'s Newton residual), with delta_A <= delta_B <= sqrt(n) delta_A",
        kind="identity", instances=_perturbed_instances)
@@ -169,7 +174,8 @@ def _nonconvex_instances(thorough: bool):
         yield dict(n_clients=40, dim=30, curvature=1.0, nu=0.01, delta_A=1.0, zeta2=3.0, mean_linear=5.0, seed=3)
 
 
-@claim(id="foundation.nonconvex.constants_exact", paper="foundation", reference="spec 002 §6(f)",
+@claim(id="foundation.nonconvex.constants_exact", paper="foundation", reference="fedtheory's non-convex "
+       "construction (docs/problems.md)",
        statement="nonconvex(): requested delta and zeta2 reproduced (1e-10 rel.), mu_i = nu - c/4 + "
                  "lambda_min(E_i) and L_i = 2c + nu + lambda_max(E_i) attained (at x_j = sqrt 3 and x = 0), "
                  "lower_bound <= f* <= multi-start estimate, grad f(x*) = 0",
@@ -205,7 +211,8 @@ def _vary_instances(thorough: bool):
     yield dict(base=dict(n_clients=10, dim=8, mu=0.01, L=1.0, delta_B=0.2, zeta2=3.0, seed=4), L=1.5, scale=0.9)
 
 
-@claim(id="foundation.constructions.vary_L_keeps_delta", paper="foundation", reference="spec 002 §6(b)",
+@claim(id="foundation.constructions.vary_L_keeps_delta", paper="foundation",
+       reference="fedtheory's construction (docs/problems.md, Special constructions)",
        statement="vary_L adds s q q^T to every A_i: L becomes exactly the requested value while delta_A, "
                  "delta_B, x* and zeta2 are unchanged (1e-10 relative) and mu does not decrease",
        kind="invariant", derived=True, instances=_vary_instances)
@@ -222,7 +229,8 @@ def check_vary_L(inst: dict) -> Evidence:
                     details={"relative_errors": errors, "mu_before": b.mu, "mu_after": c.mu})
 
 
-@claim(id="foundation.constructions.vary_delta_scales", paper="foundation", reference="spec 002 §6(c)",
+@claim(id="foundation.constructions.vary_delta_scales", paper="foundation",
+       reference="fedtheory's construction (docs/problems.md, Special constructions)",
        statement="vary_delta(t) scales delta_A and delta_B exactly by t, keeps Abar, x* and zeta2, and keeps "
                  "per-client mu and L inside the original [mu, L]",
        kind="invariant", derived=True, instances=_vary_instances)
@@ -248,7 +256,8 @@ def _general_convex_instances(thorough: bool):
         yield dict(n_clients=30, dim=25, L=10.0, delta_A=1.0, zeta2=5.0, null_dim=5, seed=3)
 
 
-@claim(id="foundation.constructions.general_convex_minimiser", paper="foundation", reference="spec 002 §6(e)",
+@claim(id="foundation.constructions.general_convex_minimiser", paper="foundation",
+       reference="fedtheory's construction (docs/problems.md, Special constructions)",
        statement="general_convex_quadratic: mu = mu_f = 0 exactly, every A_i annihilates the common null space, "
                  "bbar is orthogonal to it and the minimum-norm x* has ||grad f(x*)|| <= 1e-12 (relative)",
        kind="identity", derived=True, instances=_general_convex_instances)
@@ -270,7 +279,8 @@ def _outlier_instances(thorough: bool):
         yield dict(n_clients=401, dim=10, mu=0.01, L=1.0, delta_A=0.01, zeta2=1.0, seed=3)
 
 
-@claim(id="foundation.constructions.outlier_ratio", paper="foundation", reference="spec 002 §6(d)",
+@claim(id="foundation.constructions.outlier_ratio", paper="foundation",
+       reference="fedtheory's construction (docs/problems.md, Special constructions)",
        statement="outlier_quadratic: delta_B / delta_A = sqrt(n - 1) with mu, L and the requested delta exact "
                  "(1e-10 relative)",
        kind="identity", derived=True, instances=_outlier_instances)
@@ -295,7 +305,8 @@ def _minibatch_instances(thorough: bool):
                draws=2000)
 
 
-@claim(id="foundation.logistic.minibatch_unbiased", paper="foundation", reference="spec 002 Assumption 1 (eq. 5)",
+@claim(id="foundation.logistic.minibatch_unbiased", paper="foundation", reference="Jiang, Rodomanov & Stich "
+       "2024, Assumption 1, eq. (5)",
        statement="minibatch gradients are unbiased with E||g_i - grad f_i||^2 = minibatch_variance (exact formula); "
                  "Monte Carlo z-scores of both stay below 5",
        kind="statistical", instances=_minibatch_instances)

@@ -6,8 +6,8 @@ away from zero, both coin outcomes; and the participation/coin draws against the
 These claims were added after mutation testing (benchmarks/mutation, docs/verification-power.md) showed that
 slips such as a dropped server step or an unweighted average passed every other claim: the algorithms were
 only ever run with eta_g = 1 and (near-)uniform weights. The reference updates below are written from the
-papers' equations in plain NumPy and share no helper with :mod:`fedtheory.algorithms` (DESIGN.md: the
-expected side is computed independently of the code under test).
+papers' equations in plain NumPy and share no helper with :mod:`fedtheory.algorithms` (the expected side is
+computed independently of the code under test, so a bug in a shared helper cannot hide).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from .registry import Evidence, claim
 
 __all__: list[str] = []
 
-PAPERS_REF = {"fedavg": "McMahan et al. 2017 Alg. 1; spec 000 §3.1 (server step, weights n_k/n)",
+PAPERS_REF = {"fedavg": "McMahan et al. 2017 Alg. 1; Kim et al., Alg. 1 line 8 (server step, weights n_k/n)",
               "scaffold": "Karimireddy et al. 2020 Alg. 1 (options I and II, sampled S)",
               "feddyn": "Acar et al. 2021 Alg. 1 (exact local solve, partial participation)",
               "scaffnew": "Mishchenko et al. 2022 Alg. 1 (ProxSkip/Scaffnew), partial-participation variant"}
@@ -247,7 +247,7 @@ def _threshold_instances(thorough: bool):
 
 
 @claim(id="classic.rounds.threshold_inclusive", paper="classic",
-       reference="FedElasticNet §3 (T_eps(v)_i = 0 iff |v_i| <= eps); spec 000 §3",
+       reference="Kim et al. (FedElasticNet), Section 3 (T_eps(v)_i = 0 iff |v_i| <= eps)",
        statement="FedAvg's transmit operator zeroes a coordinate whose update equals eps exactly (inclusive)",
        kind="identity", instances=_threshold_instances)
 def check_threshold_inclusive(inst: dict) -> Evidence:
@@ -527,7 +527,8 @@ def _sb_instances(thorough: bool):
 
 
 @claim(id="ofediq.quantizer.sigma2_uneven_blocks", paper="ofediq",
-       reference="Park et al., Lemma 1 / Sec. 3.3 (sigma_q^2 = min(ceil(D/b)/s^2, sqrt(ceil(D/b))/s))",
+       reference="Kwon, Park & Hong, Definition 2 and Section 4.2 (sigma_q^2 = min(ceil(D/b)/s^2, "
+                 "sqrt(ceil(D/b))/s))",
        statement="the SB quantizer's sigma_q^2 uses the largest block, ceil(D/b), when b does not divide D; and "
                  "its exact variance on a vector spread over the largest block stays below sigma_q^2 ||u||^2",
        kind="identity", instances=_sb_instances)
@@ -555,7 +556,8 @@ def _unbiased_instances(thorough: bool):
 
 
 @claim(id="docofl.compressors.compress_unbiased", paper="docofl",
-       reference="DoCoFL spec §4 (unbiased compressors: E C(x) = x); Alistarh et al. 2017 Lemma 3.1",
+       reference="Dorfman et al. 2023 (DoCoFL), Section 2.1 (unbiased compression: E C(x) = x); Alistarh et al. "
+                 "2017, Lemma 3.1",
        statement="the random compress() of every unbiased compressor averages to x: each coordinate of the "
                  "mean of 4000 independent compressions is within 5 standard errors of x",
        kind="statistical", instances=_unbiased_instances)
@@ -580,7 +582,8 @@ def _cert_instances(thorough: bool):
 
 
 @claim(id="foundation.certificate.unequal_weights", paper="foundation",
-       reference="spec 002 §2.1-2.2 (x*, zeta^2 = sum_i w_i ||grad f_i(x*)||^2, mu = min_i mu_i, delta_A, delta_B)",
+       reference="Jiang, Rodomanov & Stich 2024, Sections 2-3 and Defs. 1-2 (x*, mu = min_i mu_i, delta_A, "
+                 "delta_B; weighted by w_i here); zeta^2 = sum_i w_i ||grad f_i(x*)||^2 (docs/problems.md)",
        statement="a QuadraticProblem with unequal client weights certifies x*, zeta2, mu, L, delta_A and delta_B "
                  "equal to their definitions computed directly from (A_i, b_i, w_i), to 1e-9 relative",
        kind="identity", instances=_cert_instances)

@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cert = cmds.add_parser("certify", help="record the certificate file of an instance (maintainers)")
     cert.add_argument("name")
     cert.add_argument("--overwrite", action="store_true",
-                      help="replace a different record (only after bumping the spec's version)")
+                      help="replace a different record (only after bumping the version in NAME.json)")
     exp = cmds.add_parser("export", help="write the arrays and certificate for other frameworks")
     exp.add_argument("name")
     exp.add_argument("--format", choices=("npz",), default="npz")

@@ -6,7 +6,7 @@ Starting from K0 = floor(2^b) (the paper's 2^b, floored so a non-integer budget 
 empirical entropy H(x_hat) < b - eps, a double binary search (exponential growth K0 + 2^p, then bisection)
 looks for K with b - eps <= H <= b. The result is Huffman coded.
 
-Edge cases the paper leaves open (DoCoFL spec Sec. 3.5), resolved here:
+Edge cases the paper leaves open (Dorfman et al. 2023, App. D, Alg. 4), resolved here by fedtheory:
 * a constant row (Delta = 0) is sent exactly (one value, H = 0);
 * the entropy cannot exceed that of the row's distinct values, reached once Delta is below the smallest gap
   between distinct values (K_cap = floor(range / gap) + 1 bins); the exponential phase is capped there, so
@@ -15,7 +15,7 @@ Edge cases the paper leaves open (DoCoFL spec Sec. 3.5), resolved here:
 * K is also capped where Delta would fall below 64 ulps of max|x| (finer bins are not representable), so
   the error bound reads |x_hat - x| <= Delta/2 + a few ulps of max|x| in floating point;
 * entropy is not exactly monotone in K, so bisection can end without hitting [b - eps, b]; we then return
-  the largest K seen with H <= b (the spec's fallback).
+  the largest K seen with H <= b (fedtheory's fallback).
 
 Invariants (tested): values on the grid Q_K, |x_hat(i) - x(i)| <= Delta/2, K >= floor(2^b), H <= b, and the
 Huffman length L satisfies H <= L < H + 1. All rows are searched simultaneously (vectorised over rows).

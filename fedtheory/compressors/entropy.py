@@ -74,8 +74,8 @@ def empirical_entropy(X: np.ndarray) -> np.ndarray:
 def bin_values(X: np.ndarray, bin_size: float = 0.01, rounding: str = "round") -> np.ndarray:
     """Integer bin index of every value: round(v / bin_size) (``rounding="round"``) or floor(v / bin_size).
 
-    FedElasticNet (Sec. 5) bins transmitted values at 0.01 only to measure entropy; round vs floor is not
-    stated in the paper, hence the option (FedElasticNet spec Sec. 6).
+    FedElasticNet (Kim et al., Section 4) bins transmitted values at 0.01 only to measure entropy; round vs
+    floor is not stated in the paper, hence the option.
     """
     bin_size = check_positive("bin_size", bin_size)
     arr = as_rows(X)
@@ -89,8 +89,9 @@ def bin_values(X: np.ndarray, bin_size: float = 0.01, rounding: str = "round") -
 def binned_entropy(X: np.ndarray, bin_size: float = 0.01, rounding: str = "round") -> np.ndarray:
     """Entropy in bits per element of each row after discretising at ``bin_size``: shape ``(m,)``.
 
-    H = -sum_j p_j log2 p_j with p_j the frequency of bin j among the d entries (FedElasticNet Sec. 5;
-    spec 000 Sec. 6 reading). Pooling several clients = pass their concatenation as one row.
+    H = -sum_j p_j log2 p_j with p_j the frequency of bin j among the d entries (Kim et al., Section 4; per
+    element and per vector is fedtheory's reading, the paper does not say). Pooling several clients = pass their
+    concatenation as one row.
     """
     return empirical_entropy(bin_values(X, bin_size, rounding))
 

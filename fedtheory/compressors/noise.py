@@ -3,8 +3,9 @@
 * :class:`Identity`: C(x) = x (omega = 0): DoCoFL with identity compressors is FedAvg/SGD (Cor. 3.5).
 * :class:`Zero`: C(x) = 0, NMSE exactly 1 ("ignoring the correction", DoCoFL App. G.3).
 * :class:`ScaledRademacher`: C(x) = x (1 + w s), s = +-1 uniform (one sign per row, or per coordinate):
-  unbiased and E||C(x) - x||^2 = w^2 ||x||^2 with equality (DoCoFL spec Sec. 4). ``scale`` is the paper's
-  omega (amplitude); the registry's variance constant is omega(d) = scale^2.
+  unbiased and E||C(x) - x||^2 = w^2 ||x||^2 with equality in Dorfman et al. 2023, Assumption 3.3 (a test
+  compressor, not from the paper). ``scale`` is the paper's omega (amplitude); the registry's variance
+  constant is omega(d) = scale^2.
 """
 from __future__ import annotations
 

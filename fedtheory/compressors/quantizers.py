@@ -6,7 +6,7 @@
   OFedIQ (s,b) block quantizer (:mod:`fedtheory.compressors.sb_quantizer`), whose code it reuses.
 * :class:`StochasticUniformQuantizer` / :class:`DeterministicUniformQuantizer`: L levels
   lo + k Delta, k = 0..L-1, Delta = (max x - min x)/(L-1), per row; stochastic (unbiased) rounding or
-  nearest-level rounding. DoCoFL spec Sec. 4 and Sec. 8 item 14 ("uniform quantization with 2^b levels").
+  nearest-level rounding. Standard test quantizers with known error constants (not defined in the papers).
 """
 from __future__ import annotations
 

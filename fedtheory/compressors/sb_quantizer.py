@@ -1,7 +1,7 @@
 """The (s, b)-stochastic block quantizer of OFedIQ (Kwon, Park & Hong, Definition 2, eqs. (12)-(13)).
 
-[D] is split into b contiguous blocks I_1, ..., I_b of near-equal size (``np.array_split``: the first
-D mod b blocks hold ceil(D/b) coordinates, the rest floor(D/b)). For i in I_l, with r_i = |u_i| / ||u_{I_l}||
+The index set {1, ..., D} is split into b contiguous blocks I_1, ..., I_b of near-equal size (``np.array_split``:
+the first D mod b blocks hold ceil(D/b) coordinates, the rest floor(D/b)). For i in I_l, with r_i = |u_i| / ||u_{I_l}||
 and m_i = min(floor(s r_i), s - 1) (eq. 12's integer with r_i in [m_i/s, (m_i+1)/s]),
 
     Q(u)_i = ||u_{I_l}|| sign(u_i) xi_i,   xi_i = (m_i + 1)/s  w.p. s r_i - m_i,   m_i/s otherwise,

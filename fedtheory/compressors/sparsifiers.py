@@ -33,8 +33,8 @@ def _row_mask(idx: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
 class RandK:
     """C(x) = (d/k) x restricted to k coordinates drawn uniformly without replacement (per row).
 
-    Unbiased; E||C(x) - x||^2 = (d/k - 1) ||x||^2 exactly, so omega(d) = d/k - 1 (DoCoFL spec Sec. 4:
-    paper-omega^2 = d/k - 1).
+    Unbiased; E||C(x) - x||^2 = (d/k - 1) ||x||^2 exactly, so omega(d) = d/k - 1 (Stich et al. 2018; in the
+    notation of Dorfman et al. 2023, Assumption 3.3, omega^2 = d/k - 1).
     """
 
     k: int = 1

@@ -1,7 +1,8 @@
 """The expected side of every conformance property: closed forms on quadratics by direct linear algebra.
 
 Nothing here runs an algorithm's iteration. K steps of local gradient descent with step eta on
-f_i(y) + lam/2 ||y - x||^2 from y = x satisfy (spec 000 section 5.1; Li et al. 2020 eq. (2) for lam > 0)
+f_i(y) + lam/2 ||y - x||^2 from y = x satisfy (derived by fedtheory for quadratics, docs/classic.md; Li et al.
+2020 eq. (2) for lam > 0)
 
     y_K - x = N_i (b_i - A_i x),   N_i = V_i diag(phi(s_i)) V_i^T,   phi(s) = (1 - (1 - eta (s + lam))^K) / (s + lam),
 
@@ -11,7 +12,7 @@ FedAvg/FedProx round over the clients S with aggregation weights a_i (summing to
     x+ = x + eta_g sum_{i in S} a_i N_i (b_i - A_i x),
 
 and its fixed point solves (sum a_i N_i A_i) x = sum a_i N_i b_i (McMahan et al. 2017, Alg. 1; Li et al.
-2020, Alg. 2; the closed form of spec 000 section 5, also in :mod:`fedtheory.theory.classic`).
+2020, Alg. 2; the closed form derived by fedtheory, also in :mod:`fedtheory.theory.classic`).
 """
 from __future__ import annotations
 

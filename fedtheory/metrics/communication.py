@@ -1,4 +1,4 @@
-"""FedElasticNet's communication metrics (Kim et al., section 4 and Tables 2-4; spec 000 section 6).
+"""FedElasticNet's communication metrics (Kim et al., Section 4 and Tables 2-4).
 
 * **Non-zeros.** ``nnz`` counts the non-zero entries of each transmitted vector after the transmit threshold
   ``threshold`` (T_eps(v)_i = 0 if |v_i| <= eps else v_i, inclusive as in the paper's "if |Delta(i)| <= eps").
@@ -111,7 +111,7 @@ def gaussian_binned_entropy(sigma: float, bin_size: float = PAPER_BIN, mode: Bin
                             with_variance: bool = False) -> float | tuple[float, float]:
     """Exact entropy (bits) of N(0, sigma^2) discretised into bins of ``bin_size``.
 
-    For sigma >> bin this tends to 1/2 log2(2 pi e sigma^2) - log2(bin) (spec 000 section 6).
+    For sigma >> bin this tends to 1/2 log2(2 pi e sigma^2) - log2(bin) (Cover & Thomas 2006, Thm. 8.3.1).
     ``with_variance`` also returns Var[-log2 p(bin of X)], the per-sample variance of the plug-in estimator.
     """
     sigma = check_positive("sigma", sigma)

@@ -186,7 +186,7 @@ class Problem:
                          clients: np.ndarray | None = None) -> np.ndarray:
         """Unbiased gradient estimates with E||g_i - grad f_i||^2 = ``sigma2`` exactly.
 
-        Additive Gaussian noise N(0, sigma2/d I) (Jiang et al. 2024, Assumption 1; spec 002 section 6(h)).
+        Additive Gaussian noise N(0, sigma2/d I), so Jiang et al. 2024's Assumption 1 holds with equality.
         Finite-sum problems override this with minibatch gradients.
         """
         G = self.grads(X, clients)

@@ -1,18 +1,19 @@
-"""Special quadratic constructions of spec 002 section 6 (b)-(e), each with an exact certificate.
+"""Special quadratic constructions, each with an exact certificate (fedtheory's, not from the papers;
+docs/problems.md, "Special constructions").
 
-* :func:`general_convex_quadratic` (6e): mu = 0 exactly. Every A_i has the common null direction e_d (the
+* :func:`general_convex_quadratic`: mu = 0 exactly. Every A_i has the common null direction e_d (the
   last ``null_dim`` coordinates), and b_i has no component there, so bbar is in the range of Abar and a
   (minimum-norm) minimiser exists. Built by embedding an exact :func:`quadratic` on the other coordinates,
   which keeps its L, delta and zeta2 exactly (the embedding is an isometry).
-* :func:`vary_L` (6b): A_i + s q q^T for every client (q the top eigenvector of Abar) with s solved so that
+* :func:`vary_L`: A_i + s q q^T for every client (q the top eigenvector of Abar) with s solved so that
   the new L is exactly the requested one. E_i = A_i - Abar are untouched, so delta_A and delta_B are
   unchanged (to rounding); b_i gains s q q^T x*, so x* and every grad f_i(x*) (hence zeta2) are unchanged too.
   mu can only grow (Weyl) and is reported by the certificate.
-* :func:`vary_delta` (6c): A_i = Abar + t E_i for t in [0, 1]: delta scales exactly by t while Abar, x*, L_f,
+* :func:`vary_delta`: A_i = Abar + t E_i for t in [0, 1]: delta scales exactly by t while Abar, x*, L_f,
   mu_f and zeta2 stay fixed; per-client mu and L stay inside the original window (lambda_min is concave
   and lambda_max convex in t). :func:`vary_delta_family` instead keeps per-client mu and L *exactly*
   fixed: the exact generator with one seed (same random directions) at every delta.
-* :func:`outlier_quadratic` (6d): G_1 = (n - 1) M, G_j = -M, so delta_B / delta_A = sqrt(n - 1) exactly,
+* :func:`outlier_quadratic`: G_1 = (n - 1) M, G_j = -M, so delta_B / delta_A = sqrt(n - 1) exactly,
   with mu, L and the requested delta exact (same affine scaling as :func:`quadratic`).
 """
 from __future__ import annotations
@@ -33,7 +34,7 @@ __all__ = ["general_convex_quadratic", "vary_L", "vary_delta", "vary_delta_famil
 def general_convex_quadratic(n_clients: int, dim: int, *, L: float, mu_range: float | None = None,
                              delta_A: float | None = None, delta_B: float | None = None, zeta2: float = 0.0,
                              null_dim: int = 1, x_star_norm: float = 1.0, seed: int = 0) -> QuadraticProblem:
-    """A general-convex (mu = 0) quadratic with a common null space and a solvable linear term (spec 6e).
+    """A general-convex (mu = 0) quadratic with a common null space and a solvable linear term.
 
     The first ``dim - null_dim`` coordinates carry an exact :func:`quadratic` with per-client eigenvalues in
     [``mu_range``, L] (default L / 100) and the requested delta and zeta2; the last ``null_dim`` coordinates
@@ -70,7 +71,7 @@ def _check_quadratic(problem: object) -> None:
 
 
 def vary_L(problem: QuadraticProblem, L: float) -> QuadraticProblem:
-    """Spec 6(b): the same instance with per-client L exactly ``L`` and unchanged E_i, x*, zeta2.
+    """The same instance with per-client L exactly ``L`` and unchanged E_i, x*, zeta2.
 
     A_i -> A_i + s q q^T, b_i -> b_i + s q q^T x*, with q the top eigenvector of Abar and s >= 0 the root of
     max_i lambda_max(A_i + s q q^T) = L (continuous and nondecreasing in s, so bisection is exact).
@@ -102,7 +103,7 @@ def vary_L(problem: QuadraticProblem, L: float) -> QuadraticProblem:
 
 
 def vary_delta(problem: QuadraticProblem, scale: float) -> QuadraticProblem:
-    """Spec 6(c): A_i = Abar + t E_i (t = ``scale`` in [0, 1]) and b_i adjusted so that x* and zeta2 stay.
+    """A_i = Abar + t E_i (t = ``scale`` in [0, 1]) and b_i adjusted so that x* and zeta2 stay.
 
     delta_A and delta_B scale exactly by t; Abar (so x*, mu_f, L_f) is unchanged; grad f_i(x*) is kept, so
     zeta2 is unchanged; per-client mu and L stay within the original [mu, L].
@@ -142,7 +143,7 @@ def vary_delta_family(n_clients: int, dim: int, *, mu: float, L: float, deltas: 
 def outlier_quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A: float | None = None,
                       delta_B: float | None = None, zeta2: float = 0.0, x_star_norm: float = 1.0,
                       seed: int = 0) -> QuadraticProblem:
-    """Spec 6(d): one outlier client, E_1 = (n - 1) s M, E_j = -s M (uniform weights).
+    """One outlier client, E_1 = (n - 1) s M, E_j = -s M (uniform weights).
 
     Then sum_i E_i^2 / n = (n - 1) s^2 M^2, so delta_A = sqrt(n - 1) s ||M|| and delta_B = (n - 1) s ||M||:
     delta_B / delta_A = sqrt(n - 1) exactly. mu, L and the requested delta are exact (affine scaling of

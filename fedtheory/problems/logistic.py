@@ -8,7 +8,7 @@ Client i holds samples (a_j, y_j), y_j in {-1, +1}, j in D_i, and
 Storage is batched: the signed samples z_j = y_j a_j of every client sit in one zero-padded array of shape
 ``(n, m_max, d)`` (padding rows are zero, so they contribute nothing to gradients and Hessians; values use a
 mask), so every oracle is a batched matrix product with no loop over clients. When all clients share one
-dataset (the exact-delta construction of spec 002 section 6(g)) the data is stored once, ``(m, d)``.
+dataset (the exact-delta construction of :func:`logistic_perturbed`) the data is stored once, ``(m, d)``.
 
 Certificate: x* by damped Newton on f to a relative gradient residual <= 1e-12 (the achieved residual is
 recorded); mu = reg (exact: the logistic Hessian's infimum is 0), L_i = ||Z_i||_2^2 / (4 m_i) + reg (exact:
@@ -392,7 +392,7 @@ def logistic_perturbed(n_clients: int, dim: int, *, reg: float = 0.1, delta_A: f
                        delta_B: float | None = None, zeta2: float = 0.0, samples: int = 200,
                        weights: np.ndarray | None = None, features: np.ndarray | None = None,
                        labels: np.ndarray | None = None, seed: int = 0) -> LogisticProblem:
-    """Exact-delta logistic construction (spec 002 section 6(g)): f_i = phi + 1/2 x^T E_i x + c_i^T x.
+    """Exact-delta logistic construction (fedtheory's, docs/problems.md): f_i = phi + 1/2 x^T E_i x + c_i^T x.
 
     phi(x) = (1/m) sum_j log(1 + exp(-y_j a_j^T x)) + reg/2 ||x||^2 is common to all clients (data: one
     binary Synthetic(1, 1) device with ``samples`` points, or the given ``features``/``labels``). E_i are

@@ -1,4 +1,5 @@
-"""Non-convex federated problems with exact Hessian dissimilarity (spec 002 section 6(f)).
+"""Non-convex federated problems with exact Hessian dissimilarity (fedtheory's construction, docs/problems.md;
+non-convex in the sense of Jiang, Rodomanov & Stich 2024, whose own non-convex instance is not recoverable).
 
     f_i(x) = c sum_j log(1 + x_j^2) + nu/2 ||x||^2 + 1/2 x^T E_i x + c_i^T x,    sum_i w_i E_i = 0.
 
@@ -150,9 +151,9 @@ class NonconvexProblem(SmoothProblem):
 def nonconvex(n_clients: int, dim: int, *, curvature: float = 1.0, nu: float = 0.1, delta_A: float | None = None,
               delta_B: float | None = None, zeta2: float = 0.0, mean_linear: float = 1.0,
               weights: np.ndarray | None = None, seed: int = 0) -> NonconvexProblem:
-    """Spec 002 section 6(f) with exact constants.
+    """The non-convex family of this module (fedtheory's construction, docs/problems.md) with exact constants.
 
-    ``curvature`` is the paper-spec's c and ``nu`` its nu (f is non-convex when nu < c/4). E_i are random
+    ``curvature`` is c and ``nu`` is nu in the formula above (f is non-convex when nu < c/4). E_i are random
     symmetric with sum_i w_i E_i = 0, scaled so that ``delta_A`` or ``delta_B`` is exact. The linear terms are
     c_i = cbar + r_i - E_i x* with ||cbar|| = ``mean_linear`` (it moves x* away from 0), sum_i w_i r_i = 0 and
     sum_i w_i ||r_i||^2 = ``zeta2``, so that zeta2 = sum_i w_i ||grad f_i(x*)||^2 exactly.

@@ -1,6 +1,6 @@
 """Online federated problems: K clients receive one convex beta-smooth loss per time step.
 
-Kwon, Park & Hong, "Tighter Regret Analysis and Optimization of Online Federated Learning" (spec 003):
+Kwon, Park & Hong, "Tighter Regret Analysis and Optimization of Online Federated Learning" (Section 2):
 client k at time t (1-based in the paper, 0-based here) holds a sample (x_{k,t}, y_{k,t}) and the loss
 
 * ridge:    L_{k,t}(w) = 1/2 (x^T w - y)^2 + lam/2 ||w||^2,          beta = max ||x||^2 + lam,
@@ -492,7 +492,8 @@ def _synthetic(n_clients: int, horizon: int, dim: int, heterogeneity: float, dri
 
 def online_ridge(n_clients: int, horizon: int, dim: int, *, heterogeneity: float = 0.0, drift: float = 0.0,
                  noise: float = 0.1, lam: float = 0.01, seed: int = 0) -> OnlineProblem:
-    """Synthetic online ridge regression: y = x^T w_{k,t} + noise * N(0,1) (spec 003 section 5).
+    """Synthetic online ridge regression: y = x^T w_{k,t} + noise * N(0,1) (fedtheory's synthetic stream; the
+    paper's experiments, Section 5, use real datasets, see :func:`online_from_dataset`).
 
     ``heterogeneity`` shifts each client's feature mean and true weights; ``drift`` moves the true weights
     linearly over time. Both raise sigma2_diff.

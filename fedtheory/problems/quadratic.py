@@ -2,7 +2,8 @@
 
 Everything about a quadratic is available in closed form, so these are the problems on which fedtheory's
 identity and rate checks are sharpest: x* = Abar^{-1} bbar, f(x) - f* = 1/2 (x - x*)^T Abar (x - x*), and the
-Hessian dissimilarities of Jiang, Rodomanov & Stich (2024, Defs. 1-2; spec 002 section 2.3):
+Hessian dissimilarities of Jiang, Rodomanov & Stich (2024, Defs. 1-2), specialised to quadratics (derived
+by fedtheory, not stated in the paper):
 
     E_i = A_i - Abar,   delta_B = max_i ||E_i||_2,   delta_A = sqrt(lambda_max(sum_i w_i E_i^2)).
 
@@ -354,10 +355,11 @@ def quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A: float |
 
     f_i(x) = 1/2 x^T A_i x - b_i^T x with min_i lambda_min(A_i) = ``mu``, max_i lambda_max(A_i) = ``L``,
     Hessian dissimilarity ``delta_A`` or ``delta_B`` (give at most one; neither means identical Hessians)
-    and gradient heterogeneity sum_i w_i ||grad f_i(x*)||^2 = ``zeta2``. Construction (spec 002 section 6(a),
-    made exact): A_i = a (Abar0 + t G_i) + c I with random symmetric G_i, sum_i w_i G_i = 0, and (a, c, t)
-    solved so that the three constants are hit exactly; then b_i = A_i x* - r_i with sum_i w_i r_i = 0 and
-    sum_i w_i ||r_i||^2 = zeta2, which makes x* (of norm ``x_star_norm``) the exact minimiser.
+    and gradient heterogeneity sum_i w_i ||grad f_i(x*)||^2 = ``zeta2``. Construction (fedtheory's, not from
+    the papers; docs/problems.md): A_i = a (Abar0 + t G_i) + c I with random symmetric G_i, sum_i w_i G_i = 0,
+    and (a, c, t) solved so that the three constants are hit exactly; then b_i = A_i x* - r_i with
+    sum_i w_i r_i = 0 and sum_i w_i ||r_i||^2 = zeta2, which makes x* (of norm ``x_star_norm``) the exact
+    minimiser.
 
     Raises
     ------

@@ -1,6 +1,6 @@
 """Shared machinery of the smooth non-quadratic families (logistic, nonconvex).
 
-Both families have the form (spec 002 section 6(f)-(g))
+Both families have the form (fedtheory's exact-delta constructions, docs/problems.md)
 
     f_i(x) = psi_i(x) + 1/2 x^T E_i x + c_i^T x,
 

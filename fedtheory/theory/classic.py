@@ -1,15 +1,16 @@
 """Closed forms for the classic federated algorithms on quadratics, and ProxSkip's Lyapunov contraction.
 
 Quadratic clients f_i(x) = 1/2 x^T A_i x - b_i^T x (dense ``(n, d, d)`` or diagonal ``(n, d)`` Hessians) with
-server weights a_i (summing to one; the problem's weights by default).
+server weights a_i (summing to one; the problem's weights by default). The fixed points and biases below are
+derived by fedtheory (not stated in the papers, which say only that FedAvg and FedProx drift; docs/classic.md).
 
-* :func:`fedavg_fixed_point` -- K-step FedAvg with local step eta (spec 000 section 5.1):
+* :func:`fedavg_fixed_point` -- K-step FedAvg with local step eta (McMahan et al. 2017, Alg. 1):
   y_K - x_i* = (I - eta A_i)^K (x - x_i*), so the server map is x -> x + eta_g sum_i a_i M_i (x_i* - x) with
   M_i = I - (I - eta A_i)^K, and its fixed point is (sum_i a_i M_i)^{-1} sum_i a_i M_i x_i*. We evaluate it as
   x* + (sum_i a_i N_i A_i)^{-1} sum_i a_i N_i r_i with N_i = eta sum_{j<K} (I - eta A_i)^j (M_i = N_i A_i) and
   r_i = -grad f_i(x*), which needs no A_i^{-1} (singular client Hessians are fine) and resolves small biases
   without cancellation. The bias functions are relative to the certificate's x* (the problem's weights).
-* :func:`fedprox_fixed_point` -- exact-prox FedProx (spec 000 section 5.2):
+* :func:`fedprox_fixed_point` -- exact-prox FedProx (Li et al. 2020, eq. (2)):
   [sum_i a_i (A_i + lam I)^{-1} A_i]^{-1} sum_i a_i (A_i + lam I)^{-1} b_i.
 * :func:`fedavg_map` / :func:`fedprox_map` -- the affine server maps themselves (x -> T x + t), used to
   check one round exactly.
@@ -45,7 +46,8 @@ def drift_vector(problem) -> np.ndarray:
     """v = Abar^{-1} sum_i w_i A_i grad f_i(x*): the first-order client drift on quadratics.
 
     Expanding (A_i + lam I)^{-1} and (I - eta A_i)^K to first order gives the fixed points
-    x_FedProx - x* = v / lam + O(1/lam^2) and x_FedAvg(K) - x* = eta (K - 1)/2 v + O(eta^2) (spec 000 section 5).
+    x_FedProx - x* = v / lam + O(1/lam^2) and x_FedAvg(K) - x* = eta (K - 1)/2 v + O(eta^2) (derived by
+    fedtheory, not stated in the papers).
     """
     A = dense_hessians(problem)
     w = problem.weights
@@ -104,7 +106,7 @@ def _offset(problem, P: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def fedavg_fixed_point(problem, local_steps: int, local_step: float, weights: np.ndarray | None = None) -> np.ndarray:
-    """(sum_i a_i M_i)^{-1} sum_i a_i M_i x_i*, M_i = I - (I - eta A_i)^K (spec 000 section 5.1)."""
+    """(sum_i a_i M_i)^{-1} sum_i a_i M_i x_i*, M_i = I - (I - eta A_i)^K (derived by fedtheory; module docstring)."""
     return problem.certificate.x_star + _fedavg_offset(problem, local_steps, local_step, weights)
 
 
@@ -130,7 +132,8 @@ def fedprox_map(problem, prox: float, server_step: float = 1.0,
 
 
 def fedprox_fixed_point(problem, prox: float, weights: np.ndarray | None = None) -> np.ndarray:
-    """[sum_i a_i (A_i + lam I)^{-1} A_i]^{-1} sum_i a_i (A_i + lam I)^{-1} b_i (spec 000 section 5.2)."""
+    """[sum_i a_i (A_i + lam I)^{-1} A_i]^{-1} sum_i a_i (A_i + lam I)^{-1} b_i (derived by fedtheory; module
+    docstring)."""
     return problem.certificate.x_star + _fedprox_offset(problem, prox, weights)
 
 
