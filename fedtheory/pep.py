@@ -1,4 +1,4 @@
-"""Exact worst cases over whole function classes: performance estimation (PEP) with PEPit (issue 17).
+"""Exact worst cases over whole function classes: performance estimation (PEP) with PEPit (docs/worst-case.md).
 
 A performance-estimation problem asks for the largest value of a performance measure (here a distance or a
 Lyapunov function after one or two rounds) over *every* function of a class (L-smooth, mu-strongly convex, ...)

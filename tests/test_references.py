@@ -17,7 +17,8 @@ FORBIDDEN = re.compile(
     r"(?i:\bspecs?\s+0\d\d\b"                  # spec 000, specs 002
     r"|\bspec\s*§|§\s*[\d.]+\s+of\s+the\s+spec"  # spec §5.1
     r"|\bspec[- ]writer|\bpaper-spec|\bspec\s+appendix|\bspecs?/|\.\./shared|\bshared/(?:specs|seeds|DESIGN))"
-    r"|\[D\]|\[R\]|\[\?\]")                   # the reading notes' tags: upper case (center[r] is code)
+    r"|\[D\]|\[R\]|\[\?\]"                    # the reading notes' tags: upper case (center[r] is code)
+    r"|\bissues? \d+\b|\bissue #\d+")           # the project's tracker, which a user does not see
 #: "the spec" for the reading notes of a paper; allowed in the files where a "spec" is a catalogue instance's or
 #: a benchmark sweep's JSON description, which ships with the package.
 THE_SPEC = re.compile(r"\bthe spec\b", re.IGNORECASE)
@@ -39,7 +40,7 @@ def _offending(rel: str, line: str) -> bool:
 
 def test_the_patterns_catch_the_reading_notes_and_spare_catalogue_specs() -> None:
     for bad in ("spec 000 §5.1", "spec §8.3", "spec 002 §2.1-2.2", "the spec writer's [D] inequality",
-                "[R] reconstructed", "see ../shared/specs", "the spec's fallback"):
+                "[R] reconstructed", "see ../shared/specs", "the spec's fallback", "(issue 17)"):
         assert _offending("fedtheory/claims/x.py", bad), bad
     for fine in ("Kim et al., Theorem B.1", "Jiang et al. (2024), Lemma 10, eq. (B.14)", "--spec SWEEP.json",
                  "center[r] - x", "K[r] uniform bins"):

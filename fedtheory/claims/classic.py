@@ -522,7 +522,7 @@ def _proxskip_make(kw: dict) -> tuple[Problem, float, float, str]:
 
 
 #: Theorem 3.6's class: mu-strongly convex L-smooth clients (quadratics), gamma <= 1/L, p in (0, 1]; any start
-#: (h_init="gradient" is the authors' code's h^0, issue 18).
+#: (h_init="gradient" is the authors' code's h^0; docs/fedred.md, "fedtheory vs the authors' code").
 _PROXSKIP_SPACE = quadratic_space(
     defaults=tuple({**kw, "gamma_L": 1.0, "p": p} for kw in _SMALL for p in (0.2, 0.5, 1.0))
     + ({**_SMALL[0], "gamma_L": 1.0, "p": 0.5, "h_init": "gradient"},),

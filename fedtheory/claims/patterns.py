@@ -1,4 +1,4 @@
-"""The check shapes the claims of every paper share, implemented once (issue 17).
+"""The check shapes the claims of every paper share, implemented once.
 
 * :func:`expectation` -- an exact expectation over the next round: every outcome of the round's randomness
   (participation, coins, selected client, local step counts) from the algorithm's ``outcomes()``, weighted by

@@ -4,7 +4,7 @@ A claim declares *where its statement is supposed to hold* -- the parameters of 
 mu, L, delta, step sizes, ...) with their ranges, the regime constraints of the theorem, and how a point of
 the space becomes the instance its check takes -- instead of only a list of default instances. The ledger's
 default instances (``fedtheory verify``) and the adversarial worst-case search (:mod:`fedtheory.worstcase`)
-both derive from this one declaration (issue 17).
+both derive from this one declaration (docs/worst-case.md).
 
 Points are plain dicts (JSON-serialisable), so an instance found by a search is reproducible in one call:
 ``claim(space.build(point))``.
@@ -65,8 +65,8 @@ class InstanceSpace:
     defaults, thorough:
         The ledger's default points (``thorough`` adds these under ``--thorough``).
     max_evaluations:
-        A cap on the adversarial search's budget of check evaluations for claims whose check is slow (issue 17:
-        at most 60 s per claim); None: the caller's budget.
+        A cap on the adversarial search's budget of check evaluations for claims whose check is slow (at most
+        60 s per claim, docs/worst-case.md); None: the caller's budget.
     """
 
     params: Sequence[Param]
@@ -101,7 +101,7 @@ class InstanceSpace:
         uniform or log-uniform when ``log``), ``fixed`` merged in, points outside ``regime`` filtered out.
 
         The same declaration as the ledger's defaults and the adversarial search, so a property test draws
-        from exactly the theorem's class (issue 17). hypothesis is imported here, not at module import: the
+        from exactly the theorem's class. hypothesis is imported here, not at module import: the
         core package does not require it.
         """
         from hypothesis import strategies as st

@@ -1,4 +1,4 @@
-"""``fedtheory conform PACKAGE.MODULE:FACTORY --as FAMILY``: check a third-party implementation (issue 15)."""
+"""``fedtheory conform PACKAGE.MODULE:FACTORY --as FAMILY``: check a third-party implementation (docs/conformance.md)."""
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,4 @@
-"""Conformance kit: check anyone's federated implementation against its paper (issue 15).
+"""Conformance kit: check anyone's federated implementation against its paper (docs/conformance.md).
 
     from fedtheory import conformance
     report = conformance.check(my_fedavg_round, claims="fedavg", local_steps=5, local_step=0.1)
