@@ -1,4 +1,4 @@
-"""DoCoFL's checkable claims (Dorfman et al., ICML 2023; spec 001 Sec. 8, items 1-20) and the compressor
+"""DoCoFL's checkable claims (Dorfman et al., ICML 2023, items 1-20) and the compressor
 conformance claims (every registered compressor: unbiasedness, variance constant, supports and bits).
 
 Monte Carlo is used only where no exact expectation is available; its verdict uses a z-score of 5. Several
@@ -207,7 +207,7 @@ _COMPRESSOR_VARIANCE_SPACE = InstanceSpace(
 # compressor conformance (issue "Must include": declared properties verified, not trusted)
 # =============================================================================================================
 
-@claim(id="docofl.compressors.unbiased", paper="docofl", reference="Assumption 3.3, footnote 3; issue 6",
+@claim(id="docofl.compressors.unbiased", paper="docofl", reference="Assumption 3.3, footnote 3",
        statement="every compressor declaring unbiased=True satisfies E C(x) = x on adversarial inputs (exact "
                  "expectation from per-coordinate marginals; Monte Carlo with z <= 5 otherwise)",
        kind="identity", instances=_compressor_instances("unbiased"))
@@ -231,7 +231,7 @@ def check_compressor_unbiased(inst: dict) -> Evidence:
     return Evidence(f"{comp.name} d={d} (MC {draws})", zmax, Z, zmax <= Z, details={"method": "monte carlo"})
 
 
-@claim(id="docofl.compressors.variance", paper="docofl", reference="Assumption 3.3; issue 6",
+@claim(id="docofl.compressors.variance", paper="docofl", reference="Assumption 3.3",
        statement="E||C(x)-x||^2 <= omega(d)||x||^2 for unbiased compressors and ||C(x)-x||^2 <= (1-alpha(d))"
                  "||x||^2 for contractive ones, on adversarial inputs (one-hot, constant, tiny/huge norms, zero)",
        kind="bound", space=_COMPRESSOR_VARIANCE_SPACE)
@@ -357,7 +357,7 @@ def check_qsgd_omega_attained(inst: dict) -> Evidence:
                     details={"relative_variance": exact, "omega": q.omega(d), "omega_lemma_3_1": omega_paper})
 
 
-@claim(id="docofl.compressors.support_bits", paper="docofl", reference="issue 6 (supports and bit counts)",
+@claim(id="docofl.compressors.support_bits", paper="docofl", reference="supports and bit counts",
        statement="outputs lie in each compressor's declared support; bits are finite, non-negative, one per row; "
                  "the same seed gives the same output; deterministic compressors ignore the generator",
        kind="invariant", instances=_compressor_instances("support"))
@@ -600,7 +600,7 @@ def _floor_instances(thorough: bool):
            "rounds": 300, "seed": 0}
 
 
-@claim(id="docofl.variance_floor.derived", paper="docofl", reference="spec 001 Sec. 5.7 [D]; Sec. 3.1",
+@claim(id="docofl.variance_floor.derived", paper="docofl", reference="derived by fedtheory; Sec. 3.1",
        statement="naive weight compression on f = a/2 (w - w*)^2 has exact E(w_t - w*)^2 (recursion) -> "
                  "eta a omega^2 w*^2/(2 - eta a - eta a omega^2) > 0 (MC z <= 5), while DoCoFL (C_w = id, "
                  "sigma = 0) drives every path's error below 1e-12 of its start",
@@ -637,7 +637,7 @@ def _mean_instances(thorough: bool):
         yield {"seed": 1, "runs": 600, "rounds": 12, "anchor": Zero()}
 
 
-@claim(id="docofl.mean_dynamics.derived", paper="docofl", reference="spec 001 Sec. 5.8 [D]; footnote 3",
+@claim(id="docofl.mean_dynamics.derived", paper="docofl", reference="derived by fedtheory; footnote 3",
        statement="on quadratics with unbiased C_c, C_g and P(i in S_t) = S/N, E[w_t] equals full-gradient GD's "
                  "iterate for every t, any K, V, omega and any (biased) C_w (Monte Carlo over runs, z <= 5)",
        kind="identity", derived=True, instances=_mean_instances)
@@ -669,7 +669,7 @@ def _moment_instances(thorough: bool):
            "paths": 40000 if thorough else 12000, "seed": 0}
 
 
-@claim(id="docofl.second_moments.derived", paper="docofl", reference="spec 001 Sec. 5.8 [D]; App. C Alg. 3",
+@claim(id="docofl.second_moments.derived", paper="docofl", reference="derived by fedtheory; App. C Alg. 3",
        statement="for the meta-algorithm with staleness tau on f = a/2 (w - w*)^2, E u_t^2 and the correction "
                  "norm E(w_t - y_t)^2 equal the exact moment recursion P' = A0 P A0^T + A1 P A1^T + eta^2 "
                  "sigma^2 e1 e1^T (MC z <= 5), and both are non-decreasing in omega and in tau",
@@ -719,7 +719,7 @@ def _thm1_instances(thorough: bool):
 
 def shared_hessian_problem(N: int, d: int, seed: int, sigma2: float) -> tuple[QuadraticProblem, float]:
     """f_i(w) = 1/2 (w - a_i)^T A (w - a_i) with a shared A: B = 1 and G^2 = (1/N) sum ||A(a_i - abar)||^2
-    exactly (spec Sec. 5.8). Returns (problem, G2)."""
+    exactly (docs/docofl.md). Returns (problem, G2)."""
     rng = np.random.default_rng(seed)
     Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
     A = Q @ np.diag(np.linspace(0.5, 2.0, d)) @ Q.T
@@ -881,7 +881,7 @@ def _queue_instances(thorough: bool):
         yield {"K": K, "V": V, "rounds": 4 * K * V + 5, "seed": 0}
 
 
-@claim(id="docofl.queue_invariants.derived", paper="docofl", reference="Alg. 1-2; spec 001 Sec. 3.7.1 [D]",
+@claim(id="docofl.queue_invariants.derived", paper="docofl", reference="Alg. 1-2; derived by fedtheory",
        statement="with notification leads <= K(V-1): every client's anchor is still queued at participation, "
                  "staleness <= KV - 1 (attained), the queue holds exactly the V most recent anchors (rounds K floor(t/K), "
                  "K floor(t/K) - K, ...), the round-0 correction "
@@ -987,7 +987,7 @@ _ECUQ_SPACE = InstanceSpace(
     defaults=tuple(_ecuq_instances(False)), thorough=tuple(_ecuq_instances(True)))
 
 
-@claim(id="docofl.ecuq.invariants", paper="docofl", reference="App. D, Alg. 4; spec 001 Sec. 8 item 13",
+@claim(id="docofl.ecuq.invariants", paper="docofl", reference="App. D, Alg. 4",
        statement="ECUQ outputs lie on the grid {x_min + (k+1/2) Delta}, |x_hat - x| <= Delta/2, K >= floor(2^b), "
                  "empirical entropy H <= b with H >= b - eps when the search returns, and H <= L < H + 1 for the "
                  "Huffman length L",
@@ -1039,7 +1039,7 @@ def _nmse_instances(thorough: bool):
     yield {"d": 2**20 if thorough else 2**16, "bs": [2.0, 3.0, 4.0, 5.0] if thorough else [2.0, 3.0, 4.0], "seed": 0}
 
 
-@claim(id="docofl.ecuq.nmse", paper="docofl", reference="Fig. 2 (direction); spec 001 Sec. 8 item 14",
+@claim(id="docofl.ecuq.nmse", paper="docofl", reference="Fig. 2 (direction)",
        statement="on LogNormal(0,1) data ECUQ's NMSE decreases with b and is below that of deterministic and of "
                  "(exact-variance) stochastic uniform quantization with 2^b levels",
        kind="monotonicity", instances=_nmse_instances)

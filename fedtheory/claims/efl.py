@@ -1,8 +1,8 @@
-"""Claims of EFL (Ma et al., "Towards Heterogeneous Clients with Elastic Federated Learning"; spec 004 §7).
+"""Claims of EFL (Ma et al., "Towards Heterogeneous Clients with Elastic Federated Learning").
 
-Ids follow spec §7's numbering in their references. Statements that are the spec writer's derivations carry
+Ids follow 's numbering in their references. Statements that are fedtheory's derivations carry
 ``.derived`` (``derived=True``); false statements of the paper are registered ``expected="violated"`` next to a
-``.corrected`` version. Most checks run on the spec's §5.5 harness: diagonal quadratic clients
+``.corrected`` version. Most checks run on fedtheory's test harness (docs/efl.md): diagonal quadratic clients
 f_k(w) = 1/2 (w - c_k)^T A_k (w - c_k) with A_k ~ U[0.5, 4], c_k ~ 3 N(0, I), Dirichlet weights p, whose
 Fisher diagonal is diag(A_k).
 """
@@ -33,7 +33,7 @@ PAPER = "efl"
 
 def efl_harness(seed: int = 0, n: int = 5, d: int = 6, a_low: float = 0.5, a_high: float = 4.0,
                 spread: float = 3.0, fisher: tuple[float, ...] | None = None) -> QuadraticProblem:
-    """Spec 004 §5.5: diagonal A_k ~ U[a_low, a_high] (or ``fisher`` x U[0.8, 1.2] per coordinate),
+    """fedtheory's test harness (docs/efl.md): diagonal A_k ~ U[a_low, a_high] (or ``fisher`` x U[0.8, 1.2] per coordinate),
     c_k ~ spread N(0, I), p ~ Dirichlet(1)."""
     rng = np.random.default_rng(seed)
     if fisher is None:
@@ -61,7 +61,7 @@ def _dist(a: np.ndarray, b: np.ndarray) -> float:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# 1-2. ST format, projection, contraction (Alg. 2; spec §3.5)
+# 1-2. ST format, projection, contraction (Alg. 2; )
 # ---------------------------------------------------------------------------------------------------------
 
 def _st_instances(thorough: bool):
@@ -82,7 +82,7 @@ _ST_SPACE = InstanceSpace(
     defaults=tuple(_st_instances(False)), thorough=tuple(_st_instances(True))[5:])
 
 
-@claim(id="efl.st.format", paper=PAPER, reference="Alg. 2; spec 004 §7 item 1",
+@claim(id="efl.st.format", paper=PAPER, reference="Alg. 2",
        statement="ST(T) lies in {-mu, 0, mu}^n with max(floor(nq), 1) non-zeros on the largest |T_i|, signs of T, "
                  "and mu the mean kept magnitude",
        kind="identity", instances=_st_instances)
@@ -107,7 +107,7 @@ def check_st_format(inst: dict) -> Evidence:
                              "bits_per_row": float(bits[0])})
 
 
-@claim(id="efl.st.contraction.derived", paper=PAPER, reference="spec 004 §3.5, §7 item 2",
+@claim(id="efl.st.contraction.derived", paper=PAPER, reference="docs/efl.md",
        statement="ST is a biased, deterministic orthogonal projection: <T - ST(T), ST(T)> = 0, "
                  "||T - ST(T)||^2 = ||T||^2 - ||top_k T||_1^2 / k <= (1 - 1/n) ||T||^2 (alpha = 1/n); constant "
                  "rows leave exactly 1 - k/n; q = 1 gives mean|T| sign(T)",
@@ -151,7 +151,7 @@ def _ef_instances(thorough: bool):
         [dict(rows=16, d=100, q=0.01, rounds=500, seed=2)] if thorough else [])
 
 
-@claim(id="efl.error_feedback.telescoping.derived", paper=PAPER, reference="eq. 5, Alg. 1; spec 004 §3.5, §7 item 3",
+@claim(id="efl.error_feedback.telescoping.derived", paper=PAPER, reference="eq. 5, Alg. 1",
        statement="with R_0 = 0, Delta_t = R_{t-1} + raw_t, R_t = Delta_t - ST(Delta_t): "
                  "sum_t ST(Delta_t) + R_T = sum_t raw_t at every node (clients and server), and EFL's server "
                  "model satisfies w_T + R^G_T = w_0 + sum_t (aggregated client messages)",
@@ -198,7 +198,7 @@ def _elastic_instances(thorough: bool):
         [dict(N=20, d=30, lam=1.0, seed=s) for s in range(3, 6)] if thorough else [])
 
 
-@claim(id="efl.elastic.algebra", paper=PAPER, reference="eqs. 2-3; spec 004 §7 item 4",
+@claim(id="efl.elastic.algebra", paper=PAPER, reference="eqs. 2-3",
        statement="eq. (2) equals eq. (3) with Z = lam/2 sum_i w_i^T diag(I_i) w_i; its gradient is "
                  "grad f_k + lam (U o w - V) with U = sum u^i, V = sum v^i the transmitted sums, and EFL's U, V "
                  "are the sums of the reporters' diag(I_k) and diag(I_k) w_end^k",
@@ -244,7 +244,7 @@ def check_elastic_algebra(inst: dict) -> Evidence:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# 5. Server/client synchronisation (Alg. 1 typo, spec §3.3 items 2-3)
+# 5. Server/client synchronisation (Alg. 1 typo, items 2-3)
 # ---------------------------------------------------------------------------------------------------------
 
 def _sync_instances(thorough: bool):
@@ -265,7 +265,7 @@ def _sync_errors(inst: dict, variant: str) -> tuple[np.ndarray, float]:
     return np.array(errs), scale
 
 
-@claim(id="efl.sync.printed", paper=PAPER, reference="Alg. 1 as printed; spec 004 §3.3 items 2-3, §7 item 5",
+@claim(id="efl.sync.printed", paper=PAPER, reference="Alg. 1 as printed",
        statement="Alg. 1 as printed (server adds the uncompressed Delta^G and aggregates uncompressed Delta^k while "
                  "clients receive ST(Delta^G)) keeps every client's model equal to the server model",
        kind="invariant", expected="violated", instances=_sync_instances)
@@ -276,11 +276,11 @@ def check_sync_printed(inst: dict) -> Evidence:
     first = int(bad[0]) + 1 if bad.size else None
     return Evidence(f"printed q={inst['q']} seed={inst['seed']}", float(errs.max()), 1e-9 * max(1.0, scale),
                     bad.size == 0, details={"first_desync_round": first, "final_sync_error": float(errs[-1]),
-                                            "counterexample": "spec 004 §5.5 harness, full participation, "
+                                            "counterexample": "docs/efl.md, full participation, "
                                             f"s ~ U{{1..3}}, E=3, eta=0.02, q={inst['q']}, seed={inst['seed']}"})
 
 
-@claim(id="efl.sync.corrected", paper=PAPER, reference="spec 004 §3.4 (consistent reading), §7 item 5",
+@claim(id="efl.sync.corrected", paper=PAPER, reference="docs/efl.md",
        statement="consistent reading (server adds ST(Delta^G), aggregates ST(Delta^k)): after every round each "
                  "client's next round-start model w^k + b equals w^G to round-off",
        kind="invariant", derived=True, instances=_sync_instances)
@@ -305,7 +305,7 @@ def _aggregate(problem, steps, eta: float, weighting: str, x: np.ndarray) -> np.
     return new.x - x
 
 
-@claim(id="efl.reweighting.first_order.derived", paper=PAPER, reference="§4.2, eq. 6; spec 004 §4.9, §7 item 6",
+@claim(id="efl.reweighting.first_order.derived", paper=PAPER, reference="§4.2, eq. 6",
        statement="with p_tau^k = E p^k / s^k the aggregate sum_k p_tau^k Delta^k / (-eta E) equals grad F(w) + O(eta) "
                  "(normalised error halves when eta halves: ratio in [0.45, 0.55]); with p_tau^k = p^k the "
                  "error normalised by eta sum p^k s^k does not vanish",
@@ -336,8 +336,8 @@ def _ipw_instances(thorough: bool):
     yield {"seed": 1, "weights": "equal"}
 
 
-@claim(id="efl.reweighting.ipw_unbiased.derived", paper=PAPER, reference="§4.2, eq. 6; spec 004 §3.2 ('efl_ipw', inferred)",
-       statement="[D] with independent participation pi^k and coefficients E p^k / (s^k pi^k), the aggregate's "
+@claim(id="efl.reweighting.ipw_unbiased.derived", paper=PAPER, reference="§4.2, eq. 6",
+       statement="(derived by fedtheory) with independent participation pi^k and coefficients E p^k / (s^k pi^k), the aggregate's "
                  "expectation over every participation outcome (enumerated exactly) equals the full-participation "
                  "EFL aggregate with E p^k / s^k, to 1e-12 relative; with the plain EFL coefficients it is "
                  "biased by the factor pi^k per client",
@@ -375,8 +375,8 @@ class _GradientsOnly:
 
 
 @claim(id="efl.elastic.fisher_fallback.derived", paper=PAPER, reference="§3, eq. 3 (I_k = the Fisher diagonal); "
-       "spec 004 §2.3 (inferred: a Gaussian likelihood has I_k = A_k)",
-       statement="[D] for a client known only through its gradients, the Fisher diagonal EFL uses (central "
+       "docs/efl.md",
+       statement="(derived by fedtheory) for a client known only through its gradients, the Fisher diagonal EFL uses (central "
                  "differences of the gradient) equals the Hessian diagonal diag(A_k) of a quadratic to 1e-6 "
                  "relative, at points of size 1 to 100",
        kind="identity", derived=True, instances=lambda thorough: [0, 1])
@@ -396,8 +396,8 @@ def _uv_instances(thorough: bool):
     yield 0
 
 
-@claim(id="efl.elastic.uv_sum_readings.derived", paper=PAPER, reference="§3, eq. 3-4 (U, V); spec 004 §3.3",
-       statement="[D] with full participation the two readings of the elastic sums U = sum_k u^k, V = sum_k v^k "
+@claim(id="efl.elastic.uv_sum_readings.derived", paper=PAPER, reference="§3, eq. 3-4 (U, V)",
+       statement="(derived by fedtheory) with full participation the two readings of the elastic sums U = sum_k u^k, V = sum_k v^k "
                  "(the last round's reporters, or every client's latest report) give the same trajectory "
                  "(bitwise: the same sums in the same order); under partial participation they differ",
        kind="identity", derived=True, instances=_uv_instances)
@@ -418,7 +418,7 @@ def check_uv_sum_readings(seed: int) -> Evidence:
 # ---------------------------------------------------------------------------------------------------------
 
 @claim(id="efl.fixed_point.heterogeneous_compute.derived", paper=PAPER,
-       reference="§4.2, Theorem 1 (H_tau = 0 vs > 0); spec 004 §5.3, §7 item 7",
+       reference="§4.2, Theorem 1 (H_tau = 0 vs > 0)",
        statement="deterministic s = (1..N), constant eta: EFL's limit is within O(eta) of w* (distance halves with "
                  "eta); FedAvg weighting's limit is within O(eta) of argmin sum p^k s^k f_k and stays away from w*",
        kind="fixed_point", derived=True, instances=_harness_instances)
@@ -452,7 +452,7 @@ def _random_s_instances(thorough: bool):
     return [dict(seed=0, rounds=2000)] + ([dict(seed=s, rounds=20000) for s in (1, 2)] if thorough else [])
 
 
-@claim(id="efl.theorem1.random_incomplete", paper=PAPER, reference="Theorem 1, §4.2-4.3; spec 004 §7 item 8",
+@claim(id="efl.theorem1.random_incomplete", paper=PAPER, reference="Theorem 1, §4.2-4.3",
        statement="random incomplete updates s_tau^k ~ U{1..k} and eta_tau = 0.5/(tau + 20): EFL weighting converges "
                  "to w* (distance < 1e-2), FedAvg weighting to argmin sum p^k E[s^k] f_k instead",
        kind="fixed_point", instances=_random_s_instances)
@@ -576,7 +576,7 @@ def _theorem1_compute(inst: dict):
     m2 = exact_second_moments(problem, alg, inst["rounds"], x0)
     xs = problem.certificate.x_star
     D = 0.5 * np.sum(problem.A * (xs - k["c"]) ** 2, axis=1)
-    # G^2: sup of E||g||^2 along the run (spec §4.1 note: Assumptions 2 and 4 clash on R^d), read at the
+    # G^2: sup of E||g||^2 along the run (note: Assumptions 2 and 4 clash on R^d), read at the
     # start point and the optimum, which bracket the mean path of this contraction.
     G2 = max(float(np.max(np.sum(problem.grads(problem.broadcast(x)) ** 2, axis=1))) for x in (x0, xs)) + problem.sigma2
     B = float(th.theorem1_B(k["coef"], k["s"], k["p"], problem.sigma2, D, L=k["L"], mu=k["mu"], theta=k["theta"],
@@ -588,7 +588,7 @@ def _theorem1_compute(inst: dict):
     return m2, bound, k, None
 
 
-@claim(id="efl.theorem1.bound", paper=PAPER, reference="Theorem 1, eq. 7 (constants per spec 004 §4.2 readings)",
+@claim(id="efl.theorem1.bound", paper=PAPER, reference="Theorem 1, eq. 7 (constants per docs/efl.md)",
        statement="EFL weighting (H_tau = 0), Theorem 1's eta_tau: E||w^G_tau - w*||^2 <= C_tau / (tau E + gamma)^2 "
                  "for every tau (B_t's bracket read conservatively)",
        kind="bound", space=_THEOREM1_SPACE)
@@ -625,7 +625,7 @@ def _plateau_instances(thorough: bool):
     return [dict(seed=0, rounds=2000, seeds=2)] + ([dict(seed=1, rounds=40000, seeds=4)] if thorough else [])
 
 
-@claim(id="efl.theorem1.bias_plateau", paper=PAPER, reference="Theorem 1 (H_tau J term), §4.1, §4.3; spec §7 item 10",
+@claim(id="efl.theorem1.bias_plateau", paper=PAPER, reference="Theorem 1 (H_tau J term), §4.1, §4.3; item 10",
        statement="with unequal Bernoulli inactivity y = (0, .2, .4, .6, .8) or a departed client, EFL plateaus near "
                  "the re-weighted optimum (no decay to w*); with equal inactivity it approaches w*",
        kind="qualitative", instances=_plateau_instances)
@@ -665,7 +665,7 @@ def _drift_instances(thorough: bool):
 
 
 @claim(id="efl.elastic.drift.derived", paper=PAPER, reference="§1, §3.1 ('most informative parameters less "
-       "volatile'); spec 004 §5.3, §7 item 11",
+       "volatile')",
        statement="across-client std of local end models is non-increasing in lam (0, .05, .2, .5) on every "
                  "coordinate, and falls relatively more on high-Fisher coordinates than on low-Fisher ones",
        kind="monotonicity", derived=True, instances=_drift_instances)
@@ -676,7 +676,7 @@ def check_elastic_drift(seed: int) -> Evidence:
         alg = EFL(E=10, step=0.02, lam=lam)
         U_max = problem.n_clients * problem.A.max()
         if 0.02 * (problem.A.max() + lam * U_max) >= 1:
-            raise ValueError("instance violates the local step-size stability condition (spec §5.4)")
+            raise ValueError("instance violates the local step-size stability condition ()")
         state = run(alg, problem, 300, seed=0, record_every=300).state
         stds.append(state.client_end.std(axis=0))
     stds = np.array(stds)
@@ -688,7 +688,7 @@ def check_elastic_drift(seed: int) -> Evidence:
                              "relative_reduction_low": lo})
 
 
-@claim(id="efl.elastic.limit.derived", paper=PAPER, reference="spec 004 §2.3, §5.3, §7 item 12",
+@claim(id="efl.elastic.limit.derived", paper=PAPER, reference="docs/efl.md, §5.3",
        statement="lam > 0 leaves the eta -> 0 limit at argmin sum p^k f_k: with decaying eta the distance to w* "
                  "goes below 1e-2; with constant eta the bias is O(eta) (halves with eta)",
        kind="fixed_point", derived=True, instances=_harness_instances)
@@ -806,7 +806,7 @@ def check_t2_departure(inst: dict) -> Evidence:
                     tightness=m["shift2"] / bound if bound > 0 else None)
 
 
-@claim(id="efl.theorem2.departure.tight.derived", paper=PAPER, reference="spec 004 §4.7 (proof of eq. 10)",
+@claim(id="efl.theorem2.departure.tight.derived", paper=PAPER, reference="docs/efl.md",
        statement="the departure shift obeys the 4x tighter 2 L n_a^2 D_hat_a / (mu^2 n^2) (grad F(w^*_hat) = "
                  "(n_a/n) grad F_a(w^*_hat), ||grad F_a||^2 <= 2 L D_hat_a)",
        kind="bound", derived=True, space=_T2_SPACE)
@@ -836,7 +836,7 @@ def check_t2_arrival(inst: dict) -> Evidence:
                     details={"counterexample": ARRIVAL_COUNTEREXAMPLE, **m})
 
 
-@claim(id="efl.theorem2.arrival.corrected", paper=PAPER, reference="Theorem 2, eq. 11 corrected (spec 004 §4.7 proof)",
+@claim(id="efl.theorem2.arrival.corrected", paper=PAPER, reference="Theorem 2, eq. 11 corrected",
        statement="when client a joins a federation of n samples, ||w* - w^*_hat||^2 <= 2 L n_a^2 D_hat_a / (mu^2 n^2) "
                  "(n, not n + n_a; a fortiori with the paper's 8)",
        kind="bound", derived=True, space=_ARRIVAL_SPACE)
@@ -939,7 +939,7 @@ def _a5_instances(thorough: bool):
         [dict(E=5, s_min=1, n=4, seed=2)] if thorough else [])
 
 
-@claim(id="efl.assumption5.theta.derived", paper=PAPER, reference="Assumption 5, Theorem 1; spec 004 §4.2, §7 item 18",
+@claim(id="efl.assumption5.theta.derived", paper=PAPER, reference="Assumption 5, Theorem 1",
        statement="with p_tau^k = E p^k / s_tau^k, s ~ U{s_min..E}: max p_tau^k / p^k = E / s_min and "
                  "E[sum_k p_tau^k s_tau^k] = E (exact enumeration); EFL's step/decay reproduce Theorem 1's eta_tau",
        kind="identity", derived=True, instances=_a5_instances)
@@ -1055,14 +1055,14 @@ def check_logistic_experiment(inst: dict) -> Evidence:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Placement of p_tau^k relative to error feedback (spec §3.3 item 13, §5.4: "test both orders")
+# Placement of p_tau^k relative to error feedback (item 13, §5.4: "test both orders")
 # ---------------------------------------------------------------------------------------------------------
 
 def _placement_instances(thorough: bool):
     return [dict(seed=0, rounds=2000, q=0.34)] + ([dict(seed=s, rounds=20000, q=0.34) for s in (1, 2)] if thorough else [])
 
 
-@claim(id="efl.compression.placement.derived", paper=PAPER, reference="eq. 5-6 with ST; spec 004 §3.3 item 13, §5.4",
+@claim(id="efl.compression.placement.derived", paper=PAPER, reference="eq. 5-6 with ST, §5.4",
        statement="with ST and random s_tau^k, pre-scaling the local displacement by p_tau^k before client error "
                  "feedback converges to w* (distance < 1e-2), while applying p_tau^k at the server after error "
                  "feedback (the print) stalls at least 5x farther away",

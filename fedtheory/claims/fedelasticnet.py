@@ -1,8 +1,8 @@
-"""Claims of FedElasticNet (Kim, Woo, Seo & Kim; spec 000 section 8, claims 1-18, and the Table 2 headline).
+"""Claims of FedElasticNet (Kim, Woo, Seo & Kim, claims 1-18, and the Table 2 headline).
 
 Algorithms 1-3 are the elastic-net options of FedProx, SCAFFOLD and FedDyn (``fedtheory.algorithms``); the
 theory is :mod:`fedtheory.theory.fedelasticnet`, the communication metrics :mod:`fedtheory.metrics`.
-Readings of Alg. 3's sign at zero coordinates (spec 000 section 3.7): "printed" (sign(0) = 0, reading (a),
+Readings of Alg. 3's sign at zero coordinates: "printed" (sign(0) = 0, reading (a),
 communication-faithful) and "subgradient" (the exact KKT sub-gradient s of eq. 11, reading (b), what the
 proofs use).
 """
@@ -31,7 +31,7 @@ def _threshold_instances(thorough: bool):
 
 
 @claim(id="fedelasticnet.kappa0_threshold.derived", paper="fedelasticnet",
-       reference="Theorem 3.1 / B.1 constants; spec 000 section 4.2 (claim 5)",
+       reference="Theorem 3.1 / B.1 constants",
        statement="kappa0 > 0 and kappa > 0 iff lambda2/beta > (25 + sqrt(825))/2 ~ 26.8614 (so the paper's "
                  "lambda2 > 27 beta suffices); kappa' = kappa P/(2m); kappa'/kappa0 = 5(l2+b)/(2(l2^2-25 l2 b"
                  "-50 b^2)); at r = 27: lambda2 kappa0 = 1/88 and lambda2 kappa'/kappa0 = 472.5",
@@ -106,7 +106,7 @@ def _entropy_instances(thorough: bool):
         yield {"sigma": 0.1, "n": 10 ** 6, "bin": comm.PAPER_BIN, "seed": s}
 
 
-@claim(id="fedelasticnet.entropy.sanity", paper="fedelasticnet", reference="Section 4 (entropy, bin 0.01); spec 000 "
+@claim(id="fedelasticnet.entropy.sanity", paper="fedelasticnet", reference="Section 4 (entropy, bin 0.01); docs/fedelasticnet.md "
        "section 6 and claim 16",
        statement="binned entropy (bin 0.01): H(zeros) = 0; N(0, 0.1^2) samples (n = 1e6) give "
                  "1/2 log2(2 pi e sigma^2) + log2 100 within 0.02 bits; an equal-variance Laplace is ~0.104 bits "
@@ -115,7 +115,7 @@ def _entropy_instances(thorough: bool):
 def check_entropy_sanity(inst: dict) -> Evidence:
     """Estimates are compared with the *exact* entropy of the binned laws (bin probabilities from the CDFs)
     with a z = 5 error bar from the estimator's variance plus its (K-1)/(2n ln 2) bias; the exact values are
-    then compared with the spec's continuous approximations."""
+    then compared with fedtheory's continuous approximations."""
     sigma, n, h = inst["sigma"], inst["n"], inst["bin"]
     rng = np.random.default_rng(inst["seed"])
     gauss = rng.normal(0.0, sigma, n)
@@ -183,7 +183,7 @@ def check_hoeffding(inst: dict) -> Evidence:
 # ---------------------------------------------------------------------------------------------------------
 
 def spec_problem(m: int = 5, d: int = 4, seed: int = 0, scale: float = 1.0):
-    """The spec writer's quadratic (spec 000 appendix): A_k = M M^T/d + 0.3 I, b_k = 2 N(0,1)^d + k.
+    """fedtheory's quadratic (docs/fedelasticnet.md appendix): A_k = M M^T/d + 0.3 I, b_k = 2 N(0,1)^d + k.
 
     Heterogeneous Hessians and linear terms, beta = max_k lambda_max(A_k); ``scale`` multiplies every b_k.
     """
@@ -231,7 +231,7 @@ def alg3_round_terms(problem, alg, state) -> dict:
     """Every quantity of Lemmas B.3-B.5, eqs. (27)-(29) and Theorem B.6 at one round, given the state at t-1.
 
     Expectations over the round's client sample are exact: :meth:`outcomes` enumerates every subset with its
-    probability and the deterministic ``round_given`` is applied to each (claim 4 / 6 of spec 000 section 8).
+    probability and the deterministic ``round_given`` is applied to each (claim 4 / 6 of docs/fedelasticnet.md).
     """
     c = problem.certificate
     xs, w = c.x_star, problem.weights
@@ -331,13 +331,13 @@ def lyapunov_margins(problem, alg, rounds: int, seed: int = 0, x0: np.ndarray | 
     return {"worst": worst, "first_violation": first_violation, "b6_tightness": tight, "rounds_checked": checked}
 
 
-#: Per-round inequalities are checked with this relative tolerance (spec 000 claim 6: 1e-10 absolute on
+#: Per-round inequalities are checked with this relative tolerance (docs/fedelasticnet.md claim 6: 1e-10 absolute on
 #: unit-scale problems; here relative to max(1, ||gamma - theta*||^2, C_{t-1})).
 INEQ_TOL = 1e-10
 
 
 def _alg3_build(point: dict):
-    """A point of Algorithm 3's class as the (problem, algorithm, rounds) the checks take: the spec writer's
+    """A point of Algorithm 3's class as the (problem, algorithm, rounds) the checks take: fedtheory's
     quadratic (m clients in R^d, ``seed``), lambda2 = lambda_ratio x beta, lambda1 = l1, the sign reading, and
     P sampled clients per round (None or P >= m: full participation)."""
     problem = spec_problem(m=int(point["m"]), d=int(point["d"]), seed=int(point["seed"]))
@@ -354,7 +354,7 @@ def _alg3_point(ratio: float, l1: float, reading: str, T: int, m: int = 5, P: in
 def _alg3_space(defaults, thorough=(), *, ratio_low: float, regime, reading: str = "kkt",
                 T: tuple[int, int] = (5, 100), partial: bool = True, m_high: int = 8,
                 max_evaluations: int | None = None) -> InstanceSpace:
-    """Algorithm 3's class (convex beta-smooth clients: here the spec writer's quadratics, exact local solves):
+    """Algorithm 3's class (convex beta-smooth clients: here fedtheory's quadratics, exact local solves):
     m clients in R^d, lambda2/beta, lambda1 >= 0, P sampled clients of m (P >= m: all; only when ``partial``,
     else full participation), T rounds."""
     sampled = (Param("P", 1, m_high, integer=True),) if partial else ()
@@ -374,8 +374,8 @@ def _l1_representable(l1: float) -> bool:
 
 
 def _b6_regime(point: dict) -> bool:
-    # Theorem B.6 (and B.1) need kappa0 > 0 and kappa > 0, i.e. lambda2/beta > (25 + sqrt(825))/2 = 26.86 (spec
-    # 000 section 4.2; the paper's "lambda2 > 27 beta" rounds this up), and lambda1 >= 0.
+    # Theorem B.6 (and B.1) need kappa0 > 0 and kappa > 0, i.e. lambda2/beta > (25 + sqrt(825))/2 = 26.86 (derived by
+    # fedtheory, docs/fedelasticnet.md; the paper's "lambda2 > 27 beta" rounds this up), and lambda1 >= 0.
     return th.lambda2_ratio_valid(float(point["lambda_ratio"]), 1.0) and _l1_representable(point["l1"])
 
 
@@ -433,7 +433,7 @@ _B6_NOD_SPACE = _alg3_space(
 
 
 @claim(id="fedelasticnet.thmB6.printed_without_d", paper="fedelasticnet", reference="Theorem B.6 as printed "
-       "(kappa P/(2m) lambda1^2, without d; spec 000 section 4.2 typo 3)",
+       "(kappa P/(2m) lambda1^2, without d typo 3)",
        statement="Theorem B.6 with the floor kappa P/(2m) lambda1^2 (no factor d) as printed in its statement",
        kind="bound", expected="exploratory", space=_B6_NOD_SPACE)
 def check_b6_without_d(inst) -> Evidence:
@@ -455,11 +455,11 @@ _B4_PRINTED_SPACE = _alg3_space([_alg3_point(27.0, 0.3, "printed", 200)], ratio_
 
 
 @claim(id="fedelasticnet.lemmaB4.printed_sign", paper="fedelasticnet", reference="Lemma B.4 for Algorithm 3 as printed "
-       "(sign(0) = 0 in lines 6 and 12; spec 000 section 3.7 reading (a))",
+       "(sign(0) = 0 in lines 6 and 12 (a))",
        statement="Lemma B.4 holds for Algorithm 3 run with the printed sign (sign(0) = 0)",
        kind="bound", expected="violated", space=_B4_PRINTED_SPACE)
 def check_b4_printed(inst) -> Evidence:
-    """Counterexample: the spec appendix quadratic (m=5, d=4, seed 0), lambda2 = 27 beta, lambda1 = 0.3."""
+    """Counterexample: fedtheory's test quadratic (m=5, d=4, seed 0), lambda2 = 27 beta, lambda1 = 0.3."""
     problem, alg, T = inst
     res = lyapunov_margins(problem, alg, T, stop_on_violation="B4")
     fv = res["first_violation"].get("B4")
@@ -479,7 +479,7 @@ _B4_CORRECTED_SPACE = _alg3_space([_alg3_point(27.0, 0.3, "kkt", 200)],
 
 
 @claim(id="fedelasticnet.lemmaB4.corrected", paper="fedelasticnet", reference="Lemma B.4 under the sub-gradient "
-       "reading (spec 000 section 3.7 reading (b))",
+       "reading (docs/fedelasticnet.md (b))",
        statement="Lemma B.4 holds every round when Alg. 3 uses the exact KKT sub-gradient s of eq. (11) in lines "
                  "6 and 12 and in the lemma's sign term",
        kind="bound", derived=True, space=_B4_CORRECTED_SPACE)
@@ -718,7 +718,7 @@ _THM31_SPACE = _alg3_space(
 
 
 @claim(id="fedelasticnet.thm3_1.corrected", paper="fedelasticnet", reference="Theorem B.1 as its proof gives it "
-       "(spec 000 section 4.2 typos 1-2; claim 7)",
+       "(docs/fedelasticnet.md typos 1-2; claim 7)",
        statement="for lambda2 > (25+sqrt(825))/2 beta, Alg. 3 (sub-gradient reading, exact solves) satisfies, for "
                  "every T: R(mean_{t<T} gamma^t) - R* <= (1/(T kappa0))(||gamma^0-theta*||^2 + kappa C0 - (2 lambda1/"
                  "lambda2) sum_t <gamma^{t-1}-theta*, s_bar^t>) + (kappa'/kappa0) lambda1^2 d with C0 squared",
@@ -847,7 +847,7 @@ def alg3_limit(problem, alg, T: int) -> tuple[float, int | None, int]:
 
 
 @claim(id="fedelasticnet.fixed_point.corrected", paper="fedelasticnet", reference="Eq. (9), (12) and section 3.3 "
-       "('drift is resolved'); spec 000 section 5.5-5.6 (claim 8), restricted",
+       "('drift is resolved')-5.6 (claim 8), restricted",
        statement="FedDyn (any lambda2 > 0) and Alg. 3 (sub-gradient reading, exact solves, full participation, "
                  "lambda2 > L_f/2) converge to theta* (||theta^T - theta*|| <= 1e-8), and for lambda1 > 0 every "
                  "client update is exactly zero after finitely many rounds (the l1 term does not bias the fixed "
@@ -870,7 +870,7 @@ def _any_lambda2_instances(thorough: bool):
     yield problem, _alg3(0.5, 0.05, "kkt"), 400
 
 
-@claim(id="fedelasticnet.fixed_point.derived", paper="fedelasticnet", reference="spec 000 section 5.6 and claim 8 "
+@claim(id="fedelasticnet.fixed_point.derived", paper="fedelasticnet", reference="docs/fedelasticnet.md and claim 8 "
        "('any lambda2 > 0 (including lambda2 < 27 beta)')",
        statement="Alg. 3 with the sub-gradient reading converges to theta* for any lambda2 > 0 and lambda1 > 0",
        kind="fixed_point", derived=True, expected="violated", instances=_any_lambda2_instances)
@@ -894,7 +894,7 @@ def _invariance_instances(thorough: bool):
                 yield problem, _alg3(beta, l1, reading, P, eps)
 
 
-@claim(id="fedelasticnet.fixed_point.invariance", paper="fedelasticnet", reference="Alg. 3; spec 000 section 5.6 "
+@claim(id="fedelasticnet.fixed_point.invariance", paper="fedelasticnet", reference="Alg. 3 "
        "(claim 8, one-round invariance)",
        statement="the state (theta*, g_k = grad L_k(theta*), h = 0) is left unchanged by one round of FedDyn / "
                  "Alg. 3 for every participation outcome (all subsets enumerated), either sign reading, with or "
@@ -933,7 +933,7 @@ def _dead_zone_instances(thorough: bool):
 
 
 @claim(id="fedelasticnet.dead_zone.printed_sign", paper="fedelasticnet", reference="Alg. 3 as printed (sign(0) = 0); "
-       "spec 000 section 5.6 reading (a) (claim 9; observational)",
+       "docs/fedelasticnet.md (a) (claim 9; observational)",
        statement="with the printed sign, Alg. 3 does not reach theta*: after burn-in ||grad R(theta^t)||_inf <= "
                  "lambda1 and R(theta^t) - R* <= d lambda1^2/(2 mu), with the gap scaling like lambda1^2",
        kind="qualitative", expected="exploratory", instances=_dead_zone_instances)
@@ -946,7 +946,7 @@ def check_dead_zone(inst) -> Evidence:
     slope = float(np.polyfit(np.log(lams), np.log(gaps), 1)[0]) if np.all(gaps > 0) else float("nan")
     in_zone = all(rows[l]["max_tail_grad_inf"] <= l * (1 + 1e-6) for l in lams)
     below = all(rows[l]["max_tail_gap"] <= problem.dim * l ** 2 / (2 * mu) for l in lams)
-    return Evidence(f"spec quadratic lambda2=beta lambda1 in {lams}", slope, 2.0,
+    return Evidence(f"test quadratic lambda2=beta lambda1 in {lams}", slope, 2.0,
                     bool(in_zone and below and abs(slope - 2.0) <= 0.3),
                     details={"per_lambda1": {str(l): v for l, v in rows.items()},
                              "gap_over_lambda1_sq": (gaps / np.array(lams) ** 2).tolist(),
@@ -974,7 +974,7 @@ def check_negligible(inst) -> Evidence:
     diffs = np.array(diffs)
     slope = float(np.polyfit(np.log(lams), np.log(np.maximum(diffs, 1e-300)), 1)[0])
     rel = float(diffs[0] / gap0)
-    return Evidence(f"spec quadratic lambda2=beta lambda1 in {lams}", rel, 1e-7, bool(rel <= 1e-7),
+    return Evidence(f"test quadratic lambda2=beta lambda1 in {lams}", rel, 1e-7, bool(rel <= 1e-7),
                     details={"gap_differences": diffs.tolist(), "loglog_slope": slope, "gap0": gap0})
 
 
@@ -1009,7 +1009,7 @@ def monotonicity_counterexample():
 
 
 @claim(id="fedelasticnet.fedprox.limit", paper="fedelasticnet", reference="Section 3.1 ('the regularizer does not "
-       "result in aligning the global and local stationary points'); spec 000 section 5.2 (claim 10)",
+       "result in aligning the global and local stationary points')",
        statement="Alg. 1 with lambda1 = 0 (FedProx, exact solves, full participation) converges to "
                  "[sum w_k (A_k+lambda2 I)^{-1} A_k]^{-1} sum w_k (A_k+lambda2 I)^{-1} b_k (1e-10); its distance to "
                  "theta* is > 0 for heterogeneous A_k and 0 when all A_k are equal",
@@ -1031,7 +1031,7 @@ def check_fedprox_limit(problem) -> Evidence:
     homog_err = float(np.linalg.norm(st_h.x - homog.certificate.x_star))
     worst = max(errs.values())
     holds = worst <= 1e-10 and bias > 1e-3 and homog_err <= 1e-10
-    return Evidence(f"spec quadratic m={problem.n_clients} d={problem.dim}", worst, 1e-10, bool(holds),
+    return Evidence(f"test quadratic m={problem.n_clients} d={problem.dim}", worst, 1e-10, bool(holds),
                     details={"limit_errors": {str(k): v for k, v in errs.items()}, "bias_at_lambda2_beta": bias,
                              "equal_hessians_error": homog_err})
 
@@ -1041,7 +1041,7 @@ def _prox_monotone_instances(thorough: bool):
 
 
 @claim(id="fedelasticnet.fedprox.bias_monotone.derived", paper="fedelasticnet",
-       reference="spec 000 claim 10 ('monotonically decreasing in lambda2 on a grid')",
+       reference="docs/fedelasticnet.md claim 10 ('monotonically decreasing in lambda2 on a grid')",
        statement="||theta_Prox(lambda2) - theta*|| is monotonically decreasing in lambda2",
        kind="monotonicity", derived=True, expected="violated", instances=_prox_monotone_instances)
 def check_prox_bias_monotone(problem) -> Evidence:
@@ -1065,7 +1065,7 @@ def _prox_corrected_instances(thorough: bool):
 
 
 @claim(id="fedelasticnet.fedprox.bias_monotone.corrected", paper="fedelasticnet",
-       reference="spec 000 section 5.2, first-order expansion in 1/lambda2",
+       reference="docs/fedelasticnet.md, first-order expansion in 1/lambda2",
        statement="lambda2 (theta_Prox(lambda2) - theta*) -> Abar^{-1} sum_k w_k A_k grad L_k(theta*) as lambda2 -> oo "
                  "with a remainder O(1/lambda2): the bias is O(1/lambda2) but need not be monotone",
        kind="identity", derived=True, instances=_prox_corrected_instances)
@@ -1085,7 +1085,7 @@ def check_prox_bias_asymptotic(problem) -> Evidence:
 
 
 @claim(id="fedelasticnet.fedavg.kstep_limit", paper="fedelasticnet", reference="Section 1 (client drift of FedAvg); "
-       "spec 000 section 5.1 (claim 11)",
+       "docs/fedelasticnet.md",
        statement="FedAvg with K local GD steps of size eta converges to (sum w_k M_k)^{-1} sum w_k M_k x_k*, "
                  "M_k = I - (I - eta A_k)^K (1e-10); unbiased for K = 1; the limit tends to sum_k w_k x_k* as K -> oo",
        kind="fixed_point", derived=True, instances=_prox_instances)
@@ -1104,13 +1104,13 @@ def check_fedavg_limit(problem) -> Evidence:
     local_mean = w @ np.linalg.solve(A, b[..., None])[..., 0]
     far = float(np.linalg.norm(fedavg_fixed_point(problem, 20_000, eta) - local_mean)) / scale
     holds = max(errs.values()) <= 1e-10 and bias[0] <= 1e-12 * scale and bias[1] > 0 and far <= 1e-8
-    return Evidence(f"spec quadratic m={problem.n_clients} d={problem.dim} eta=0.5/beta", max(errs.values()), 1e-10,
+    return Evidence(f"test quadratic m={problem.n_clients} d={problem.dim} eta=0.5/beta", max(errs.values()), 1e-10,
                     bool(holds), details={"limit_errors": {str(k): v for k, v in errs.items()}, "bias_by_K": bias,
                                           "K_to_infinity_vs_mean_local_optima": far})
 
 
 @claim(id="fedelasticnet.fedavg.bias_monotone.derived", paper="fedelasticnet",
-       reference="spec 000 claim 11 ('bias grows with K')",
+       reference="docs/fedelasticnet.md claim 11 ('bias grows with K')",
        statement="the bias ||theta_FedAvg(K) - theta*|| of K-step FedAvg is non-decreasing in K",
        kind="monotonicity", derived=True, expected="violated", instances=_prox_monotone_instances)
 def check_fedavg_bias_monotone(problem) -> Evidence:
@@ -1128,7 +1128,7 @@ def check_fedavg_bias_monotone(problem) -> Evidence:
 
 
 @claim(id="fedelasticnet.fedavg.bias_monotone.corrected", paper="fedelasticnet",
-       reference="spec 000 section 5.1, first-order expansion in eta",
+       reference="docs/fedelasticnet.md, first-order expansion in eta",
        statement="for fixed K, (theta_FedAvg(K) - theta*) / ((K-1) eta/2) -> Abar^{-1} sum_k w_k A_k grad L_k(theta*) "
                  "as eta -> 0 with a remainder O(eta): the bias grows linearly in K only while K eta beta is small",
        kind="identity", derived=True, instances=_prox_corrected_instances)
@@ -1197,7 +1197,7 @@ def sparsity_path(problem, lambda2: float, lambda1_grid: np.ndarray, eps_grid: n
 
 
 @claim(id="fedelasticnet.sparsity.monotone", paper="fedelasticnet", reference="Section 3 (l1 'sparsifies the local "
-       "updates', the epsilon-threshold 'boosts sparseness'); spec 000 section 8 claim 13",
+       "updates', the epsilon-threshold 'boosts sparseness') claim 13",
        statement="for a fixed client state, ||Delta(lambda1)||_1 is non-increasing in lambda1 (Alg. 1 and Alg. 3); "
                  "Delta = 0 exactly for lambda1 >= ||grad L_k(theta^{t-1}) - g_k||_inf; nnz(Delta) is "
                  "non-increasing in lambda1 for diagonal Hessians; nnz(T_eps(Delta)) is non-increasing in eps",
@@ -1248,7 +1248,7 @@ def _contrast_instances(thorough: bool):
 
 
 @claim(id="fedelasticnet.sparsity.cumulative_nnz", paper="fedelasticnet", reference="Table 2 (Alg. 3 has the smallest "
-       "cumulative non-zeros); spec 000 section 5.2/5.5 mechanism (claim 14)",
+       "cumulative non-zeros)/5.5 mechanism (claim 14)",
        statement="on heterogeneous quadratics, Alg. 3's client updates vanish at its fixed point while FedProx/Alg. 1 "
                  "updates stay non-zero (only their weighted sum vanishes), so Alg. 3's cumulative uplink nnz is "
                  "below both FedDyn's and Alg. 1's over long horizons",
@@ -1279,7 +1279,7 @@ def _accounting_instances(thorough: bool):
 
 
 @claim(id="fedelasticnet.communication.accounting", paper="fedelasticnet", reference="Table 2 (SCAFFOLD = 2 x FedProx; "
-       "'the numbers of nonzero elements ... are the same for FedDyn'); spec 000 section 3.8 (claim 15)",
+       "'the numbers of nonzero elements ... are the same for FedDyn')",
        statement="per round, FedProx and FedDyn upload d |P_t| non-zeros, SCAFFOLD 2 d |P_t|; FedDyn's count is the "
                  "same whether theta_k or Delta_k is sent; Algs. 1-3 never exceed their baselines",
        kind="identity", instances=_accounting_instances)
@@ -1327,7 +1327,7 @@ def check_accounting(problem) -> Evidence:
 TABLE5_CIFAR10 = {"FedProx": (0.0, 1e-4, 0.0), "Alg. 1": (1e-6, 1e-4, 1e-3), "SCAFFOLD": (0.0, 0.0, 0.0),
                   "Alg. 2": (1e-4, 0.0, 1e-4), "FedDyn": (0.0, 1e-2, 0.0), "Alg. 3": (1e-4, 1e-2, 5e-3)}
 
-#: Table 2 reductions of cumulative non-zeros, Alg. 3 vs FedDyn, on the image datasets (spec 000 section 7.4).
+#: Table 2 reductions of cumulative non-zeros, Alg. 3 vs FedDyn, on the image datasets.
 PAPER_ALG3_NNZ_REDUCTION = (0.678, 0.889)
 
 

@@ -1,13 +1,13 @@
 """Claims of Jiang, Rodomanov & Stich (2024), "Federated Optimization with Doubly Regularized Drift Correction"
-(DANE, DANE+, FedRed, FedRed-GD/SGD): the 20 checks of spec 002 section 8, plus the exact-solver FedRed
+(DANE, DANE+, FedRed, FedRed-GD/SGD): the 20 checks of docs/fedred.md, plus the exact-solver FedRed
 contraction of section 4.8.
 
-Ids: ``fedred.<topic>`` for the paper's statements (as reconstructed by the spec, constants [R]) and
-``fedred.<topic>.derived`` (``derived=True``) for the spec writer's [D] inequalities, which are not the
+Ids: ``fedred.<topic>`` for the paper's statements (constants as fedtheory reconstructs them from the paper, docs/fedred.md) and
+``fedred.<topic>.derived`` (``derived=True``) for fedtheory's derived inequalities, which are not the
 paper's claims. Every check takes one instance (a dict of parameters) and builds its problem, so tests call the
 same functions on hypothesis-drawn dicts.
 
-Problem constructions (spec section 6): exact quadratics from :func:`fedtheory.problems.quadratic`, "vary L
+Problem constructions (docs/fedred.md): exact quadratics from :func:`fedtheory.problems.quadratic`, "vary L
 at fixed delta and mu" (6b) and the outlier client (6d) from :mod:`fedtheory.problems.constructions`, the
 non-convex family (6f) from :mod:`fedtheory.problems.nonconvex`. Built here: the shared-direction instance
 of the delta/mu scaling claim, the linear client of claim 18 and the tilted double well of claim 20.
@@ -43,11 +43,11 @@ REL = 1e-9
 
 
 # ==========================================================================================================
-# Problem constructions (spec section 6)
+# Problem constructions (docs/fedred.md)
 # ==========================================================================================================
 
 def _sc(kw: dict) -> QuadraticProblem:
-    """Strongly convex (or mu = 0) quadratic with exact constants, spec 6(a)."""
+    """Strongly convex (or mu = 0) quadratic with exact constants, docs/fedred.md."""
     keys = ("n_clients", "dim", "mu", "L", "delta_A", "delta_B", "zeta2", "hessians", "seed")
     return quadratic(**{k: kw[k] for k in keys if k in kw})
 
@@ -88,7 +88,7 @@ def _x0(problem: Problem, seed: int = 0, scale: float = 1.0) -> np.ndarray:
 # 1. DANE = closed-form preconditioned GD
 # ==========================================================================================================
 
-@claim(id="fedred.dane.closed_form", paper=PAPER, reference=f"{REF}, Sec. 3 / spec §3.3",
+@claim(id="fedred.dane.closed_form", paper=PAPER, reference=f"{REF}, Sec. 3 / ",
        statement="On quadratics one DANE round (CV (1), exact solves, standard averaging) equals "
                  "x - [sum_i w_i (A_i + lam I)^{-1}] grad f(x)",
        kind="identity", space=_SC_SPACE)
@@ -131,7 +131,7 @@ def fedprox_fixed_point(problem: QuadraticProblem, lam: float) -> np.ndarray:
     return np.linalg.solve(np.eye(d) - lam * M, rhs)
 
 
-@claim(id="fedred.fixed_point", paper=PAPER, reference=f"{REF}, Sec. 2 (FedProx discussion) / spec §8.2",
+@claim(id="fedred.fixed_point", paper=PAPER, reference=f"{REF}, Sec. 2 (FedProx discussion) / ",
        statement="x* is a fixed point of DANE, DANE+ (standard or randomized averaging, exact solves) and "
                  "FedRed-GD (x_i = x~ = x*), while FedProx's fixed point differs from x* when Hessians and "
                  "grad f_i(x*) are heterogeneous (and equals x* when all A_i are equal)",
@@ -190,7 +190,7 @@ def _dane_lyapunov(kw: dict, lam_factor: float) -> Evidence:
                              "lam": lam, "mu": c.mu, "delta_A": c.delta_A})
 
 
-@claim(id="fedred.dane.lyapunov", paper=PAPER, reference=f"{REF}, Cor. 21 (B.14) / spec §8.3",
+@claim(id="fedred.dane.lyapunov", paper=PAPER, reference=f"{REF}, Cor. 21 (B.14) / ",
        statement="Exact DANE with lam = 2 delta_A: f(x^{r+1}) - f* + (lam+mu)/2 mean_i ||x_{i,r+1} - x*||^2 <= "
                  "lam/2 ||x^r - x*||^2 every round, hence ||x^{r+1}-x*||^2 <= lam/(lam+mu) ||x^r-x*||^2",
        kind="bound", space=_SC_SPACE)
@@ -198,8 +198,8 @@ def check_dane_lyapunov(kw: dict) -> Evidence:
     return _dane_lyapunov(kw, 2.0)
 
 
-@claim(id="fedred.dane.lyapunov.derived", paper=PAPER, reference="spec §4.2 [D], §8.3", derived=True,
-       statement="[D] The (B.14) contraction of exact DANE already holds with lam = delta_A",
+@claim(id="fedred.dane.lyapunov.derived", paper=PAPER, reference="(derived by fedtheory)", derived=True,
+       statement="(derived by fedtheory) The (B.14) contraction of exact DANE already holds with lam = delta_A",
        kind="bound", space=_SC_SPACE)
 def check_dane_lyapunov_derived(kw: dict) -> Evidence:
     return _dane_lyapunov(kw, 1.0)
@@ -226,26 +226,26 @@ def _dane_monotone(kw: dict, lam_factor: float) -> Evidence:
                     details={"rounds_checked": rounds})
 
 
-@claim(id="fedred.dane.monotone", paper=PAPER, reference=f"{REF}, Cor. 21 / spec §8.4",
+@claim(id="fedred.dane.monotone", paper=PAPER, reference=f"{REF}, Cor. 21 / ",
        statement="Exact DANE with lam = 2 delta_A: f(x^{r+1}) + (lam+mu)/2 mean_i ||x_{i,r+1} - x^r||^2 <= f(x^r)",
        kind="monotonicity", space=_SC_SPACE)
 def check_dane_monotone(kw: dict) -> Evidence:
     return _dane_monotone(kw, 2.0)
 
 
-@claim(id="fedred.dane.monotone.derived", paper=PAPER, reference="spec §8.4 [D]", derived=True,
-       statement="[D] The monotonicity of exact DANE with the (lam+mu)/2 term holds with lam = delta_A",
+@claim(id="fedred.dane.monotone.derived", paper=PAPER, reference="(derived by fedtheory)", derived=True,
+       statement="(derived by fedtheory) The monotonicity of exact DANE with the (lam+mu)/2 term holds with lam = delta_A",
        kind="monotonicity", space=_SC_SPACE)
 def check_dane_monotone_derived(kw: dict) -> Evidence:
     return _dane_monotone(kw, 1.0)
 
 
-#: Cor. 21 (B.15) covers mu = 0 too: the defaults add a general convex instance, spec 6(e).
+#: Cor. 21 (B.15) covers mu = 0 too: the defaults add a general convex instance, docs/fedred.md.
 _GAP_SPACE = quadratic_space(defaults=_SC_DEFAULTS + (dict(n_clients=8, dim=10, mu=0.0, L=10.0, delta_A=0.5,
                                                            zeta2=1.0, seed=4),), thorough=_SC_THOROUGH)
 
 
-@claim(id="fedred.dane.gap_bound", paper=PAPER, reference=f"{REF}, Cor. 21 (B.15) / spec §8.5",
+@claim(id="fedred.dane.gap_bound", paper=PAPER, reference=f"{REF}, Cor. 21 (B.15) / ",
        statement="Exact DANE with lam = 2 delta_A: f(x^R) - f* <= mu D^2 / (2((1+mu/lam)^R - 1)) <= lam D^2/(2R) "
                  "for every R (mu = 0 included)",
        kind="bound", space=_GAP_SPACE)
@@ -256,8 +256,8 @@ def check_dane_gap_bound(kw: dict) -> Evidence:
     x0 = _x0(problem, kw.get("seed", 0))
     D = float(np.linalg.norm(x0 - c.x_star))
     trace = run(DANE(lam=lam), problem, kw.get("rounds", 100), x0=x0)
-    ratios = [trace.gap[R] / th.dane_gap_bound(c.mu, lam, D, R) for R in range(1, len(trace))
-              if trace.gap[R] > FLOOR2 * trace.gap[0]]
+    ratios = [trace.gap[r] / th.dane_gap_bound(c.mu, lam, D, r) for r in range(1, len(trace))
+              if trace.gap[r] > FLOOR2 * trace.gap[0]]
     worst = max(ratios) if ratios else 0.0
     return Evidence(_describe(kw), worst, 1.0, worst <= 1 + REL, tightness=worst,
                     details={"rounds_checked": len(ratios)})
@@ -304,7 +304,7 @@ def _L_instances(thorough: bool):
                          L_targets=(1e2, 1e3, 1e4, 1e5)) for s in range(1, 5))
 
 
-@claim(id="fedred.dane.L_independence", paper=PAPER, reference=f"{REF}, Table 1, Cor. 21 / spec §8.6",
+@claim(id="fedred.dane.L_independence", paper=PAPER, reference=f"{REF}, Table 1, Cor. 21 / ",
        statement="At fixed E_i and mu, exact DANE's rounds to ||x-x*|| <= 1e-8 ||x0-x*|| vary by at most +-1 when "
                  "L grows from 1e2 to 1e5, while GD's iterations (step 1/L_f) grow about linearly with L",
        kind="rate", instances=_L_instances)
@@ -358,7 +358,7 @@ def _delta_instances(thorough: bool):
                          deltas=(0.2, 0.5, 1.0, 2.0, 5.0, 10.0)) for s in range(1, 4))
 
 
-@claim(id="fedred.dane.delta_scaling", paper=PAPER, reference=f"{REF}, Table 1, Cor. 21 / spec §8.7",
+@claim(id="fedred.dane.delta_scaling", paper=PAPER, reference=f"{REF}, Table 1, Cor. 21 / ",
        statement="Exact DANE with lam = 2 delta_A reaches f - f* <= eps within ceil(log(1 + mu D^2/(2eps)) / "
                  "log(1 + mu/lam)) rounds, and its rounds grow linearly in delta_A/mu (log-log slope in [0.7, 1.3]) "
                  "on instances where a direction of curvature mu is shared by all clients (the worst case)",
@@ -397,7 +397,7 @@ _INEXACT_SPACE = quadratic_space(
                    for s, L in enumerate((100.0, 500.0, 1000.0), start=2)))
 
 
-@claim(id="fedred.daneplus_gd.inexact", paper=PAPER, reference=f"{REF}, Thm 4 / Cor. 5 / spec §8.8",
+@claim(id="fedred.daneplus_gd.inexact", paper=PAPER, reference=f"{REF}, Thm 4 / Cor. 5 / ",
        statement="DANE+-GD (local GD with step 1/(L+lam) until ||grad F|| <= sqrt(2) lam/(r+1) ||x - x^r||, "
                  "lam = 2 delta_A) reaches eps within 2x exact DANE's rounds, with local steps at round r <= "
                  "2 (L+lam)/(mu+lam) (1 + log((L+lam)(r+1)/lam)) and total local steps per client <= "
@@ -435,7 +435,7 @@ def check_daneplus_gd_inexact(kw: dict) -> Evidence:
 
 
 # ==========================================================================================================
-# 8b. What the inexact local solvers return: the accuracy each stopping rule promises [D]
+# 8b. What the inexact local solvers return: the accuracy each stopping rule promises (derived by fedtheory)
 # ==========================================================================================================
 
 def _local_problem(seed: int = 3) -> QuadraticProblem:
@@ -482,7 +482,7 @@ def _local_grad(problem: QuadraticProblem, X: np.ndarray, h: np.ndarray, lam: fl
 
 @claim(id="fedred.daneplus.local_accuracy.derived", paper=PAPER, derived=True,
        reference=f"{REF}, Thm 3 (absolute e_r), Thm 4 (relative e_r); the authors' code's rule (docs/fedred.md)",
-       statement="[D] every client's local model returned by DANE+ meets its stopping rule, checked from the raw "
+       statement="(derived by fedtheory) every client's local model returned by DANE+ meets its stopping rule, checked from the raw "
                  "A_i, b_i: relative ||grad F_i|| <= tol lam/(r+1) ||x_i - x^r|| (or the floor tol_floor "
                  "||grad f(x^0)||), absolute ||grad F_i|| <= tol/(r+1)^tol_decay, and the authors' post-step rule "
                  "q^2 < tol^2 lam^2 ||x_i - x^r||^2/(r+1)^2 + 1e-6, which implies ||grad F_i(x_i)|| <= (1 + L_i lr) "
@@ -540,7 +540,7 @@ _FEDRED_SOLVER_SPACE = InstanceSpace(
 
 @claim(id="fedred.local_solvers.derived", paper=PAPER, derived=True,
        reference=f"{REF}, Alg. 2 (inexact local solves); Nesterov 2004, Thms 2.1.15 and 2.2.3",
-       statement="[D] FedRed's local solvers on F_i(x) = f_i(x) + <h_i, x> + (lam + 1/eta)/2 ||x - c_i||^2 (m_i, "
+       statement="(derived by fedtheory) FedRed's local solvers on F_i(x) = f_i(x) + <h_i, x> + (lam + 1/eta)/2 ||x - c_i||^2 (m_i, "
                  "M_i its strong convexity and smoothness): K GD steps (step 1/M_i) give ||x_K - x_i*|| <= (1 - "
                  "m_i/M_i)^K ||x_0 - x_i*||; K FGD steps give F_i(x_K) - F_i* <= (1 - sqrt(m_i/M_i))^K (F_i(x_0) - "
                  "F_i* + m_i/2 ||x_0 - x_i*||^2); with a tolerance, ||grad F_i(x_i)|| <= tol; x_i* by a linear solve",
@@ -610,7 +610,7 @@ def gd_iterations_to_gap(problem: QuadraticProblem, x0: np.ndarray, eps: float, 
 
 
 # ==========================================================================================================
-# 9-10. Non-convex DANE+ (Lemma 28, Thm 1) [D]
+# 9-10. Non-convex DANE+ (Lemma 28, Thm 1) (derived by fedtheory)
 # ==========================================================================================================
 
 def _nc_instances(thorough: bool):
@@ -631,7 +631,7 @@ def _nc_build(point: dict) -> dict:
     return {**point, "averaging": averaging if isinstance(averaging, str) else ("random", "fixed")[int(averaging)]}
 
 
-#: The derived non-convex theorem's class: smooth (possibly non-convex) f_i with delta_B-BHD, here spec 6(f)'s
+#: The derived non-convex theorem's class: smooth (possibly non-convex) f_i with delta_B-BHD, here fedtheory's
 #: separable non-convex quadratics (curvature c, nu; non-convex when nu < c/4, convex otherwise: both are in the
 #: class) with exact delta_B, any zeta2; DANE+-GD with lam = 2 delta_B and K local GD steps (their output does
 #: not increase F_{i,r}, the theorem's only requirement on local work), random or fixed selection, R rounds.
@@ -666,9 +666,9 @@ def _nc_run(kw: dict):
     return problem, lam, records
 
 
-@claim(id="fedred.nonconvex.descent.derived", paper=PAPER, reference="spec §4.6 Lemma 28 [D], §8.9",
+@claim(id="fedred.nonconvex.descent.derived", paper=PAPER, reference="Lemma 28 (derived by fedtheory)",
        derived=True,
-       statement="[D] Non-convex DANE+ (lam = 2 delta_B, local GD that does not increase F_{i,r}): for every "
+       statement="(derived by fedtheory) Non-convex DANE+ (lam = 2 delta_B, local GD that does not increase F_{i,r}): for every "
                  "client, f(x_{i,r+1}) + (lam - delta_B)/2 ||x_{i,r+1} - x^r||^2 <= f(x^r), so f(x^r) is "
                  "non-increasing under any selection rule",
        kind="monotonicity", instances=_nc_instances)
@@ -689,9 +689,9 @@ def check_nonconvex_descent(kw: dict) -> Evidence:
                     details={"max_f_increase": increases, "f_first": f_seq[0], "f_last": f_seq[-1]})
 
 
-@claim(id="fedred.nonconvex.stationarity.derived", paper=PAPER, reference="spec §4.6 Thm 1 [D], §8.10",
+@claim(id="fedred.nonconvex.stationarity.derived", paper=PAPER, reference="Thm 1 (derived by fedtheory)",
        derived=True,
-       statement="[D] Non-convex DANE+ with lam = 2 delta_B: (1/R) sum_{r=1}^R ||grad f(x^r)||^2 <= "
+       statement="(derived by fedtheory) Non-convex DANE+ with lam = 2 delta_B: (1/R) sum_{r=1}^R ||grad f(x^r)||^2 <= "
                  "36 delta_B (f(x^0) - f^inf)/R + (2/R) sum_r e_r, e_r = max_i ||grad F_{i,r}(x_{i,r+1})||^2",
        kind="bound", space=_NC_SPACE)
 def check_nonconvex_stationarity(kw: dict) -> Evidence:
@@ -719,7 +719,7 @@ def _fedred_instances(thorough: bool):
                     for s, d in enumerate((0.3, 3.0, 30.0), start=2))
 
 
-@claim(id="fedred.fedred_gd.closed_form", paper=PAPER, reference=f"{REF}, Alg. 3 / spec §8.11",
+@claim(id="fedred.fedred_gd.closed_form", paper=PAPER, reference=f"{REF}, Alg. 3 / ",
        statement="FedRed-GD's step is the minimiser of <g + h, x> + lam/2||x - x~||^2 + 1/(2eta)||x - x_i||^2; "
                  "with p = 1 FedRed-GD is GD with step eta/(1+lam eta) (step eta when lam = 0); Alg. 2 with "
                  "p = 1 and 1/eta = 0 is DANE",
@@ -758,7 +758,7 @@ def check_fedred_gd_closed_form(kw: dict) -> Evidence:
 
 
 # ==========================================================================================================
-# 12. FedRed-GD expected Lyapunov contraction, exact over both coins [D]; 12b the exact-solver version
+# 12. FedRed-GD expected Lyapunov contraction, exact over both coins (derived by fedtheory); 12b the exact-solver version
 # ==========================================================================================================
 
 _LYAP_BASE = dict(n_clients=6, dim=8, mu=1.0, L=100.0, delta_A=2.0, zeta2=1.0, seed=0)
@@ -819,9 +819,9 @@ def _fedred_expected_contraction(kw: dict, exact_solver: bool) -> Evidence:
                     details={"rho": rho, "iterations_checked": checked})
 
 
-@claim(id="fedred.fedred_gd.lyapunov.derived", paper=PAPER, reference="spec §4.9 Lemma 35 [D], §8.12",
+@claim(id="fedred.fedred_gd.lyapunov.derived", paper=PAPER, reference="Lemma 35 (derived by fedtheory)",
        derived=True,
-       statement="[D] FedRed-GD with lam >= delta_A, eta <= 1/L: p Phi(comm) + (1-p) Phi(no comm) <= "
+       statement="(derived by fedtheory) FedRed-GD with lam >= delta_A, eta <= 1/L: p Phi(comm) + (1-p) Phi(no comm) <= "
                  "(1 - min{mu eta, p mu/(lam+mu)}) Phi_k, Phi = mean_i||x_i-x*||^2/(2eta) + (lam+mu)/(2p)||x~-x*||^2, "
                  "computed exactly over both coin outcomes, with or without reset; for mu = 0: "
                  "f(xbar_{k+1}) - f* + E Phi_{k+1} <= Phi_k with Phi = A/(2eta) + lam B/(2p)",
@@ -839,8 +839,8 @@ _LYAP_EXACT_SPACE = quadratic_space(
            Param("reset", 0, 1, integer=True)))
 
 
-@claim(id="fedred.fedred_exact.lyapunov.derived", paper=PAPER, reference="spec §4.8 Thm 33 [D]", derived=True,
-       statement="[D] FedRed (Alg. 2, exact local solves) with lam >= delta_A: E_theta Phi_{k+1} <= "
+@claim(id="fedred.fedred_exact.lyapunov.derived", paper=PAPER, reference="Thm 33 (derived by fedtheory)", derived=True,
+       statement="(derived by fedtheory) FedRed (Alg. 2, exact local solves) with lam >= delta_A: E_theta Phi_{k+1} <= "
                  "max{1/(1+mu eta), 1 - p mu/(lam+mu)} Phi_k with Phi = (1/(2eta) + mu/2) A + (lam+mu)/(2p) B "
                  "(no L needed)",
        kind="bound", space=_LYAP_EXACT_SPACE)
@@ -865,7 +865,7 @@ def _savings_problem(kw: dict, seed: int) -> QuadraticProblem:
                      zeta2=kw["zeta2"], seed=seed)
 
 
-@claim(id="fedred.fedred_gd.comm_savings", paper=PAPER, reference=f"{REF}, Thm 9, Table 1, Fig. 1 / spec §8.13",
+@claim(id="fedred.fedred_gd.comm_savings", paper=PAPER, reference=f"{REF}, Thm 9, Table 1, Fig. 1 / ",
        statement="FedRed-GD (eta = 1/L, lam = 2 delta_A, p = (lam+mu) eta) reaches eps with #communications ~ "
                  "p * #iterations (binomial, z <= 5), #iterations <= 3x GD's (step 1/L), and #communications <= "
                  "3 (lam+mu)/L x GD's rounds",
@@ -906,7 +906,7 @@ def _vs_instances(thorough: bool):
         yield dict(n_clients=8, dim=10, mu=1.0, L=1000.0, L_over_delta=3000.0, zeta2=1.0, seeds=tuple(range(5)))
 
 
-@claim(id="fedred.fedred_gd.vs_daneplus_gd", paper=PAPER, reference=f"{REF}, Table 1 (local steps) / spec §8.14",
+@claim(id="fedred.fedred_gd.vs_daneplus_gd", paper=PAPER, reference=f"{REF}, Table 1 (local steps) / ",
        statement="At equal accuracy, FedRed-GD's local gradient evaluations are at most DANE+-GD's (relative stopping "
                  "rule; median over seeds), and both use far fewer communications than GD (< GD's / 3)",
        kind="qualitative", instances=_vs_instances)
@@ -944,7 +944,7 @@ def _dissim_instances(thorough: bool):
         yield from (dict(n_clients=n, dim=6, mu=0.5, L=20.0, delta_B=2.0, zeta2=1.0, seed=n) for n in (2, 3, 16, 40))
 
 
-@claim(id="fedred.dissimilarity.constants", paper=PAPER, reference=f"{REF}, Defs. 1-2, Remark 18 / spec §8.15",
+@claim(id="fedred.dissimilarity.constants", paper=PAPER, reference=f"{REF}, Defs. 1-2, Remark 18 / ",
        statement="For quadratics delta_B = max||E_i|| and delta_A = sqrt(lambda_max(mean E_i^2)) (the sup in Def. 2 "
                  "is attained); delta_A <= delta_B <= sqrt(n) delta_A; the outlier construction attains "
                  "delta_B/delta_A = sqrt(n-1); delta_B <= L for convex f_i; delta_A <= sqrt(mean||E_i||^2), strictly "
@@ -997,7 +997,7 @@ def check_dissimilarity_constants(kw: dict) -> Evidence:
                              "outlier_ratio": out.delta_B / out.delta_A})
 
 
-@claim(id="fedred.common_part_invariance", paper=PAPER, reference=f"{REF}, Sec. 3 / spec §8.16",
+@claim(id="fedred.common_part_invariance", paper=PAPER, reference=f"{REF}, Sec. 3 / ",
        statement="Adding the same function to every f_i (a quadratic c q q^T, or the non-convex log term of 6(f)) "
                  "leaves delta_A, delta_B unchanged while L changes, and exact DANE's per-round contraction "
                  "lam/(lam+mu) stays valid",
@@ -1039,7 +1039,7 @@ def _sgd_instances(thorough: bool):
                    etas_L=(1.0, 0.5, 0.25, 0.125), iterations=4000, seeds=40)
 
 
-@claim(id="fedred.fedred_sgd.noise_floor", paper=PAPER, reference=f"{REF}, Thm 9 (sigma term) / spec §8.17",
+@claim(id="fedred.fedred_sgd.noise_floor", paper=PAPER, reference=f"{REF}, Thm 9 (sigma term) / ",
        statement="FedRed-SGD with additive noise of variance sigma^2 plateaus at a level of E[f(x~) - f*] that "
                  "drops by a factor <= 0.7 each time eta is halved, and converges to x* when sigma = 0",
        kind="statistical", instances=_sgd_instances)
@@ -1098,7 +1098,7 @@ def linear_client_problem(kw: dict) -> QuadraticProblem:
     return QuadraticProblem(A, rng.standard_normal((n, d)))
 
 
-@claim(id="fedred.scaffold.ill_posed", paper=PAPER, reference=f"{REF}, Sec. 2 (Scaffold) / spec §8.18",
+@claim(id="fedred.scaffold.ill_posed", paper=PAPER, reference=f"{REF}, Sec. 2 (Scaffold) / ",
        statement="With a linear f_i, Scaffold's local model f_i(x) + <grad f(x^r) - grad f_i(x^r), x> (lam = 0) is "
                  "unbounded below whenever grad f(x^r) != 0, while DANE's (lam > 0) has a unique minimiser",
        kind="counterexample", instances=_linear_instances)
@@ -1136,7 +1136,7 @@ def check_scaffold_ill_posed(kw: dict) -> Evidence:
 # 19. DANE+ with the Scaffnew-type control variate (B.84)
 # ==========================================================================================================
 
-@claim(id="fedred.daneplus.cv_b84", paper=PAPER, reference=f"{REF}, App. B.3, Cor. 32 / spec §8.19",
+@claim(id="fedred.daneplus.cv_b84", paper=PAPER, reference=f"{REF}, App. B.3, Cor. 32 / ",
        statement="DANE+ with control variate (B.84) (m = lam = sqrt(L mu), exact solves, strongly convex) converges "
                  "linearly to "
                  "x*, keeps sum_i w_i h_i = 0, and has (x*, h_i = -grad f_i(x*)) as a fixed point",
@@ -1144,7 +1144,7 @@ def check_scaffold_ill_posed(kw: dict) -> Evidence:
 def check_cv_b84(kw: dict) -> Evidence:
     problem = _sc(kw)
     c = problem.certificate
-    lam = math.sqrt(c.L * c.mu)  # the spec's [R] balance of the two contraction components (Cor. 32)
+    lam = math.sqrt(c.L * c.mu)  # fedtheory's reconstructed balance of the two contraction components (Cor. 32)
     alg = DANEPlus(lam=lam, control_variate="scaffnew")
     x0 = _x0(problem, kw.get("seed", 0))
     state = alg.init(problem, x0)
@@ -1178,7 +1178,7 @@ def check_cv_b84(kw: dict) -> Evidence:
 # ==========================================================================================================
 
 @claim(id="fedred.nonconvex.selection_vs_averaging", paper=PAPER, reference=f"{REF}, Sec. 3 (randomized "
-       "averaging) / spec §8.20",
+       "averaging) / ",
        statement="With f_i = f (delta = 0) and lam = 0, clients' exact local stationary points can differ and their "
                  "average can have a larger ||grad f|| than any selected local model",
        kind="counterexample", instances=lambda thorough: iter([dict(dim=3, c=2.0, nu=1.0, tilt=0.3, seed=0),
@@ -1205,7 +1205,7 @@ def check_selection_vs_averaging(kw: dict) -> Evidence:
 
 
 # ==========================================================================================================
-# Thm 8 / Cor 2 scaling (spec section 5): non-convex-theory methods at fixed delta_B, varying L
+# Thm 8 / Cor 2 scaling (docs/fedred.md): non-convex-theory methods at fixed delta_B, varying L
 # ==========================================================================================================
 
 def _nc_scaling_instances(thorough: bool):
@@ -1216,7 +1216,7 @@ def _nc_scaling_instances(thorough: bool):
                    seeds=(0, 1, 2, 3, 4))
 
 
-@claim(id="fedred.nonconvex.L_scaling", paper=PAPER, reference=f"{REF}, Thm 8, Cor. 2, Table 1 / spec §5",
+@claim(id="fedred.nonconvex.L_scaling", paper=PAPER, reference=f"{REF}, Thm 8, Cor. 2, Table 1 / ",
        statement="Under the non-convex theory's settings (randomized single-model selection, lam = 2 delta_B), at "
                  "fixed delta_B and growing L: FedRed-GD (eta = 1/L, p = lam eta) keeps its expected communications to "
                  "||grad f||^2 <= 1e-8 ||grad f(x0)||^2 within a factor 2 while its iterations grow >= L-ratio/2; "

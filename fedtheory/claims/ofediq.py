@@ -1,5 +1,5 @@
 """Claims of Kwon, Park & Hong, "Tighter Regret Analysis and Optimization of Online Federated Learning"
-(FedOGD / OFedAvg / OFedIQ; spec 003 section 7, items 1-20).
+(FedOGD / OFedAvg / OFedIQ, items 1-20).
 
 Problems are online ridge / logistic streams (:mod:`fedtheory.problems.online`) with w_1 = 0, exact prefix
 comparators and sigma2_diff. Stochastic methods are checked by Monte Carlo means over seeds (the theorems bound
@@ -55,7 +55,7 @@ def _quantizer_instances(thorough: bool):
                     yield {"D": D, "s": s, "b": b, "u": u}
 
 
-@claim(id="ofediq.quantizer.unbiased", paper=PAPER, reference="Definition 2, eq. (12); spec 003 §7 item 1",
+@claim(id="ofediq.quantizer.unbiased", paper=PAPER, reference="Definition 2, eq. (12)",
        statement="E[Q_{s,b}(u)] = u: analytically E[xi_i] = r_i for every coordinate, and the Monte Carlo mean "
                  "is within 5 SE per coordinate; Q(0) = 0 and b = D is lossless",
        kind="identity", instances=_quantizer_instances)
@@ -117,7 +117,7 @@ _QUANTIZER_SPACE = InstanceSpace(
     thorough=tuple(pt for pt in _quantizer_points(True) if (pt["D"], pt["s"], pt["b"]) not in _QUANTIZER_KEYS))
 
 
-@claim(id="ofediq.quantizer.variance", paper=PAPER, reference="Section 3.3 (variance of Q_{s,b}); §7 item 2",
+@claim(id="ofediq.quantizer.variance", paper=PAPER, reference="Section 3.3 (variance of Q_{s,b});",
        statement="E||Q(u) - u||^2 equals sum_l ||u_I||^2 sum_i (r_i - m_i/s)((m_i+1)/s - r_i) (Monte Carlo within "
                  "5 SE) and is <= sigma_q^2 ||u||^2, sigma_q^2 = min(ceil(D/b)/s^2, sqrt(ceil(D/b))/s); one-hot "
                  "u has zero error",
@@ -141,7 +141,7 @@ def check_quantizer_variance(inst: dict) -> Evidence:
                     details={"mc_mean": float(err2.mean()), "mc_se": float(se), "onehot_zero": onehot_ok})
 
 
-@claim(id="ofediq.quantizer.support_bits", paper=PAPER, reference="Definition 2 and eq. (13); §7 item 3",
+@claim(id="ofediq.quantizer.support_bits", paper=PAPER, reference="Definition 2 and eq. (13);",
        statement="every output entry is ||u_I|| sign(u_i) j/s with j in {m_i, m_i+1} within {0..s}, and "
                  "q = 32b + D(1 + log2(s+1)) (D=34826, s=3, b=777: 129,342 bits)",
        kind="identity", instances=_quantizer_instances)
@@ -179,7 +179,7 @@ _FEDOGD_SPACE = InstanceSpace(
                    for K in (1, 5, 20) for T in (50, 500, 5000) for f in (0.1, 0.5, 0.99)))
 
 
-@claim(id="ofediq.thm1.fedogd", paper=PAPER, reference="Theorem 1 (p_min = 1); §7 item 4",
+@claim(id="ofediq.thm1.fedogd", paper=PAPER, reference="Theorem 1 (p_min = 1);",
        statement="FedOGD with eta < 1/(2 beta), w_1 = 0: regret_T' <= K ||w*_T'||^2/(2 eta) + eta K T' "
                  "sigma2_diff(T') deterministically for every prefix T' <= T",
        kind="bound", space=_FEDOGD_SPACE)
@@ -200,8 +200,8 @@ def check_fedogd_regret(inst: dict) -> Evidence:
                     details={"worst_prefix": worst + 1, "final_ratio": float(ratio[-1]), "eta": eta})
 
 
-@claim(id="ofediq.thm1.per_step.derived", paper=PAPER, reference="Section 4.3.1 proof of Theorem 1; §7 item 5",
-       statement="[D] FedOGD, eta < 1/(2 beta), every t: sum_k [L_kt(w_t) - L_kt(w*)] <= K/(2 eta)(||w_t - w*||^2 "
+@claim(id="ofediq.thm1.per_step.derived", paper=PAPER, reference="Section 4.3.1 proof of Theorem 1;",
+       statement="(derived by fedtheory) FedOGD, eta < 1/(2 beta), every t: sum_k [L_kt(w_t) - L_kt(w*)] <= K/(2 eta)(||w_t - w*||^2 "
                  "- ||w_{t+1} - w*||^2) + eta sum_k ||grad L_kt(w*)||^2",
        kind="bound", derived=True, space=_FEDOGD_SPACE)
 def check_fedogd_per_step(inst: dict) -> Evidence:
@@ -245,7 +245,7 @@ _OFEDAVG_SPACE = InstanceSpace(
     thorough=(dict(K=20, T=400, D=10, frac=0.9, heterogeneity=2.0, seeds=100, seed=6),))
 
 
-@claim(id="ofediq.thm1.ofedavg", paper=PAPER, reference="Theorem 1; §7 item 6",
+@claim(id="ofediq.thm1.ofedavg", paper=PAPER, reference="Theorem 1;",
        statement="OFedAvg with heterogeneous p_k in [0.1, 1], eta < p_min/(2 beta): mean regret_T over seeds <= "
                  "K ||w*||^2/(2 eta) + eta K T sigma2_diff / p_min",
        kind="bound", space=_OFEDAVG_SPACE)
@@ -299,7 +299,7 @@ def _thm2_check(inst: dict) -> Evidence:
                              "eta_max": eta_max, "condition_40": condition_40})
 
 
-@claim(id="ofediq.thm2.L1", paper=PAPER, reference="Theorem 2, L = 1 (rigorous case); §7 item 7",
+@claim(id="ofediq.thm2.L1", paper=PAPER, reference="Theorem 2, L = 1 (rigorous case);",
        statement="OFedIQ(L=1) with the (s,b) quantizer, heterogeneous p_k, eta < p_min/(4 beta R) (the library's "
                  "step bound must equal it): mean regret_T "
                  "<= K||w*||^2/(2 eta) + 2 eta K T sigma2_diff R / p_min",
@@ -318,7 +318,7 @@ _THM2_L_SPACE = InstanceSpace(
     thorough=(dict(K=20, T=400, D=10, L=8, s=3, b=2, frac=0.9, heterogeneity=2.0, seeds=60, seed=13),))
 
 
-@claim(id="ofediq.thm2.L_gt_1", paper=PAPER, reference="Theorem 2, L > 1 (the paper's approximate bound); §7 item 8",
+@claim(id="ofediq.thm2.L_gt_1", paper=PAPER, reference="Theorem 2, L > 1 (the paper's approximate bound);",
        statement="OFedIQ(L in {2,4,8}, L | T), eta < p_min/(4 beta L R) (the proof's condition (40), which the "
                  "library's step bound must equal): mean regret_T "
                  "<= Theorem 2's full bound incl. 3 beta eta^2 L(L-1) K T sigma2 (soft: the L > 1 proof approximates)",
@@ -338,7 +338,7 @@ def _sublinear_instances(thorough: bool):
         yield dict(K=20, D=6, Ts=(100, 1000, 10000), heterogeneity=2.0, noise=1.0, seed=15, method="fedogd")
 
 
-@claim(id="ofediq.cor1.sublinear", paper=PAPER, reference="Corollary 1, Table I; §7 item 9",
+@claim(id="ofediq.cor1.sublinear", paper=PAPER, reference="Corollary 1, Table I;",
        statement="with Corollary 1's eta_T (FedOGD: sqrt(||w*||^2/(2 sigma2 T)), alpha = 2; OFedIQ(1, p, s, b): "
                  "sqrt(p ||w*||^2/(4 sigma2 M T)), alpha = 4M/p), regret_T/T decreases over T and (mean) "
                  "regret_T/sqrt(T) <= sqrt(alpha ||w*||^2 K^2 sigma2_diff) (T skipped when eta_T violates the "
@@ -378,7 +378,7 @@ def _parity_instances(thorough: bool):
         yield dict(dataset="breast_cancer", K=50, Ts=(100, 400, 1600, 6400), gamma=0.01, seeds=5, seed=1)
 
 
-@claim(id="ofediq.parity99.exploratory", paper=PAPER, reference="Section 4.2 and Fig. 4 (CCR 99%); §7 item 10",
+@claim(id="ofediq.parity99.exploratory", paper=PAPER, reference="Section 4.2 and Fig. 4 (CCR 99%);",
        statement="On a real-data stream (scikit-learn digits, ridge), FedOGD and OFedIQ at gamma = 0.01 (Algorithm 3"
                  " parameters, corrected so b >= 1 for the small D) with matched eta_T = (1/(4 beta)) sqrt(T_0/T): "
                  "the gap in time-averaged loss shrinks as T grows while OFedIQ uses ~1% of FedOGD's uplink bits",
@@ -443,7 +443,7 @@ def _expected_after(alg: OFedIQ, problem: OnlineProblem, state) -> np.ndarray:
     return total
 
 
-@claim(id="ofediq.aggregation.unbiased", paper=PAPER, reference="eqs. (8)-(9), (33); §7 item 11",
+@claim(id="ofediq.aggregation.unbiased", paper=PAPER, reference="eqs. (8)-(9), (33);",
        statement="given w_{t-L+1} and the local trajectories, E[w_{t+1}] = w_{t-L+1} - (eta/K) sum_k sum_l "
                  "grad_{k,t-L+l} exactly (enumeration of all client subsets and rounding outcomes; the server "
                  "divides by K, not |S_t|)",
@@ -478,7 +478,7 @@ def _reduction_instances(thorough: bool):
 
 
 @claim(id="ofediq.reductions", paper=PAPER, reference="Section 3.2 ('subsumes the benchmarks'), eqs. (1), (5)-(8); "
-                                                      "§7 item 12",
+                                                      "",
        statement="OFedIQ(1,1,inf) reproduces FedOGD's eq. (5) iterates to 1e-12; OFedIQ(L,1,inf) is local OGD with "
                  "periodic averaging (FedOMD); the two forms of eq. (8) agree to 1e-10; the model used at t is "
                  "w_{psi_L(t)} with psi_L(t) = floor((t-1)/L) L + 1",
@@ -534,7 +534,7 @@ def _bits_instances(thorough: bool):
     yield dict(K=4, T=50, D=5, L=1, s=None, b=None, p=1.0, seed=23)
 
 
-@claim(id="ofediq.bits", paper=PAPER, reference="Table I, eq. (13), gamma and CCR (Section 5); §7 item 13",
+@claim(id="ofediq.bits", paper=PAPER, reference="Table I, eq. (13), gamma and CCR (Section 5);",
        statement="each transmission step sends |S_t| q bits (q = 32D unquantized, 32b + D(1+log2(s+1)) "
                  "quantized), none otherwise; the mean bits per step is (sum_k p_k / L) q within 5 SE; FedOGD costs "
                  "32KD exactly; gamma = p q/(32 D L)",
@@ -577,7 +577,7 @@ def _periodic_instances(thorough: bool):
                Ks=(1, 1000))
 
 
-@claim(id="ofediq.periodic.never_better", paper=PAPER, reference="Section 4.2.1; §7 item 14",
+@claim(id="ofediq.periodic.never_better", paper=PAPER, reference="Section 4.2.1;",
        statement="at equal cost, alpha(L = 1, p/L) <= alpha(L, p) (Table I's constant), with equality iff L = 1",
        kind="monotonicity", instances=_periodic_instances)
 def check_periodic(inst: dict) -> Evidence:
@@ -613,7 +613,7 @@ def _golden(f, lo: float, hi: float, iters: int = 200) -> float:
     return math.exp((a + b) / 2)
 
 
-@claim(id="ofediq.cor1.algebra", paper=PAPER, reference="Corollary 1 (consistent form M, spec typo 3); §7 item 15",
+@claim(id="ofediq.cor1.algebra", paper=PAPER, reference="Corollary 1 (consistent form M; the printed version has a typo)",
        statement="eta* = sqrt((p/L)||w*||^2/(4 sigma2 M T)) minimises B(eta) = K||w*||^2/(2 eta) + 2 eta L K T "
                  "sigma2 M/p and B(eta*) = sqrt((4LM/p)||w*||^2 K^2 sigma2 T); OFedAvg's eta gives alpha = 2/p; "
                  "3 beta eta^2 L(L-1) K T sigma2 <= (3p^2(L-1)/8) 2 eta L K T sigma2/p for eta < p/(4 beta)",
@@ -649,7 +649,7 @@ def _alg3_value_instances(thorough: bool):
 
 
 @claim(id="ofediq.alg3.paper_values", paper=PAPER, reference="Algorithm 3, Section 4.2.2 worked example, Fig. 3; "
-                                                             "§7 item 16",
+                                                             "",
        statement="Algorithm 3 (log base 2) gives gamma = 0.1 -> s = 17, rho = 0.0326, b = 1134, p = 0.5151 and "
                  "gamma = 0.01 -> OFedIQ(1, 0.086, 3, 777) for D = 34,826, with gamma - p/D <= gamma_actual <= gamma",
        kind="identity", instances=_alg3_value_instances)
@@ -743,7 +743,7 @@ _GAMMA_SPACE = InstanceSpace(
     defaults=tuple(_alpha_instances(False)), thorough=tuple(_alpha_instances(True)))
 
 
-@claim(id="ofediq.alg3.alpha_vs_ofedavg", paper=PAPER, reference="Section 4.2.2 ('4.536 vs 20'); §7 item 17",
+@claim(id="ofediq.alg3.alpha_vs_ofedavg", paper=PAPER, reference="Section 4.2.2 ('4.536 vs 20');",
        statement="at gamma = 0.1, Algorithm 3's alpha = (2/p)[1 + sqrt(D/(b s^2))(p + 1/K)] = 4.536 (K = 1000) < "
                  "OFedAvg's 2/gamma = 20; and for every gamma in [0.001, 0.2] alpha_IQ < 2/gamma under both the "
                  "factor-2 and Table I's factor-4 convention",
@@ -768,7 +768,7 @@ def _eq15_instances(thorough: bool):
     yield dict(K=1000, ps=tuple(np.geomspace(1e-4, 0.12, 400 if thorough else 120)))
 
 
-#: Eq. (15)'s class: OFedAvg rates p in (0, 0.12] (spec 003 §7 item 18's range; searched down to 1e-8 on a log
+#: Eq. (15)'s class: OFedAvg rates p in (0, 0.12] (docs/online.md; searched down to 1e-8 on a log
 #: scale), K = 1000 as in the paper's statement. A searched point is one p; a default point is the grid the
 #: ledger ran (the check enumerates ``ps`` internally).
 _EQ15_SPACE = InstanceSpace(
@@ -777,7 +777,7 @@ _EQ15_SPACE = InstanceSpace(
     defaults=tuple(_eq15_instances(False)), thorough=tuple(_eq15_instances(True)))
 
 
-@claim(id="ofediq.eq15.alpha", paper=PAPER, reference="Section 4.2.2 (i), eq. (15); §7 item 18",
+@claim(id="ofediq.eq15.alpha", paper=PAPER, reference="Section 4.2.2 (i), eq. (15);",
        statement="for p in (0, 0.12], s = ceil(40p), b = D/100, p' = 32p/(1.32 + log2(1+s)): p' <= 1 and "
                  "(2/p')[1 + (10/s)(p' + 1/K)] < 1.357/p (K = 1000): quantization beats OFedAvg's 2/p",
        kind="bound", space=_EQ15_SPACE)
@@ -813,7 +813,7 @@ def check_eq15_feasible(inst: dict) -> Evidence:
 
 
 @claim(id="ofediq.eq15.feasible_all_p.corrected", paper=PAPER, reference="Section 4.2.2 (i) (our correction)",
-       statement="eq. (14)'s p' <= 1 holds for p in (0, 0.12] (spec 003 §7 item 18's range)",
+       statement="eq. (14)'s p' <= 1 holds for p in (0, 0.12]",
        kind="bound", derived=True, space=_EQ15_SPACE)
 def check_eq15_feasible_corrected(inst: dict) -> Evidence:
     worst = max(th.eq15_alpha(float(p), inst["K"])[1] for p in inst["ps"])
@@ -843,7 +843,7 @@ _LEMMA_SPACE = InstanceSpace(
     thorough=tuple(_lemma_instances(True))[4:])
 
 
-@claim(id="ofediq.lemma1", paper=PAPER, reference="Lemma 1; §7 item 19",
+@claim(id="ofediq.lemma1", paper=PAPER, reference="Lemma 1;",
        statement="||v_i + v_j||^2 <= (1 + a)||v_i||^2 + (1 + 1/a)||v_j||^2 for a > 0, with equality at "
                  "sqrt(a) v_i = v_j / sqrt(a)",
        kind="bound", space=_LEMMA_SPACE)
@@ -861,7 +861,7 @@ def check_lemma1(inst: dict) -> Evidence:
     return Evidence(f"D={inst['D']}", worst, 1.0, bool(ok), tightness=worst)
 
 
-@claim(id="ofediq.lemma2", paper=PAPER, reference="Lemma 2, eqs. (22)-(23); §7 item 19",
+@claim(id="ofediq.lemma2", paper=PAPER, reference="Lemma 2, eqs. (22)-(23);",
        statement="for convex beta-smooth per-client losses at a time step, any w_t and any comparator w*: "
                  "(1/K) sum ||grad_k(w_t)||^2 <= (4 beta/K) sum [L_k(w*) - L_k(w_t)] + (4 beta/K) sum "
                  "grad_k(w_t)^T (w_t - w*) + (2/K) sum ||grad_k(w*)||^2",
@@ -947,7 +947,7 @@ _SECOND_MOMENT_SPACE = InstanceSpace(
     defaults=tuple(_second_moment_instances(False)), thorough=tuple(_second_moment_instances(True))[3:])
 
 
-@claim(id="ofediq.thm2.aggregate_second_moment", paper=PAPER, reference="Theorem 2 proof, eqs. (34)-(35); spec 003 §4.4",
+@claim(id="ofediq.thm2.aggregate_second_moment", paper=PAPER, reference="Theorem 2 proof, eqs. (34)-(35)",
        statement="with Bernoulli(p_k) participation and the IPW-quantized gradients Q(grad_k / p_k): "
                  "E||(1/K) sum_{k in S} Q(grad_k / p_k)||^2 <= (2/p_min) R (1/K) sum_k ||grad_k||^2, "
                  "R = 1 + sigma_q^2 (p_sum - p_min + 1)/K; the expectation is exact (all 2^K participation "
@@ -1033,7 +1033,7 @@ def check_lemma3_stated(inst: dict) -> Evidence:
                              "not (beta < 1/6 with L = 2 breaks it)"})
 
 
-@claim(id="ofediq.lemma3.stated.corrected", paper=PAPER, reference="Lemma 3, proof eq. (46); §7 item 20",
+@claim(id="ofediq.lemma3.stated.corrected", paper=PAPER, reference="Lemma 3, proof eq. (46);",
        statement="sum_l ||w_{t-L+1} - g_{k,t-L+l}||^2 <= 3 eta^2 L(L-1) sum_l ||grad_{k,t-L+l}||^2 (the proof's "
                  "version; also <= eta^2 (L-1)^2 sum ||grad||^2)",
        kind="bound", derived=True, space=_LEMMA3_SPACE)

@@ -1,4 +1,4 @@
-"""DoCoFL's bounds as pure functions of the constants (Dorfman et al., ICML 2023, App. C; spec 001 Sec. 5).
+"""DoCoFL's bounds as pure functions of the constants (Dorfman et al., ICML 2023, App. C).
 
 Convention: every function takes ``nmse`` = the paper's omega^2 (the constant with
 E||C_c(x) - x||^2 <= omega^2 ||x||^2, i.e. ``compressor.omega(d)`` in fedtheory's registry); the paper's omega
@@ -200,11 +200,11 @@ def lemma_c10(A: float, B: float, C: float, eta1: float, eta2: float, eta3: floa
     return lhs, rhs
 
 
-# ---------------- Appendix A and the exact (inferred) scalar dynamics of spec Sec. 5.7-5.8 ----------------
+# ---------------- Appendix A and the exact (inferred) scalar dynamics of docs/docofl.md ----------------
 
 def appendix_a_limit(scale: float) -> float:
     """Limit of E[w_t] for naive weight-compressed GD on f(w) = (w-1)^2/2 + [w-1]_+^2/2 with eps = +-omega
-    (spec Sec. 5.7, inferred): w~ = 3/(3 + omega) < w* = 1 (``scale`` = omega in (0, 1))."""
+    (derived by fedtheory): w~ = 3/(3 + omega) < w* = 1 (``scale`` = omega in (0, 1))."""
     om = check_real("scale", scale, low=0.0, high=1.0, low_open=True, high_open=True)
     return 3.0 / (3.0 + om)
 
@@ -227,7 +227,7 @@ def appendix_a_mean(t: np.ndarray | int, eta: float, scale: float, w0: float = 1
 
 
 def naive_variance_floor(a: float, eta: float, nmse: float, w_star: float) -> float:
-    """Stationary E(w - w*)^2 of naive weight compression on f = a/2 (w - w*)^2 (spec Sec. 5.7, inferred):
+    """Stationary E(w - w*)^2 of naive weight compression on f = a/2 (w - w*)^2 (derived by fedtheory):
     eta a omega^2 w*^2 / (2 - eta a - eta a omega^2); needs (1 - eta a)^2 + (eta a)^2 omega^2 < 1."""
     a, eta = check_positive("a", a), check_positive("eta", eta)
     nmse = check_nonnegative("nmse", nmse)
@@ -258,7 +258,7 @@ def stale_second_moments(rounds: int, a: float, eta: float, nmse: float, sigma2:
                          u0: float) -> tuple[np.ndarray, np.ndarray]:
     """Exact E u_t^2 and E (w_t - y_t)^2, t = 0..rounds, for the App. C meta-algorithm on f = a/2 (w - w*)^2 with
     fixed staleness tau (y_t = w_{t-tau}, w_{-k} = w_0), C_c(x) = x (1 + omega s) and gradient noise of variance
-    sigma2 (spec Sec. 5.8): z_t = (u_t, ..., u_{t-tau}), z' = (A0 + s A1) z - eta zeta e1,
+    sigma2 (docs/docofl.md): z_t = (u_t, ..., u_{t-tau}), z' = (A0 + s A1) z - eta zeta e1,
     P' = A0 P A0^T + A1 P A1^T + eta^2 sigma2 e1 e1^T."""
     T = check_int("rounds", rounds, low=0)
     tau = check_int("staleness", staleness, low=0)

@@ -2,7 +2,7 @@
 functions of the constants: Theorem 1 (eq. 7) with gamma, eta_tau, B_t, C_tau, J; Table 1; Corollary 1
 (eqs. 8-9); Theorem 2 (eqs. 10-11) and their corrections.
 
-Garbled constants are read as in spec 004 §4.2 and every reading is labelled:
+Garbled constants are read as in docs/efl.md and every reading is labelled:
   * B_t's third bracket, printed  sum p s + theta (sum p - 2) + sum p s^K  (s^K a typo), is read
     ``reading="conservative"``: sum p s + theta (sum p - 2 + sum p s) (matches the paper's existence
     condition; >= the literal one for theta >= 1); ``reading="literal"`` takes s^K = s^k.
@@ -91,7 +91,7 @@ def theorem1_B(coef: np.ndarray, steps: np.ndarray, p: np.ndarray, sigma2: np.nd
 
     B_t = sum_k (p_t^k)^2 s_t^k sigma_k^2 + 2 (2 + theta) L sum_k p_t^k s_t^k D_k
           + (2 + mu / (2 (1 + theta) L)) E (E - 1) G^2 [bracket] + 2 E G^2 sum_k (p_t^k)^2 s_t^k / p^k,
-    bracket = sum p s + theta (sum p - 2 + sum p s) ("conservative", spec §4.2) or
+    bracket = sum p s + theta (sum p - 2 + sum p s) ("conservative", ) or
               sum p s + theta (sum p - 2) + sum p s ("literal" with s^K read as s^k).
     """
     coef, steps = check_finite_array("coef", coef), check_finite_array("steps", steps)
@@ -126,7 +126,7 @@ def theorem1_C(gamma: float, dist0_sq: float, E: int, mu: float, expected_B: np.
 
 
 def theorem1_J(E: int, expected_ps_per_client: np.ndarray, D: np.ndarray, mu: float) -> float:
-    """J (spec reading): 32 E sum_k E[p^k s^k] D_k / (mu E[sum_k p^k s^k]) for one round's expectations; take
+    """J (fedtheory's reading, docs/efl.md): 32 E sum_k E[p^k s^k] D_k / (mu E[sum_k p^k s^k]) for one round's expectations; take
     the max over rounds outside."""
     E = check_int("E", E, low=1)
     eps = check_finite_array("expected_ps_per_client", expected_ps_per_client)
@@ -199,7 +199,7 @@ def _theorem2(L: float, mu: float, n_a: float, denom: float, D_hat_a: float, con
 def theorem2_departure_bound(L: float, mu: float, n_a: float, n: float, D_hat_a: float,
                              constant: float = 8.0) -> float:
     """Eq. (10): ||w* - w^*_hat||^2 <= 8 L n_a^2 D_hat_a / (mu^2 n^2) when client a (n_a samples) leaves a
-    federation of n samples; D_hat_a = F_a(w^*_hat) - F_a^*. ``constant=2`` is the tight version (spec §4.7)."""
+    federation of n samples; D_hat_a = F_a(w^*_hat) - F_a^*. ``constant=2`` is the tight version ()."""
     n, n_a = check_positive("n", n), check_positive("n_a", n_a)
     if n_a > n:
         raise ValueError(f"n_a must be <= n (the departing client's samples are part of n), got {n_a} > {n}")

@@ -1,5 +1,5 @@
 """FedElasticNet's convergence theory (Kim, Woo, Seo & Kim, "Communication-Efficient and Drift-Robust Federated
-Learning via Elastic Net"; spec 000, section 4) as pure functions of the constants.
+Learning via Elastic Net") as pure functions of the constants.
 
 Notation: m clients, P = |P_t| sampled per round, d = dim(theta), every L_k convex and beta-smooth, lambda2 the
 l2 coefficient (FedDyn's alpha), lambda1 the l1 coefficient. With r = lambda2 / beta:
@@ -13,7 +13,7 @@ Theorem 3.1 / B.1 (eq. 13/18) bounds the gap of the averaged gamma iterate. Two 
 * ``theorem31_rhs_printed``: exactly as printed (C0 *unsquared*, sign term without 1/kappa0). The main-text
   Theorem 3.1 also omits the assumption lambda2 > 27 beta, so this function accepts any lambda2 > 0 except the
   pole lambda2 = 5 beta (it evaluates the printed formula; it is not a guarantee).
-* ``theorem31_rhs_corrected``: what the proof gives (spec section 4.2, typos 1-2): C0 squared and the sign
+* ``theorem31_rhs_corrected``: what the proof gives (docs/fedelasticnet.md): C0 squared and the sign
   term divided by kappa0; valid when kappa0 > 0 and kappa >= 0, i.e. lambda2 > r0 beta with
   r0 = (25 + sqrt(825)) / 2 derived symbolically by :func:`kappa0_threshold`.
 
@@ -132,7 +132,7 @@ def lambda2_ratio_valid(lambda2: float, beta: float) -> bool:
 
 def theorem31_rhs_corrected(T: int, dist0_sq: float, C0: float, lambda1: float, lambda2: float, beta: float,
                             m: int, P: int, d: int, sign_sum: float = 0.0) -> float:
-    """Right-hand side of Theorem B.1 as its proof gives it (spec 000 section 4.2, typos 1-2).
+    """Right-hand side of Theorem B.1 as its proof gives it (docs/fedelasticnet.md, typos 1-2).
 
         (1/T)(1/kappa0)(||gamma^0 - theta*||^2 + kappa C0) + (kappa'/kappa0) lambda1^2 d
             - (1/T)(1/kappa0)(2 lambda1/lambda2) sum_{t=1}^T <gamma^{t-1} - theta*, s_bar^t>
@@ -163,7 +163,7 @@ def theorem_b6_rhs(V_prev: float, V_next: float, lambda1: float, lambda2: float,
 
     with V_t = ||gamma^t - theta*||^2 + kappa C_t (the caller forms V with :func:`kappa`). The inequality is
     kappa0 (R(gamma^{t-1}) - R*) <= this. ``with_d=False`` uses kappa P/(2m) lambda1^2 as printed in the
-    statement of Theorem B.6 (the proof line has the d; spec typo 3); ``m, P`` are only used to form
+    statement of Theorem B.6 (the proof line has the d; a typo of the printed statement); ``m, P`` are only used to form
     kappa P / (2m) = kappa' there, so they do not change the value.
     """
     lambda1 = check_nonnegative("lambda1", lambda1)
@@ -219,7 +219,7 @@ def kappa0_threshold_symbolic() -> Any:
     The formulas for kappa and kappa0 are entered symbolically, lambda2 = r beta substituted, and the
     solution set of the two rational inequalities over r in (0, oo) computed by ``solveset``; the function
     checks the set is an unbounded interval (r0, oo) and returns r0 as a sympy number. Nothing about the
-    value is typed in: the test compares it with the spec's (25 + sqrt(825))/2.
+    value is typed in: the test compares it with fedtheory's (25 + sqrt(825))/2.
     """
     import sympy as sp
 

@@ -1,8 +1,8 @@
 """Rates and bounds of Jiang, Rodomanov & Stich (2024), "Federated Optimization with Doubly Regularized Drift
 Correction" (DANE, DANE+, FedRed, FedRed-GD), as pure functions of the problem constants.
 
-The paper's formulas were lost in the text conversion; the forms here follow spec 002 section 4. Each function
-says whether it is the paper's statement as reconstructed ([R]) or the spec writer's derived inequality ([D]).
+The paper's formulas were lost in the text conversion; the forms here follow docs/fedred.md Each function
+says whether it is the paper's statement as fedtheory reconstructs it or fedtheory's own derived inequality.
 Symbols: mu (strong convexity, every f_i), L (smoothness, every f_i), delta_A / delta_B (averaged / bounded
 Hessian dissimilarity), lam (proximal weight), eta (FedRed's local-iterate regularization 1/eta), p
 (communication probability), D = ||x^0 - x*||, F_0 = f(x^0) - f^inf, eps (target accuracy).
@@ -33,17 +33,17 @@ def _mu(mu: float) -> float:
 # ----------------------------------------------------------------------------------------------------------
 
 def dane_contraction(mu: float, lam: float) -> float:
-    """Per-round factor of ||x^r - x*||^2 for exact DANE: lam/(lam + mu) (Cor 21 / (B.14), [R]).
+    """Per-round factor of ||x^r - x*||^2 for exact DANE: lam/(lam + mu) (Cor 21 / (B.14); as reconstructed by fedtheory).
 
     From f(x^{r+1}) - f* + (lam + mu)/2 ||x^{r+1} - x*||^2 <= lam/2 ||x^r - x*||^2 with lam >= 2 delta_A
-    ([D]: lam >= delta_A suffices for exact solves).
+    (derived by fedtheory; lam >= delta_A suffices for exact solves).
     """
     mu, lam = _mu(mu), check_positive("lam", lam)
     return lam / (lam + mu)
 
 
 def dane_gap_bound(mu: float, lam: float, D: float, R: int) -> float:
-    """f(x^R) - f* <= mu D^2 / (2 [(1 + mu/lam)^R - 1]) <= lam D^2/(2R)  (Cor 21, (B.15), [R]).
+    """f(x^R) - f* <= mu D^2 / (2 [(1 + mu/lam)^R - 1]) <= lam D^2/(2R)  (Cor 21, (B.15); as reconstructed by fedtheory).
 
     At mu = 0 the bound is its limit lam D^2 / (2R); R = 0 gives +inf (no guarantee without a round).
     """
@@ -74,12 +74,12 @@ def dane_rounds_to_eps(mu: float, lam: float, D: float, eps: float) -> int:
 
 def relative_tolerance(lam: float, r: int, c: float = math.sqrt(2.0)) -> float:
     """e_r = c lam/(r + 1) of Thm 4's relative rule ||grad F(x_{i,r+1})|| <= e_r ||x_{i,r+1} - x^r||
-    (c = sqrt(2) in the authors' code, [R])."""
+    (c = sqrt(2) in the authors' code; as reconstructed by fedtheory)."""
     return check_nonnegative("c", c) * check_nonnegative("lam", lam) / (check_int("r", r, low=0) + 1)
 
 
 def subproblem_condition_number(mu: float, L: float, lam: float, inv_eta: float = 0.0) -> float:
-    """Condition number (L + lam + 1/eta)/(mu + lam + 1/eta) of the DANE+/FedRed local subproblem ([D]; <= 2
+    """Condition number (L + lam + 1/eta)/(mu + lam + 1/eta) of the DANE+/FedRed local subproblem (derived by fedtheory; <= 2
     when 1/eta >= L)."""
     mu = check_real("mu", mu)
     L, lam, inv_eta = check_real("L", L, low=mu), check_nonnegative("lam", lam), check_nonnegative("inv_eta", inv_eta)
@@ -90,7 +90,7 @@ def subproblem_condition_number(mu: float, L: float, lam: float, inv_eta: float 
 
 
 def dane_gd_local_steps(mu: float, L: float, lam: float, r: int, c: float = 1.0) -> float:
-    """Cor 5, DANE+-GD: local steps at round r <= c ((L + lam)/(mu + lam)) (1 + log((L + lam)(r + 1)/lam)) ([R]).
+    """Cor 5, DANE+-GD: local steps at round r <= c ((L + lam)/(mu + lam)) (1 + log((L + lam)(r + 1)/lam)) (as reconstructed by fedtheory).
 
     From ||grad F(x_K)|| <= (L + lam) exp(-2K/(kappa + 1)) ||x^r - x*_{i,r}|| (Bubeck 2015, Thm 3.12) and
     Thm 4's tolerance e_r = Theta(lam/(r + 1)).
@@ -108,16 +108,16 @@ def dane_fgd_local_steps(mu: float, L: float, lam: float, r: int, c: float = 1.0
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Non-convex DANE+: Lemma 28, Theorem 1 ([D] constants)
+# Non-convex DANE+: Lemma 28, Theorem 1 (derived by fedtheory; constants)
 # ----------------------------------------------------------------------------------------------------------
 
 def nonconvex_descent_coefficient(lam: float, delta_B: float) -> float:
-    """(lam - delta_B)/2 of Lemma 28: f(x_{i,r+1}) + (lam - delta_B)/2 ||x_{i,r+1} - x^r||^2 <= f(x^r) ([D])."""
+    """(lam - delta_B)/2 of Lemma 28: f(x_{i,r+1}) + (lam - delta_B)/2 ||x_{i,r+1} - x^r||^2 <= f(x^r) (derived by fedtheory)."""
     return (check_nonnegative("lam", lam) - check_nonnegative("delta_B", delta_B)) / 2.0
 
 
 def nonconvex_stationarity_bound(delta_B: float, F0: float, R: int, errors: Sequence[float] = ()) -> float:
-    """Thm 1 ([D] form, lam = 2 delta_B): (1/R) sum_{r=1}^R ||grad f(x^r)||^2 <= 36 delta_B F_0/R + (2/R) sum e_r,
+    """Thm 1 (derived by fedtheory; form, lam = 2 delta_B): (1/R) sum_{r=1}^R ||grad f(x^r)||^2 <= 36 delta_B F_0/R + (2/R) sum e_r,
     with e_r = max_i ||grad F_{i,r}(x_{i,r+1})||^2."""
     delta_B, F0 = check_nonnegative("delta_B", delta_B), check_nonnegative("F0", F0)
     R = check_int("R", R, low=1)
@@ -138,7 +138,7 @@ def fedred_gd_coefficients(lam: float, eta: float) -> tuple[float, float, float]
 
 def fedred_lyapunov(A: float, B: float, *, mu: float, lam: float, eta: float, p: float,
                     exact_solver: bool = False) -> float:
-    """Phi = c_A A + (lam + mu)/(2p) B with A = mean_i ||x_{i,k} - x*||^2, B = ||x~_k - x*||^2 ([D]).
+    """Phi = c_A A + (lam + mu)/(2p) B with A = mean_i ||x_{i,k} - x*||^2, B = ||x~_k - x*||^2 (derived by fedtheory).
 
     c_A = 1/(2 eta) for FedRed-GD (Lemma 35) and 1/(2 eta) + mu/2 for the exact solver (section 4.8).
     """
@@ -151,7 +151,7 @@ def fedred_lyapunov(A: float, B: float, *, mu: float, lam: float, eta: float, p:
 
 def fedred_gd_contraction(mu: float, lam: float, eta: float, p: float) -> float:
     """E_theta Phi_{k+1} <= (1 - min{mu eta, p mu/(lam + mu)}) Phi_k for FedRed-GD with lam >= delta_A,
-    eta <= 1/L ([D], Lemma 35 form). At mu = 0 the factor is 1 (use the telescoped gap bound)."""
+    eta <= 1/L (derived by fedtheory, Lemma 35 form). At mu = 0 the factor is 1 (use the telescoped gap bound)."""
     mu, lam = _mu(mu), check_nonnegative("lam", lam)
     eta, p = check_positive("eta", eta), check_probability("p", p)
     if mu == 0.0:
@@ -161,7 +161,7 @@ def fedred_gd_contraction(mu: float, lam: float, eta: float, p: float) -> float:
 
 def fedred_exact_contraction(mu: float, lam: float, eta: float, p: float) -> float:
     """E_theta Phi_{k+1} <= max{1/(1 + mu eta), 1 - p mu/(lam + mu)} Phi_k for Alg. 2 with exact solves and
-    lam >= delta_A ([D], section 4.8; no L needed). ``eta = inf`` is allowed (1/eta = 0)."""
+    lam >= delta_A (derived by fedtheory, section 4.8; no L needed). ``eta = inf`` is allowed (1/eta = 0)."""
     mu, lam = _mu(mu), check_nonnegative("lam", lam)
     p = check_probability("p", p)
     if not (eta == math.inf):
@@ -172,13 +172,13 @@ def fedred_exact_contraction(mu: float, lam: float, eta: float, p: float) -> flo
 
 
 def fedred_balanced_p(mu: float, lam: float, eta: float) -> float:
-    """The balanced communication probability p = min(1, (lam + mu) eta) (spec section 3.8): the two terms of
+    """The balanced communication probability p = min(1, (lam + mu) eta) (docs/fedred.md): the two terms of
     :func:`fedred_gd_contraction` coincide and the rate is GD's 1 - mu eta, with a fraction p of communications."""
     return min(1.0, (_mu(mu) + check_nonnegative("lam", lam)) * check_positive("eta", eta))
 
 
 def fedred_convex_average_bound(D: float, K: int, *, lam: float, eta: float, p: float) -> float:
-    """mu = 0: (1/K) sum_{k=1}^K E[f(xbar_k) - f*] <= (1/(2 eta) + lam/(2p)) D^2/K ([D], telescoping Lemma 35)."""
+    """mu = 0: (1/K) sum_{k=1}^K E[f(xbar_k) - f*] <= (1/(2 eta) + lam/(2p)) D^2/K (derived by fedtheory, telescoping Lemma 35)."""
     D, lam = check_nonnegative("D", D), check_nonnegative("lam", lam)
     eta, p = check_positive("eta", eta), check_probability("p", p)
     K = check_int("K", K, low=1)
