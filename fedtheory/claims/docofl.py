@@ -207,7 +207,8 @@ _COMPRESSOR_VARIANCE_SPACE = InstanceSpace(
 # compressor conformance (issue "Must include": declared properties verified, not trusted)
 # =============================================================================================================
 
-@claim(id="docofl.compressors.unbiased", paper="docofl", reference="Assumption 3.3, footnote 3",
+@claim(cites=("Assumption 3.3",),
+       id="docofl.compressors.unbiased", paper="docofl", reference="Assumption 3.3, footnote 3",
        statement="every compressor declaring unbiased=True satisfies E C(x) = x on adversarial inputs (exact "
                  "expectation from per-coordinate marginals; Monte Carlo with z <= 5 otherwise)",
        kind="identity", instances=_compressor_instances("unbiased"))
@@ -231,7 +232,8 @@ def check_compressor_unbiased(inst: dict) -> Evidence:
     return Evidence(f"{comp.name} d={d} (MC {draws})", zmax, Z, zmax <= Z, details={"method": "monte carlo"})
 
 
-@claim(id="docofl.compressors.variance", paper="docofl", reference="Assumption 3.3",
+@claim(cites=("Assumption 3.3",),
+       id="docofl.compressors.variance", paper="docofl", reference="Assumption 3.3",
        statement="E||C(x)-x||^2 <= omega(d)||x||^2 for unbiased compressors and ||C(x)-x||^2 <= (1-alpha(d))"
                  "||x||^2 for contractive ones, on adversarial inputs (one-hot, constant, tiny/huge norms, zero)",
        kind="bound", space=_COMPRESSOR_VARIANCE_SPACE)
@@ -331,7 +333,8 @@ def _qsgd_attained_instances(thorough: bool):
     yield {"d": 100, "s": 2}
 
 
-@claim(id="docofl.compressors.qsgd_omega_attained", paper="docofl",
+@claim(cites=("Assumption 3.3",),
+       id="docofl.compressors.qsgd_omega_attained", paper="docofl",
        reference="Alistarh et al. 2017, Lemma 3.1 (omega = min(d/s^2, sqrt(d)/s)); DoCoFL Assumption 3.3",
        statement="QSGD's declared omega is Lemma 3.1's constant and is attained up to the lemma's slack: at a flat "
                  "x (|x_i| = ||x||/sqrt(d)) the exact relative variance is s'(1 - s') d/s^2 with s' the fractional part "
@@ -413,7 +416,8 @@ def sgd_reference(problem: Problem, participation: TwoClassParticipation, S: int
     return np.array(xs)
 
 
-@claim(id="docofl.identity_is_sgd", paper="docofl", reference="Corollary 3.5; footnote 3",
+@claim(cites=("Corollary 3.5",),
+       id="docofl.identity_is_sgd", paper="docofl", reference="Corollary 3.5; footnote 3",
        statement="with C_c = C_g = identity, DoCoFL's iterates equal those of the library's FedAvg (one local SGD "
                  "step, uniform subsets) and of minibatch SGD with the two-class sampling (same generator) for any "
                  "anchor compressor C_w (identity, ECUQ 2 bits, C_w = 0): max_t ||w^DoCoFL - w^ref|| <= "
@@ -490,7 +494,8 @@ def check_unbiased_estimate(inst: dict) -> Evidence:
                     details={"anchor_bias_norm": anchor_bias, "exact_mean_error": exact_err, "mc_draws": R})
 
 
-@claim(id="docofl.eq23_correction_error", paper="docofl", reference="eq. (23), Assumption 3.3",
+@claim(cites=("Assumption 3.3",),
+       id="docofl.eq23_correction_error", paper="docofl", reference="eq. (23), Assumption 3.3",
        statement="E||w_hat - w||^2 = omega^2 ||w - y_hat||^2 exactly for scaled Rademacher and rand-k (omega^2 = "
                  "d/k - 1), and <= for QSGD; exact from marginals and Monte Carlo through DoCoFL (z <= 5)",
        kind="identity", instances=_estimate_instances)
@@ -565,7 +570,8 @@ _APPA_DOCOFL_SPACE = InstanceSpace(
     thorough=tuple(_appa_docofl_instances(True))[::2], max_evaluations=40)
 
 
-@claim(id="docofl.appendixA.docofl_converges", paper="docofl", reference="App. A; Theorem 1 (sigma = 0)",
+@claim(cites=("Theorem 1",),
+       id="docofl.appendixA.docofl_converges", paper="docofl", reference="App. A; Theorem 1 (sigma = 0)",
        statement="on App. A's function DoCoFL (C_w = id, C_c = scaled Rademacher with the same omega, K = V = 2, "
                  "eta = 1/(30 beta theta)) converges in every path (|w_T - 1| < 1e-6) and "
                  "(1/T) sum_t |f'(w_t)|^2 <= 120 M beta theta / T per path",
@@ -669,7 +675,8 @@ def _moment_instances(thorough: bool):
            "paths": 40000 if thorough else 12000, "seed": 0}
 
 
-@claim(id="docofl.second_moments.derived", paper="docofl", reference="derived by fedtheory; App. C Alg. 3",
+@claim(cites=("Algorithm 3",),
+       id="docofl.second_moments.derived", paper="docofl", reference="derived by fedtheory; App. C Alg. 3",
        statement="for the meta-algorithm with staleness tau on f = a/2 (w - w*)^2, E u_t^2 and the correction "
                  "norm E(w_t - y_t)^2 equal the exact moment recursion P' = A0 P A0^T + A1 P A1^T + eta^2 "
                  "sigma^2 e1 e1^T (MC z <= 5), and both are non-decreasing in omega and in tau",
@@ -752,7 +759,8 @@ _THM1_SPACE = InstanceSpace(
     defaults=tuple(_thm1_instances(False)), thorough=tuple(_thm1_instances(True)), max_evaluations=60)
 
 
-@claim(id="docofl.theorem1", paper="docofl", reference="Theorem 1 (App. C.1, eq. (11)); Theorem 3.4",
+@claim(cites=("Theorem 1", "Theorem 3.4"),
+       id="docofl.theorem1", paper="docofl", reference="Theorem 1 (App. C.1, eq. (11)); Theorem 3.4",
        statement="E[(1/T) sum_t ||grad f(w_t)||^2] <= 4 sqrt(2 M beta s~^2/(T S)) + 8 (12 M^2 beta^2 omega^2 T~ "
                  "s~^2)^(1/3)/(T^(2/3) S^(1/3)) + 120 gamma M beta theta/T with Theorem 1's eta; also the "
                  "pre-tuning inequality for eta <= 1/(30 gamma beta theta) and the descent bound (18)",
@@ -838,7 +846,8 @@ _C1_SPACE = InstanceSpace(
     defaults=tuple(_c1_instances(False)), thorough=tuple(_c1_instances(True))[2:-1])
 
 
-@claim(id="docofl.lemma_c1", paper="docofl", reference="Lemma C.1 (eq. (19)); eq. (13)",
+@claim(cites=("Lemma C.1",),
+       id="docofl.lemma_c1", paper="docofl", reference="Lemma C.1 (eq. (19)); eq. (13)",
        statement="at a fixed state, E||g_hat||^2 (exact: all C(N,S) subsets, Gaussian noise analytically) <= "
                  "s~^2/S + 4 gamma ||grad||^2 + 2 beta^2 (1/N) sum_i ||w_hat^i - w||^2 with G^2, B^2 = 1 "
                  "measured at the state; and ||grad - mean_i grad f_i(w_hat^i)||^2 <= beta^2 mean_i ||w_hat^i - w||^2",
@@ -881,7 +890,8 @@ def _queue_instances(thorough: bool):
         yield {"K": K, "V": V, "rounds": 4 * K * V + 5, "seed": 0}
 
 
-@claim(id="docofl.queue_invariants.derived", paper="docofl", reference="Alg. 1-2; derived by fedtheory",
+@claim(cites=("Algorithm 1",),
+       id="docofl.queue_invariants.derived", paper="docofl", reference="Alg. 1-2; derived by fedtheory",
        statement="with notification leads <= K(V-1): every client's anchor is still queued at participation, "
                  "staleness <= KV - 1 (attained), the queue holds exactly the V most recent anchors (rounds K floor(t/K), "
                  "K floor(t/K) - K, ...), the round-0 correction "
@@ -987,7 +997,8 @@ _ECUQ_SPACE = InstanceSpace(
     defaults=tuple(_ecuq_instances(False)), thorough=tuple(_ecuq_instances(True)))
 
 
-@claim(id="docofl.ecuq.invariants", paper="docofl", reference="App. D, Alg. 4",
+@claim(cites=("Algorithm 4",),
+       id="docofl.ecuq.invariants", paper="docofl", reference="App. D, Alg. 4",
        statement="ECUQ outputs lie on the grid {x_min + (k+1/2) Delta}, |x_hat - x| <= Delta/2, K >= floor(2^b), "
                  "empirical entropy H <= b with H >= b - eps when the search returns, and H <= L < H + 1 for the "
                  "Huffman length L",
@@ -1039,7 +1050,8 @@ def _nmse_instances(thorough: bool):
     yield {"d": 2**20 if thorough else 2**16, "bs": [2.0, 3.0, 4.0, 5.0] if thorough else [2.0, 3.0, 4.0], "seed": 0}
 
 
-@claim(id="docofl.ecuq.nmse", paper="docofl", reference="Fig. 2 (direction)",
+@claim(cites=("Figure 2",),
+       id="docofl.ecuq.nmse", paper="docofl", reference="Fig. 2 (direction)",
        statement="on LogNormal(0,1) data ECUQ's NMSE decreases with b and is below that of deterministic and of "
                  "(exact-variance) stochastic uniform quantization with 2^b levels",
        kind="monotonicity", instances=_nmse_instances)
@@ -1168,7 +1180,8 @@ def _with_without_correction(inst: dict) -> dict[str, tuple[float, float, float]
     return out
 
 
-@claim(id="docofl.correction_value", paper="docofl", reference="App. G.3, Fig. 12",
+@claim(cites=("Figure 12",),
+       id="docofl.correction_value", paper="docofl", reference="App. G.3, Fig. 12",
        statement="dropping the correction (C_c = 0, NMSE 1) gives a larger average estimation error "
                  "(1/S) sum ||w_t - w_hat^i||^2 and slower convergence (larger average gap f(w_t) - f*) than a "
                  "correction with omega < 1, at the same K, V, eta - violated on quadratics at small eta: stale "
@@ -1184,7 +1197,8 @@ def check_correction_value(inst: dict) -> Evidence:
                                                               "without": out["without"]})
 
 
-@claim(id="docofl.correction_value.corrected", paper="docofl", reference="App. G.3, Fig. 12; eq. (23)",
+@claim(cites=("Figure 12",),
+       id="docofl.correction_value.corrected", paper="docofl", reference="App. G.3, Fig. 12; eq. (23)",
        statement="the correction always lowers the average estimation error; when eta L KV >= 1 dropping it makes "
                  "DoCoFL diverge (final gap > initial) while the corrected run converges (final gap < 1e-2 initial); "
                  "for smaller eta the gap comparison can go either way",
@@ -1206,7 +1220,8 @@ def _rho_instances(thorough: bool):
     yield {"seed": 0, "bws": [2.0, 4.0, 8.0], "rounds": 60, "d": 64}
 
 
-@claim(id="docofl.rho", paper="docofl", reference="App. B, eq. (10), Fig. 4",
+@claim(cites=("Figure 4",),
+       id="docofl.rho", paper="docofl", reference="App. B, eq. (10), Fig. 4",
        statement="rho_t = sum ||y_hat + C_c(w - y_hat) - w||^2 / sum ||y + C_c(w - y) - w||^2 is roughly stable "
                  "over t and its median decreases towards 1 as the anchor budget b_w grows (measured on a "
                  "quadratic; the paper's evidence is neural networks)",
@@ -1298,7 +1313,8 @@ def lemma_violations(seed: int) -> dict[str, float]:
     return out
 
 
-@claim(id="docofl.lemmas_c5_c10", paper="docofl", reference="App. C, Lemmas C.5-C.10, eq. (15)",
+@claim(cites=("Lemma C.5",),
+       id="docofl.lemmas_c5_c10", paper="docofl", reference="App. C, Lemmas C.5-C.10, eq. (15)",
        statement="Lemmas C.5-C.10 hold on random instances; eta <= 1/(30 gamma beta theta) gives rho T <= 1/2 and "
                  "sum_k k (rho T)^k <= 2; Theorem 1's eta in the pre-tuning bound gives <= RHS(11)",
        kind="bound", space=_LEMMAS_SPACE)
@@ -1318,7 +1334,8 @@ def _bw_instances(thorough: bool):
     yield {"seed": 0}
 
 
-@claim(id="docofl.bandwidth", paper="docofl", reference="Sec. 7.3, Table 3; Sec. 1",
+@claim(cites=("Table 3",),
+       id="docofl.bandwidth", paper="docofl", reference="Sec. 7.3, Table 3; Sec. 1",
        statement="(b_w, b_c, b_g) -> online 32/b_c, total downlink 32/(b_w + b_c), uplink 32/b_g reproduces Table 3 "
                  "(EMNIST (2,2,3): 16x online, 8x total); 1.3M params x 32 bit x 6500 x 2000 = 61.48 TiB one way; "
                  "DoCoFL's RoundLog splits downlink = anchor + correction bits",

@@ -82,7 +82,8 @@ _ST_SPACE = InstanceSpace(
     defaults=tuple(_st_instances(False)), thorough=tuple(_st_instances(True))[5:])
 
 
-@claim(id="efl.st.format", paper=PAPER, reference="Alg. 2",
+@claim(cites=("Algorithm 2",),
+       id="efl.st.format", paper=PAPER, reference="Alg. 2",
        statement="ST(T) lies in {-mu, 0, mu}^n with max(floor(nq), 1) non-zeros on the largest |T_i|, signs of T, "
                  "and mu the mean kept magnitude",
        kind="identity", instances=_st_instances)
@@ -151,7 +152,8 @@ def _ef_instances(thorough: bool):
         [dict(rows=16, d=100, q=0.01, rounds=500, seed=2)] if thorough else [])
 
 
-@claim(id="efl.error_feedback.telescoping.derived", paper=PAPER, reference="eq. 5, Alg. 1",
+@claim(cites=("Algorithm 1",),
+       id="efl.error_feedback.telescoping.derived", paper=PAPER, reference="eq. 5, Alg. 1",
        statement="with R_0 = 0, Delta_t = R_{t-1} + raw_t, R_t = Delta_t - ST(Delta_t): "
                  "sum_t ST(Delta_t) + R_T = sum_t raw_t at every node (clients and server), and EFL's server "
                  "model satisfies w_T + R^G_T = w_0 + sum_t (aggregated client messages)",
@@ -265,7 +267,8 @@ def _sync_errors(inst: dict, variant: str) -> tuple[np.ndarray, float]:
     return np.array(errs), scale
 
 
-@claim(id="efl.sync.printed", paper=PAPER, reference="Alg. 1 as printed",
+@claim(cites=("Algorithm 1",),
+       id="efl.sync.printed", paper=PAPER, reference="Alg. 1 as printed",
        statement="Alg. 1 as printed (server adds the uncompressed Delta^G and aggregates uncompressed Delta^k while "
                  "clients receive ST(Delta^G)) keeps every client's model equal to the server model",
        kind="invariant", expected="violated", instances=_sync_instances)
@@ -417,7 +420,8 @@ def check_uv_sum_readings(seed: int) -> Evidence:
 # 7. Fixed point under heterogeneous compute (§4.2, Thm 1 H = 0 vs H > 0)
 # ---------------------------------------------------------------------------------------------------------
 
-@claim(id="efl.fixed_point.heterogeneous_compute.derived", paper=PAPER,
+@claim(cites=("Theorem 1",),
+       id="efl.fixed_point.heterogeneous_compute.derived", paper=PAPER,
        reference="§4.2, Theorem 1 (H_tau = 0 vs > 0)",
        statement="deterministic s = (1..N), constant eta: EFL's limit is within O(eta) of w* (distance halves with "
                  "eta); FedAvg weighting's limit is within O(eta) of argmin sum p^k s^k f_k and stays away from w*",
@@ -452,7 +456,8 @@ def _random_s_instances(thorough: bool):
     return [dict(seed=0, rounds=2000)] + ([dict(seed=s, rounds=20000) for s in (1, 2)] if thorough else [])
 
 
-@claim(id="efl.theorem1.random_incomplete", paper=PAPER, reference="Theorem 1, §4.2-4.3",
+@claim(cites=("Theorem 1",),
+       id="efl.theorem1.random_incomplete", paper=PAPER, reference="Theorem 1, §4.2-4.3",
        statement="random incomplete updates s_tau^k ~ U{1..k} and eta_tau = 0.5/(tau + 20): EFL weighting converges "
                  "to w* (distance < 1e-2), FedAvg weighting to argmin sum p^k E[s^k] f_k instead",
        kind="fixed_point", instances=_random_s_instances)
@@ -588,7 +593,8 @@ def _theorem1_compute(inst: dict):
     return m2, bound, k, None
 
 
-@claim(id="efl.theorem1.bound", paper=PAPER, reference="Theorem 1, eq. 7 (constants per docs/efl.md)",
+@claim(cites=("Theorem 1",),
+       id="efl.theorem1.bound", paper=PAPER, reference="Theorem 1, eq. 7 (constants per docs/efl.md)",
        statement="EFL weighting (H_tau = 0), Theorem 1's eta_tau: E||w^G_tau - w*||^2 <= C_tau / (tau E + gamma)^2 "
                  "for every tau (B_t's bracket read conservatively)",
        kind="bound", space=_THEOREM1_SPACE)
@@ -603,7 +609,8 @@ def check_theorem1_bound(inst: dict) -> Evidence:
                              "tightness_at_final_round": float(ratio[-1])})
 
 
-@claim(id="efl.theorem1.rate", paper=PAPER, reference="Theorem 1, eq. 7 (C_tau = O(tau) => O(1/tau))",
+@claim(cites=("Theorem 1",),
+       id="efl.theorem1.rate", paper=PAPER, reference="Theorem 1, eq. 7 (C_tau = O(tau) => O(1/tau))",
        statement="with H_tau = 0 and Theorem 1's eta_tau, E||w^G_tau - w*||^2 decays at least like 1/tau: log-log "
                  "slope <= -0.7 over tau E >> gamma",
        kind="rate", instances=_theorem1_instances)
@@ -625,7 +632,8 @@ def _plateau_instances(thorough: bool):
     return [dict(seed=0, rounds=2000, seeds=2)] + ([dict(seed=1, rounds=40000, seeds=4)] if thorough else [])
 
 
-@claim(id="efl.theorem1.bias_plateau", paper=PAPER, reference="Theorem 1 (H_tau J term), §4.1, §4.3; item 10",
+@claim(cites=("Theorem 1",),
+       id="efl.theorem1.bias_plateau", paper=PAPER, reference="Theorem 1 (H_tau J term), §4.1, §4.3; item 10",
        statement="with unequal Bernoulli inactivity y = (0, .2, .4, .6, .8) or a departed client, EFL plateaus near "
                  "the re-weighted optimum (no decay to w*); with equal inactivity it approaches w*",
        kind="qualitative", instances=_plateau_instances)
@@ -796,7 +804,8 @@ def _t2_space(defaults) -> InstanceSpace:
 _T2_SPACE = _t2_space(_T2_DEFAULTS)
 
 
-@claim(id="efl.theorem2.departure", paper=PAPER, reference="Theorem 2, eq. 10",
+@claim(cites=("Theorem 2",),
+       id="efl.theorem2.departure", paper=PAPER, reference="Theorem 2, eq. 10",
        statement="when client a (n_a of n samples) quits, ||w* - w^*_hat||^2 <= 8 L n_a^2 D_hat_a / (mu^2 n^2)",
        kind="bound", space=_T2_SPACE)
 def check_t2_departure(inst: dict) -> Evidence:
@@ -820,7 +829,8 @@ def check_t2_departure_tight(inst: dict) -> Evidence:
 _ARRIVAL_SPACE = _t2_space((ARRIVAL_COUNTEREXAMPLE,) + _T2_DEFAULTS)
 
 
-@claim(id="efl.theorem2.arrival", paper=PAPER, reference="Theorem 2, eq. 11",
+@claim(cites=("Theorem 2",),
+       id="efl.theorem2.arrival", paper=PAPER, reference="Theorem 2, eq. 11",
        statement="when client a (n_a samples) joins a federation of n samples, "
                  "||w* - w^*_hat||^2 <= 8 L n_a^2 D_hat_a / (mu^2 (n + n_a)^2)",
        kind="counterexample", expected="violated", space=_ARRIVAL_SPACE)
@@ -836,7 +846,8 @@ def check_t2_arrival(inst: dict) -> Evidence:
                     details={"counterexample": ARRIVAL_COUNTEREXAMPLE, **m})
 
 
-@claim(id="efl.theorem2.arrival.corrected", paper=PAPER, reference="Theorem 2, eq. 11 corrected",
+@claim(cites=("Theorem 2",),
+       id="efl.theorem2.arrival.corrected", paper=PAPER, reference="Theorem 2, eq. 11 corrected",
        statement="when client a joins a federation of n samples, ||w* - w^*_hat||^2 <= 2 L n_a^2 D_hat_a / (mu^2 n^2) "
                  "(n, not n + n_a; a fortiori with the paper's 8)",
        kind="bound", derived=True, space=_ARRIVAL_SPACE)
@@ -848,7 +859,8 @@ def check_t2_arrival_corrected(inst: dict) -> Evidence:
                     tightness=m["shift2"] / bound if bound > 0 else None)
 
 
-@claim(id="efl.theorem2.monotonicity", paper=PAPER, reference="Theorem 2 ('the bound reduces when the data becomes "
+@claim(cites=("Theorem 2",),
+       id="efl.theorem2.monotonicity", paper=PAPER, reference="Theorem 2 ('the bound reduces when the data becomes "
        "more IID, and when the changed client owns fewer data samples')",
        statement="moving c_a towards w^*_hat shrinks D_hat_a and the true shift to 0; fewer samples n_a shrink the "
                  "bound (10) and the true shift",
@@ -910,7 +922,8 @@ def _cor1_instances(thorough: bool):
     return [dict(C=50.0, J=3.0, gamma=40.0), dict(C=1.0, J=10.0, gamma=363.0)]
 
 
-@claim(id="efl.corollary1.threshold", paper=PAPER, reference="Corollary 1, eqs. 8-9",
+@claim(cites=("Corollary 1",),
+       id="efl.corollary1.threshold", paper=PAPER, reference="Corollary 1, eqs. 8-9",
        statement="with C_tau = tau C, the abandonment threshold y* = f_1(T)/J decreases in E always and in T once "
                  "E T >= gamma (the regime of eq. 9); y* T E^2 J / C -> 1 (eq. 9 up to a factor E)",
        kind="monotonicity", instances=_cor1_instances)
@@ -939,7 +952,8 @@ def _a5_instances(thorough: bool):
         [dict(E=5, s_min=1, n=4, seed=2)] if thorough else [])
 
 
-@claim(id="efl.assumption5.theta.derived", paper=PAPER, reference="Assumption 5, Theorem 1",
+@claim(cites=("Assumption 5", "Theorem 1"),
+       id="efl.assumption5.theta.derived", paper=PAPER, reference="Assumption 5, Theorem 1",
        statement="with p_tau^k = E p^k / s_tau^k, s ~ U{s_min..E}: max p_tau^k / p^k = E / s_min and "
                  "E[sum_k p_tau^k s_tau^k] = E (exact enumeration); EFL's step/decay reproduce Theorem 1's eta_tau",
        kind="identity", derived=True, instances=_a5_instances)
@@ -1007,7 +1021,8 @@ def _experiment_instances(thorough: bool):
         [dict(seed=s, rounds=600, participation=0.2, E=10) for s in (1, 2)] if thorough else [])
 
 
-@claim(id="efl.experiment.logistic", paper=PAPER, reference="§5, Table 2, Fig. 3 (qualitative)",
+@claim(cites=("Table 2", "Figure 3"),
+       id="efl.experiment.logistic", paper=PAPER, reference="§5, Table 2, Fig. 3 (qualitative)",
        statement="under non-IID (Dirichlet 0.3) data, low participation and random incomplete updates, EFL "
                  "reaches FedAvg/FedProx-level or better accuracy with fewer communicated bits (the paper's "
                  "deep-model Table 2 numbers are recorded alongside)",

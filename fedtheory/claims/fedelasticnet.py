@@ -30,7 +30,8 @@ def _threshold_instances(thorough: bool):
     yield {"seed": 0, "n_beta": 6 if not thorough else 500}
 
 
-@claim(id="fedelasticnet.kappa0_threshold.derived", paper="fedelasticnet",
+@claim(cites=("Theorem 3.1",),
+       id="fedelasticnet.kappa0_threshold.derived", paper="fedelasticnet",
        reference="Theorem 3.1 / B.1 constants",
        statement="kappa0 > 0 and kappa > 0 iff lambda2/beta > (25 + sqrt(825))/2 ~ 26.8614 (so the paper's "
                  "lambda2 > 27 beta suffices); kappa' = kappa P/(2m); kappa'/kappa0 = 5(l2+b)/(2(l2^2-25 l2 b"
@@ -404,7 +405,8 @@ _B6_SPACE = _alg3_space(
     ratio_low=26.8615, regime=_b6_regime, m_high=6, max_evaluations=80)
 
 
-@claim(id="fedelasticnet.thmB6.per_round", paper="fedelasticnet", reference="Theorem B.6 with Lemmas B.4, B.5 and "
+@claim(cites=("Theorem B.6", "Lemma B.4"),
+       id="fedelasticnet.thmB6.per_round", paper="fedelasticnet", reference="Theorem B.6 with Lemmas B.4, B.5 and "
        "eqs. (27)-(29) (claim 6)",
        statement="for Alg. 3 (exact local solves, sub-gradient reading, lambda2 > 27 beta), every round: "
                  "kappa0 E[R(gamma^{t-1}) - R*] <= V_{t-1} - E V_t + kappa' lambda1^2 d - (2 lambda1/lambda2) "
@@ -432,7 +434,8 @@ _B6_NOD_SPACE = _alg3_space(
     [_alg3_point(r, l1, "kkt", 60) for r, l1 in ((27.0, 1.0), (100.0, 1.0))], ratio_low=26.8615, regime=_b6_regime)
 
 
-@claim(id="fedelasticnet.thmB6.printed_without_d", paper="fedelasticnet", reference="Theorem B.6 as printed "
+@claim(cites=("Theorem B.6",),
+       id="fedelasticnet.thmB6.printed_without_d", paper="fedelasticnet", reference="Theorem B.6 as printed "
        "(kappa P/(2m) lambda1^2, without d typo 3)",
        statement="Theorem B.6 with the floor kappa P/(2m) lambda1^2 (no factor d) as printed in its statement",
        kind="bound", expected="exploratory", space=_B6_NOD_SPACE)
@@ -454,7 +457,8 @@ _B4_PRINTED_SPACE = _alg3_space([_alg3_point(27.0, 0.3, "printed", 200)], ratio_
                                 reading="printed", T=(5, 200))
 
 
-@claim(id="fedelasticnet.lemmaB4.printed_sign", paper="fedelasticnet", reference="Lemma B.4 for Algorithm 3 as printed "
+@claim(cites=("Lemma B.4", "Algorithm 3"),
+       id="fedelasticnet.lemmaB4.printed_sign", paper="fedelasticnet", reference="Lemma B.4 for Algorithm 3 as printed "
        "(sign(0) = 0 in lines 6 and 12 (a))",
        statement="Lemma B.4 holds for Algorithm 3 run with the printed sign (sign(0) = 0)",
        kind="bound", expected="violated", space=_B4_PRINTED_SPACE)
@@ -478,7 +482,8 @@ _B4_CORRECTED_SPACE = _alg3_space([_alg3_point(27.0, 0.3, "kkt", 200)],
                                   regime=_b4_regime, T=(5, 200))
 
 
-@claim(id="fedelasticnet.lemmaB4.corrected", paper="fedelasticnet", reference="Lemma B.4 under the sub-gradient "
+@claim(cites=("Lemma B.4",),
+       id="fedelasticnet.lemmaB4.corrected", paper="fedelasticnet", reference="Lemma B.4 under the sub-gradient "
        "reading (docs/fedelasticnet.md (b))",
        statement="Lemma B.4 holds every round when Alg. 3 uses the exact KKT sub-gradient s of eq. (11) in lines "
                  "6 and 12 and in the lemma's sign term",
@@ -504,7 +509,8 @@ def _invariant_instances(thorough: bool):
                 yield problem, _alg3(2.0 * beta, l1, reading, P, eps), 40
 
 
-@claim(id="fedelasticnet.lemmaB2.h_invariant", paper="fedelasticnet", reference="Lemma B.2; Alg. 3 lines 6, 12, 13 "
+@claim(cites=("Lemma B.2", "Algorithm 3"),
+       id="fedelasticnet.lemmaB2.h_invariant", paper="fedelasticnet", reference="Lemma B.2; Alg. 3 lines 6, 12, 13 "
        "(claims 1-2)",
        statement="every round h^t = (1/m) sum_k g_k^t (stored states), gamma^t = (1/|P_t|) sum_{P_t} theta_k^t = "
                  "theta^t + h^t/lambda2, for FedDyn and Alg. 3, either sign reading, any participation, with "
@@ -571,7 +577,8 @@ def local_kkt_residuals(problem, state, lin: np.ndarray, lam2: float, lam1: floa
             "zero_updates": int(zero.sum())}
 
 
-@claim(id="fedelasticnet.local_kkt_eq11", paper="fedelasticnet", reference="Eq. (11)-(12); Alg. 1 line 5, Alg. 3 "
+@claim(cites=("Algorithm 1", "Algorithm 3"),
+       id="fedelasticnet.local_kkt_eq11", paper="fedelasticnet", reference="Eq. (11)-(12); Alg. 1 line 5, Alg. 3 "
        "line 5 (claim 3)",
        statement="every exact local solve satisfies eq. (11): r = grad L_k(theta_k^t) - g_k^{t-1} + lambda2 Delta "
                  "equals -lambda1 sign(Delta_i) where Delta_i != 0 and |r_i| <= lambda1 where Delta_i = 0 (to 1e-10), "
@@ -635,7 +642,8 @@ def lemma_b3_errors(problem, alg, T: int, seed: int = 0) -> dict:
     return {"kkt": err_kkt, "sign": err_sign, "worst_sign_round": where}
 
 
-@claim(id="fedelasticnet.lemmaB3.corrected", paper="fedelasticnet", reference="Lemma B.3 with the l1 sub-gradient "
+@claim(cites=("Lemma B.3",),
+       id="fedelasticnet.lemmaB3.corrected", paper="fedelasticnet", reference="Lemma B.3 with the l1 sub-gradient "
        "of eq. (11) (claim 4)",
        statement="E[gamma^t] - gamma^{t-1} = -(1/(lambda2 m)) sum_k grad L_k(theta~_k^t) - (lambda1/(lambda2 m)) "
                  "sum_k s_k^t exactly (1e-12), s the KKT sub-gradient, expectation over all C(m, P) subsets; for "
@@ -652,7 +660,8 @@ def _b3_printed_instances(thorough: bool):
     yield problem, _alg3(problem.certificate.L, 2.0, "printed", 2), 10
 
 
-@claim(id="fedelasticnet.lemmaB3.printed_sign", paper="fedelasticnet", reference="Lemma B.3 with sign(0) = 0",
+@claim(cites=("Lemma B.3",),
+       id="fedelasticnet.lemmaB3.printed_sign", paper="fedelasticnet", reference="Lemma B.3 with sign(0) = 0",
        statement="Lemma B.3 with sign(theta~_k^t - theta^{t-1}) evaluated as sign(0) = 0 on zero coordinates",
        kind="identity", expected="violated", instances=_b3_printed_instances)
 def check_b3_printed(inst) -> Evidence:
@@ -717,7 +726,8 @@ _THM31_SPACE = _alg3_space(
     ratio_low=26.8615, regime=_b6_regime, T=(5, 400), partial=False, max_evaluations=120)  # <= 1 s a check
 
 
-@claim(id="fedelasticnet.thm3_1.corrected", paper="fedelasticnet", reference="Theorem B.1 as its proof gives it "
+@claim(cites=("Theorem B.1",),
+       id="fedelasticnet.thm3_1.corrected", paper="fedelasticnet", reference="Theorem B.1 as its proof gives it "
        "(docs/fedelasticnet.md typos 1-2; claim 7)",
        statement="for lambda2 > (25+sqrt(825))/2 beta, Alg. 3 (sub-gradient reading, exact solves) satisfies, for "
                  "every T: R(mean_{t<T} gamma^t) - R* <= (1/(T kappa0))(||gamma^0-theta*||^2 + kappa C0 - (2 lambda1/"
@@ -751,7 +761,8 @@ _NO_CONDITION_SPACE = _alg3_space(
     partial=False)
 
 
-@claim(id="fedelasticnet.thm3_1.printed_no_condition", paper="fedelasticnet",
+@claim(cites=("Theorem 3.1",),
+       id="fedelasticnet.thm3_1.printed_no_condition", paper="fedelasticnet",
        reference="Theorem 3.1 (main text, which omits B.1's assumption lambda2 > 27 beta)",
        statement="Theorem 3.1 as stated in the main text (convex beta-smooth losses, uniform sampling, no "
                  "condition on lambda2)",
@@ -789,7 +800,8 @@ _C0_SPACE = InstanceSpace(
     thorough=(dict(c=1e10, a2=0.5, lambda_ratio=27.0), dict(c=1e12, a2=0.5, lambda_ratio=27.0)))
 
 
-@claim(id="fedelasticnet.thm3_1.printed_C0_unsquared", paper="fedelasticnet",
+@claim(cites=("Theorem 3.1",),
+       id="fedelasticnet.thm3_1.printed_C0_unsquared", paper="fedelasticnet",
        reference="Theorem 3.1 / B.1 as printed (C0 unsquared, sign term without 1/kappa0)",
        statement="Theorem B.1 with C0 = (1/m) sum_k ||grad L_k(theta_k^0) - grad L_k(theta*)|| (unsquared) as printed",
        kind="bound", expected="violated", space=_C0_SPACE)
@@ -894,7 +906,8 @@ def _invariance_instances(thorough: bool):
                 yield problem, _alg3(beta, l1, reading, P, eps)
 
 
-@claim(id="fedelasticnet.fixed_point.invariance", paper="fedelasticnet", reference="Alg. 3 "
+@claim(cites=("Algorithm 3",),
+       id="fedelasticnet.fixed_point.invariance", paper="fedelasticnet", reference="Alg. 3 "
        "(claim 8, one-round invariance)",
        statement="the state (theta*, g_k = grad L_k(theta*), h = 0) is left unchanged by one round of FedDyn / "
                  "Alg. 3 for every participation outcome (all subsets enumerated), either sign reading, with or "
@@ -932,7 +945,8 @@ def _dead_zone_instances(thorough: bool):
     yield spec_problem(m=5, d=4, seed=0), (0.01, 0.1, 0.5), 600 if thorough else 200
 
 
-@claim(id="fedelasticnet.dead_zone.printed_sign", paper="fedelasticnet", reference="Alg. 3 as printed (sign(0) = 0); "
+@claim(cites=("Algorithm 3",),
+       id="fedelasticnet.dead_zone.printed_sign", paper="fedelasticnet", reference="Alg. 3 as printed (sign(0) = 0); "
        "docs/fedelasticnet.md (a) (claim 9; observational)",
        statement="with the printed sign, Alg. 3 does not reach theta*: after burn-in ||grad R(theta^t)||_inf <= "
                  "lambda1 and R(theta^t) - R* <= d lambda1^2/(2 mu), with the gap scaling like lambda1^2",
@@ -1247,7 +1261,8 @@ def _contrast_instances(thorough: bool):
         yield spec_problem(m=5, d=4, seed=0), Full(), 600
 
 
-@claim(id="fedelasticnet.sparsity.cumulative_nnz", paper="fedelasticnet", reference="Table 2 (Alg. 3 has the smallest "
+@claim(cites=("Table 2", "Algorithm 3"),
+       id="fedelasticnet.sparsity.cumulative_nnz", paper="fedelasticnet", reference="Table 2 (Alg. 3 has the smallest "
        "cumulative non-zeros)/5.5 mechanism (claim 14)",
        statement="on heterogeneous quadratics, Alg. 3's client updates vanish at its fixed point while FedProx/Alg. 1 "
                  "updates stay non-zero (only their weighted sum vanishes), so Alg. 3's cumulative uplink nnz is "
@@ -1278,7 +1293,8 @@ def _accounting_instances(thorough: bool):
     yield quadratic(6, 5, mu=0.2, L=2.0, delta_B=0.5, zeta2=1.0, seed=0)
 
 
-@claim(id="fedelasticnet.communication.accounting", paper="fedelasticnet", reference="Table 2 (SCAFFOLD = 2 x FedProx; "
+@claim(cites=("Table 2",),
+       id="fedelasticnet.communication.accounting", paper="fedelasticnet", reference="Table 2 (SCAFFOLD = 2 x FedProx; "
        "'the numbers of nonzero elements ... are the same for FedDyn')",
        statement="per round, FedProx and FedDyn upload d |P_t| non-zeros, SCAFFOLD 2 d |P_t|; FedDyn's count is the "
                  "same whether theta_k or Delta_k is sent; Algs. 1-3 never exceed their baselines",
@@ -1396,7 +1412,8 @@ def _headline_instances(thorough: bool):
             yield f"{src} Dir(0.3) 20 clients 100%", pb, Full(), 200
 
 
-@claim(id="fedelasticnet.headline.logistic", paper="fedelasticnet", reference="Tables 2-4 and section 4 (headline: "
+@claim(cites=("Algorithm 3",),
+       id="fedelasticnet.headline.logistic", paper="fedelasticnet", reference="Tables 2-4 and section 4 (headline: "
        "68-89% fewer non-zeros for Alg. 3 than FedDyn on image data, smallest entropy, accuracy maintained)",
        statement="with Table 5's hyperparameters, Algs. 1-3 transmit fewer cumulative non-zeros and less entropy than "
                  "FedProx, SCAFFOLD and FedDyn at (about) the same final accuracy, Alg. 3 the fewest",

@@ -190,7 +190,8 @@ def _dane_lyapunov(kw: dict, lam_factor: float) -> Evidence:
                              "lam": lam, "mu": c.mu, "delta_A": c.delta_A})
 
 
-@claim(id="fedred.dane.lyapunov", paper=PAPER, reference=f"{REF}, Cor. 21 (B.14) / ",
+@claim(cites=("Corollary 21",),
+       id="fedred.dane.lyapunov", paper=PAPER, reference=f"{REF}, Cor. 21 (B.14) / ",
        statement="Exact DANE with lam = 2 delta_A: f(x^{r+1}) - f* + (lam+mu)/2 mean_i ||x_{i,r+1} - x*||^2 <= "
                  "lam/2 ||x^r - x*||^2 every round, hence ||x^{r+1}-x*||^2 <= lam/(lam+mu) ||x^r-x*||^2",
        kind="bound", space=_SC_SPACE)
@@ -226,7 +227,8 @@ def _dane_monotone(kw: dict, lam_factor: float) -> Evidence:
                     details={"rounds_checked": rounds})
 
 
-@claim(id="fedred.dane.monotone", paper=PAPER, reference=f"{REF}, Cor. 21 / ",
+@claim(cites=("Corollary 21",),
+       id="fedred.dane.monotone", paper=PAPER, reference=f"{REF}, Cor. 21 / ",
        statement="Exact DANE with lam = 2 delta_A: f(x^{r+1}) + (lam+mu)/2 mean_i ||x_{i,r+1} - x^r||^2 <= f(x^r)",
        kind="monotonicity", space=_SC_SPACE)
 def check_dane_monotone(kw: dict) -> Evidence:
@@ -245,7 +247,8 @@ _GAP_SPACE = quadratic_space(defaults=_SC_DEFAULTS + (dict(n_clients=8, dim=10, 
                                                            zeta2=1.0, seed=4),), thorough=_SC_THOROUGH)
 
 
-@claim(id="fedred.dane.gap_bound", paper=PAPER, reference=f"{REF}, Cor. 21 (B.15) / ",
+@claim(cites=("Corollary 21",),
+       id="fedred.dane.gap_bound", paper=PAPER, reference=f"{REF}, Cor. 21 (B.15) / ",
        statement="Exact DANE with lam = 2 delta_A: f(x^R) - f* <= mu D^2 / (2((1+mu/lam)^R - 1)) <= lam D^2/(2R) "
                  "for every R (mu = 0 included)",
        kind="bound", space=_GAP_SPACE)
@@ -304,7 +307,8 @@ def _L_instances(thorough: bool):
                          L_targets=(1e2, 1e3, 1e4, 1e5)) for s in range(1, 5))
 
 
-@claim(id="fedred.dane.L_independence", paper=PAPER, reference=f"{REF}, Table 1, Cor. 21 / ",
+@claim(cites=("Table 1", "Corollary 21"),
+       id="fedred.dane.L_independence", paper=PAPER, reference=f"{REF}, Table 1, Cor. 21 / ",
        statement="At fixed E_i and mu, exact DANE's rounds to ||x-x*|| <= 1e-8 ||x0-x*|| vary by at most +-1 when "
                  "L grows from 1e2 to 1e5, while GD's iterations (step 1/L_f) grow about linearly with L",
        kind="rate", instances=_L_instances)
@@ -358,7 +362,8 @@ def _delta_instances(thorough: bool):
                          deltas=(0.2, 0.5, 1.0, 2.0, 5.0, 10.0)) for s in range(1, 4))
 
 
-@claim(id="fedred.dane.delta_scaling", paper=PAPER, reference=f"{REF}, Table 1, Cor. 21 / ",
+@claim(cites=("Table 1", "Corollary 21"),
+       id="fedred.dane.delta_scaling", paper=PAPER, reference=f"{REF}, Table 1, Cor. 21 / ",
        statement="Exact DANE with lam = 2 delta_A reaches f - f* <= eps within ceil(log(1 + mu D^2/(2eps)) / "
                  "log(1 + mu/lam)) rounds, and its rounds grow linearly in delta_A/mu (log-log slope in [0.7, 1.3]) "
                  "on instances where a direction of curvature mu is shared by all clients (the worst case)",
@@ -397,7 +402,8 @@ _INEXACT_SPACE = quadratic_space(
                    for s, L in enumerate((100.0, 500.0, 1000.0), start=2)))
 
 
-@claim(id="fedred.daneplus_gd.inexact", paper=PAPER, reference=f"{REF}, Thm 4 / Cor. 5 / ",
+@claim(cites=("Theorem 4", "Corollary 5"),
+       id="fedred.daneplus_gd.inexact", paper=PAPER, reference=f"{REF}, Thm 4 / Cor. 5 / ",
        statement="DANE+-GD (local GD with step 1/(L+lam) until ||grad F|| <= sqrt(2) lam/(r+1) ||x - x^r||, "
                  "lam = 2 delta_A) reaches eps within 2x exact DANE's rounds, with local steps at round r <= "
                  "2 (L+lam)/(mu+lam) (1 + log((L+lam)(r+1)/lam)) and total local steps per client <= "
@@ -480,7 +486,8 @@ def _local_grad(problem: QuadraticProblem, X: np.ndarray, h: np.ndarray, lam: fl
     return np.einsum("nij,nj->ni", problem.A, X) - problem.b + h + lam * (X - C)
 
 
-@claim(id="fedred.daneplus.local_accuracy.derived", paper=PAPER, derived=True,
+@claim(cites=("Theorem 3", "Theorem 4"),
+       id="fedred.daneplus.local_accuracy.derived", paper=PAPER, derived=True,
        reference=f"{REF}, Thm 3 (absolute e_r), Thm 4 (relative e_r); the authors' code's rule (docs/fedred.md)",
        statement="(derived by fedtheory) every client's local model returned by DANE+ meets its stopping rule, checked from the raw "
                  "A_i, b_i: relative ||grad F_i|| <= tol lam/(r+1) ||x_i - x^r|| (or the floor tol_floor "
@@ -538,7 +545,8 @@ _FEDRED_SOLVER_SPACE = InstanceSpace(
               {"solver": "fgd", "local_steps": 500, "local_tol": 1e-9, "default_lam": True}))
 
 
-@claim(id="fedred.local_solvers.derived", paper=PAPER, derived=True,
+@claim(cites=("Algorithm 2",),
+       id="fedred.local_solvers.derived", paper=PAPER, derived=True,
        reference=f"{REF}, Alg. 2 (inexact local solves); Nesterov 2004, Thms 2.1.15 and 2.2.3",
        statement="(derived by fedtheory) FedRed's local solvers on F_i(x) = f_i(x) + <h_i, x> + (lam + 1/eta)/2 ||x - c_i||^2 (m_i, "
                  "M_i its strong convexity and smoothness): K GD steps (step 1/M_i) give ||x_K - x_i*|| <= (1 - "
@@ -666,7 +674,8 @@ def _nc_run(kw: dict):
     return problem, lam, records
 
 
-@claim(id="fedred.nonconvex.descent.derived", paper=PAPER, reference="Lemma 28 (derived by fedtheory)",
+@claim(cites=("Lemma 28",),
+       id="fedred.nonconvex.descent.derived", paper=PAPER, reference="Lemma 28 (derived by fedtheory)",
        derived=True,
        statement="(derived by fedtheory) Non-convex DANE+ (lam = 2 delta_B, local GD that does not increase F_{i,r}): for every "
                  "client, f(x_{i,r+1}) + (lam - delta_B)/2 ||x_{i,r+1} - x^r||^2 <= f(x^r), so f(x^r) is "
@@ -689,7 +698,8 @@ def check_nonconvex_descent(kw: dict) -> Evidence:
                     details={"max_f_increase": increases, "f_first": f_seq[0], "f_last": f_seq[-1]})
 
 
-@claim(id="fedred.nonconvex.stationarity.derived", paper=PAPER, reference="Thm 1 (derived by fedtheory)",
+@claim(cites=("Theorem 1",),
+       id="fedred.nonconvex.stationarity.derived", paper=PAPER, reference="Thm 1 (derived by fedtheory)",
        derived=True,
        statement="(derived by fedtheory) Non-convex DANE+ with lam = 2 delta_B: (1/R) sum_{r=1}^R ||grad f(x^r)||^2 <= "
                  "36 delta_B (f(x^0) - f^inf)/R + (2/R) sum_r e_r, e_r = max_i ||grad F_{i,r}(x_{i,r+1})||^2",
@@ -719,7 +729,8 @@ def _fedred_instances(thorough: bool):
                     for s, d in enumerate((0.3, 3.0, 30.0), start=2))
 
 
-@claim(id="fedred.fedred_gd.closed_form", paper=PAPER, reference=f"{REF}, Alg. 3 / ",
+@claim(cites=("Algorithm 3",),
+       id="fedred.fedred_gd.closed_form", paper=PAPER, reference=f"{REF}, Alg. 3 / ",
        statement="FedRed-GD's step is the minimiser of <g + h, x> + lam/2||x - x~||^2 + 1/(2eta)||x - x_i||^2; "
                  "with p = 1 FedRed-GD is GD with step eta/(1+lam eta) (step eta when lam = 0); Alg. 2 with "
                  "p = 1 and 1/eta = 0 is DANE",
@@ -819,7 +830,8 @@ def _fedred_expected_contraction(kw: dict, exact_solver: bool) -> Evidence:
                     details={"rho": rho, "iterations_checked": checked})
 
 
-@claim(id="fedred.fedred_gd.lyapunov.derived", paper=PAPER, reference="Lemma 35 (derived by fedtheory)",
+@claim(cites=("Lemma 35",),
+       id="fedred.fedred_gd.lyapunov.derived", paper=PAPER, reference="Lemma 35 (derived by fedtheory)",
        derived=True,
        statement="(derived by fedtheory) FedRed-GD with lam >= delta_A, eta <= 1/L: p Phi(comm) + (1-p) Phi(no comm) <= "
                  "(1 - min{mu eta, p mu/(lam+mu)}) Phi_k, Phi = mean_i||x_i-x*||^2/(2eta) + (lam+mu)/(2p)||x~-x*||^2, "
@@ -839,7 +851,8 @@ _LYAP_EXACT_SPACE = quadratic_space(
            Param("reset", 0, 1, integer=True)))
 
 
-@claim(id="fedred.fedred_exact.lyapunov.derived", paper=PAPER, reference="Thm 33 (derived by fedtheory)", derived=True,
+@claim(cites=("Theorem 33",),
+       id="fedred.fedred_exact.lyapunov.derived", paper=PAPER, reference="Thm 33 (derived by fedtheory)", derived=True,
        statement="(derived by fedtheory) FedRed (Alg. 2, exact local solves) with lam >= delta_A: E_theta Phi_{k+1} <= "
                  "max{1/(1+mu eta), 1 - p mu/(lam+mu)} Phi_k with Phi = (1/(2eta) + mu/2) A + (lam+mu)/(2p) B "
                  "(no L needed)",
@@ -865,7 +878,8 @@ def _savings_problem(kw: dict, seed: int) -> QuadraticProblem:
                      zeta2=kw["zeta2"], seed=seed)
 
 
-@claim(id="fedred.fedred_gd.comm_savings", paper=PAPER, reference=f"{REF}, Thm 9, Table 1, Fig. 1 / ",
+@claim(cites=("Theorem 9", "Table 1", "Figure 1"),
+       id="fedred.fedred_gd.comm_savings", paper=PAPER, reference=f"{REF}, Thm 9, Table 1, Fig. 1 / ",
        statement="FedRed-GD (eta = 1/L, lam = 2 delta_A, p = (lam+mu) eta) reaches eps with #communications ~ "
                  "p * #iterations (binomial, z <= 5), #iterations <= 3x GD's (step 1/L), and #communications <= "
                  "3 (lam+mu)/L x GD's rounds",
@@ -906,7 +920,8 @@ def _vs_instances(thorough: bool):
         yield dict(n_clients=8, dim=10, mu=1.0, L=1000.0, L_over_delta=3000.0, zeta2=1.0, seeds=tuple(range(5)))
 
 
-@claim(id="fedred.fedred_gd.vs_daneplus_gd", paper=PAPER, reference=f"{REF}, Table 1 (local steps) / ",
+@claim(cites=("Table 1",),
+       id="fedred.fedred_gd.vs_daneplus_gd", paper=PAPER, reference=f"{REF}, Table 1 (local steps) / ",
        statement="At equal accuracy, FedRed-GD's local gradient evaluations are at most DANE+-GD's (relative stopping "
                  "rule; median over seeds), and both use far fewer communications than GD (< GD's / 3)",
        kind="qualitative", instances=_vs_instances)
@@ -944,7 +959,8 @@ def _dissim_instances(thorough: bool):
         yield from (dict(n_clients=n, dim=6, mu=0.5, L=20.0, delta_B=2.0, zeta2=1.0, seed=n) for n in (2, 3, 16, 40))
 
 
-@claim(id="fedred.dissimilarity.constants", paper=PAPER, reference=f"{REF}, Defs. 1-2, Remark 18 / ",
+@claim(cites=("Remark 18",),
+       id="fedred.dissimilarity.constants", paper=PAPER, reference=f"{REF}, Defs. 1-2, Remark 18 / ",
        statement="For quadratics delta_B = max||E_i|| and delta_A = sqrt(lambda_max(mean E_i^2)) (the sup in Def. 2 "
                  "is attained); delta_A <= delta_B <= sqrt(n) delta_A; the outlier construction attains "
                  "delta_B/delta_A = sqrt(n-1); delta_B <= L for convex f_i; delta_A <= sqrt(mean||E_i||^2), strictly "
@@ -1039,7 +1055,8 @@ def _sgd_instances(thorough: bool):
                    etas_L=(1.0, 0.5, 0.25, 0.125), iterations=4000, seeds=40)
 
 
-@claim(id="fedred.fedred_sgd.noise_floor", paper=PAPER, reference=f"{REF}, Thm 9 (sigma term) / ",
+@claim(cites=("Theorem 9",),
+       id="fedred.fedred_sgd.noise_floor", paper=PAPER, reference=f"{REF}, Thm 9 (sigma term) / ",
        statement="FedRed-SGD with additive noise of variance sigma^2 plateaus at a level of E[f(x~) - f*] that "
                  "drops by a factor <= 0.7 each time eta is halved, and converges to x* when sigma = 0",
        kind="statistical", instances=_sgd_instances)
@@ -1136,7 +1153,8 @@ def check_scaffold_ill_posed(kw: dict) -> Evidence:
 # 19. DANE+ with the Scaffnew-type control variate (B.84)
 # ==========================================================================================================
 
-@claim(id="fedred.daneplus.cv_b84", paper=PAPER, reference=f"{REF}, App. B.3, Cor. 32 / ",
+@claim(cites=("Corollary 32",),
+       id="fedred.daneplus.cv_b84", paper=PAPER, reference=f"{REF}, App. B.3, Cor. 32 / ",
        statement="DANE+ with control variate (B.84) (m = lam = sqrt(L mu), exact solves, strongly convex) converges "
                  "linearly to "
                  "x*, keeps sum_i w_i h_i = 0, and has (x*, h_i = -grad f_i(x*)) as a fixed point",
@@ -1216,7 +1234,8 @@ def _nc_scaling_instances(thorough: bool):
                    seeds=(0, 1, 2, 3, 4))
 
 
-@claim(id="fedred.nonconvex.L_scaling", paper=PAPER, reference=f"{REF}, Thm 8, Cor. 2, Table 1 / ",
+@claim(cites=("Theorem 8", "Corollary 2", "Table 1"),
+       id="fedred.nonconvex.L_scaling", paper=PAPER, reference=f"{REF}, Thm 8, Cor. 2, Table 1 / ",
        statement="Under the non-convex theory's settings (randomized single-model selection, lam = 2 delta_B), at "
                  "fixed delta_B and growing L: FedRed-GD (eta = 1/L, p = lam eta) keeps its expected communications to "
                  "||grad f||^2 <= 1e-8 ||grad f(x0)||^2 within a factor 2 while its iterations grow >= L-ratio/2; "

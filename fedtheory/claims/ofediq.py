@@ -55,7 +55,8 @@ def _quantizer_instances(thorough: bool):
                     yield {"D": D, "s": s, "b": b, "u": u}
 
 
-@claim(id="ofediq.quantizer.unbiased", paper=PAPER, reference="Definition 2, eq. (12)",
+@claim(cites=("Definition 2",),
+       id="ofediq.quantizer.unbiased", paper=PAPER, reference="Definition 2, eq. (12)",
        statement="E[Q_{s,b}(u)] = u: analytically E[xi_i] = r_i for every coordinate, and the Monte Carlo mean "
                  "is within 5 SE per coordinate; Q(0) = 0 and b = D is lossless",
        kind="identity", instances=_quantizer_instances)
@@ -141,7 +142,8 @@ def check_quantizer_variance(inst: dict) -> Evidence:
                     details={"mc_mean": float(err2.mean()), "mc_se": float(se), "onehot_zero": onehot_ok})
 
 
-@claim(id="ofediq.quantizer.support_bits", paper=PAPER, reference="Definition 2 and eq. (13);",
+@claim(cites=("Definition 2",),
+       id="ofediq.quantizer.support_bits", paper=PAPER, reference="Definition 2 and eq. (13);",
        statement="every output entry is ||u_I|| sign(u_i) j/s with j in {m_i, m_i+1} within {0..s}, and "
                  "q = 32b + D(1 + log2(s+1)) (D=34826, s=3, b=777: 129,342 bits)",
        kind="identity", instances=_quantizer_instances)
@@ -179,7 +181,8 @@ _FEDOGD_SPACE = InstanceSpace(
                    for K in (1, 5, 20) for T in (50, 500, 5000) for f in (0.1, 0.5, 0.99)))
 
 
-@claim(id="ofediq.thm1.fedogd", paper=PAPER, reference="Theorem 1 (p_min = 1);",
+@claim(cites=("Theorem 1",),
+       id="ofediq.thm1.fedogd", paper=PAPER, reference="Theorem 1 (p_min = 1);",
        statement="FedOGD with eta < 1/(2 beta), w_1 = 0: regret_T' <= K ||w*_T'||^2/(2 eta) + eta K T' "
                  "sigma2_diff(T') deterministically for every prefix T' <= T",
        kind="bound", space=_FEDOGD_SPACE)
@@ -200,7 +203,8 @@ def check_fedogd_regret(inst: dict) -> Evidence:
                     details={"worst_prefix": worst + 1, "final_ratio": float(ratio[-1]), "eta": eta})
 
 
-@claim(id="ofediq.thm1.per_step.derived", paper=PAPER, reference="Section 4.3.1 proof of Theorem 1;",
+@claim(cites=("Theorem 1",),
+       id="ofediq.thm1.per_step.derived", paper=PAPER, reference="Section 4.3.1 proof of Theorem 1;",
        statement="(derived by fedtheory) FedOGD, eta < 1/(2 beta), every t: sum_k [L_kt(w_t) - L_kt(w*)] <= K/(2 eta)(||w_t - w*||^2 "
                  "- ||w_{t+1} - w*||^2) + eta sum_k ||grad L_kt(w*)||^2",
        kind="bound", derived=True, space=_FEDOGD_SPACE)
@@ -245,7 +249,8 @@ _OFEDAVG_SPACE = InstanceSpace(
     thorough=(dict(K=20, T=400, D=10, frac=0.9, heterogeneity=2.0, seeds=100, seed=6),))
 
 
-@claim(id="ofediq.thm1.ofedavg", paper=PAPER, reference="Theorem 1;",
+@claim(cites=("Theorem 1",),
+       id="ofediq.thm1.ofedavg", paper=PAPER, reference="Theorem 1;",
        statement="OFedAvg with heterogeneous p_k in [0.1, 1], eta < p_min/(2 beta): mean regret_T over seeds <= "
                  "K ||w*||^2/(2 eta) + eta K T sigma2_diff / p_min",
        kind="bound", space=_OFEDAVG_SPACE)
@@ -299,7 +304,8 @@ def _thm2_check(inst: dict) -> Evidence:
                              "eta_max": eta_max, "condition_40": condition_40})
 
 
-@claim(id="ofediq.thm2.L1", paper=PAPER, reference="Theorem 2, L = 1 (rigorous case);",
+@claim(cites=("Theorem 2",),
+       id="ofediq.thm2.L1", paper=PAPER, reference="Theorem 2, L = 1 (rigorous case);",
        statement="OFedIQ(L=1) with the (s,b) quantizer, heterogeneous p_k, eta < p_min/(4 beta R) (the library's "
                  "step bound must equal it): mean regret_T "
                  "<= K||w*||^2/(2 eta) + 2 eta K T sigma2_diff R / p_min",
@@ -318,7 +324,8 @@ _THM2_L_SPACE = InstanceSpace(
     thorough=(dict(K=20, T=400, D=10, L=8, s=3, b=2, frac=0.9, heterogeneity=2.0, seeds=60, seed=13),))
 
 
-@claim(id="ofediq.thm2.L_gt_1", paper=PAPER, reference="Theorem 2, L > 1 (the paper's approximate bound);",
+@claim(cites=("Theorem 2",),
+       id="ofediq.thm2.L_gt_1", paper=PAPER, reference="Theorem 2, L > 1 (the paper's approximate bound);",
        statement="OFedIQ(L in {2,4,8}, L | T), eta < p_min/(4 beta L R) (the proof's condition (40), which the "
                  "library's step bound must equal): mean regret_T "
                  "<= Theorem 2's full bound incl. 3 beta eta^2 L(L-1) K T sigma2 (soft: the L > 1 proof approximates)",
@@ -338,7 +345,8 @@ def _sublinear_instances(thorough: bool):
         yield dict(K=20, D=6, Ts=(100, 1000, 10000), heterogeneity=2.0, noise=1.0, seed=15, method="fedogd")
 
 
-@claim(id="ofediq.cor1.sublinear", paper=PAPER, reference="Corollary 1, Table I;",
+@claim(cites=("Corollary 1",),
+       id="ofediq.cor1.sublinear", paper=PAPER, reference="Corollary 1, Table I;",
        statement="with Corollary 1's eta_T (FedOGD: sqrt(||w*||^2/(2 sigma2 T)), alpha = 2; OFedIQ(1, p, s, b): "
                  "sqrt(p ||w*||^2/(4 sigma2 M T)), alpha = 4M/p), regret_T/T decreases over T and (mean) "
                  "regret_T/sqrt(T) <= sqrt(alpha ||w*||^2 K^2 sigma2_diff) (T skipped when eta_T violates the "
@@ -378,7 +386,8 @@ def _parity_instances(thorough: bool):
         yield dict(dataset="breast_cancer", K=50, Ts=(100, 400, 1600, 6400), gamma=0.01, seeds=5, seed=1)
 
 
-@claim(id="ofediq.parity99.exploratory", paper=PAPER, reference="Section 4.2 and Fig. 4 (CCR 99%);",
+@claim(cites=("Figure 4",),
+       id="ofediq.parity99.exploratory", paper=PAPER, reference="Section 4.2 and Fig. 4 (CCR 99%);",
        statement="On a real-data stream (scikit-learn digits, ridge), FedOGD and OFedIQ at gamma = 0.01 (Algorithm 3"
                  " parameters, corrected so b >= 1 for the small D) with matched eta_T = (1/(4 beta)) sqrt(T_0/T): "
                  "the gap in time-averaged loss shrinks as T grows while OFedIQ uses ~1% of FedOGD's uplink bits",
@@ -613,7 +622,8 @@ def _golden(f, lo: float, hi: float, iters: int = 200) -> float:
     return math.exp((a + b) / 2)
 
 
-@claim(id="ofediq.cor1.algebra", paper=PAPER, reference="Corollary 1 (consistent form M; the printed version has a typo)",
+@claim(cites=("Corollary 1",),
+       id="ofediq.cor1.algebra", paper=PAPER, reference="Corollary 1 (consistent form M; the printed version has a typo)",
        statement="eta* = sqrt((p/L)||w*||^2/(4 sigma2 M T)) minimises B(eta) = K||w*||^2/(2 eta) + 2 eta L K T "
                  "sigma2 M/p and B(eta*) = sqrt((4LM/p)||w*||^2 K^2 sigma2 T); OFedAvg's eta gives alpha = 2/p; "
                  "3 beta eta^2 L(L-1) K T sigma2 <= (3p^2(L-1)/8) 2 eta L K T sigma2/p for eta < p/(4 beta)",
@@ -648,7 +658,8 @@ def _alg3_value_instances(thorough: bool):
     yield dict(gamma=0.01, D=34826)
 
 
-@claim(id="ofediq.alg3.paper_values", paper=PAPER, reference="Algorithm 3, Section 4.2.2 worked example, Fig. 3; "
+@claim(cites=("Algorithm 3", "Figure 3"),
+       id="ofediq.alg3.paper_values", paper=PAPER, reference="Algorithm 3, Section 4.2.2 worked example, Fig. 3; "
                                                              "",
        statement="Algorithm 3 (log base 2) gives gamma = 0.1 -> s = 17, rho = 0.0326, b = 1134, p = 0.5151 and "
                  "gamma = 0.01 -> OFedIQ(1, 0.086, 3, 777) for D = 34,826, with gamma - p/D <= gamma_actual <= gamma",
@@ -689,7 +700,8 @@ def _first_invalid_p(D: int) -> float:
     return hi
 
 
-@claim(id="ofediq.alg3.valid_all_gamma", paper=PAPER, reference="Algorithm 3 (input 0 < gamma <= 1)",
+@claim(cites=("Algorithm 3",),
+       id="ofediq.alg3.valid_all_gamma", paper=PAPER, reference="Algorithm 3 (input 0 < gamma <= 1)",
        statement="Algorithm 3 as printed returns a valid configuration (0 < p <= 1, 1 <= b <= D) with "
                  "gamma_actual <= gamma for every gamma in (0, 1]",
        kind="counterexample", expected="violated", instances=_alg3_valid_instances)
@@ -705,7 +717,8 @@ def check_alg3_valid(inst: dict) -> Evidence:
                              "p_at_gamma_1": th.algorithm3_raw(1.0, D).p})
 
 
-@claim(id="ofediq.alg3.valid_all_gamma.corrected", paper=PAPER, reference="Algorithm 3 (our correction)",
+@claim(cites=("Algorithm 3",),
+       id="ofediq.alg3.valid_all_gamma.corrected", paper=PAPER, reference="Algorithm 3 (our correction)",
        statement="algorithm3_corrected (b clipped to [1, D], p recomputed from the realised b and capped at 1) "
                  "returns 0 < p <= 1, 1 <= b <= D and gamma_actual <= gamma for every gamma in (0, 1], and equals "
                  "Algorithm 3 wherever the printed one is valid",
@@ -843,7 +856,8 @@ _LEMMA_SPACE = InstanceSpace(
     thorough=tuple(_lemma_instances(True))[4:])
 
 
-@claim(id="ofediq.lemma1", paper=PAPER, reference="Lemma 1;",
+@claim(cites=("Lemma 1",),
+       id="ofediq.lemma1", paper=PAPER, reference="Lemma 1;",
        statement="||v_i + v_j||^2 <= (1 + a)||v_i||^2 + (1 + 1/a)||v_j||^2 for a > 0, with equality at "
                  "sqrt(a) v_i = v_j / sqrt(a)",
        kind="bound", space=_LEMMA_SPACE)
@@ -861,7 +875,8 @@ def check_lemma1(inst: dict) -> Evidence:
     return Evidence(f"D={inst['D']}", worst, 1.0, bool(ok), tightness=worst)
 
 
-@claim(id="ofediq.lemma2", paper=PAPER, reference="Lemma 2, eqs. (22)-(23);",
+@claim(cites=("Lemma 2",),
+       id="ofediq.lemma2", paper=PAPER, reference="Lemma 2, eqs. (22)-(23);",
        statement="for convex beta-smooth per-client losses at a time step, any w_t and any comparator w*: "
                  "(1/K) sum ||grad_k(w_t)||^2 <= (4 beta/K) sum [L_k(w*) - L_k(w_t)] + (4 beta/K) sum "
                  "grad_k(w_t)^T (w_t - w*) + (2/K) sum ||grad_k(w*)||^2",
@@ -947,7 +962,8 @@ _SECOND_MOMENT_SPACE = InstanceSpace(
     defaults=tuple(_second_moment_instances(False)), thorough=tuple(_second_moment_instances(True))[3:])
 
 
-@claim(id="ofediq.thm2.aggregate_second_moment", paper=PAPER, reference="Theorem 2 proof, eqs. (34)-(35)",
+@claim(cites=("Theorem 2",),
+       id="ofediq.thm2.aggregate_second_moment", paper=PAPER, reference="Theorem 2 proof, eqs. (34)-(35)",
        statement="with Bernoulli(p_k) participation and the IPW-quantized gradients Q(grad_k / p_k): "
                  "E||(1/K) sum_{k in S} Q(grad_k / p_k)||^2 <= (2/p_min) R (1/K) sum_k ||grad_k||^2, "
                  "R = 1 + sigma_q^2 (p_sum - p_min + 1)/K; the expectation is exact (all 2^K participation "
@@ -1022,7 +1038,8 @@ _LEMMA3_SPACE = InstanceSpace(
     thorough=tuple(dict(stream="synthetic", L=L, D=4, frac=f, seed=32 + L) for L in (2, 3, 8) for f in (0.1, 0.99)))
 
 
-@claim(id="ofediq.lemma3.stated", paper=PAPER, reference="Lemma 3, eq. (45) as stated",
+@claim(cites=("Lemma 3",),
+       id="ofediq.lemma3.stated", paper=PAPER, reference="Lemma 3, eq. (45) as stated",
        statement="sum_l ||w_{t-L+1} - g_{k,t-L+l}||^2 <= (3 beta eta^2 L(L-1)/2) sum_l ||grad_{k,t-L+l}||^2",
        kind="counterexample", expected="violated", space=_LEMMA3_SPACE)
 def check_lemma3_stated(inst: dict) -> Evidence:
@@ -1033,7 +1050,8 @@ def check_lemma3_stated(inst: dict) -> Evidence:
                              "not (beta < 1/6 with L = 2 breaks it)"})
 
 
-@claim(id="ofediq.lemma3.stated.corrected", paper=PAPER, reference="Lemma 3, proof eq. (46);",
+@claim(cites=("Lemma 3",),
+       id="ofediq.lemma3.stated.corrected", paper=PAPER, reference="Lemma 3, proof eq. (46);",
        statement="sum_l ||w_{t-L+1} - g_{k,t-L+l}||^2 <= 3 eta^2 L(L-1) sum_l ||grad_{k,t-L+l}||^2 (the proof's "
                  "version; also <= eta^2 (L-1)^2 sum ||grad||^2)",
        kind="bound", derived=True, space=_LEMMA3_SPACE)
@@ -1060,7 +1078,8 @@ _LEMMA4_SPACE = InstanceSpace(
     thorough=tuple(pt for pt in _lemma4_instances(True) if pt["L"] not in (2, 3, 5, 8)))
 
 
-@claim(id="ofediq.lemma4", paper=PAPER, reference="Lemma 4 (induction step of Lemma 3)",
+@claim(cites=("Lemma 4", "Lemma 3"),
+       id="ofediq.lemma4", paper=PAPER, reference="Lemma 4 (induction step of Lemma 3)",
        statement="A||w_t - g_{k,t+l-2}||^2 + B||grad_{t+l-2}||^2 <= sum_{tau=0}^{l-2} B ||grad_{t+l-2-tau}||^2 A^tau "
                  "for 2 <= l <= L+1, A = 1 + 1/(L-1), B = L eta^2, along local OGD",
        kind="bound", space=_LEMMA4_SPACE)
@@ -1114,7 +1133,8 @@ _FEDOMD_SPACE = InstanceSpace(
     defaults=tuple(_thm2_stated_instances(False)), thorough=tuple(_thm2_stated_instances(True))[4:])
 
 
-@claim(id="ofediq.thm2.L_gt_1.stated_step", paper=PAPER,
+@claim(cites=("Theorem 2",),
+       id="ofediq.thm2.L_gt_1.stated_step", paper=PAPER,
        reference="Theorem 2 as stated (eta < p_min/(4 beta R), without the proof's extra 1/L)",
        statement="FedOMD = OFedIQ(L, p = 1, no quantization; deterministic, so the regret is exact) with the step "
                  "condition exactly as Theorem 2 states it, eta < 1/(4 beta): regret_T <= K||w*||^2/(2 eta) + "
@@ -1140,7 +1160,8 @@ def _fedomd_vs_theorem2(inst: dict, factor: float) -> Evidence:
                     details={"label": b.label, "factor": factor})
 
 
-@claim(id="ofediq.thm2.remark_no_quantization", paper=PAPER,
+@claim(cites=("Theorem 2",),
+       id="ofediq.thm2.remark_no_quantization", paper=PAPER,
        reference="Remark after Theorem 2 ('with no quantization the constant 2 can be removed')",
        statement="FedOMD = OFedIQ(L, 1, no quantization), eta < 1/(4 beta): regret_T <= K||w*||^2/(2 eta) + "
                  "eta L K T sigma2 + 3 beta eta^2 L(L-1) K T sigma2 (the factor-1 form; exact regret, deterministic)",

@@ -285,7 +285,8 @@ def _outcome_law_instances(thorough: bool):
     yield "efl"
 
 
-@claim(id="fedred.rounds.outcome_law", paper="fedred",
+@claim(cites=("Algorithm 1",),
+       id="fedred.rounds.outcome_law", paper="fedred",
        reference="Jiang et al. 2024, Alg. 1-2 (xi ~ w; communicate w.p. p); EFL (Ma et al.) Alg. 1 (s^k, "
                  "participation, departures and arrivals)",
        statement="the outcome laws that exact expectations enumerate (outcomes()) are the laws of the draws: "
@@ -366,7 +367,8 @@ def _dane_instances(thorough: bool):
     yield "semi_implicit"  # the authors' code's local step lr: explicit GD on F_i with step lr/(1 + lam lr)
 
 
-@claim(id="fedred.rounds.dane_reference", paper="fedred",
+@claim(cites=("Algorithm 1", "Theorem 1", "Theorem 3"),
+       id="fedred.rounds.dane_reference", paper="fedred",
        reference="Jiang et al. 2024, Alg. 1 with eq. (1) or (B.84); Thm 1 (lam = 2 delta_A), Thm 3 (lam = 2 delta_B)",
        statement="one round of DANE / DANE+ with the default lam (2 delta_A for standard averaging, 2 delta_B for a "
                  "randomly selected client) equals the exact update x_i = argmin f_i + <h_i, x> + lam/2 ||x - x^r||^2 "
@@ -432,7 +434,8 @@ def _selection_instances(thorough: bool):
     yield "dane_fixed"
 
 
-@claim(id="fedred.rounds.selection_law", paper="fedred",
+@claim(cites=("Algorithm 1", "Algorithm 2"),
+       id="fedred.rounds.selection_law", paper="fedred",
        reference="Jiang et al. 2024, Alg. 1 (xi_r ~ w) and Alg. 2 / Thm 7 (communicate w.p. p = (lam + mu) eta)",
        statement="the randomly selected client follows the weights w_i, and FedRed communicates with probability "
                  "(lam + mu) eta (default), within 5 standard errors over 4000 draws; a fixed selection follows its "
@@ -487,7 +490,8 @@ def _fedred_instances(thorough: bool):
             yield {"reset": reset, "selection": selection}
 
 
-@claim(id="fedred.rounds.fedred_gd_reference", paper="fedred",
+@claim(cites=("Algorithm 2",),
+       id="fedred.rounds.fedred_gd_reference", paper="fedred",
        reference="Jiang et al. 2024, Alg. 2 (FedRed-GD: linearised local step; on communication x~ = sum_i w_i x_i "
                  "or x_xi, new control variates, and x_i <- x~ when resetting)",
        statement="one FedRed-GD round (both coin outcomes, each selected client, reset on and off) equals the "
@@ -526,7 +530,8 @@ def _sb_instances(thorough: bool):
         yield {"D": D, "s": s, "b": b}
 
 
-@claim(id="ofediq.quantizer.sigma2_uneven_blocks", paper="ofediq",
+@claim(cites=("Definition 2",),
+       id="ofediq.quantizer.sigma2_uneven_blocks", paper="ofediq",
        reference="Kwon, Park & Hong, Definition 2 and Section 4.2 (sigma_q^2 = min(ceil(D/b)/s^2, "
                  "sqrt(ceil(D/b))/s))",
        statement="the SB quantizer's sigma_q^2 uses the largest block, ceil(D/b), when b does not divide D; and "
