@@ -417,12 +417,12 @@ def check_uv_sum_readings(seed: int) -> Evidence:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# 7. Fixed point under heterogeneous compute (§4.2, Thm 1 H = 0 vs H > 0)
+# 7. Fixed point under heterogeneous compute (Theorem 1, §3.2 and §4.2: H = 0 vs H > 0)
 # ---------------------------------------------------------------------------------------------------------
 
 @claim(cites=("Theorem 1",),
        id="efl.fixed_point.heterogeneous_compute.derived", paper=PAPER,
-       reference="§4.2, Theorem 1 (H_tau = 0 vs > 0)",
+       reference="Theorem 1 (§3.2; H_tau = 0 vs > 0) and §4.2",
        statement="deterministic s = (1..N), constant eta: EFL's limit is within O(eta) of w* (distance halves with "
                  "eta); FedAvg weighting's limit is within O(eta) of argmin sum p^k s^k f_k and stays away from w*",
        kind="fixed_point", derived=True, instances=_harness_instances)
@@ -549,7 +549,7 @@ def _theorem1_build(point: dict) -> dict:
                 seed=int(point["seed"]), rounds=int(point["rounds"]))
 
 
-#: Theorem 1's class on the §5.5-type harness: n clients with diagonal A_k ~ U[1, kappa] (mu-strongly convex,
+#: Theorem 1's class on a small quadratic harness: n clients with diagonal A_k ~ U[1, kappa] (mu-strongly convex,
 #: L-smooth), gradient noise sigma^2, E local epochs with deterministic s_k in [1, E], H_tau = 0, the
 #: theorem's schedule. ``rounds`` is the horizon the bound is checked at every tau of. A check costs up to 0.5 s
 #: (2000 rounds), so the search gets at most 100 evaluations (60 s budget).
@@ -633,7 +633,7 @@ def _plateau_instances(thorough: bool):
 
 
 @claim(cites=("Theorem 1",),
-       id="efl.theorem1.bias_plateau", paper=PAPER, reference="Theorem 1 (H_tau J term), §4.1, §4.3; item 10",
+       id="efl.theorem1.bias_plateau", paper=PAPER, reference="Theorem 1 (H_tau J term), §4.1, §4.3",
        statement="with unequal Bernoulli inactivity y = (0, .2, .4, .6, .8) or a departed client, EFL plateaus near "
                  "the re-weighted optimum (no decay to w*); with equal inactivity it approaches w*",
        kind="qualitative", instances=_plateau_instances)
@@ -696,7 +696,7 @@ def check_elastic_drift(seed: int) -> Evidence:
                              "relative_reduction_low": lo})
 
 
-@claim(id="efl.elastic.limit.derived", paper=PAPER, reference="docs/efl.md, §5.3",
+@claim(id="efl.elastic.limit.derived", paper=PAPER, reference="§5.3 (effects of the elastic term); docs/efl.md",
        statement="lam > 0 leaves the eta -> 0 limit at argmin sum p^k f_k: with decaying eta the distance to w* "
                  "goes below 1e-2; with constant eta the bias is O(eta) (halves with eta)",
        kind="fixed_point", derived=True, instances=_harness_instances)
@@ -1070,14 +1070,14 @@ def check_logistic_experiment(inst: dict) -> Evidence:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Placement of p_tau^k relative to error feedback (item 13, §5.4: "test both orders")
+# Placement of p_tau^k relative to error feedback (the paper does not fix the order: test both)
 # ---------------------------------------------------------------------------------------------------------
 
 def _placement_instances(thorough: bool):
     return [dict(seed=0, rounds=2000, q=0.34)] + ([dict(seed=s, rounds=20000, q=0.34) for s in (1, 2)] if thorough else [])
 
 
-@claim(id="efl.compression.placement.derived", paper=PAPER, reference="eq. 5-6 with ST, §5.4",
+@claim(id="efl.compression.placement.derived", paper=PAPER, reference="eq. 5-6 with ST (Algorithm 2), §5.4",
        statement="with ST and random s_tau^k, pre-scaling the local displacement by p_tau^k before client error "
                  "feedback converges to w* (distance < 1e-2), while applying p_tau^k at the server after error "
                  "feedback (the print) stalls at least 5x farther away",
