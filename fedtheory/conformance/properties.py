@@ -607,3 +607,13 @@ PROPERTIES += (
     Property("compressor.bits", "compressor", "Kraft inequality (any uniquely decodable code)",
              "sum over distinct outputs of 2^-bits <= 1", lambda hyper: _vectors(), check_bits),
 )
+
+
+# ----------------------------------------------------------------- the five papers' families (one module each)
+# Imported last: each module builds on the helpers above.
+from . import properties_dane as _dane, properties_fedred as _fedred  # noqa: E402
+
+for _module in (_dane, _fedred):
+    DEFAULT_HYPER.update(_module.HYPER)  # type: ignore[attr-defined]
+    PROPERTIES += _module.PROPERTIES
+FAMILIES = tuple(DEFAULT_HYPER)

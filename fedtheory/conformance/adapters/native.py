@@ -123,3 +123,7 @@ NATIVE: dict[str, Callable[..., Any] | Any] = {
     "fedavg": fedavg, "fedprox": fedprox, "scaffold": scaffold, "feddyn": feddyn, "scaffnew": scaffnew,
     "compressor": compressor("qsgd", s=2),
 }
+
+from .native_papers import dane, fedred  # noqa: E402  (the five papers' algorithms, one module)
+
+NATIVE.update({"dane": dane, "fedred": fedred})

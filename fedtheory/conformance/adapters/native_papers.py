@@ -1,0 +1,64 @@
+"""fedtheory's DANE+ and FedRed through the conformance contract (what the kit must accept).
+
+Each call rebuilds the clients' quadratic (:func:`fedtheory.conformance.adapters.native._problem`) and runs
+one ``round_given`` of fedtheory's algorithm with the draw the kit supplied (or one drawn from ``rng``).
+These are the "correct implementation" side of the kit's power measurement, never its expected side.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...algorithms.dane import DANEDraw, DANEPlus, DANEState, sample_client
+from ...algorithms.fedred import FedRed, FedRedDraw, FedRedState
+from .native import _problem
+
+__all__ = ["dane", "fedred"]
+
+
+def _stack(part, n: int, d: int) -> np.ndarray:
+    return np.stack([np.asarray(part[i], dtype=np.float64) for i in range(n)]) if part is not None else np.zeros((n, d))
+
+
+def dane(x, clients, *, state=None, rng=None, lam=1.0, local_steps=None, local_step=0.1,
+         control_variate="gradient", m=1.0, averaging="standard", weighting="uniform", draw=None, **_):
+    problem, _S = _problem(clients, weighting)
+    n = problem.n_clients
+    inexact = {} if local_steps is None else {"solver": "gd", "stopping": "steps", "local_steps": local_steps,
+                                              "local_step": local_step, "local_output": "last"}
+    alg = DANEPlus(lam=lam, control_variate=control_variate, m=m, averaging=averaging, **inexact)
+    if control_variate == "scaffnew":
+        st = DANEState(x=x, r=0, h=_stack(None if state is None else state["h_i"], n, x.size)) if state is not None \
+            else alg.init(problem, x)
+    else:
+        st = alg.init(problem, x)
+    client = None
+    if averaging == "random":
+        client = int(draw["client"]) if draw is not None else sample_client(problem.weights, rng)
+    new, _ = alg.round_given(problem, st, DANEDraw(client))
+    if control_variate == "scaffnew":
+        return new.x, {"h_i": {i: new.h[i] for i in range(n)}}
+    return new.x
+
+
+def fedred(x, clients, *, state=None, rng=None, lam=1.0, eta=0.2, p=0.5, solver="linearized", reset=True,
+           batch_size=None, weighting="uniform", draw=None, **_):
+    """One iteration k of FedRed (Alg. 2) / FedRed-GD (Alg. 3) from x~_k; FedRed-SGD with the kit's minibatches
+    (``draw["batches"]``) turned into the stochastic gradients of the draw."""
+    problem, _S = _problem(clients, weighting)
+    n, d = problem.n_clients, x.size
+    alg = FedRed(lam=lam, eta=eta, p=p, solver=solver, reset=reset)
+    if state is None:
+        st = alg.init(problem, x)
+    else:
+        st = FedRedState(x=x, X=_stack(state["x_i"], n, d), H=_stack(state["h_i"], n, d), G=None)
+    communicate = bool(draw["communicate"]) if draw is not None and "communicate" in draw else bool(rng.random() < p)
+    grads = None
+    if batch_size is not None:
+        batches = (draw or {}).get("batches") or {
+            c.cid: rng.choice(c.num_examples, size=batch_size, replace=False) for c in clients}
+        grads = np.stack([c.features[np.asarray(batches[c.cid])].T
+                          @ (c.features[np.asarray(batches[c.cid])] @ st.X[i] - c.targets[np.asarray(batches[c.cid])])
+                          / len(batches[c.cid]) for i, c in enumerate(clients)])
+        st = FedRedState(x=st.x, X=st.X, H=st.H, G=grads)
+    new, _ = alg.round_given(problem, st, FedRedDraw(communicate))
+    return new.x, {"x_i": {i: new.X[i] for i in range(n)}, "h_i": {i: new.H[i] for i in range(n)}}
