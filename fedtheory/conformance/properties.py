@@ -611,9 +611,9 @@ PROPERTIES += (
 
 # ----------------------------------------------------------------- the five papers' families (one module each)
 # Imported last: each module builds on the helpers above.
-from . import properties_dane as _dane, properties_fedred as _fedred  # noqa: E402
+from . import properties_dane as _dane, properties_fedred as _fedred, properties_multiround as _multi  # noqa: E402
 
-for _module in (_dane, _fedred):
-    DEFAULT_HYPER.update(_module.HYPER)  # type: ignore[attr-defined]
+for _module in (_dane, _fedred, _multi):
+    DEFAULT_HYPER.update(getattr(_module, "HYPER", {}))  # type: ignore[attr-defined]
     PROPERTIES += _module.PROPERTIES
 FAMILIES = tuple(DEFAULT_HYPER)
