@@ -124,6 +124,7 @@ NATIVE: dict[str, Callable[..., Any] | Any] = {
     "compressor": compressor("qsgd", s=2),
 }
 
-from .native_papers import dane, fedred  # noqa: E402  (the five papers' algorithms, one module)
+from . import native_papers as _papers  # noqa: E402  (the five papers' algorithms, one module)
 
-NATIVE.update({"dane": dane, "fedred": fedred})
+NATIVE.update({name: getattr(_papers, name) for name in ("dane", "fedred", "fedelasticnet_fedavg",
+                                                      "fedelasticnet_scaffold", "fedelasticnet_feddyn")})

@@ -62,3 +62,45 @@ def fedred(x, clients, *, state=None, rng=None, lam=1.0, eta=0.2, p=0.5, solver=
         st = FedRedState(x=st.x, X=st.X, H=st.H, G=grads)
     new, _ = alg.round_given(problem, st, FedRedDraw(communicate))
     return new.x, {"x_i": {i: new.X[i] for i in range(n)}, "h_i": {i: new.H[i] for i in range(n)}}
+
+
+def fedelasticnet_fedavg(x, clients, *, state=None, rng=None, local_steps=None, local_step=0.1, prox=0.5, l1=0.1,
+                         l1_mode="subgradient", server_step=1.0, weighting="num_examples", **_):
+    """FedElasticNet Alg. 1 = fedtheory's FedProx with l1 (exact solve, or K local steps)."""
+    from ...algorithms import Draw, FedProx
+
+    problem, S = _problem(clients, weighting)
+    solver = {"solver": "exact"} if local_steps is None else {"solver": "gd", "local_steps": local_steps,
+                                                               "local_step": local_step}
+    alg = FedProx(prox=prox, l1=l1, l1_mode=l1_mode, server_step=server_step, **solver)
+    new, _ = alg.round_given(problem, alg.init(problem, x), Draw(S))
+    return new.x
+
+
+def fedelasticnet_scaffold(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=0.0, l1=0.05,
+                           l1_mode="subgradient", server_step=1.0, weighting="uniform", num_clients=None, **_):
+    """FedElasticNet Alg. 2 = fedtheory's Scaffold (option II) with prox and l1."""
+    from ...algorithms import Draw, Scaffold, ScaffoldState
+    from .native import _rows
+
+    problem, S = _problem(clients, weighting, num_clients)
+    C = _rows(state, "c_i", problem.n_clients, x.size)
+    c = np.zeros(x.size) if state is None else np.asarray(state["c"])
+    alg = Scaffold(local_steps=local_steps, local_step=local_step, server_step=server_step, option="II", prox=prox,
+                   l1=l1, l1_mode=l1_mode)
+    new, _ = alg.round_given(problem, ScaffoldState(x=x, c=c, C=C), Draw(S))
+    return new.x, {"c": new.c, "c_i": {i: new.C[i] for i in range(problem.n_clients)}}
+
+
+def fedelasticnet_feddyn(x, clients, *, state=None, rng=None, alpha=1.0, l1=0.1, sign_at_zero="printed",
+                         weighting="uniform", num_clients=None, **_):
+    """FedElasticNet Alg. 3 = fedtheory's FedDyn with l1 and the declared reading of sign(0)."""
+    from ...algorithms import Draw, FedDyn, FedDynState
+    from .native import _rows
+
+    problem, S = _problem(clients, weighting, num_clients)
+    G = _rows(state, "g_i", problem.n_clients, x.size)
+    h = np.zeros(x.size) if state is None else np.asarray(state["h"])
+    alg = FedDyn(alpha=alpha, l1=l1, sign_at_zero=sign_at_zero, solver="exact")
+    new, _ = alg.round_given(problem, FedDynState(x=x, h=h, G=G), Draw(S))
+    return new.x, {"h": new.h, "g_i": {i: new.G[i] for i in range(problem.n_clients)}}
