@@ -156,7 +156,8 @@ def check_lemma_c2(inst: dict) -> Evidence:
     D = lhs - rhs
     se = D.std(axis=0, ddof=1) / math.sqrt(R)
     scale = float(np.max(rhs.mean(0))) or 1.0
-    ok = bool(np.all(D.mean(0) <= Z * se + REL * scale))
+    agree = _c2_constants_agree(out, inst)
+    ok = bool(np.all(D.mean(0) <= Z * se + REL * scale)) and agree
     ratio = lhs.mean(0) / np.where(rhs.mean(0) > 0, rhs.mean(0), np.inf)
     t_worst = int(np.argmax(ratio))
     # z of the per-run difference where it is random (at t = 0 both sides are deterministic)
@@ -166,7 +167,7 @@ def check_lemma_c2(inst: dict) -> Evidence:
                     float(lhs.mean(0)[t_worst]), float(rhs.mean(0)[t_worst]), ok, tightness=float(ratio.max()),
                     details={"worst_round": t_worst, "max_z_of_lhs_minus_rhs": z, "eta": out["eta"],
                              "T~": out["staleness"], "rhoT": out["rhoT"], "alpha": out["alpha"],
-                             "theory_module_alpha_rho_agree": _c2_constants_agree(out, inst)})
+                             "theory_module_alpha_rho_agree": agree})
 
 
 def _c2_constants_agree(out: dict, inst: dict) -> bool:
