@@ -166,13 +166,15 @@ class _Fail(AssertionError):
     pass
 
 
-def _search(prop: Property, impl: Any, hyper: Mapping[str, Any], rtol: float, max_examples: int) -> PropertyResult:
+def _search(prop: Property, impl: Any, hyper: Mapping[str, Any], rtol: float, max_examples: int,
+            shrink: bool = True) -> PropertyResult:
     cache: dict[str, Outcome] = {}
     seen = {"worst": -np.inf, "theory": np.nan, "n": 0, "fail": None, "budget_hit": False}
     start = time.perf_counter()
 
     @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None, print_blob=False,
-              phases=(Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck))
+              phases=(Phase.generate, Phase.shrink) if shrink else (Phase.generate,),
+              suppress_health_check=list(HealthCheck))
     @given(prop.cases(hyper))
     def run(case):
         if "na" in seen:
@@ -208,12 +210,15 @@ def _search(prop: Property, impl: Any, hyper: Mapping[str, Any], rtol: float, ma
 
 
 def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: float = 1e-8,
-          max_examples: int | None = None, properties: list[str] | None = None, **hyper: Any) -> Report:
+          max_examples: int | None = None, properties: list[str] | None = None, fail_fast: bool = False,
+          shrink: bool = True, **hyper: Any) -> Report:
     """Check ``impl`` (see :mod:`fedtheory.conformance.contract`) against the properties of ``claims``.
 
     ``hyper`` overrides the family's defaults (:data:`fedtheory.conformance.properties.DEFAULT_HYPER`);
     ``rtol`` is the identity tolerance (1e-8 for float64 code, about 1e-4 for float32 code);
-    ``max_examples`` overrides the default hypothesis examples per property; ``properties`` selects by id.
+    ``max_examples`` overrides the default hypothesis examples per property; ``properties`` selects by id;
+    ``fail_fast`` stops at the first failing property and ``shrink=False`` reports the first failing case
+    unshrunk (both for screening many implementations, e.g. the kit's power measurement).
     """
     props = properties_of(claims)
     if properties is not None:
@@ -230,5 +235,7 @@ def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: f
     report = Report(claims, name or getattr(impl, "__qualname__", type(impl).__name__), full)
     for prop in props:
         n = max_examples or DEFAULT_EXAMPLES[1 if prop.expensive else 0]
-        report.results.append(_search(prop, impl, full, rtol, n))
+        report.results.append(_search(prop, impl, full, rtol, n, shrink))
+        if fail_fast and report.results[-1].status == "fail":
+            break
     return report

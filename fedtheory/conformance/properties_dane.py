@@ -51,11 +51,22 @@ def _random_h(inst, seed) -> np.ndarray:
     return H - inst.weights @ H
 
 
+def _b84_opaque(impl, inst, hyper) -> str:
+    """With (B.84) the kit sets the state; say why it cannot ('' when a round from None returns {"h_i": ...})."""
+    if not _b84(hyper):
+        return ""
+    _, state = _round(impl, inst, inst.x0, np.arange(inst.n), _hyper(hyper, inst), None)
+    return opaque_reason(state, ["h_i"])
+
+
 def check_one_round(impl, case, hyper, rtol) -> Outcome:
     """x^{r+1} = sum_i w_i x_{i,r+1}; with (B.84) from a given state also h_i+ = h_i + m (x_i - x+)."""
     if hyper.get("averaging") == "random":
         return NOT_APPLICABLE("random averaging: see dane.random_selection")
     inst = _instance(case)
+    why = _b84_opaque(impl, inst, hyper)
+    if why:
+        return NOT_APPLICABLE(why)
     x = inst.x0
     state, H = None, None
     if _b84(hyper):
@@ -107,6 +118,9 @@ def _diagnose(inst, x, got, hyper, rtol, worst) -> str:
 def check_fixed_point(impl, case, hyper, rtol) -> Outcome:
     """x* (with h_i = grad f(x*) - grad f_i(x*) = -grad f_i(x*) for (B.84)) does not move: grad F_i(x*) = 0."""
     inst = _instance(case)
+    why = _b84_opaque(impl, inst, hyper)
+    if why:
+        return NOT_APPLICABLE(why)
     state = make_state(inst, h_i=ed.control_variates(inst, inst.x_star)) if _b84(hyper) else None
     h = _hyper(hyper, inst)
     worst = 0.0
@@ -139,6 +153,9 @@ def check_random_selection(impl, case, hyper, rtol) -> Outcome:
     if hyper.get("averaging") != "random":
         return NOT_APPLICABLE("standard averaging (set averaging='random' to check the selection)")
     inst = _instance(case)
+    why = _b84_opaque(impl, inst, hyper)
+    if why:
+        return NOT_APPLICABLE(why)
     x = inst.x0
     H = _random_h(inst, case["state_seed"]) if _b84(hyper) else None
     state = make_state(inst, h_i=H) if H is not None else None
@@ -162,6 +179,9 @@ def check_multi_round(impl, case, hyper, rtol) -> Outcome:
     if hyper.get("averaging") == "random":
         return NOT_APPLICABLE("random averaging: see dane.random_selection")
     inst = _instance(case)
+    why = _b84_opaque(impl, inst, hyper)
+    if why:
+        return NOT_APPLICABLE(why)
     x_want = x_got = inst.x0
     H = _random_h(inst, case["state_seed"]) if _b84(hyper) else None
     state = make_state(inst, h_i=H) if H is not None else None
