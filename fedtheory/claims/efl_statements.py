@@ -1,0 +1,216 @@
+"""EFL (Ma, Lu, Lu, Li, Yi & Cui, "Towards Heterogeneous Clients with Elastic Federated Learning"): the numbered
+statements the first ledger left uncited.
+
+Table 1 (communication rounds to eps-accuracy of SCAFFOLD, MIME, VRL-SGD, FedAMP and EFL) is a comparison of
+published rates: its EFL row is checked against the closed form of Theorem 1 (eq. 7), and the comparison the text
+draws from it ("EFL achieves a tighter bound than the methods that assume mu-strong convexity", "improves the
+optimization") is checked on the printed expressions themselves. Fig. 2 (the elastic term, non-IID data) is
+measured on a small non-IID logistic problem; the paper's is on its deep models and data sets, not available
+offline. docs/efl.md ("Experiments, side by side") sets them next to the paper's.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..theory import efl as th
+from .registry import Evidence, claim
+
+PAPER = "efl"
+
+
+def printed_table1(*, G: float, mu: float, S: float, eps: float, L: float, delta: float) -> dict[str, float]:
+    """The three mu-strongly-convex rows of Table 1 as printed (orders, constants dropped):
+    SCAFFOLD G^2/(mu S eps) + G/(mu sqrt(eps)) + L/mu, MIME G^2/(mu S eps) + delta/mu,
+    EFL G^2/(mu S eps) + L/(mu sqrt(eps))."""
+    stat = G * G / (mu * S * eps)
+    return {"SCAFFOLD": stat + G / (mu * math.sqrt(eps)) + L / mu, "MIME": stat + delta / mu,
+            "EFL": stat + L / (mu * math.sqrt(eps))}
+
+
+def _tighter_instances(thorough: bool):
+    # the minimal counterexample first: smoothness large against the gradient bound (G = 1, L = 10, eps = 0.01)
+    yield dict(G=1.0, mu=1.0, S=1.0, eps=0.01, L=10.0, delta=10.0)
+    yield dict(G=10.0, mu=0.1, S=10.0, eps=1e-3, L=1.0, delta=0.5)
+    if thorough:
+        rng = np.random.default_rng(7)
+        for _ in range(50):
+            L = float(10 ** rng.uniform(-1, 2))
+            yield dict(G=float(10 ** rng.uniform(-1, 2)), mu=float(L * 10 ** rng.uniform(-3, 0)),
+                       S=float(rng.integers(1, 100)), eps=float(10 ** rng.uniform(-6, -0.5)), L=L,
+                       delta=float(L * rng.uniform(0, 1)))
+
+
+@claim(cites=("Table 1",),
+       id="efl.statements.table1.tighter", paper=PAPER,
+       reference="Ma et al., §3.2 and Table 1 ('EFL achieves tighter bound comparing with methods which assume "
+                 "mu-strongly convex'; caption: 'preserves the optimal statistical rates ... while improves the "
+                 "optimization')",
+       statement="Table 1's EFL row is at most the SCAFFOLD and MIME rows (the mu-SC methods) for every G, mu, S, "
+                 "eps, L and Hessian dissimilarity delta <= L",
+       kind="counterexample", expected="violated", instances=_tighter_instances)
+def check_table1_tighter(d: dict) -> Evidence:
+    """Counterexample: G = 1, mu = 1, S = 1, eps = 0.01, L = delta = 10: SCAFFOLD 120, MIME 110, EFL 200 rounds
+    (orders): EFL's optimisation term L/(mu sqrt(eps)) exceeds SCAFFOLD's G/(mu sqrt(eps)) + L/mu as soon as
+    L (1 - sqrt(eps)) > G, and MIME's delta/mu whenever delta < L/sqrt(eps)."""
+    rows = printed_table1(**d)
+    lib = th.table1_rounds(G2=d["G"] ** 2, mu=d["mu"], S=d["S"], eps=d["eps"], L=d["L"], delta=d["delta"])
+    transcribed = all(math.isclose(rows[k], lib[k], rel_tol=1e-12) for k in rows)
+    worst = max(rows["EFL"] / rows["SCAFFOLD"], rows["EFL"] / rows["MIME"])
+    return Evidence(", ".join(f"{k}={v:g}" for k, v in d.items()), worst, 1.0, worst <= 1.0 and transcribed,
+                    tightness=worst, details={"rows": rows, "library_transcription_ok": transcribed})
+
+
+def _tighter_corrected_instances(thorough: bool):
+    yield from _tighter_instances(True if thorough else False)
+    rng = np.random.default_rng(8)
+    for _ in range(200 if thorough else 30):
+        L = float(10 ** rng.uniform(-1, 2))
+        yield dict(G=float(10 ** rng.uniform(-1, 2)), mu=float(L * 10 ** rng.uniform(-3, 0)),
+                   S=float(rng.integers(1, 100)), eps=float(10 ** rng.uniform(-6, -0.01)), L=L,
+                   delta=float(L * rng.uniform(0, 1)))
+
+
+@claim(cites=("Table 1",),
+       id="efl.statements.table1.tighter.corrected", paper=PAPER,
+       reference="Ma et al., Table 1 (derived by fedtheory from the printed rows)",
+       statement="(derived by fedtheory) on Table 1's printed rows, for eps < 1: the statistical terms G^2/(mu S eps) "
+                 "of EFL, SCAFFOLD and MIME coincide; EFL's row <= SCAFFOLD's iff L (1 - sqrt(eps)) <= G; EFL's "
+                 "row > MIME's whenever delta <= L",
+       kind="identity", derived=True, instances=_tighter_corrected_instances)
+def check_table1_tighter_corrected(d: dict) -> Evidence:
+    rows = printed_table1(**d)
+    G, mu, eps, L = d["G"], d["mu"], d["eps"], d["L"]
+    stat = G ** 2 / (mu * d["S"] * eps)
+    # each row minus its optimisation terms, from the library's transcription of the table
+    lib = th.table1_rounds(G2=G ** 2, mu=mu, S=d["S"], eps=eps, L=L, delta=d["delta"])
+    firsts = (lib["EFL"] - L / (mu * math.sqrt(eps)), lib["SCAFFOLD"] - G / (mu * math.sqrt(eps)) - L / mu,
+              lib["MIME"] - d["delta"] / mu)
+    same_stat = all(math.isclose(f, stat, rel_tol=1e-9, abs_tol=1e-9 * max(lib.values())) for f in firsts)
+    predicted = d["L"] * (1 - math.sqrt(d["eps"])) <= d["G"]
+    # comparisons at the floating-point resolution of the rows (ties are measure-zero on these draws)
+    margin = rows["SCAFFOLD"] - rows["EFL"]
+    scaffold_ok = (margin >= 0) == predicted or abs(margin) <= 1e-9 * rows["SCAFFOLD"]
+    mime_ok = d["delta"] > d["L"] or rows["EFL"] > rows["MIME"]
+    ok = same_stat and scaffold_ok and mime_ok
+    return Evidence(", ".join(f"{k}={v:g}" for k, v in d.items()), float(ok), 1.0, bool(ok),
+                    details={"efl_le_scaffold": margin >= 0, "predicted": predicted, "efl_gt_mime": rows["EFL"] >
+                             rows["MIME"]})
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Table 1's EFL row against Theorem 1's closed form
+# ---------------------------------------------------------------------------------------------------------
+
+def theorem1_rounds_to(eps: float, *, mu: float, L: float, E: int, theta: float, m: float, dist0_sq: float,
+                       B: float) -> int:
+    """The first round tau with Theorem 1's bound (eq. 7, H_tau = 0) at most eps, for a constant B_t = B and
+    E[sum_k p s] = m every round, written from the theorem:
+
+        gamma = max{4 E^2 theta/m, 32 E (1 + theta) L/(mu m)},
+        C_tau = max{gamma^2 dist0_sq, (16 E/mu)^2 tau B/m^2},   bound(tau) = C_tau/(tau E + gamma)^2.
+
+    The bound's first branch decreases in tau and the second like 1/tau, so a doubling then bisection finds tau.
+    """
+    gamma = max(4 * E * E * theta / m, 32 * E * (1 + theta) * L / (mu * m))
+
+    def bound(tau: int) -> float:
+        C = max(gamma ** 2 * dist0_sq, (16 * E / mu) ** 2 * tau * B / m ** 2)
+        return C / (tau * E + gamma) ** 2
+
+    hi = 1
+    while bound(hi) > eps:
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if bound(mid) > eps:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _slope(xs: np.ndarray, f) -> float:
+    ys = np.array([math.log(f(x)) for x in xs])
+    return float(np.polyfit(np.log(xs), ys, 1)[0])
+
+
+def _rounds_instances(thorough: bool):
+    yield dict(E=2, theta=1.0, m=2.0, dist0_sq=1.0, B=1.0, mu=0.1, L=1.0)
+    if thorough:
+        yield dict(E=5, theta=2.0, m=4.0, dist0_sq=10.0, B=0.3, mu=0.01, L=2.0)
+
+
+@claim(cites=("Table 1",),
+       id="efl.statements.table1.theorem1_rounds", paper=PAPER,
+       reference="Ma et al., Table 1 (EFL row G^2/(mu S eps) + L/(mu sqrt(eps))) against Theorem 1, eq. (7)",
+       statement="rounds to E||w - w*||^2 <= eps from Theorem 1's bound (H_tau = 0, constant B_t): without noise "
+                 "(B = 0) they scale as L/(mu sqrt(eps)) (log-log slopes -1/2 in eps, +1 in L, -1 in mu, within "
+                 "0.05), the row's optimisation term; with B > 0 they scale as 1/eps for small eps (slope -1 "
+                 "within 0.05), the order of the row's statistical term. The mu-exponent of that term is measured: "
+                 "-2 in the theorem's accuracy measure (the table leaves 'eps-accuracy' undefined)",
+       kind="rate", instances=_rounds_instances)
+def check_table1_rounds(d: dict) -> Evidence:
+    base = {k: d[k] for k in ("E", "theta", "m", "dist0_sq")}
+    eps_small = np.geomspace(1e-10, 1e-8, 5)
+    noiseless = dict(base, B=0.0)
+    s_eps = _slope(eps_small, lambda e: theorem1_rounds_to(e, mu=d["mu"], L=d["L"], **noiseless))
+    s_L = _slope(np.geomspace(10.0, 100.0, 5) * d["L"],
+                 lambda x: theorem1_rounds_to(1e-8, mu=d["mu"], L=x, **noiseless))
+    s_mu = _slope(np.geomspace(0.01, 0.1, 5) * d["mu"],
+                  lambda x: theorem1_rounds_to(1e-8, mu=x, L=d["L"], **noiseless))
+    noisy = dict(base, B=d["B"])
+    s_eps_noisy = _slope(eps_small, lambda e: theorem1_rounds_to(e, mu=d["mu"], L=d["L"], **noisy))
+    s_mu_noisy = _slope(np.geomspace(0.1, 1.0, 5) * d["mu"],
+                        lambda x: theorem1_rounds_to(1e-8, mu=x, L=d["L"], **noisy))
+    ok = (abs(s_eps + 0.5) <= 0.05 and abs(s_L - 1) <= 0.05 and abs(s_mu + 1) <= 0.05
+          and abs(s_eps_noisy + 1) <= 0.05)
+    return Evidence(", ".join(f"{k}={v:g}" for k, v in d.items()), s_eps_noisy, -1.0, bool(ok),
+                    details={"noiseless_slopes": {"eps": s_eps, "L": s_L, "mu": s_mu},
+                             "noisy_slopes": {"eps": s_eps_noisy, "mu": s_mu_noisy},
+                             "table_exponents": {"statistical term": {"eps": -1, "mu": -1},
+                                                 "optimisation term": {"eps": -0.5, "L": 1, "mu": -1}}})
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Fig. 2: the elastic term on non-IID data
+# ---------------------------------------------------------------------------------------------------------
+
+LAMBDAS = (0.0, 1e-3, 1e-2, 1e-1)
+
+
+def _figure2_instances(thorough: bool):
+    yield dict(seed=0, rounds=60, participation=0.3, E=5)
+    if thorough:
+        yield dict(seed=1, rounds=400, participation=0.2, E=10)
+
+
+@claim(cites=("Figure 2",),
+       id="efl.statements.figure2", paper=PAPER,
+       reference="Ma et al., §5.3 and Fig. 2 (EFL with lambda = 0 against the best lambda, non-IID data)",
+       statement="under non-IID (Dirichlet 0.3) data with random incomplete clients, the best lambda > 0 in "
+                 "{1e-3, 1e-2, 1e-1} gives EFL a smaller final training gap and smaller late-round oscillation "
+                 "than lambda = 0 (measured on breast-cancer logistic regression over 10 clients)",
+       kind="qualitative", expected="exploratory", instances=_figure2_instances)
+def check_figure2(inst: dict) -> Evidence:
+    from ..algorithms.efl import EFL
+    from ..run import run
+    from .efl import logistic_experiment_problem
+
+    problem, _, _ = logistic_experiment_problem(seed=inst["seed"])
+    E, R = inst["E"], inst["rounds"]
+    eta = 0.5 / problem.certificate.L
+    rows = {}
+    for lam in LAMBDAS:
+        tr = run(EFL(E=E, step=eta, s_min=1, s_max=E, participation=inst["participation"], lam=lam), problem, R,
+                 seed=inst["seed"] + 1)
+        tail = np.asarray(tr.gap[-max(5, R // 5):], dtype=float)
+        rows[lam] = {"final_gap": float(tr.gap[-1]), "tail_std_gap": float(tail.std())}
+    best = min((l for l in LAMBDAS if l > 0), key=lambda l: rows[l]["final_gap"])
+    shape = (rows[best]["final_gap"] < rows[0.0]["final_gap"]
+             and rows[best]["tail_std_gap"] < rows[0.0]["tail_std_gap"])
+    return Evidence(f"breast_cancer dirichlet(0.3) n=10 pi={inst['participation']} E={E} T={R}",
+                    rows[best]["final_gap"], rows[0.0]["final_gap"], bool(shape),
+                    details={"per_lambda": {str(k): v for k, v in rows.items()}, "best_lambda": best})
