@@ -53,7 +53,7 @@ def test_sqrt_recursion_detects_a_smaller_bound(monkeypatch):
 
 
 def test_weighted_sum_detects_a_changed_weight(monkeypatch):
-    """S_K replaced by sum_{k<=K} q^k (one term too many) in (A.11)'s denominator of a_0: detected."""
+    """(A.11) with 0.9 c in place of c: the sequences on the hypothesis' boundary violate it."""
     original = A.weighted_sum_gap
     monkeypatch.setattr(A, "weighted_sum_gap", lambda q, a, b, c: original(q, a, b, 0.9 * c))
     assert not _defaults_hold(A.check_weighted_sum)
