@@ -18,6 +18,14 @@ the right auxiliary state, server state = weighted mean of the client states) ap
 mapping with the paper's names: SCAFFOLD ``{"c": (d,), "c_i": {cid: (d,)}}``, FedDyn
 ``{"h": (d,), "g_i": {cid: (d,)}}``, Scaffnew ``{"h_i": {cid: (d,)}}``; otherwise they report "n.a.".
 
+The five papers' families (docs/conformance.md, "The five papers' families") add their hyperparameters and
+layouts: DANE+ (B.84) ``{"h_i": {cid: (d,)}}``, FedRed ``{"x_i": {...}, "h_i": {...}}`` (one call per
+iteration), FedElasticNet Algs. 2 and 3 as SCAFFOLD and FedDyn.
+
+Draw protocol: where the paper's round is random beyond the participants, the kit passes the outcome as the
+keyword ``draw`` (DANE+'s selected client ``{"client": cid}``, FedRed's coin ``{"communicate": bool}`` and
+minibatches ``{"batches": {cid: rows}}``); an implementation uses it instead of its own generator.
+
 A compressor is any object with ``compress(x, rng) -> x_hat`` or ``-> (x_hat, bits)`` on a vector x, an
 ``omega`` attribute (a number, or a callable of d) for the declared variance constant, and optionally
 ``unbiased`` (default True).
