@@ -92,6 +92,13 @@ def test_model_sandwich_detects_a_halved_dissimilarity(monkeypatch):
     assert not _defaults_hold(A.check_model_sandwich)
 
 
+def test_fedred_gd_epoch_bound_detects_a_smaller_constant(monkeypatch):
+    """Theorem 37's pathwise constant C(m) divided by 4: some epoch of the defaults exceeds it."""
+    original = A.fedred_gd_epoch_constant
+    monkeypatch.setattr(A, "fedred_gd_epoch_constant", lambda m, **kw: original(m, **kw) / 4)
+    assert not _defaults_hold(A.check_fedred_gd_nonconvex_pathwise)
+
+
 def test_hessian_sup_is_attained_at_a_vertex():
     """Lemma 17's delta^2 is a sup over the box of phi'' values: no interior sample exceeds the vertex max."""
     rng = np.random.default_rng(0)

@@ -1051,3 +1051,79 @@ def check_fedred_gd_convex(kw: dict) -> Evidence:
     se = float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
     return Evidence(_describe(kw), mean, bound, mean - 4 * se <= bound, tightness=mean / bound,
                     details={"standard_error": se, "paths": len(values), "mu": mu})
+
+
+def fedred_gd_epoch_constant(m: int, *, lam: float, delta_B: float, eta: float, L: float) -> float:
+    """C(m) of fedtheory's pathwise bound for FedRed-GD (Alg. 3, exact gradients, reset, any selection): over an
+    epoch of m local steps ended by a communication that selects client j,
+
+        sum_{t<m} ||grad f(x_{j,t})||^2 <= C(m) (f(x~_e) - f(x~_{e+1})),
+        C(m) = 2 (1 + (lam + delta_B)^2 s^2 m^2) / (s (1 - (L + lam) s / 2)),   s = eta/(1 + lam eta).
+
+    Derivation: Alg. 3's step is gradient descent with step s on M_j(x) = f_j(x) + <h_j, x> + lam/2||x - x~||^2
+    (M_j is (L + lam)-smooth from above, so the descent lemma gives M_j(x_{t+1}) <= M_j(x_t) - s(1 - (L+lam)s/2)
+    ||grad M_j(x_t)||^2); ||x_t - x~||^2 <= s^2 t sum_{u<t} ||grad M_j(x_u)||^2; Lemma 26's identity gives
+    ||grad f(x_t)||^2 <= 2||grad M_j(x_t)||^2 + 2(lam + delta_B)^2 ||x_t - x~||^2; and Lemma 27 (lam >= delta_B)
+    turns M_j(x~) - M_j(x_{j,m}) into at most f(x~) - f(x_{j,m}) = f(x~_e) - f(x~_{e+1})."""
+    s = eta / (1.0 + lam * eta)
+    return 2.0 * (1.0 + (lam + delta_B) ** 2 * s * s * m * m) / (s * (1.0 - (L + lam) * s / 2.0))
+
+
+_FRGD_NC_SPACE = InstanceSpace(
+    params=(Param("n_clients", 2, 8, integer=True), Param("dim", 1, 8, integer=True),
+            Param("delta_B", 0.05, 3.0, log=True), Param("c", 0.5, 8.0, log=True), Param("nu", 0.02, 1.0, log=True),
+            Param("lam_factor", 1.0, 6.0), Param("eta_L", 0.05, 1.0, log=True), Param("p", 0.02, 1.0, log=True),
+            Param("iterations", 20, 400, integer=True)),
+    fixed={"seed": 0, "zeta2": 1.0},
+    defaults=(dict(n_clients=5, dim=4, delta_B=0.5, c=4.0, nu=0.1, lam_factor=2.0, eta_L=1.0, p=0.1,
+                   iterations=300, seed=0, zeta2=1.0),
+              dict(n_clients=4, dim=3, delta_B=0.2, c=2.0, nu=0.05, lam_factor=3.0, eta_L=0.5, p=0.05,
+                   iterations=300, seed=1, zeta2=1.0)),
+    thorough=(dict(n_clients=8, dim=6, delta_B=1.0, c=8.0, nu=0.02, lam_factor=1.5, eta_L=1.0, p=0.3,
+                   iterations=400, seed=2, zeta2=1.0),))
+
+
+@claim(cites=("Theorem 37", "Theorem 8"),
+       id="fedred.appendix.fedred_gd_nonconvex_pathwise.derived", paper=PAPER, derived=True,
+       reference=f"{REF}, App. B.7, Theorem 37 (B.188) (= Theorem 8, sigma = 0; a pathwise version derived by "
+                 f"fedtheory from the steps of its proof (B.189)-(B.215): Lemma 27, the local descent, Lemma 26)",
+       statement="(derived by fedtheory; a pathwise version of Theorems 8/37 with exact gradients) FedRed-GD (Alg. 3, "
+                 "CV (4), reset, randomized selection), L-smooth f_i with delta_B-BHD, lam >= delta_B, eta <= 1/L: "
+                 "over every epoch of m local steps ended by a communication selecting client j, sum_{t<m} ||grad "
+                 "f(x_{j,t})||^2 <= C(m) (f(x~_e) - f(x~_{e+1})) with C(m) = 2(1 + (lam+delta_B)^2 s^2 m^2)/(s(1 - "
+                 "(L+lam)s/2)), s = eta/(1+lam eta); with m ~ 1/p and p ~ (lam+delta_B)s, C ~ 8(L+lam): GD's "
+                 "iteration count O(L F_0/eps) with O(delta_B F_0/eps) communications, on every sample path",
+       kind="bound", space=_FRGD_NC_SPACE)
+def check_fedred_gd_nonconvex_pathwise(kw: dict) -> Evidence:
+    problem = _nc(kw)
+    c = problem.certificate
+    lam, eta = float(kw["lam_factor"]) * c.delta_B, float(kw["eta_L"]) / c.L
+    alg = FedRed(lam=lam, eta=eta, p=float(kw["p"]), solver="linearized", selection="random", reset=True)
+    rng = np.random.default_rng(kw["seed"])
+    state = alg.init(problem, 3.0 * rng.standard_normal(problem.dim))
+    f0 = problem.value(state.x)
+    epoch = [state.X]  # the local models x_{i,0} = x~, x_{i,1}, ... of the current epoch
+    worst, weighted, epochs, ratio = -np.inf, 0.0, 0, 0.0
+    for _ in range(int(kw["iterations"])):
+        draw = alg.draw(problem, state, rng)
+        new, _ = alg.round_given(problem, state, draw)
+        if not draw.communicate:
+            epoch.append(new.X)
+        else:
+            j, m = draw.client, len(epoch)
+            path = np.array([X[j] for X in epoch])  # x_{j,0..m-1}: the points where client j took gradients
+            g2 = float(sum(np.sum(problem.grad(x) ** 2) for x in path))
+            C = fedred_gd_epoch_constant(m, lam=lam, delta_B=c.delta_B, eta=eta, L=c.L)
+            f_old, f_new = problem.value(state.x), problem.value(new.x)
+            worst = max(worst, (g2 - C * (f_old - f_new)) / (g2 + C * (abs(f_old) + abs(f_new)) + 1e-300))
+            if f_old - f_new > 1e-12 * (abs(f_old) + 1.0):  # the per-epoch ratio, above the rounding floor
+                ratio = max(ratio, g2 / (C * (f_old - f_new)))
+            weighted += g2 / C
+            epochs += 1
+            epoch = [new.X]
+        state = new
+    bound = f0 - c.f_star
+    holds = (epochs == 0 or worst <= REL) and weighted <= bound * (1 + REL)
+    return Evidence(_describe(kw), worst if epochs else 0.0, 0.0, holds, tightness=ratio,
+                    details={"communications": epochs, "summed_tightness": weighted / bound, "sum_e sum_t ||grad f||^2 / C(m_e)": weighted,
+                             "f(x0) - f*": bound})
