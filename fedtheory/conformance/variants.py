@@ -114,6 +114,9 @@ def _wrong() -> list[Variant]:
     out += _slips("fedelasticnet_scaffold", vp.fedelasticnet_scaffold, ("no_l1", "sign_zero_is_one"))
     out += _slips("fedelasticnet_feddyn", vp.fedelasticnet_feddyn, ("always_kkt", "h_without_l1", "g_without_l1"))
     out += _slips("fedelasticnet_feddyn", vp.fedelasticnet_feddyn, ("always_printed",), sign_at_zero="kkt")
+    out += _slips("efl", vp.efl, ("no_compensation", "inactive_trained", "elastic_sign", "elastic_half"))
+    out += _slips("efl", vp.efl, ("no_error_feedback", "server_no_error_feedback", "st_keeps_values",
+                                  "sync_missing"), q=0.5)
     # state-carried slips: every single round from a given state is right
     out += [Variant("scaffold", "forgets_c_i_between_rounds", forgetful(reference.scaffold, "c_i")),
             Variant("scaffold", "c_i_by_participant_slot", by_position(reference.scaffold, "c_i")),
@@ -199,6 +202,8 @@ CORRECT_LIST: list[Variant] = [
     Variant("fedelasticnet_fedavg", "ista_exact_solve", vp.fedelasticnet_fedavg),
     Variant("fedelasticnet_scaffold", "proximal_reading", vp.fedelasticnet_scaffold, {"l1_mode": "proximal"}),
     Variant("fedelasticnet_feddyn", "kkt_reading", vp.fedelasticnet_feddyn, {"sign_at_zero": "kkt"}),
+    Variant("efl", "float32_compressed", partial(vp.efl, dtype=np.float32), {"q": 0.5}, 1e-4),
+    Variant("efl", "opaque_state_printed", opaque(vp.efl), {"variant": "printed", "q": 0.3}),
 ]
 WRONG: list[Variant] = _wrong()
 CORRECT: list[Variant] = CORRECT_LIST

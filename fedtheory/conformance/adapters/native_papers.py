@@ -104,3 +104,20 @@ def fedelasticnet_feddyn(x, clients, *, state=None, rng=None, alpha=1.0, l1=0.1,
     alg = FedDyn(alpha=alpha, l1=l1, sign_at_zero=sign_at_zero, solver="exact")
     new, _ = alg.round_given(problem, FedDynState(x=x, h=h, G=G), Draw(S))
     return new.x, {"h": new.h, "g_i": {i: new.G[i] for i in range(problem.n_clients)}}
+
+
+def efl(x, clients, *, state=None, rng=None, E=3, step=0.05, lam=0.1, q=None, aggregation="efl",
+        variant="consistent", weighting="num_examples", draw=None, **_):
+    """One round of fedtheory's EFL with the kit's s_k; the state is EFLState's fields as a mapping."""
+    from ...algorithms.efl import EFL, EFLDraw, EFLState
+
+    problem, _S = _problem(clients, weighting)
+    n = problem.n_clients
+    alg = EFL(E=E, step=step, lam=lam, q=q, weighting=aggregation, variant=variant)
+    st = alg.init(problem, x) if state is None else EFLState(x=x, **{k: np.asarray(v) if k not in ("tau", "clock")
+                                                                      else v for k, v in state.items()})
+    steps = np.array([int(draw["steps"][c.cid]) for c in clients]) if draw is not None else \
+        alg.draw(problem, st, rng).steps
+    new, _ = alg.round_given(problem, st, EFLDraw(steps=steps.astype(np.int64)))
+    return new.x, {f: getattr(new, f) for f in ("client_x", "client_res", "server_res", "broadcast", "U", "V",
+                                                "u_cache", "v_cache", "last_seen", "client_end", "tau", "clock")}
