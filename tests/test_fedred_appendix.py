@@ -35,6 +35,18 @@ def test_weighted_sum_on_drawn_sequences(kw):
     assert A.check_weighted_sum(kw).holds
 
 
+@settings(max_examples=8, deadline=None)
+@given(A._L20_SPACE.strategy())
+def test_one_round_lemma_on_drawn_quadratics(kw):
+    assert A.check_daneplus_one_round(A._L20_SPACE.build(kw)).holds
+
+
+@settings(max_examples=8, deadline=None)
+@given(A._NC_SPACE.strategy())
+def test_model_sandwich_on_drawn_nonconvex_instances(kw):
+    assert A.check_model_sandwich(A._NC_SPACE.build(kw)).holds
+
+
 def test_young_detects_a_changed_constant():
     """(1 + 1/alpha) printed as 1/alpha in (A.4): the equality case b = alpha a then violates it."""
     a = np.ones((1, 3))

@@ -434,10 +434,11 @@ def _quad(kw: dict) -> QuadraticProblem:
 
 
 def daneplus_convex_run(kw: dict, *, stopping: str, tol: float = 0.0, local_steps: int = 3,
-                        rounds: int | None = None) -> tuple[QuadraticProblem, float, list[dict]]:
+                        rounds: int | None = None, floor: float = 1e-20) -> tuple[QuadraticProblem, float, list[dict]]:
     """Run DANE+ (CV (1), standard averaging, local GD) with lam = lam_factor delta_A and record, per round,
     x^r, every local model x_{i,r+1}, grad F_{i,r}(x_{i,r+1}) (recomputed here from the oracle), x^{r+1}, and
-    the local GD steps. Stops early when ||x^r - x*||^2 falls below 1e-20 of its start (rounding)."""
+    the local GD steps. Stops early when ||x^r - x*||^2 falls below ``floor`` times its start (rounding; the
+    relative rule's own floating-point floor, 1e-12 ||grad f(x^0)||, must stay out of reach)."""
     problem = _quad(kw)
     c = problem.certificate
     lam = float(kw["lam_factor"]) * c.delta_A
@@ -447,7 +448,7 @@ def daneplus_convex_run(kw: dict, *, stopping: str, tol: float = 0.0, local_step
     d0 = float(np.sum((state.x - c.x_star) ** 2))
     records = []
     for r in range(int(kw.get("rounds", 20) if rounds is None else rounds)):
-        if float(np.sum((state.x - c.x_star) ** 2)) <= 1e-20 * d0:
+        if float(np.sum((state.x - c.x_star) ** 2)) <= floor * d0:
             break
         X, h, _, extra = alg.local_models(problem, state)
         G = problem.grads(problem.broadcast(state.x))
@@ -667,7 +668,7 @@ def check_daneplus_absolute_accuracy(kw: dict) -> Evidence:
        kind="bound", space=_L20_SPACE)
 def check_daneplus_relative_accuracy(kw: dict) -> Evidence:
     """Local GD with the relative rule e_r = lam/(2(r+1)) (tol 0.5); the bound uses the realised e_r."""
-    problem, lam, records = daneplus_convex_run(kw, stopping="relative", tol=0.5, local_steps=10_000)
+    problem, lam, records = daneplus_convex_run(kw, stopping="relative", tol=0.5, local_steps=10_000, floor=1e-16)
     c = problem.certificate
     t = lemma22_terms(problem, lam, records)
     q = 1.0 + c.mu / lam - 2.0 * t["erel"] ** 2 / lam ** 2
@@ -715,7 +716,7 @@ _C25_SPACE = quadratic_space(
        kind="bound", space=_C25_SPACE)
 def check_daneplus_gd_local_steps(kw: dict) -> Evidence:
     problem, lam, records = daneplus_convex_run(kw, stopping="relative", tol=float(kw["tol"]), local_steps=100_000,
-                                                rounds=15)
+                                                rounds=15, floor=1e-16)
     c = problem.certificate
     worst = 0.0
     for rec in records:
