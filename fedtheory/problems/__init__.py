@@ -8,6 +8,7 @@ from .partition import dirichlet_partition, iid_partition, lognormal_partition, 
 from .quadratic import Dissimilarity, QuadraticProblem, measure_dissimilarity, quadratic
 from .rescaled import RescaledClients, rescaled_clients
 from .smooth import SmoothProblem
+from .structured import SharedBasisQuadratic, structured_quadratic
 
 __all__ = ["Certificate", "NonFiniteInputError", "Problem", "QuadraticProblem", "Dissimilarity",
            "measure_dissimilarity", "quadratic",
@@ -15,4 +16,4 @@ __all__ = ["Certificate", "NonFiniteInputError", "Problem", "QuadraticProblem", 
            "FederatedData", "synthetic_fedprox", "load_breast_cancer", "load_digits",
            "LogisticProblem", "logistic", "logistic_perturbed", "NonconvexProblem", "nonconvex", "SmoothProblem",
            "iid_partition", "dirichlet_partition", "lognormal_partition", "shard_partition", "partition",
-           "RescaledClients", "rescaled_clients"]
+           "RescaledClients", "rescaled_clients", "SharedBasisQuadratic", "structured_quadratic"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal, Mapping
+from typing import TYPE_CHECKING, Literal, Mapping
 
 import numpy as np
 from scipy import optimize
@@ -24,7 +24,14 @@ from .._validation import (check_dense_memory, check_dissimilarity_request, chec
 from ..linalg import batched_spectral_apply, batched_symmetric_matvec, sym_extreme_eigs
 from .base import Certificate, Problem, gradient_error_bound
 
-HessianKind = Literal["dense", "diagonal"]
+if TYPE_CHECKING:  # the structured family imports nothing from here; only the annotation needs it
+    from .structured import SharedBasisQuadratic
+
+HessianKind = Literal["dense", "diagonal", "eigenbasis"]
+#: What a dense request that cannot fit is pointed to instead (every dense generator's memory error names it).
+STRUCTURED_HINT = ("; a structured family stores O(n_clients*dim) numbers with the same exact certificate: "
+                   "quadratic(..., hessians='eigenbasis') (Hessians sharing one random eigenbasis, "
+                   "fedtheory.problems.structured.structured_quadratic) or hessians='diagonal'")
 #: Peak memory of the dense quadratic generators in arrays of shape (n, d, d) (tracemalloc, d = 60..150:
 #: 3.1-4.1), used to refuse a request that cannot fit before anything is allocated.
 DENSE_PEAK_ARRAYS = 4
@@ -350,7 +357,8 @@ def _solve_scale(A_bar0: np.ndarray, G: np.ndarray, spread: float, delta: float,
 
 def quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A: float | None = None,
               delta_B: float | None = None, zeta2: float = 0.0, hessians: HessianKind = "dense",
-              weights: np.ndarray | None = None, x_star_norm: float = 1.0, seed: int = 0) -> QuadraticProblem:
+              weights: np.ndarray | None = None, x_star_norm: float = 1.0, seed: int = 0
+              ) -> "QuadraticProblem | SharedBasisQuadratic":
     """A federated quadratic with exactly the requested constants (to floating-point accuracy).
 
     f_i(x) = 1/2 x^T A_i x - b_i^T x with min_i lambda_min(A_i) = ``mu``, max_i lambda_max(A_i) = ``L``,
@@ -360,6 +368,11 @@ def quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A: float |
     and (a, c, t) solved so that the three constants are hit exactly; then b_i = A_i x* - r_i with
     sum_i w_i r_i = 0 and sum_i w_i ||r_i||^2 = zeta2, which makes x* (of norm ``x_star_norm``) the exact
     minimiser.
+
+    ``hessians``: ``"dense"`` stores n Hessians of d^2 numbers (small n); ``"diagonal"`` stores (n, d) diagonals
+    (a :class:`QuadraticProblem`); ``"eigenbasis"`` draws Hessians A_i = Q diag(s_i) Q^T sharing a random
+    orthogonal Q, stored in O(n d) -- the cross-device family of :func:`fedtheory.problems.structured.
+    structured_quadratic` (a :class:`~fedtheory.problems.structured.SharedBasisQuadratic`, 10^6 clients and more).
 
     Raises
     ------
@@ -372,8 +385,14 @@ def quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A: float |
     L = check_real("L", L, low=mu)
     zeta2 = check_nonnegative("zeta2", zeta2)
     x_star_norm = check_nonnegative("x_star_norm", x_star_norm)
-    if hessians not in ("dense", "diagonal"):
-        raise ValueError(f"hessians must be 'dense' or 'diagonal', got {hessians!r}")
+    if hessians not in ("dense", "diagonal", "eigenbasis"):
+        raise ValueError(f"hessians must be 'dense' or 'diagonal', or 'eigenbasis' (the cross-device family "
+                         f"with a shared eigenbasis), got {hessians!r}")
+    if hessians == "eigenbasis":
+        from .structured import structured_quadratic
+
+        return structured_quadratic(n, d, mu=mu, L=L, delta_A=delta_A, delta_B=delta_B, zeta2=zeta2,
+                                    basis="random", weights=weights, x_star_norm=x_star_norm, seed=seed)
     which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
     w = check_weights(weights, n)
     if mu == L and delta > 0:
@@ -382,7 +401,7 @@ def quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A: float |
         raise ValueError(f"{which} must be in [0, L - mu] = [0, {L - mu:g}], got {delta:g}")
     if hessians == "dense":  # G, its transpose, the certificate's eigendecomposition workspace
         check_dense_memory(n, d, DENSE_PEAK_ARRAYS, what="quadratic(hessians='dense')",
-                           hint="; hessians='diagonal' stores only n_clients*dim numbers")
+                           hint=STRUCTURED_HINT)
 
     rng = np.random.default_rng(check_seed("seed", seed))
     s0 = np.linspace(0.0, 1.0, d)
