@@ -9,7 +9,7 @@ import pytest
 
 from fedtheory.claims import Citation, load_all
 from fedtheory.papers import (PAPER_KEYS, Paper, Statement, all_papers, coverage, numbered_statements, paper,
-                              render_markdown, render_totals)
+                              qualified_summary, render_markdown, render_totals)
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The papers' text conversions sit beside the repository in the development and CI checkouts (they are not
@@ -66,8 +66,10 @@ def test_docs_coverage_page_is_up_to_date() -> None:
 def test_readme_shows_the_per_paper_totals() -> None:
     papers = all_papers()
     table = render_totals(coverage(papers, load_all().values()), {p.key: p.key for p in papers})
-    assert table in (ROOT / "README.md").read_text(), \
-        "README's coverage table is stale: paste the table `fedtheory coverage` prints"
+    readme = (ROOT / "README.md").read_text()
+    assert table in readme, "README's coverage table is stale: paste the table `fedtheory coverage` prints"
+    assert qualified_summary(coverage(papers, load_all().values())) in readme, \
+        "README's sentence on measured and reconstructed statements is stale"
 
 
 def test_citation_parse_and_its_errors() -> None:
@@ -97,3 +99,21 @@ def test_proof_chain_lists_each_dependency_after_its_own() -> None:
                          Statement("Lemma 3", "", ""),
                          Statement("Theorem 4", "", "", depends_on=("Lemma 2", "Lemma 3", "Lemma 1"))))
     assert p.proof_chain("Theorem 4") == ["Lemma 1", "Lemma 2", "Lemma 3"]
+
+
+def test_checked_statements_say_when_they_are_only_measured_or_reconstructed() -> None:
+    # A statement whose every citing claim is exploratory is measured, not asserted; one whose every citing claim
+    # is fedtheory's derived form is checked in that form. The coverage page must say so next to the claims.
+    rows = coverage(all_papers(), load_all().values())
+    claims = load_all()
+    for r in rows:
+        cs = [claims[c] for c in r.claims]
+        if r.status != "checked" or not cs:
+            assert r.qualifier == ""
+        elif all(c.expected == "exploratory" for c in cs):
+            assert r.qualifier == "measured" and r.detail.startswith("measured, not asserted")
+        elif all(c.derived for c in cs):
+            assert r.qualifier == "reconstructed" and r.detail.startswith("in a form derived by fedtheory")
+        else:
+            assert r.qualifier == "" and r.detail.startswith("`")
+    assert any(r.qualifier == "measured" for r in rows) and any(r.qualifier == "reconstructed" for r in rows)

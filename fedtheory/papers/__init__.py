@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import importlib
 
-from .coverage import STATUSES, StatementCoverage, coverage, numbered_statements, render_markdown, render_totals
+from .coverage import (STATUSES, StatementCoverage, coverage, numbered_statements, qualified_summary,
+                       render_markdown, render_totals)
 from .inventory import Paper, Statement
 
 __all__ = ["PAPER_KEYS", "Paper", "Statement", "StatementCoverage", "STATUSES", "all_papers", "paper", "coverage",
-           "numbered_statements", "render_markdown", "render_totals"]
+           "numbered_statements", "qualified_summary", "render_markdown", "render_totals"]
 
 #: The papers with an inventory, in the order of the claims ledger.
 PAPER_KEYS = ("fedelasticnet", "docofl", "fedred", "ofediq", "efl")

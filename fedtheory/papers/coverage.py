@@ -19,7 +19,7 @@ from ..claims.registry import Claim
 from .inventory import Paper, Statement
 
 __all__ = ["StatementCoverage", "coverage", "totals", "render_totals", "render_markdown", "numbered_statements",
-           "STATUSES"]
+           "STATUSES", "qualified_summary"]
 
 STATUSES = ("checked", "false", "not checkable", "open")
 
@@ -30,11 +30,18 @@ class StatementCoverage:
     statement: Statement
     status: str
     claims: tuple[str, ...]
+    #: How a checked statement is checked, when not by an assertion of its printed form: "measured" (every
+    #: citing claim records a measurement without asserting a verdict, e.g. an experiment's shape on a small
+    #: stand-in) or "reconstructed" (every citing claim is fedtheory's derived form, e.g. where the printed
+    #: formula is lost in the paper's text); empty otherwise.
+    qualifier: str = ""
 
     @property
     def detail(self) -> str:
         if self.claims:
-            return ", ".join(f"`{c}`" for c in self.claims)
+            prefix = {"measured": "measured, not asserted: ",
+                      "reconstructed": "in a form derived by fedtheory: "}.get(self.qualifier, "")
+            return prefix + ", ".join(f"`{c}`" for c in self.claims)
         if self.statement.reproduced_in:
             return f"reproduced in {self.statement.reproduced_in}"
         return self.statement.not_checkable
@@ -69,7 +76,13 @@ def coverage(papers: Sequence[Paper], claims: Iterable[Claim]) -> list[Statement
                 status = "not checkable"
             else:
                 status = "open"
-            out.append(StatementCoverage(p.key, s, status, tuple(c.id for c in cs)))
+            qualifier = ""
+            if status == "checked" and cs:
+                if all(c.expected == "exploratory" for c in cs):
+                    qualifier = "measured"
+                elif all(c.derived for c in cs):
+                    qualifier = "reconstructed"
+            out.append(StatementCoverage(p.key, s, status, tuple(c.id for c in cs), qualifier))
     return out
 
 
@@ -110,7 +123,8 @@ def render_markdown(papers: Sequence[Paper], rows: Sequence[StatementCoverage]) 
            "experiment), **false** (the claim finds the paper's statement violated and a corrected statement is "
            "registered next to it), **not checkable** (the reason is given), **open** (checkable, not checked "
            "yet). A statement's proof chain is what `fedtheory verify --explain CLAIM` walks.", "",
-           render_totals(rows, citations), ""]
+           render_totals(rows, citations), "",
+           qualified_summary(rows), ""]
     for p in papers:
         out += [f"## {p.citation}", "", "| statement | where | what it says | status | claims, or why not | "
                 "proof uses |", "|---|---|---|---|---|---|"]
@@ -122,6 +136,17 @@ def render_markdown(papers: Sequence[Paper], rows: Sequence[StatementCoverage]) 
                        f"{', '.join(s.depends_on)} |")
         out.append("")
     return "\n".join(out)
+
+
+def qualified_summary(rows: Sequence[StatementCoverage]) -> str:
+    """The sentence saying how many checked statements are only measured, or checked in a derived form."""
+    measured = sum(r.qualifier == "measured" for r in rows)
+    reconstructed = sum(r.qualifier == "reconstructed" for r in rows)
+    return (f"Of the checked statements, {measured} are *measured, not asserted* (an experiment's shape on a small "
+            "offline stand-in, reported without a verdict; the paper's docs page says whether its shape "
+            f"reproduces) and {reconstructed} are checked *in a form derived by fedtheory* (the printed formula is "
+            "not recoverable from the paper's text, or the paper states it only up to constants): their claims "
+            "are marked derived in the ledger.")
 
 
 def _cell(text: str) -> str:
