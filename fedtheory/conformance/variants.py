@@ -117,6 +117,8 @@ def _wrong() -> list[Variant]:
     out += _slips("efl", vp.efl, ("no_compensation", "inactive_trained", "elastic_sign", "elastic_half"))
     out += _slips("efl", vp.efl, ("no_error_feedback", "server_no_error_feedback", "st_keeps_values",
                                   "sync_missing"), q=0.5)
+    out += _slips("docofl", vp.docofl, ("anchor_every_round", "queue_one_short", "ignore_lead", "no_correction",
+                                        "correction_vs_raw_anchor", "gradient_at_server_model", "divide_by_N"))
     # state-carried slips: every single round from a given state is right
     out += [Variant("scaffold", "forgets_c_i_between_rounds", forgetful(reference.scaffold, "c_i")),
             Variant("scaffold", "c_i_by_participant_slot", by_position(reference.scaffold, "c_i")),
@@ -204,6 +206,7 @@ CORRECT_LIST: list[Variant] = [
     Variant("fedelasticnet_feddyn", "kkt_reading", vp.fedelasticnet_feddyn, {"sign_at_zero": "kkt"}),
     Variant("efl", "float32_compressed", partial(vp.efl, dtype=np.float32), {"q": 0.5}, 1e-4),
     Variant("efl", "opaque_state_printed", opaque(vp.efl), {"variant": "printed", "q": 0.3}),
+    Variant("docofl", "dict_queue", vp.docofl, {"period": 1, "queue_size": 4}),
 ]
 WRONG: list[Variant] = _wrong()
 CORRECT: list[Variant] = CORRECT_LIST

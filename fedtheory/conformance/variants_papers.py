@@ -266,3 +266,39 @@ def efl(x, clients, *, state=None, rng=None, E=3, step=0.05, lam=0.1, q=None, ag
             U_new, V_new = U_new + u, V_new + u * ends[c.cid]
     return x_new.astype(np.float64), {"w_i": w_i, "r_i": r_i, "r": delta_g - bcast, "b": bcast, "U": U_new,
                                       "V": V_new, "seen": seen}
+
+
+def docofl(x, clients, *, state=None, rng=None, step=0.1, period=2, queue_size=3, weighting="uniform",
+           num_clients=None, draw=None, grid=None, slip=None, **_):
+    """DoCoFL (Dorfman et al. 2023, Algs. 1-2) with a dict queue {round: anchor} and the kit's grid compressors."""
+    g = grid or {"anchor": 0.0, "correction": 0.0, "gradient": 0.0}
+
+    def C(v, h):
+        return v.copy() if not h else h * np.round(v / h)
+
+    st = state or {"t": 0, "queue": {}, "raw": {}}
+    t = int(st["t"])
+    queue, raw = dict(st["queue"]), dict(st["raw"])
+    if t % period == 0 or slip == "anchor_every_round":
+        queue[t], raw[t] = C(x, g["anchor"]), x.copy()
+        keep = queue_size - 1 if slip == "queue_one_short" else queue_size
+        for r in sorted(queue)[:-keep]:
+            queue.pop(r), raw.pop(r)
+    total = np.zeros_like(x)
+    for c in clients:
+        lead = 0 if slip == "ignore_lead" else int(draw["leads"][c.cid])
+        s = max(t - lead, 0)
+        r = period * (s // period)
+        if r not in queue:
+            r = min(queue)  # the anchor left the queue: take the oldest one still there
+        y = queue[r]
+        if slip == "no_correction":
+            w_hat = y
+        elif slip == "correction_vs_raw_anchor":
+            w_hat = y + C(x - raw[r], g["correction"])
+        else:
+            w_hat = y + C(x - y, g["correction"])
+        grad_at = x if slip == "gradient_at_server_model" else w_hat
+        total += C(c.grad(grad_at), g["gradient"])
+    denom = num_clients if slip == "divide_by_N" else len(clients)
+    return x - step * total / denom, {"t": t + 1, "queue": queue, "raw": raw}
