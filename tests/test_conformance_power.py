@@ -14,7 +14,7 @@ from fedtheory import conformance
 from fedtheory.conformance.variants import CORRECT, WRONG
 
 FAMILIES_OF_THE_PAPERS = {"dane", "fedred", "fedelasticnet_fedavg", "fedelasticnet_scaffold", "fedelasticnet_feddyn",
-                          "efl", "docofl"}
+                          "efl", "docofl", "ofediq"}
 
 
 def test_enough_variants_across_all_families():

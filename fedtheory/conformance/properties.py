@@ -613,8 +613,9 @@ PROPERTIES += (
 # Imported last: each module builds on the helpers above.
 from . import properties_dane as _dane, properties_fedred as _fedred, properties_multiround as _multi  # noqa: E402
 from . import properties_elasticnet as _elastic, properties_efl as _efl, properties_docofl as _docofl  # noqa: E402
+from . import properties_ofediq as _ofediq  # noqa: E402
 
-for _module in (_dane, _fedred, _multi, _elastic, _efl, _docofl):
+for _module in (_dane, _fedred, _multi, _elastic, _efl, _docofl, _ofediq):
     DEFAULT_HYPER.update(getattr(_module, "HYPER", {}))  # type: ignore[attr-defined]
     PROPERTIES += _module.PROPERTIES
 FAMILIES = tuple(DEFAULT_HYPER)

@@ -119,6 +119,9 @@ def _wrong() -> list[Variant]:
                                   "sync_missing"), q=0.5)
     out += _slips("docofl", vp.docofl, ("anchor_every_round", "queue_one_short", "ignore_lead", "no_correction",
                                         "correction_vs_raw_anchor", "gradient_at_server_model", "divide_by_N"))
+    out += _slips("ofediq", vp.ofediq, ("divide_by_sampled", "no_inverse_p", "no_period_restart",
+                                        "last_gradient_only", "quantizer_rounds_down", "regret_at_new_model"))
+    out += _slips("ofediq", vp.ofediq, ("quantizer_ignores_blocks",), b=2)
     # state-carried slips: every single round from a given state is right
     out += [Variant("scaffold", "forgets_c_i_between_rounds", forgetful(reference.scaffold, "c_i")),
             Variant("scaffold", "c_i_by_participant_slot", by_position(reference.scaffold, "c_i")),
@@ -207,6 +210,8 @@ CORRECT_LIST: list[Variant] = [
     Variant("efl", "float32_compressed", partial(vp.efl, dtype=np.float32), {"q": 0.5}, 1e-4),
     Variant("efl", "opaque_state_printed", opaque(vp.efl), {"variant": "printed", "q": 0.3}),
     Variant("docofl", "dict_queue", vp.docofl, {"period": 1, "queue_size": 4}),
+    Variant("ofediq", "client_loop_with_regret", vp.ofediq, {"period": 3, "s": 2, "b": 2}),
+    Variant("ofediq", "fedogd", vp.ofediq, {"p": 1.0, "period": 1, "s": None}),
 ]
 WRONG: list[Variant] = _wrong()
 CORRECT: list[Variant] = CORRECT_LIST

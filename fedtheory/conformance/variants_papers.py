@@ -302,3 +302,52 @@ def docofl(x, clients, *, state=None, rng=None, step=0.1, period=2, queue_size=3
         total += C(c.grad(grad_at), g["gradient"])
     denom = num_clients if slip == "divide_by_N" else len(clients)
     return x - step * total / denom, {"t": t + 1, "queue": queue, "raw": raw}
+
+
+def _sbq(u, U, s, b, slip):
+    """(s, b)-quantizer of OFedIQ (Definition 2): blocks, r = |u|/||u_I||, m = min(floor(s r), s - 1)."""
+    if s is None:
+        return u.copy()
+    out = np.zeros_like(u)
+    blocks = [np.arange(u.size)] if slip == "quantizer_ignores_blocks" else np.array_split(np.arange(u.size), b)
+    for I in blocks:
+        nrm = np.linalg.norm(u[I])
+        if nrm == 0:
+            continue
+        r = np.abs(u[I]) / nrm
+        m = np.minimum(np.floor(s * r), s - 1)
+        up = 0.0 if slip == "quantizer_rounds_down" else (U[I] < s * r - m)
+        out[I] = nrm * np.sign(u[I]) * (m + up) / s
+    return out
+
+
+def ofediq(x, clients, *, state=None, rng=None, eta=0.05, period=2, p=0.5, s=4, b=1, weighting="uniform",
+           draw=None, slip=None, **_):
+    """OFedIQ (Kwon, Park & Hong, Alg. 2) one time step per call, client by client; reports the regret."""
+    K = len(clients)
+    st = state or {"t": 0, "theta": {}, "acc": {}, "cum": 0.0}
+    t = int(st["t"])
+    theta, acc = dict(st["theta"]), dict(st["acc"])
+    start = t % period == 0 and slip != "no_period_restart"
+    loss = sum(c.value(x) for c in clients)
+    transmit = (t + 1) % period == 0
+    total = np.zeros_like(x)
+    sampled = 0
+    for c in clients:
+        g0 = x if (start or c.cid not in theta) else np.asarray(theta[c.cid])
+        grad = c.grad(g0)
+        theta[c.cid] = g0 - eta * grad
+        acc[c.cid] = grad if (start or c.cid not in acc or slip == "last_gradient_only") else \
+            np.asarray(acc[c.cid]) + grad
+        if transmit and draw["participate"][c.cid]:
+            sampled += 1
+            scale = 1.0 if slip == "no_inverse_p" else 1.0 / p
+            total += _sbq(acc[c.cid] * scale, np.asarray(draw["uniforms"][c.cid]), s, b, slip)
+    x_new = x - eta * total / (max(sampled, 1) if slip == "divide_by_sampled" else K) if transmit else x
+    cum = float(st["cum"]) + (sum(c.value(x_new) for c in clients) if slip == "regret_at_new_model" else loss)
+    # the comparator: min_w sum_k f_k(w), from the stacked data (the normal equations of all clients)
+    Zs = np.vstack([c.features / np.sqrt(c.num_examples) for c in clients])
+    ys = np.concatenate([c.targets / np.sqrt(c.num_examples) for c in clients])
+    w_opt = np.linalg.lstsq(Zs, ys, rcond=None)[0]
+    fmin = sum(c.value(w_opt) for c in clients)
+    return x_new, {"t": t + 1, "theta": theta, "acc": acc, "cum": cum, "regret": cum - (t + 1) * fmin}

@@ -127,4 +127,4 @@ NATIVE: dict[str, Callable[..., Any] | Any] = {
 from . import native_papers as _papers  # noqa: E402  (the five papers' algorithms, one module)
 
 NATIVE.update({name: getattr(_papers, name) for name in ("dane", "fedred", "fedelasticnet_fedavg",
-                                                      "fedelasticnet_scaffold", "fedelasticnet_feddyn", "efl", "docofl")})
+                                                      "fedelasticnet_scaffold", "fedelasticnet_feddyn", "efl", "docofl", "ofediq")})

@@ -155,3 +155,28 @@ def docofl(x, clients, *, state=None, rng=None, step=0.1, period=2, queue_size=3
     new, _ = alg.round_given(problem, st, DoCoFLDraw(clients=S, leads=leads, noise_seed=0))
     return new.x, {"t": new.t, "anchors": new.anchors, "raw_anchors": new.raw_anchors,
                    "anchor_rounds": new.anchor_rounds, "anchor_bits": new.anchor_bits}
+
+
+def ofediq(x, clients, *, state=None, rng=None, eta=0.05, period=2, p=0.5, s=4, b=1, weighting="uniform",
+           draw=None, **_):
+    """One time step of fedtheory's OFedIQ (FedOGD: p = 1, period = 1, s = None) with the kit's draws; the
+    state carries the cumulative regret of the round log."""
+    from ...algorithms.online import OFedIQ, OnlineDraw, OnlineState
+
+    problem, _S = _problem(clients, weighting)
+    alg = OFedIQ(eta=eta, p=p, period=period, s=s, b=None if s is None else b)
+    st = alg.init(problem, x) if state is None else OnlineState(
+        x=x, t=int(state["t"]), theta=np.asarray(state["theta"], dtype=np.float64),
+        acc=np.asarray(state["acc"], dtype=np.float64), cum_loss=float(state["cum_loss"]))
+    dr = OnlineDraw(None, None)
+    if alg.transmits(st.t):
+        if draw is not None:
+            dr = OnlineDraw(np.array([bool(draw["participate"][c.cid]) for c in clients]),
+                            None if s is None else np.stack([np.asarray(draw["uniforms"][c.cid]) for c in clients]))
+        else:
+            dr = alg.draw(problem, st, rng)
+        if dr.participate is None and p < 1.0:
+            dr = OnlineDraw(np.ones(len(clients), dtype=bool), dr.uniforms)
+    new, log = alg.round_given(problem, st, dr)
+    return new.x, {"t": new.t, "theta": new.theta, "acc": new.acc, "cum_loss": new.cum_loss,
+                   "regret": log.extra["regret"]}
