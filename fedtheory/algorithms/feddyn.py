@@ -12,7 +12,9 @@ grad L_k(theta_k^0) = 0 in Alg. 3 line 1). One round with participants S (alpha 
 With uniform weights (w_i = 1/m) these are exactly Acar et al.'s h^t = h^{t-1} - alpha/m sum_{P_t}(theta_k^t -
 theta^{t-1}) and theta^t = 1/|P_t| sum_{P_t} theta_k^t - h^t/alpha (Kim et al., Alg. 3 lines 12-13, signs as
 printed), and h = sum_i w_i g_i holds every round (Kim et al., Lemma B.2) for any solver, reading and
-participation. Thresholding before the client's own state update is fedtheory's reading (the paper does not
+participation. A round with S participants costs O(S d) besides the S local solves: the g_i live in a
+persistent :class:`~fedtheory.algorithms._table.ClientTable` (non-participants' rows are stored, not touched).
+Thresholding before the client's own state update is fedtheory's reading (the paper does not
 say where T_eps is applied): it keeps Lemma B.2's h = sum_i w_i g_i exact.
 
 Sign readings of s_i (``sign_at_zero``):
@@ -39,6 +41,7 @@ from ..local.gd import local_gd
 from ..participation import UniformSubset
 from ..problems.base import Problem
 from ._local import Draw, FederatedAlgorithm, FederatedState, check_choice, check_step, threshold, upload_log
+from ._table import ClientTable, as_table
 from .base import RoundLog, register_algorithm
 
 __all__ = ["FedDyn", "FedDynState"]
@@ -46,10 +49,14 @@ __all__ = ["FedDyn", "FedDynState"]
 
 @dataclass(frozen=True, kw_only=True)
 class FedDynState(FederatedState):
-    """x, server state ``h`` (d,), stored client gradient states ``G`` (n, d)."""
+    """x, server state ``h`` (d,), stored client gradient states ``G`` (n, d).
+
+    ``G`` is a :class:`~fedtheory.algorithms._table.ClientTable` in the states this class returns (an immutable
+    (n, d) array whose round updates cost O(S d)); an ndarray given by a caller is accepted too.
+    """
 
     h: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    G: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    G: np.ndarray | ClientTable = field(default_factory=lambda: np.zeros((0, 0)))
 
 
 @register_algorithm
@@ -115,7 +122,7 @@ class FedDyn(FederatedAlgorithm):
     def init(self, problem: Problem, x0: np.ndarray) -> FedDynState:
         self._check_problem(problem)
         return FedDynState(x=np.array(x0, dtype=np.float64), h=np.zeros(problem.dim),
-                           G=np.zeros((problem.n_clients, problem.dim)))
+                           G=ClientTable.zeros(problem.n_clients, problem.dim))
 
     def round_given(self, problem: Problem, state: FedDynState, draw: Draw) -> tuple[FedDynState, RoundLog]:
         S = draw.clients
@@ -126,7 +133,10 @@ class FedDyn(FederatedAlgorithm):
         rows = None if m == problem.n_clients else S
         x = state.x
         center = np.broadcast_to(x, (m, problem.dim))
-        G_S = state.G if rows is None else state.G[S]  # all clients: no fancy-index copy (G_S is only read)
+        table = as_table(state.G)
+        # all clients: a read-only view of the whole table (only read before the update below, so no copy);
+        # otherwise only the participants' rows
+        G_S = table.peek() if rows is None else table.rows(S)
         if self.solver == "exact":
             theta_hat = problem.solve_local(-G_S, center, self.alpha, l1=self.l1, clients=rows)
             evals = 0
@@ -147,10 +157,9 @@ class FedDyn(FederatedAlgorithm):
             increment = increment - self.l1 * s
         w = problem.weights[S]
         if rows is None:
-            G = G_S + increment
+            G = ClientTable.from_array(G_S + increment, copy=False)
         else:
-            G = state.G.copy()
-            G[S] = G_S + increment
+            G = table.with_rows(S, G_S + increment)  # O(S d); the old state keeps its own G
         h_new = state.h + w @ increment
         x_new = (w / w.sum()) @ theta - h_new / self.alpha
         sent = delta if self.upload == "delta" else theta

@@ -17,6 +17,10 @@ fixed point under full participation is x* of the weighted f. lambda1 = lambda2 
 is FedElasticNet Alg. 2 (eq. 7, sign(0) = 0 as printed; ``l1_mode="proximal"`` replaces the sign step by a
 soft-threshold). Downlink: x and c to every participant (two vectors). ``state.last_upload`` holds the
 thresholded model updates Delta y (the vectors FedElasticNet sparsifies); Delta c is counted in the RoundLog.
+
+Cost: a round with S participants is O(S d) plus the local steps on the S participants: the client control
+variates live in a persistent :class:`~fedtheory.algorithms._table.ClientTable`, so the non-participants' c_i are
+stored, not touched (docs/problems.md, "Cross-device scale").
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ from ..local.gd import local_gd
 from ..participation import UniformSubset
 from ..problems.base import Problem
 from ._local import Draw, FederatedAlgorithm, FederatedState, check_choice, check_step, threshold, upload_log
+from ._table import ClientTable, as_table
 from .base import RoundLog, register_algorithm
 
 __all__ = ["Scaffold", "ScaffoldState"]
@@ -37,10 +42,14 @@ __all__ = ["Scaffold", "ScaffoldState"]
 
 @dataclass(frozen=True, kw_only=True)
 class ScaffoldState(FederatedState):
-    """x, server control variate ``c`` (d,), client control variates ``C`` (n, d)."""
+    """x, server control variate ``c`` (d,), client control variates ``C`` (n, d).
+
+    ``C`` is a :class:`~fedtheory.algorithms._table.ClientTable` in the states this class returns (an immutable
+    (n, d) array whose round updates cost O(S d)); an ndarray given by a caller is accepted too.
+    """
 
     c: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    C: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    C: np.ndarray | ClientTable = field(default_factory=lambda: np.zeros((0, 0)))
 
 
 @register_algorithm
@@ -100,7 +109,7 @@ class Scaffold(FederatedAlgorithm):
     def init(self, problem: Problem, x0: np.ndarray) -> ScaffoldState:
         self._check_problem(problem)
         return ScaffoldState(x=np.array(x0, dtype=np.float64), c=np.zeros(problem.dim),
-                             C=np.zeros((problem.n_clients, problem.dim)))
+                             C=ClientTable.zeros(problem.n_clients, problem.dim))
 
     def round_given(self, problem: Problem, state: ScaffoldState, draw: Draw) -> tuple[ScaffoldState, RoundLog]:
         S = draw.clients
@@ -112,7 +121,8 @@ class Scaffold(FederatedAlgorithm):
         x = state.x
         start = np.broadcast_to(x, (m, problem.dim))
         rng = self._sgd_rng(draw)
-        C_S = state.C[S]
+        table = as_table(state.C)  # the participants' rows only: a round never passes over all n clients
+        C_S = table.rows(S)
         res = local_gd(problem, start, steps=self.local_steps, step_size=eta, clients=S, lin=state.c - C_S,
                        prox=self.prox, center=start, l1=self.l1, l1_mode=self.l1_mode, rng=rng)
         evals = res.grad_evals
@@ -127,8 +137,7 @@ class Scaffold(FederatedAlgorithm):
         w = problem.weights[S]
         x_new = x + self.server_step * ((w / w.sum()) @ dy)
         c_new = state.c + w @ dc
-        C = state.C.copy()
-        C[S] = C_new
+        C = table.with_rows(S, C_new)  # O(S d); the old state keeps its own C (persistent table)
         log = upload_log(problem, [dy, dc], down_vectors=2 * m, participants=m, grad_evals=evals,
                          extra=self._extra(dy))
         new = replace(state, x=x_new, c=c_new, C=C, last_upload=dy, last_clients=S)

@@ -90,6 +90,9 @@ class SharedBasisQuadratic(Problem):
         Hessians; every oracle is then elementwise).
     weights:
         Client weights (normalised to sum to one; uniform when None).
+
+    ``s``, ``c`` and ``Q`` are taken over without a copy (10^6 clients: no second copy of 1.5 GB) and made
+    read-only, so the certificate computed from them stays true; pass copies to keep writable arrays.
     """
 
     def __init__(self, s: np.ndarray, c: np.ndarray, Q: np.ndarray | None = None,
@@ -106,6 +109,9 @@ class SharedBasisQuadratic(Problem):
             if not np.allclose(Q.T @ Q, np.eye(self.dim), rtol=0.0, atol=1e-12 * self.dim):
                 raise ValueError("Q must be orthogonal (Q^T Q = I): the certificate's closed forms need it")
         self.s, self.c, self.Q = s, c, Q
+        for arr in (s, c) if Q is None else (s, c, Q):
+            arr.setflags(write=False)  # the defining arrays: immutable, so the certificate and row cache stay valid
+        self._rows_cache: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.weights = check_weights(weights, self.n_clients)
         self.hessians = "diagonal" if Q is None else "eigenbasis"
         self.s_bar, self.c_bar = self._means()
@@ -157,9 +163,21 @@ class SharedBasisQuadratic(Problem):
         return Z if self.Q is None else Z @ self.Q.T
 
     def _rows(self, clients: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """(s_i, c_i) of the listed clients. The last subset's rows are cached: local solvers call the oracle K
+        times on the same participants, and gathering S scattered rows of a 10^6-row table costs more than the
+        oracle's arithmetic (s and c are read-only, so the cache cannot go stale; the key is compared by value,
+        O(S))."""
         if clients is None:
             return self.s, self.c
-        return self.s[clients], self.c[clients]
+        cached = self._rows_cache
+        if cached is not None and cached[0].shape == np.shape(clients) and np.array_equal(cached[0], clients):
+            return cached[1], cached[2]
+        key = np.array(clients, dtype=np.int64)
+        rows = (self.s[key], self.c[key])
+        for arr in rows:
+            arr.setflags(write=False)  # handed to callers: nobody may change the cached copy
+        self._rows_cache = (key, *rows)
+        return rows
 
     # ----- certificate (one chunked O(n d) pass; no (n, d) temporary) -----
     def _certify(self) -> Certificate:
