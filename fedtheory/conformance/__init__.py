@@ -5,9 +5,12 @@
     report.passed, report.table(), report.failures[0].counterexample
 
 The contract an implementation follows is in :mod:`fedtheory.conformance.contract`, the properties (each with
-its paper and equation) in :mod:`fedtheory.conformance.properties`, the problems it is run on in
-:mod:`fedtheory.conformance.instance`; adapters for Flower, pfl and FedLab in
-:mod:`fedtheory.conformance.adapters`. See docs/conformance.md.
+its paper and equation) in :mod:`fedtheory.conformance.properties` and one ``properties_<family>.py`` per
+family of the five papers (DANE+, FedRed, FedElasticNet, EFL, DoCoFL, OFedIQ; multi-round SCAFFOLD/FedDyn/
+Scaffnew in ``properties_multiround.py``), their expected sides in ``expected*.py``, the problems in
+:mod:`fedtheory.conformance.instance`; adapters for Flower, pfl, fedtheory itself and any out-of-process
+implementation (``adapters/remote.py``, FedLab through it) in :mod:`fedtheory.conformance.adapters`; the
+measured power in :mod:`fedtheory.conformance.variants`. See docs/conformance.md.
 """
 from __future__ import annotations
 
