@@ -31,8 +31,10 @@ File layout (``NAME`` is the instance name)::
 ``generator`` is a dotted path to a callable taking ``**params, seed=seed`` and returning a
 :class:`~fedtheory.problems.base.Problem`, e.g. ``fedtheory.problems.quadratic``.
 
-An instance too large to ship can leave out ``NAME.npz`` (its spec should say why); :func:`load` then
-falls back to the generator and :func:`verify` compares constants only.
+An instance too large to ship (the cross-device instances, 10^5-10^6 clients) sets ``"ship_arrays": false`` in
+its spec: it has no ``NAME.npz``, :func:`load` generates it from its seed, and its certificate records, besides
+the constants, a fingerprint of the arrays (sampled rows and column means, :func:`array_fingerprint`) that
+:func:`verify` compares with the regenerated arrays to ``ARRAY_RTOL``.
 """
 from __future__ import annotations
 
@@ -59,7 +61,7 @@ __all__ = [
     "CATALOGUE_DIR", "InstanceSpec", "Verification", "ImportedInstance", "catalogue_dir", "names", "spec",
     "build", "load", "problem_arrays", "array_checksums", "array_distance", "certificate_record",
     "read_certificate", "read_arrays", "write_certificate", "verify", "export_npz", "import_npz", "constants",
-    "natural_key", "spec_matches_record", "ARRAY_RTOL", "CONSTANT_RTOL",
+    "natural_key", "spec_matches_record", "ARRAY_RTOL", "CONSTANT_RTOL", "array_fingerprint", "fingerprint_distances",
 ]
 
 #: The package-data folder holding the catalogue (``problems/`` at the repository root links here).
@@ -107,6 +109,9 @@ class InstanceSpec:
     description: str = ""
     tags: tuple[str, ...] = ()
     family: str = ""
+    #: False for instances too large to ship (cross-device sizes): no ``NAME.npz``; the certificate records a
+    #: fingerprint of the arrays (sampled rows and column means) that :func:`verify` compares to a tolerance.
+    ship_arrays: bool = True
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "spec") -> "InstanceSpec":
@@ -123,12 +128,15 @@ class InstanceSpec:
         return cls(name=str(data["name"]), version=int(data["version"]), generator=str(data["generator"]),
                    params=dict(data["params"]), seed=int(data["seed"]),
                    description=str(data.get("description", "")), tags=tuple(data.get("tags", ())),
-                   family=str(data.get("family", "")))
+                   family=str(data.get("family", "")), ship_arrays=_ship_flag(data, source))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "version": self.version, "generator": self.generator,
-                "params": dict(self.params), "seed": self.seed, "description": self.description,
-                "tags": list(self.tags), "family": self.family}
+        out = {"name": self.name, "version": self.version, "generator": self.generator,
+               "params": dict(self.params), "seed": self.seed, "description": self.description,
+               "tags": list(self.tags), "family": self.family}
+        if not self.ship_arrays:  # written only when set, so the shipped instances' specs are unchanged
+            out["ship_arrays"] = False
+        return out
 
     @property
     def citation(self) -> str:
@@ -139,6 +147,63 @@ class InstanceSpec:
         """Checksum of what determines the arrays (name, version, generator, params, seed)."""
         core = {k: v for k, v in self.as_dict().items() if k in _REQUIRED_SPEC_KEYS}
         return hashlib.sha256(_canonical(core).encode()).hexdigest()
+
+
+def _ship_flag(data: Mapping[str, Any], source: str) -> bool:
+    value = data.get("ship_arrays", True)
+    if not isinstance(value, bool):
+        raise ValueError(f"{source}: ship_arrays must be true or false, got {value!r}")
+    return value
+
+
+#: Rows sampled by :func:`array_fingerprint` from each array of an unshipped instance.
+FINGERPRINT_ROWS = 8
+#: Arrays up to this many entries are fingerprinted whole.
+FINGERPRINT_WHOLE = 4096
+
+
+def array_fingerprint(arrays: Mapping[str, np.ndarray], seed: int = 0) -> dict[str, dict[str, Any]]:
+    """A tolerance-comparable summary of arrays too large to ship: per array its shape and dtype, the whole
+    array when small, otherwise ``FINGERPRINT_ROWS`` rows at positions drawn from ``seed`` (always including the
+    first and the last) and the column means (over the first axis). Regenerated arrays are compared with
+    :func:`array_distance` on these parts: a changed generator moves the sampled rows or the means far beyond
+    the rounding of a different BLAS kernel."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in sorted(arrays.items()):
+        arr = np.asarray(value)
+        entry: dict[str, Any] = {"shape": list(arr.shape), "dtype": arr.dtype.str}
+        if arr.size <= FINGERPRINT_WHOLE or arr.ndim == 0:
+            entry["whole"] = arr.tolist()
+        else:
+            n = arr.shape[0]
+            picks = np.random.default_rng(seed).choice(n, size=min(n, FINGERPRINT_ROWS), replace=False)
+            rows = np.unique(np.concatenate([[0, n - 1], picks]))
+            entry["rows"] = rows.tolist()
+            entry["values"] = arr[rows].tolist()
+            entry["column_mean"] = (arr.mean(axis=0) if arr.dtype.kind == "f" else np.zeros(0)).tolist()
+        out[key] = entry
+    return out
+
+
+def fingerprint_distances(recorded: Mapping[str, Mapping[str, Any]], now: Mapping[str, Mapping[str, Any]]
+                          ) -> dict[str, float]:
+    """:func:`array_distance` between two fingerprints, part by part (inf for a changed shape or dtype)."""
+    out: dict[str, float] = {}
+    for key in sorted(set(recorded) | set(now)):
+        a, b = now.get(key), recorded.get(key)
+        if a is None or b is None or a["shape"] != b["shape"] or a["dtype"] != b["dtype"]:
+            out[key] = math.inf
+            continue
+        kind = np.dtype(b["dtype"])
+        for part in ("whole", "rows", "values", "column_mean"):
+            if part in b or part in a:
+                if part not in a or part not in b:
+                    out[f"{key}.{part}"] = math.inf
+                    continue
+                dtype = np.int64 if part == "rows" else kind
+                out[f"{key}.{part}"] = array_distance(np.asarray(a[part], dtype=dtype),
+                                                      np.asarray(b[part], dtype=dtype))
+    return out
 
 
 def natural_key(name: str) -> tuple:
@@ -259,6 +324,10 @@ def _from_shipped(name: str, root: str | None, stamp: Any = None, *, check_spec:
 _load_cached = lru_cache(maxsize=16)(_from_shipped)
 
 
+def _fingerprint_ok(distances: Mapping[str, float]) -> bool:
+    return bool(distances) and max(distances.values()) <= ARRAY_RTOL
+
+
 def _problem_class(path: str) -> type[Problem]:
     cls = resolve_generator(path)
     if not (isinstance(cls, type) and issubclass(cls, Problem)):
@@ -329,8 +398,15 @@ def constants(problem: Problem) -> dict[str, Any]:
 def certificate_record(instance: InstanceSpec, problem: Problem | None = None) -> dict[str, Any]:
     """The certificate file content for ``instance`` (loads the problem unless given)."""
     problem = load(instance.name) if problem is None else problem
-    per, combined = array_checksums(problem_arrays(problem))
-    return {"name": instance.name, "version": instance.version, "citation": instance.citation,
+    arrays = problem_arrays(problem)
+    if not instance.ship_arrays:
+        per = {k: {"shape": list(np.shape(v)), "dtype": np.asarray(v).dtype.str} for k, v in arrays.items()}
+        combined = None  # nothing stored, so nothing to checksum: the fingerprint is compared to a tolerance
+    else:
+        per, combined = array_checksums(arrays)
+    extra = {} if instance.ship_arrays else {"arrays_shipped": False,
+                                             "fingerprint": array_fingerprint(arrays, instance.seed)}
+    return {**extra, "name": instance.name, "version": instance.version, "citation": instance.citation,
             "spec_sha256": instance.sha256(), "problem_class": f"{type(problem).__module__}."
                                                                 f"{type(problem).__qualname__}",
             "constants": constants(problem), "rounding_tolerance": dict(problem.certificate.rounding_tolerance),
@@ -391,8 +467,24 @@ def write_certificate(name: str, root: str | os.PathLike | None = None, *, overw
     instance = spec(name, root)
     generated = build(instance)
     arrays = problem_arrays(generated)
-    _, combined = array_checksums(arrays)
     cert_path = folder / f"{instance.name}{CERT_SUFFIX}"
+    if not instance.ship_arrays:
+        # Too large to ship: record the constants and a fingerprint of the arrays, no NAME.npz.
+        if cert_path.exists() and not overwrite:
+            old = read_json(cert_path)
+            if (not spec_matches_record(instance, old)
+                    or not _fingerprint_ok(fingerprint_distances(old.get("fingerprint", {}),
+                                                                 array_fingerprint(arrays, instance.seed)))):
+                raise FileExistsError(f"{cert_path} records different arrays; bump the version in "
+                                      f"{instance.name}.json and pass overwrite=True to re-record it")
+        stale = folder / f"{instance.name}{ARRAYS_SUFFIX}"
+        if stale.exists():
+            stale.unlink()
+        _load_cached.cache_clear()
+        record = certificate_record(instance, generated)
+        _atomic_write_text(cert_path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+        return cert_path
+    _, combined = array_checksums(arrays)
     if cert_path.exists() and not overwrite:
         old = read_json(cert_path)
         if old.get("arrays_sha256") != combined or not spec_matches_record(instance, old):
@@ -438,7 +530,9 @@ class Verification:
         return self.spec_ok and self.stored_ok and self.arrays_ok and self.constants_ok and not self.problems
 
     def summary(self) -> str:
-        arrays = (f"regenerated arrays within {self.max_array_distance:.1e} of the shipped ones "
+        what = ("the shipped ones" if not any("." in k for k in self.array_distances)
+                else "the recorded fingerprint (arrays not shipped)")
+        arrays = (f"regenerated arrays within {self.max_array_distance:.1e} of {what} "
                   f"(tolerance {ARRAY_RTOL:.0e})" if self.array_distances else "no shipped arrays to compare")
         return (f"{arrays}; constants within {self.max_constant_distance:.1e} of the record "
                 f"(tolerance {CONSTANT_RTOL:.0e})")
@@ -506,6 +600,10 @@ def verify(name: str, root: str | os.PathLike | None = None) -> Verification:
             array_dist = {k: array_distance(now[k], shipped[k]) if k in now and k in shipped else math.inf
                           for k in sorted(set(shipped) | set(now))}
             const_dist.update(_constant_distances(recorded, loaded, "shipped"))
+    elif "fingerprint" in recorded:
+        # An unshipped (cross-device) instance: the regenerated arrays against the recorded fingerprint.
+        array_dist = fingerprint_distances(recorded["fingerprint"],
+                                           array_fingerprint(problem_arrays(regenerated), instance.seed))
     const_dist.update(_constant_distances(recorded, regenerated, "regenerated"))
     return Verification(name=instance.name, spec_ok=spec_matches_record(instance, recorded),
                         stored_ok=stored_ok, array_distances=array_dist, constant_distances=const_dist,

@@ -2,6 +2,7 @@
 persistent client table's semantics, and rounds whose cost is that of the participants."""
 from __future__ import annotations
 
+import math
 import pickle
 import subprocess
 import sys
@@ -293,3 +294,47 @@ def test_expected_update_claim_detects_a_wrong_server_control_update(monkeypatch
         return scaffold_module.replace(new, c=state.c + dc_sum / w.sum()), log
     monkeypatch.setattr(scaffold_module.Scaffold, "round_given", wrong)
     assert not c.check(inst).holds
+
+
+# ----- cross-device catalogue instances: generated from a seed, checked against a fingerprint -----
+
+def test_cross_device_catalogue_instances_are_fingerprinted_not_shipped(tmp_path):
+    import json
+    import shutil
+
+    from fedtheory import catalogue
+
+    xdev = catalogue.names("xdev-*")
+    assert len(xdev) >= 2
+    for name in xdev:
+        s = catalogue.spec(name)
+        assert not s.ship_arrays and s.params["n_clients"] >= 10**5
+        assert not (catalogue.CATALOGUE_DIR / f"{name}.npz").exists()
+        record = catalogue.read_certificate(name)
+        assert record["arrays_shipped"] is False and record["arrays_sha256"] is None
+        assert set(record["fingerprint"]) == {"Q", "c", "s", "weights"} - ({"Q"} if s.params["basis"] == "identity"
+                                                                           else set())
+        c = record["constants"]
+        scale = s.params["L"]
+        assert abs(c["mu"] - s.params["mu"]) <= 1e-12 * scale and abs(c["L"] - s.params["L"]) <= 1e-12 * scale
+        for key in ("delta_A", "delta_B"):
+            if key in s.params:
+                assert abs(c[key] - s.params[key]) <= 1e-12 * scale
+        assert math.isclose(c["zeta2"], s.params["zeta2"], rel_tol=1e-12)
+    # a drifted generator (one fingerprint entry moved by 1e-9 relative) is reported, and so is an edited spec
+    name = "xdev-eigen-n100000-d20"
+    root = tmp_path / "cat"
+    root.mkdir()
+    for suffix in (".json", ".cert.json"):
+        shutil.copy(catalogue.CATALOGUE_DIR / f"{name}{suffix}", root / f"{name}{suffix}")
+    assert catalogue.verify(name, root).ok
+    assert isinstance(catalogue.load(name, root), SharedBasisQuadratic)
+    cert = json.loads((root / f"{name}.cert.json").read_text())
+    cert["fingerprint"]["s"]["values"][1][3] *= 1 + 1e-9
+    (root / f"{name}.cert.json").write_text(json.dumps(cert))
+    result = catalogue.verify(name, root)
+    assert not result.ok and "s.values" in str(result)
+    spec_data = json.loads((root / f"{name}.json").read_text())
+    spec_data["seed"] += 1
+    (root / f"{name}.json").write_text(json.dumps(spec_data))
+    assert not catalogue.verify(name, root).spec_ok
