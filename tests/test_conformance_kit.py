@@ -84,6 +84,15 @@ def test_cli_conform_exit_status_and_reports(tmp_path, monkeypatch):
     assert "server step applied twice" in (out / "conformance.md").read_text()
 
 
+
+def test_cli_offers_every_family_of_the_kit(capsys):
+    with pytest.raises(SystemExit):
+        cli_main(["conform", "--help"])
+    usage = capsys.readouterr().out
+    for family in conformance.FAMILIES:
+        assert family in usage, f"fedtheory conform --as does not offer {family}"
+    assert {"dane", "fedred", "efl", "docofl", "ofediq"} <= set(conformance.FAMILIES)
+
 # ----- third-party frameworks (optional extras)
 
 def test_flower_strategies():
