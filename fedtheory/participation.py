@@ -31,8 +31,11 @@ import numpy as np
 from ._validation import check_int, check_probability
 
 __all__ = ["Participation", "Full", "UniformSubset", "Bernoulli", "as_participation", "mask_of",
-           "MAX_ENUMERATED_OUTCOMES"]
+           "MAX_ENUMERATED_OUTCOMES", "SPARSE_DRAW_MIN_CLIENTS"]
 
+#: From this many clients on, a scalar-p Bernoulli draw samples the participant count and then the participants
+#: (O(S) instead of one uniform per client: at 10^6 clients the per-client coins cost more than a round).
+SPARSE_DRAW_MIN_CLIENTS = 1 << 16
 #: Enumeration refuses to list more outcomes than this (2^n for Bernoulli, C(n, S) for subsets).
 MAX_ENUMERATED_OUTCOMES = 1 << 16
 
@@ -125,6 +128,15 @@ class Bernoulli:
         self._probs(check_int("n_clients", n_clients, low=1))
 
     def draw(self, n_clients: int, rng: np.random.Generator) -> np.ndarray:
+        """Sorted participants. With a scalar p and at least :data:`SPARSE_DRAW_MIN_CLIENTS` clients the draw
+        costs O(expected participants), not O(n): the number of participants is Binomial(n, p) and, given it,
+        the Bernoulli set is a uniform subset of that size, so drawing k ~ Binomial(n, p) and then k clients
+        without replacement has exactly the same distribution (a different random stream: below the threshold
+        the one-coin-per-client stream of earlier versions is kept bitwise)."""
+        if not isinstance(self.p, tuple) and n_clients >= SPARSE_DRAW_MIN_CLIENTS:
+            check_int("n_clients", n_clients, low=1)
+            k = int(rng.binomial(n_clients, self.p))
+            return np.sort(rng.choice(n_clients, size=k, replace=False)).astype(np.int64)
         probs = self._probs(n_clients)
         return np.flatnonzero(rng.random(n_clients) < probs).astype(np.int64)
 

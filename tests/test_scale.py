@@ -338,3 +338,28 @@ def test_cross_device_catalogue_instances_are_fingerprinted_not_shipped(tmp_path
     spec_data["seed"] += 1
     (root / f"{name}.json").write_text(json.dumps(spec_data))
     assert not catalogue.verify(name, root).spec_ok
+
+
+def test_bernoulli_draw_at_scale_costs_what_participates_and_has_the_bernoulli_law():
+    from fedtheory.participation import SPARSE_DRAW_MIN_CLIENTS, Bernoulli
+
+    # below the threshold: the one-coin-per-client stream, bitwise as before
+    small = Bernoulli(0.3)
+    a = small.draw(100, np.random.default_rng(4))
+    assert np.array_equal(a, np.flatnonzero(np.random.default_rng(4).random(100) < 0.3))
+    # at scale: count ~ Binomial(n, p), members uniform (the Bernoulli product law), sorted and distinct
+    n, p, draws = SPARSE_DRAW_MIN_CLIENTS, 0.01, 2000
+    rng = np.random.default_rng(5)
+    counts = np.empty(draws)
+    hits = np.zeros(16)
+    for k in range(draws):
+        s = Bernoulli(p).draw(n, rng)
+        assert np.all(np.diff(s) > 0) and (s.size == 0 or (s[0] >= 0 and s[-1] < n))
+        counts[k] = s.size
+        hits += np.bincount(s * 16 // n, minlength=16)
+    mean, var = n * p, n * p * (1 - p)
+    assert abs(counts.mean() - mean) <= 5 * np.sqrt(var / draws)
+    assert 0.85 <= counts.var(ddof=1) / var <= 1.15
+    expected = hits.sum() / 16
+    chi2 = float(np.sum((hits - expected) ** 2 / expected))
+    assert chi2 <= 45.0  # chi-square with 15 degrees of freedom: P(chi2 > 45) < 1e-4
