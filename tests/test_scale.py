@@ -71,6 +71,7 @@ def test_oracles_on_subsets_match_dense(basis):
     Ai, bi = A[idx], b[idx]
     np.testing.assert_allclose(p.grads(X, idx), np.einsum("nij,nj->ni", Ai, X) - bi, atol=1e-13)
     np.testing.assert_allclose(p.hess_vec(X, idx), np.einsum("nij,nj->ni", Ai, X), atol=1e-13)
+    np.testing.assert_allclose(p.fisher_diag(X, idx), np.diagonal(Ai, axis1=1, axis2=2), atol=1e-13)
     np.testing.assert_allclose(p.values(X, idx), 0.5 * np.einsum("ni,nij,nj->n", X, Ai, X) - np.sum(bi * X, 1),
                                atol=1e-13)
     for lam in (0.7, np.array([0.1, 1.0, 2.0, 5.0])):
@@ -363,3 +364,25 @@ def test_bernoulli_draw_at_scale_costs_what_participates_and_has_the_bernoulli_l
     expected = hits.sum() / 16
     chi2 = float(np.sum((hits - expected) ** 2 / expected))
     assert chi2 <= 45.0  # chi-square with 15 degrees of freedom: P(chi2 > 45) < 1e-4
+
+
+def test_an_efl_round_touches_only_its_active_clients_rows(monkeypatch):
+    """EFL (Ma et al., Alg. 1) keeps five (n, d) per-client arrays; a round updates the active clients' rows only
+    (the Bernoulli draw of who is active is O(n) scalars, not O(n d))."""
+    from fedtheory.algorithms.efl import EFL
+
+    n = 20000
+    problem = structured_quadratic(n, 4, mu=0.1, L=1.0, delta_A=0.2, zeta2=1.0, seed=0)
+    alg = EFL(E=3, step=0.02, lam=0.05, q=0.5, s_min=1, s_max=3, participation=5.0 / n, uv_sum="reporters")
+    state = alg.init(problem, np.zeros(4))
+    touched = _counting(problem)
+
+    def refuse(self):
+        raise AssertionError("a round materialised a whole (n, d) client table")
+    monkeypatch.setattr(ClientTable, "to_array", refuse)
+    rng = np.random.default_rng(0)
+    active = 0
+    for _ in range(5):
+        state, log = alg.round(problem, state, rng)
+        active += log.participants
+    assert active > 0 and max(touched, default=0) <= 20

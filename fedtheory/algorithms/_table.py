@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-__all__ = ["ClientTable", "as_table"]
+__all__ = ["ClientTable", "TableDraft", "as_table"]
 
 
 class _Node:
@@ -111,6 +111,11 @@ class ClientTable(NDArrayOperatorsMixin):
         node.data, node.rows, node.values, node.next = None, idx, old, new
         return ClientTable(new, self.shape)
 
+    def draft(self) -> "TableDraft":
+        """A writable draft: ``draft[idx] = V`` records row updates (each O(len(idx) d)), ``draft.commit()``
+        returns the new version. For update code written as ``C = C.copy(); C[S] = V`` on plain arrays."""
+        return TableDraft(self)
+
     def peek(self) -> np.ndarray:
         """A read-only view of this version's rows, valid only until the next update of any version."""
         view = _reroot(self._node).view()
@@ -163,6 +168,25 @@ class ClientTable(NDArrayOperatorsMixin):
 
     def __repr__(self) -> str:
         return f"ClientTable(shape={self.shape})"
+
+
+class TableDraft:
+    """Row assignments to a :class:`ClientTable`, applied as new versions (see :meth:`ClientTable.draft`)."""
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: ClientTable) -> None:
+        self._table = table
+
+    def __setitem__(self, idx: Any, values: Any) -> None:
+        if isinstance(idx, np.ndarray) and idx.ndim == 1 and idx.dtype.kind in "iu":
+            rows = idx  # the usual case, participant ids: no O(n) pass
+        else:
+            rows = np.arange(self._table.shape[0])[idx]  # a mask or slice, as row ids
+        self._table = self._table.with_rows(np.atleast_1d(rows), values)
+
+    def commit(self) -> ClientTable:
+        return self._table
 
 
 def _table_from_array(array: np.ndarray) -> ClientTable:

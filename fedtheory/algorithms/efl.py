@@ -52,6 +52,7 @@ import numpy as np
 from .._validation import check_bool, check_int, check_nonnegative, check_positive, check_real
 from ..compressors.st import SparseTernary
 from ..problems.base import Problem
+from ._table import ClientTable, as_table
 from .base import FLOAT_BITS, RoundLog, State, register_algorithm
 
 __all__ = ["EFL", "EFLDraw", "EFLState", "fisher_diagonal", "elastic_objective", "elastic_grad"]
@@ -122,6 +123,9 @@ class EFLState(State):
     ``last_seen`` (n,): the last round a client took part in (0 = initialisation);
     ``client_end`` (n, d): each client's local end model w^k_{tau E + s} of its last round (diagnostics);
     ``tau``: rounds completed; ``clock``: rounds since the last learning-rate restart.
+
+    The (n, d) fields are :class:`~fedtheory.algorithms._table.ClientTable` s in the states this class returns
+    (immutable arrays whose round updates cost O(active clients x d)); ndarrays given by a caller are accepted.
     """
 
     client_x: np.ndarray
@@ -322,10 +326,12 @@ class EFL:
         self.step_bounds(n)
         _per_client("participation", self.participation, n)
         x0 = np.array(x0, dtype=np.float64)
-        z = np.zeros((n, d))
-        return EFLState(x=x0, client_x=np.tile(x0, (n, 1)), client_res=z, server_res=np.zeros(d),
-                        broadcast=np.zeros(d), U=np.zeros(d), V=np.zeros(d), u_cache=z.copy(), v_cache=z.copy(),
-                        last_seen=np.zeros(n, dtype=np.int64), client_end=np.tile(x0, (n, 1)), tau=0, clock=0)
+        # Per-client (n, d) arrays live in persistent client tables: a round updates the active clients' rows only.
+        return EFLState(x=x0, client_x=ClientTable.from_array(np.tile(x0, (n, 1)), copy=False),
+                        client_res=ClientTable.zeros(n, d), server_res=np.zeros(d),
+                        broadcast=np.zeros(d), U=np.zeros(d), V=np.zeros(d), u_cache=ClientTable.zeros(n, d),
+                        v_cache=ClientTable.zeros(n, d), last_seen=np.zeros(n, dtype=np.int64),
+                        client_end=ClientTable.from_array(np.tile(x0, (n, 1)), copy=False), tau=0, clock=0)
 
     def draw(self, problem: Problem, state: EFLState, rng: np.random.Generator) -> EFLDraw:
         """Sample s_tau^k for every client (0 = inactive/absent) and the gradient-noise seed."""
@@ -381,7 +387,7 @@ class EFL:
         # it downloads the server model (the paper leaves catch-up unspecified; its Section 5.4 only notes that
         # low participation puts client residuals out of sync).
         start = np.where((state.last_seen[act] == tau - 1)[:, None],
-                         state.client_x[act] + state.broadcast, state.x)
+                         as_table(state.client_x).rows(act) + state.broadcast, state.x)
 
         # Local SGD on the elastic objective; vectorised over clients, looping over the E time steps.
         W = start.copy()
@@ -396,13 +402,14 @@ class EFL:
 
         # Client error feedback (eq. 5); p_tau^k before (client) or after (server) compression.
         raw = disp * coef[:, None] if self.scaling == "client" else disp
-        delta_k = state.client_res[act] + raw
+        delta_k = as_table(state.client_res).rows(act) + raw
         if compressor is None:
             c_k, up_bits = delta_k, np.full(act.size, FLOAT_BITS * d, dtype=np.float64)
         else:
             c_k, up_bits = compressor.compress(delta_k) if act.size else (delta_k, np.zeros(0))
-        client_res = state.client_res.copy()
+        client_res = as_table(state.client_res).draft()  # O(|act| d): the other clients' rows are not touched
         client_res[act] = delta_k - c_k
+        client_res = client_res.commit()
 
         # Server aggregation (eq. 6) and server error feedback.
         sent = delta_k if self.variant == "printed" else c_k
@@ -422,22 +429,19 @@ class EFL:
         if self.lam > 0 and act.size:
             u = fisher_diagonal(problem, W, act)
             v = u * W
-            u_cache, v_cache = u_cache.copy(), v_cache.copy()
-            u_cache[act], v_cache[act] = u, v
-            if self.uv_sum == "cached":
-                U, V = u_cache.sum(axis=0), v_cache.sum(axis=0)
+            u_cache, v_cache = as_table(u_cache).with_rows(act, u), as_table(v_cache).with_rows(act, v)
+            if self.uv_sum == "cached":  # a sum over all n cached rows: O(n d) by the option's definition
+                U, V = u_cache.peek().sum(axis=0), v_cache.peek().sum(axis=0)
             else:
                 U, V = u.sum(axis=0), v.sum(axis=0)
             uv_bits = 2.0 * FLOAT_BITS * d
         elif self.lam > 0 and self.uv_sum == "reporters":
             U, V = np.zeros(d), np.zeros(d)
 
-        client_x = state.client_x.copy()
-        client_x[act] = start
-        last_seen = state.last_seen.copy()
+        client_x = as_table(state.client_x).with_rows(act, start)
+        last_seen = state.last_seen.copy()  # (n,) integers: O(n), not O(n d)
         last_seen[act] = tau
-        client_end = state.client_end.copy()
-        client_end[act] = W
+        client_end = as_table(state.client_end).with_rows(act, W)
         new_state = replace(state, x=x, client_x=client_x, client_res=client_res, server_res=server_res,
                             broadcast=b, U=U, V=V, u_cache=u_cache, v_cache=v_cache, last_seen=last_seen,
                             client_end=client_end, tau=tau, clock=clock)

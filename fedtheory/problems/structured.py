@@ -243,6 +243,13 @@ class SharedBasisQuadratic(Problem):
         Z -= c
         return self._from_eigen(Z)
 
+    def fisher_diag(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
+        """diag(A_i) = (Q o Q) s_i for the listed clients (independent of X): the Fisher information diagonal of
+        a unit-variance Gaussian likelihood, as EFL (Ma et al., Alg. 2) uses for quadratics."""
+        self._check_points(X, clients)
+        s = self._rows(clients)[0]
+        return np.array(s) if self.Q is None else s @ (self.Q * self.Q).T
+
     def values(self, X: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
         self._check_points(X, clients)
         s, c = self._rows(clients)
