@@ -1,8 +1,9 @@
 """Partial participation at cross-device scale (10^5 clients and more under ``--thorough``).
 
-The statements about client sampling -- the expected update of FedAvg and SCAFFOLD over a uniformly sampled
-subset (McMahan et al. 2017, Alg. 1; Karimireddy et al. 2020, Alg. 1 and the unbiasedness used in the proofs
-of their Thms I-III), the invariant c = sum_i w_i c_i that SCAFFOLD's server update keeps under any sampling, and
+The statements about client sampling -- the expected update of FedAvg, SCAFFOLD, FedProx and FedDyn over a
+uniformly sampled subset (McMahan et al. 2017, Alg. 1; Karimireddy et al. 2020, Alg. 1 and the unbiasedness
+used in the proofs of their Thms I-III; Li et al. 2020, Alg. 2; Acar et al. 2021, Alg. 1 and the expectation
+E[h^t - h^{t-1}] in the proof of their Thm 1), the invariant c = sum_i w_i c_i that SCAFFOLD's server update keeps under any sampling, and
 SCAFFOLD's convergence to x* without the drift floor of FedAvg (Karimireddy et al. 2020, Thm III) -- are checked
 here on the cross-device family :func:`fedtheory.problems.structured_quadratic` (Hessians sharing one
 eigenbasis, O(n d) memory), with rounds that cost O(S d) (docs/problems.md, "Cross-device scale").
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..algorithms import Draw, FedAvg, Scaffold
+from ..algorithms import Draw, FedAvg, FedDyn, FedProx, Scaffold
 from ..participation import UniformSubset
 from ..problems.structured import SharedBasisQuadratic, structured_quadratic
 from .registry import Evidence, claim
@@ -82,6 +83,21 @@ def _local_gd_delta(problem: SharedBasisQuadratic, x: np.ndarray, lin: np.ndarra
     return out
 
 
+def _prox_solution(problem: SharedBasisQuadratic, x: np.ndarray, lin: np.ndarray | None, lam: float) -> np.ndarray:
+    """argmin_y f_i(y) + <lin_i, y> + lam/2 ||y - x||^2 for every client, in eigen-coordinates:
+    z_i = (c_i - Q^T lin_i + lam Q^T x) / (s_i + lam) (chunked over clients)."""
+    Q = problem.Q if problem.Q is not None else np.eye(problem.dim)
+    z = Q.T @ x
+    out = np.empty((problem.n_clients, problem.dim))
+    step = 1 << 15
+    for lo in range(0, problem.n_clients, step):
+        sl = slice(lo, min(problem.n_clients, lo + step))
+        s, c = problem.s[sl], problem.c[sl]
+        rhs = c + lam * z - (lin[sl] @ Q if lin is not None else 0.0)
+        out[sl] = (rhs / (s + lam)) @ Q.T
+    return out
+
+
 def _blocks(n: int, S: int, rng: np.random.Generator) -> list[np.ndarray]:
     """A random partition of range(n) into n/S sorted blocks of size S (equally likely UniformSubset outcomes)."""
     return [np.sort(b) for b in rng.permutation(n).reshape(-1, S)]
@@ -92,14 +108,15 @@ def _rel(a: np.ndarray, b: np.ndarray) -> float:
 
 
 @claim(id="classic.scale.expected_update", paper=PAPER,
-       reference="McMahan et al. 2017, Alg. 1 (FedAvg); Karimireddy et al. 2020, Alg. 1 (SCAFFOLD, option II) with "
-                 "uniform sampling of S of n clients; closed form of K local GD steps derived by fedtheory "
-                 "(fedtheory/claims/scale.py)",
+       reference="McMahan et al. 2017, Alg. 1 (FedAvg); Karimireddy et al. 2020, Alg. 1 (SCAFFOLD, option II); "
+                 "Li et al. 2020, Alg. 2 (FedProx); Acar et al. 2021, Alg. 1 (FedDyn), with uniform sampling of S "
+                 "of n clients; closed forms of the local updates derived by fedtheory (fedtheory/claims/scale.py)",
        statement="Over UniformSubset(S) participation the expected server update is the full-participation one: "
-                 "E[x+] = x + eta_g (1/n) sum_i Delta_i for FedAvg and SCAFFOLD, and E[c+] = c + (S/n) (1/n) "
-                 "sum_i Delta c_i for SCAFFOLD, with Delta_i of K local GD steps in closed form (exact over a "
-                 "partition of the clients into n/S equally likely subsets; 1e-10 relative; 10^5 clients under "
-                 "--thorough)",
+                 "E[x+] = x + eta_g (1/n) sum_i Delta_i for FedAvg, SCAFFOLD and FedProx, E[c+] = c + (S/n) (1/n) "
+                 "sum_i Delta c_i for SCAFFOLD, E[h+] = h - alpha (S/n) (1/n) sum_i Delta_i and E[x+] = (1/n) "
+                 "sum_i theta_i - E[h+]/alpha for FedDyn, with Delta_i of K local GD steps and the exact local "
+                 "solves in closed form (exact over a partition of the clients into n/S equally likely subsets; "
+                 "1e-10 relative; 10^5 clients under --thorough)",
        kind="identity",
        space=_space(defaults=[dict(S=100, blocks=20, dim=10, mu=0.1, kappa=10.0, delta_fraction=0.8, zeta2=1.0,
                                    K=5, seed=0)],
@@ -136,6 +153,28 @@ def check_expected_update(inst: dict[str, Any]) -> Evidence:
     expected_c = c + (S / n) * np.mean(dc, axis=0)
     errors["scaffold_x"] = _rel(mean_x - x, expected_x - x)
     errors["scaffold_c"] = _rel(mean_c - c, expected_c - c)
+    # FedProx with exact local solves (Li et al. 2020, Alg. 2): E[x+] = x + eta_g (1/n) sum_i (y_i - x)
+    lam = problem.certificate.L
+    fedprox = FedProx(prox=lam, server_step=eta_g, participation=UniformSubset(S))
+    x = rng.standard_normal(d)
+    state = fedprox.init(problem, x)
+    mean_x = np.mean([fedprox.round_given(problem, state, Draw(B))[0].x for B in _blocks(n, S, rng)], axis=0)
+    expected_x = x + eta_g * (np.mean(_prox_solution(problem, x, None, lam), axis=0) - x)
+    errors["fedprox_x"] = _rel(mean_x - x, expected_x - x)
+    # FedDyn with exact local solves (Acar et al. 2021, Alg. 1), from a state with non-trivial g_i:
+    # E[h+] = h - alpha (S/n) (1/n) sum_i Delta_i and E[x+] = (1/n) sum_i theta_i - E[h+] / alpha
+    alpha = problem.certificate.L
+    feddyn = FedDyn(alpha=alpha, participation=UniformSubset(S))
+    state = feddyn.init(problem, rng.standard_normal(d))
+    for _ in range(3):
+        state, _ = feddyn.round(problem, state, rng)
+    x, h = state.x, state.h
+    news = [feddyn.round_given(problem, state, Draw(B))[0] for B in _blocks(n, S, rng)]
+    theta = _prox_solution(problem, x, -np.asarray(state.G), alpha)
+    expected_h = h - alpha * (S / n) * np.mean(theta - x, axis=0)
+    expected_x = np.mean(theta, axis=0) - expected_h / alpha
+    errors["feddyn_x"] = _rel(np.mean([s.x for s in news], axis=0) - x, expected_x - x)
+    errors["feddyn_h"] = _rel(np.mean([s.h for s in news], axis=0) - h, expected_h - h)
     worst = max(errors.values())
     return Evidence(_describe(inst), worst, IDENTITY_TOL, worst <= IDENTITY_TOL, details=errors)
 
