@@ -78,8 +78,8 @@ def test_oracles_on_subsets_match_dense(basis):
         lam_col = np.reshape(lam, (-1, 1, 1)) if np.ndim(lam) else lam
         M = Ai + lam_col * np.eye(d)
         rhs = bi - lin + np.reshape(lam, (-1, 1)) * ctr
-        np.testing.assert_allclose(p.solve_local(lin, ctr, lam, clients=idx), np.linalg.solve(M, rhs[..., None])[..., 0],
-                                   atol=1e-12)
+        np.testing.assert_allclose(p.solve_local(lin, ctr, lam, clients=idx),
+                                   np.linalg.solve(M, rhs[..., None])[..., 0], atol=1e-12)
     # all clients, and the global oracles in O(d^2)
     Xall = rng.standard_normal((n, d))
     np.testing.assert_allclose(p.grads(Xall), np.einsum("nij,nj->ni", A, Xall) - b, atol=1e-12)

@@ -3,10 +3,11 @@
 The statements about client sampling -- the expected update of FedAvg, SCAFFOLD, FedProx and FedDyn over a
 uniformly sampled subset (McMahan et al. 2017, Alg. 1; Karimireddy et al. 2020, Alg. 1 and the unbiasedness
 used in the proofs of their Thms I-III; Li et al. 2020, Alg. 2; Acar et al. 2021, Alg. 1 and the expectation
-E[h^t - h^{t-1}] in the proof of their Thm 1), the invariant c = sum_i w_i c_i that SCAFFOLD's server update keeps under any sampling, and
-SCAFFOLD's convergence to x* without the drift floor of FedAvg (Karimireddy et al. 2020, Thm III) -- are checked
-here on the cross-device family :func:`fedtheory.problems.structured_quadratic` (Hessians sharing one
-eigenbasis, O(n d) memory), with rounds that cost O(S d) (docs/problems.md, "Cross-device scale").
+E[h^t - h^{t-1}] in the proof of their Thm 1), the invariant c = sum_i w_i c_i that SCAFFOLD's server update
+keeps under any sampling, and SCAFFOLD's convergence to x* without the drift floor of FedAvg (Karimireddy et
+al. 2020, Thm III) -- are checked here on the cross-device family :func:`fedtheory.problems.structured_quadratic`
+(Hessians sharing one eigenbasis, O(n d) memory), with rounds that cost O(S d) (docs/problems.md, "Cross-device
+scale").
 
 Exact expectations without enumerating C(n, S) subsets. With uniform weights the server averages over the
 participants, x+ = x + eta_g (1/S) sum_{i in S} Delta_i, and Delta_i depends on client i's own data and state

@@ -26,7 +26,7 @@ from scipy import optimize
 from .._validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative, check_real,
                            check_seed)
 from ..linalg import sym_extreme_eigs
-from .quadratic import DENSE_PEAK_ARRAYS, QuadraticProblem, _assemble, _unit_dissimilarity, quadratic
+from .quadratic import DENSE_PEAK_ARRAYS, STRUCTURED_HINT, QuadraticProblem, _assemble, _unit_dissimilarity, quadratic
 
 __all__ = ["general_convex_quadratic", "vary_L", "vary_delta", "vary_delta_family", "outlier_quadratic"]
 
@@ -47,7 +47,7 @@ def general_convex_quadratic(n_clients: int, dim: int, *, L: float, mu_range: fl
     L = check_real("L", L, low=0.0, low_open=True)
     mu_range = L / 100 if mu_range is None else check_real("mu_range", mu_range, low=0.0, high=L)
     # the embedded quadratic's arrays, then the zero-padded A of shape (n, d, d)
-    check_dense_memory(n, d, DENSE_PEAK_ARRAYS, what="general_convex_quadratic")
+    check_dense_memory(n, d, DENSE_PEAK_ARRAYS, what="general_convex_quadratic", hint=STRUCTURED_HINT)
     inner = quadratic(n, d - k, mu=mu_range, L=L, delta_A=delta_A, delta_B=delta_B, zeta2=zeta2,
                       x_star_norm=x_star_norm, seed=seed)
     A = np.zeros((n, d, d))
@@ -135,7 +135,7 @@ def vary_delta_family(n_clients: int, dim: int, *, mu: float, L: float, deltas: 
     if hessians == "dense":  # every instance is kept, plus one generator's working arrays
         check_dense_memory(check_int("n_clients", n_clients, low=1), check_int("dim", dim, low=2),
                            len(deltas) + DENSE_PEAK_ARRAYS - 1, what=f"vary_delta_family with {len(deltas)} deltas",
-                           hint="; fewer deltas need less")
+                           hint="; fewer deltas need less" + STRUCTURED_HINT)
     return [quadratic(n_clients, dim, mu=mu, L=L, zeta2=zeta2, hessians=hessians, seed=seed, **{which: dl})
             for dl in deltas]
 
@@ -158,7 +158,7 @@ def outlier_quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A:
         raise ValueError(f"{which} must be in [0, L - mu] = [0, {L - mu:g}], got {delta:g}")
     if mu == L and delta > 0:
         raise ValueError(f"{which} must be 0 when mu == L; feasible range [0, 0]")
-    check_dense_memory(n, d, DENSE_PEAK_ARRAYS, what="outlier_quadratic")
+    check_dense_memory(n, d, DENSE_PEAK_ARRAYS, what="outlier_quadratic", hint=STRUCTURED_HINT)
     rng = np.random.default_rng(check_seed("seed", seed))
     Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
     A_bar0 = (Q * np.linspace(0.0, 1.0, d)) @ Q.T

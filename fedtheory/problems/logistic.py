@@ -29,7 +29,7 @@ from ..linalg import batched_matvec, batched_matvec_T, sym_extreme_eigs
 from .base import Certificate
 from .datasets import FederatedData, check_sizes, load_breast_cancer, load_digits, synthetic_fedprox
 from .partition import partition as _partition
-from .quadratic import _hessian_dissimilarity, _unit_dissimilarity, _weighted_mean
+from .quadratic import CROSS_DEVICE_HINT, _hessian_dissimilarity, _unit_dissimilarity, _weighted_mean
 from .smooth import SmoothProblem
 
 __all__ = ["LogisticProblem", "logistic", "logistic_perturbed"]
@@ -107,7 +107,7 @@ class LogisticProblem(SmoothProblem):
         self.sigma2 = check_nonnegative("sigma2", sigma2)
         # The certificate forms every client's Hessian at x = 0 (and at 5 more points for the delta estimate):
         # measured peak (tracemalloc) 4.5-5.1 arrays of shape (n, d, d) with the data
-        check_dense_memory(n, d, 4, what="the logistic certificate (per-client Hessians)")
+        check_dense_memory(n, d, 4, what="the logistic certificate (per-client Hessians)", hint=CROSS_DEVICE_HINT)
         self.certificate = self._certify()
 
     # ----- defining arrays -----
@@ -410,7 +410,8 @@ def logistic_perturbed(n_clients: int, dim: int, *, reg: float = 0.1, delta_A: f
     which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
     w = check_weights(weights, n)
     # E_i and its transpose here, then the certificate's Hessians: measured peak 5.1 arrays of shape (n, d, d)
-    check_dense_memory(n, d if features is None else np.shape(features)[-1], 5, what="logistic_perturbed")
+    check_dense_memory(n, d if features is None else np.shape(features)[-1], 5, what="logistic_perturbed",
+                       hint=CROSS_DEVICE_HINT)
     if features is None:
         data = synthetic_fedprox(1.0, 1.0, 1, dim=d, n_classes=2, sizes=check_int("samples", samples, low=1),
                                  seed=seed)

@@ -26,7 +26,7 @@ from .._validation import (check_dense_memory, check_dissimilarity_request, chec
                            check_positive, check_seed, check_weights)
 from ..linalg import batched_matvec, sym_extreme_eigs
 from .base import Certificate
-from .quadratic import _hessian_dissimilarity, _unit_dissimilarity, _weighted_mean
+from .quadratic import CROSS_DEVICE_HINT, _hessian_dissimilarity, _unit_dissimilarity, _weighted_mean
 from .smooth import SmoothProblem
 
 __all__ = ["NonconvexProblem", "nonconvex"]
@@ -167,7 +167,7 @@ def nonconvex(n_clients: int, dim: int, *, curvature: float = 1.0, nu: float = 0
     which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
     w = check_weights(weights, n)
     # G, its transpose and the certificate's eigenvalue workspace: measured peak 3.2 arrays of shape (n, d, d)
-    check_dense_memory(n, d, 3, what="nonconvex")
+    check_dense_memory(n, d, 3, what="nonconvex", hint=CROSS_DEVICE_HINT)
     rng = np.random.default_rng(check_seed("seed", seed))
     G = rng.standard_normal((n, d, d))
     G += np.swapaxes(G, 1, 2).copy()

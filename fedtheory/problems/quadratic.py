@@ -32,6 +32,10 @@ HessianKind = Literal["dense", "diagonal", "eigenbasis"]
 STRUCTURED_HINT = ("; a structured family stores O(n_clients*dim) numbers with the same exact certificate: "
                    "quadratic(..., hessians='eigenbasis') (Hessians sharing one random eigenbasis, "
                    "fedtheory.problems.structured.structured_quadratic) or hessians='diagonal'")
+#: The same pointer for dense families without an O(n d) variant (logistic, non-convex).
+CROSS_DEVICE_HINT = ("; this family has no O(n_clients*dim) variant: for cross-device sizes use the structured "
+                     "quadratics, quadratic(..., hessians='eigenbasis') (fedtheory.problems.structured."
+                     "structured_quadratic), which keep an exact certificate")
 #: Peak memory of the dense quadratic generators in arrays of shape (n, d, d) (tracemalloc, d = 60..150:
 #: 3.1-4.1), used to refuse a request that cannot fit before anything is allocated.
 DENSE_PEAK_ARRAYS = 4
