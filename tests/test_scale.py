@@ -386,3 +386,30 @@ def test_an_efl_round_touches_only_its_active_clients_rows(monkeypatch):
         state, log = alg.round(problem, state, rng)
         active += log.participants
     assert active > 0 and max(touched, default=0) <= 20
+
+
+@pytest.mark.parametrize("make", [
+    lambda: quadratic(10**6, 100, mu=0.1, L=1.0),
+    lambda: __import__("fedtheory.problems", fromlist=["x"]).general_convex_quadratic(10**6, 100, L=1.0),
+    lambda: __import__("fedtheory.problems", fromlist=["x"]).outlier_quadratic(10**6, 100, mu=0.1, L=1.0,
+                                                                                delta_B=0.1),
+    lambda: __import__("fedtheory.problems", fromlist=["x"]).vary_delta_family(10**6, 100, mu=0.1, L=1.0,
+                                                                                deltas=[0.1]),
+    lambda: __import__("fedtheory.problems", fromlist=["x"]).nonconvex(10**6, 100),
+    lambda: __import__("fedtheory.problems", fromlist=["x"]).logistic_perturbed(10**6, 100),
+], ids=["quadratic", "general_convex", "outlier", "vary_delta_family", "nonconvex", "logistic_perturbed"])
+def test_every_dense_generator_refuses_before_allocating_and_names_the_structured_family(make, monkeypatch):
+    import tracemalloc
+
+    import fedtheory._validation as validation
+
+    monkeypatch.setattr(validation, "available_memory", lambda: 4 * 2**30)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"hessians='eigenbasis'") as info:
+            make()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "n_clients" in str(info.value) and "dim" in str(info.value)
+    assert peak < 50 * 2**20  # refused before any (n, d, d) array existed
