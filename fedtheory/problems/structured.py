@@ -48,6 +48,9 @@ Basis = Literal["random", "identity"]
 T = TypeVar("T")
 #: Rows of the (n, d) arrays processed at once by the certificate and the generator (blocks of ~50 MB at
 #: d = 100): keeps the temporaries of a pass over 10^6 clients at a few blocks instead of whole (n, d) copies.
+#: It is also the block of rows one random stream fills in :func:`structured_quadratic` (streams are keyed by
+#: (seed, purpose, block)), so it is part of every generated instance's definition: changing it changes the
+#: arrays of a given seed (the catalogue's cross-device instances would need a version bump).
 CHUNK_ROWS = 1 << 16
 #: Peak memory of :func:`structured_quadratic` in (n, d) float64 arrays: s and c, plus chunk temporaries.
 STRUCTURED_PEAK_ARRAYS = 2
