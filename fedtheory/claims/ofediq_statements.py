@@ -15,6 +15,7 @@ import numpy as np
 from ..algorithms.online import FedOGD, OFedIQ, OnlineDraw
 from ..problems.online import online_logistic, online_ridge
 from .registry import Evidence, claim
+from .space import InstanceSpace, Param
 
 PAPER = "ofediq"
 
@@ -164,18 +165,36 @@ def _golden_min(f, lo: float, hi: float, iters: int = 200) -> tuple[float, float
     return x, f(x)
 
 
-def _table1_instances(thorough: bool):
-    rng = np.random.default_rng(31)
-    n = 40 if thorough else 10
-    for i in range(n):
+def _table1_points(count: int, seed: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    points = []
+    for _ in range(count):
         b = int(rng.integers(1, 65))
-        D = b * int(rng.integers(1, 200))  # the paper's uniform-size partition: b divides D (Definition 2, (b))
-        yield dict(K=int(rng.integers(1, 2000)), D=D, b=b, s=int(rng.integers(1, 64)), L=int(rng.integers(1, 9)),
-                   p=float(rng.uniform(0.01, 1.0)), T=int(10 ** rng.uniform(5, 9)), w2=float(rng.exponential(3)),
-                   sigma2=float(rng.exponential(2)), beta=float(rng.exponential(3) + 0.1))
+        points.append(dict(K=int(rng.integers(1, 2000)), b=b, blocks=int(rng.integers(1, 200)),
+                           s=int(rng.integers(1, 64)), L=int(rng.integers(1, 9)), p=float(rng.uniform(0.01, 1.0)),
+                           T=int(10 ** rng.uniform(5, 9)), w2=float(rng.exponential(3)),
+                           sigma2=float(rng.exponential(2)), beta=float(rng.exponential(3) + 0.1)))
+    return points
+
+
+def _table1_instance(point: dict) -> dict:
+    """D = b * blocks: the paper's uniform-size partition, b dividing D (Definition 2, (b)), unless a point gives D
+    itself (the paper's worked example)."""
+    return {**point, "D": point.get("D") or point["b"] * point["blocks"]}
+
+
+#: Table I's class: every K, D, b | D, s, L, p, T and the regret constants; the worst-case search draws from it.
+TABLE1_SPACE = InstanceSpace(
+    params=(Param("K", 1, 2000, integer=True), Param("b", 1, 64, integer=True), Param("blocks", 1, 200, integer=True),
+            Param("s", 1, 63, integer=True), Param("L", 1, 8, integer=True), Param("p", 0.01, 1.0),
+            Param("T", 1e5, 1e9, log=True, integer=True), Param("w2", 0.01, 20.0, log=True),
+            Param("sigma2", 0.01, 20.0, log=True), Param("beta", 0.1, 20.0, log=True)),
+    build=_table1_instance,
     # the paper's worked example of Section 4.2.2 (Algorithm 3 at gamma = 0.1): b does not divide D there, but
     # sigma_q^2 = min(31/17^2, sqrt(31)/17) <= sqrt(D/(s^2 b)) still holds
-    yield dict(K=1000, D=34826, b=1134, s=17, L=1, p=0.5151, T=10 ** 8, w2=1.0, sigma2=1.0, beta=1.0)
+    defaults=tuple(_table1_points(10, 31)) + (dict(K=1000, D=34826, b=1134, blocks=31, s=17, L=1, p=0.5151,
+                                                   T=10 ** 8, w2=1.0, sigma2=1.0, beta=1.0),),
+    thorough=tuple(_table1_points(30, 32)))
 
 
 @claim(cites=("Table 1",),
@@ -188,7 +207,7 @@ def _table1_instances(thorough: bool):
                  "is at most sqrt(alpha ...) with alpha = 4(3p^2(L-1)/8 + 1 + sqrt(D/(s^2 b))(p + 1/K))/(p/L) "
                  "whenever the proof's eta < p/(4 beta) and sigma_q^2 <= sqrt(D/(s^2 b)) hold; the costs column is 32KD, 32pKD and "
                  "(p/L) K (32 b + D(1 + log2(s+1))) bits per time step, as fedtheory's FedOGD and OFedIQ count them",
-       kind="bound", instances=_table1_instances)
+       kind="bound", space=TABLE1_SPACE)
 def check_table1(d: dict) -> Evidence:
     K, D, b, s, L, p, T = d["K"], d["D"], d["b"], d["s"], d["L"], d["p"], d["T"]
     w2, s2, beta = d["w2"], d["sigma2"], d["beta"]
