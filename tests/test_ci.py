@@ -38,4 +38,6 @@ def test_ci_runs_the_default_kernel_and_one_thread_unconditionally() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert "bash .ci/kernels" in ci
     assert 'fedtheory verify --quiet --out "$out/default"' in ci
-    assert '\ncheck "OPENBLAS_NUM_THREADS=1" OPENBLAS_NUM_THREADS=1' in ci
+    assert '\nstart_check "OPENBLAS_NUM_THREADS=1" OPENBLAS_NUM_THREADS=1' in ci
+    # the comparisons run side by side; CI must still wait for every one and fail when any fails
+    assert 'wait "${pids[$i]}"' in ci and 'exit "$failed"' in ci
