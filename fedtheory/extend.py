@@ -121,7 +121,7 @@ def worst_case(c: Claim, evaluations: int = 200, seed: int = 0) -> SearchResult:
 def write_report(results: Sequence[ClaimResult], out: str | Path,
                  worst: dict[str, dict] | None = None) -> Path:
     """``claims.json`` and ``claims.md`` in ``out`` (created), as ``fedtheory verify`` writes them."""
-    from .commands.verify import write_reports
+    from .report import write_reports
 
     path = Path(out)
     write_reports(list(results), path, worst)

@@ -61,7 +61,7 @@ def test_theory_functions_accept_what_certificates_produce():
 def test_compare_separates_rounding_residue_from_moved_numbers():
     """verify --compare: a verdict change is a difference; an identity error of 1e-16 against 0 is rounding
     residue (counted, not listed); a measurement of size 0.5 that moves by 1e-3 is listed."""
-    from fedtheory.commands.verify import compare_runs
+    from fedtheory.report import compare_runs
 
     def record(measured, holds=True):
         return [{"id": "c", "status": "holds", "evidence": [

@@ -9,7 +9,7 @@ import pytest
 
 from fedtheory.claims.registry import Claim, Evidence
 from fedtheory.cli import main as cli_main
-from fedtheory.commands.verify import TABLE_HEADER, render_table
+from fedtheory.report import TABLE_HEADER, render_table
 from fedtheory.papers import Paper, Statement
 from fedtheory.papers import chain as chain_module
 

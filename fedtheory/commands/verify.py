@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import shutil
 import sys
 import textwrap
 from pathlib import Path
 
 from ..claims.registry import PAPERS, Claim, ClaimResult, evaluate, select
+from ..report import (COMPARE_REPORT_RTOL, COMPARE_ROUNDING_FLOOR, TABLE_HEADER, compare_runs, render_table,
+                      render_worst_case, table_rows, terminal_width, write_reports)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,171 +37,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "exit 1 if any claim's status or any instance's verdict differs; report how far the "
                         "measured numbers moved")
     p.set_defaults(func=main)
-
-
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3g}"
-
-
-#: The ledger table's columns: the claim id names its paper (``fedred.dane.lyapunov``), so there is no paper
-#: column; the reference is cut to what fits (the full one is in claims.md and ``--list``).
-TABLE_HEADER = ("claim", "status", "n", "tightness", "reference")
-
-
-def table_rows(results: list[ClaimResult]) -> list[tuple[str, ...]]:
-    return [(r.claim.id, r.status, str(len(r.evidence)), _fmt(r.worst_tightness), r.claim.reference)
-            for r in results]
-
-
-def terminal_width() -> int:
-    """The terminal's width (COLUMNS, else the terminal, else 100 when the output is not a terminal)."""
-    return shutil.get_terminal_size((100, 24)).columns
-
-
-def render_table(rows: list[tuple[str, ...]], header: tuple[str, ...], width: int | None = None,
-                 cut: int | None = None, wrap: int | None = 0) -> str:
-    """A plain-text table at most ``width`` characters wide (default: unlimited).
-
-    Column ``cut`` (default: the last) is shortened with an ellipsis, down to nothing, to fit; if the rest is
-    still too wide, column ``wrap`` (default: the first, the claim ids) wraps after dots onto continuation lines
-    rather than losing characters of an id.
-    """
-    ncol = len(header)
-    cut = ncol - 1 if cut is None else cut
-    widths = [max([len(header[i]), *(len(r[i]) for r in rows)]) for i in range(ncol)]
-    if width is not None:
-        others = sum(widths) - widths[cut] + 2 * (ncol - 1)
-        widths[cut] = max(0, min(widths[cut], width - others))
-        if wrap is not None and others + widths[cut] > width:
-            widths[wrap] = max(12, widths[wrap] - (others + widths[cut] - width))
-
-    def cells(row: tuple[str, ...]) -> list[list[str]]:
-        out = []
-        for i, text in enumerate(row):
-            if i == cut and len(text) > widths[i]:
-                text = text[:widths[i] - 1] + "…" if widths[i] > 1 else ""
-            out.append(_wrap_at_dots(text, widths[i]) if i == wrap else [text])
-        return out
-
-    lines = []
-    for row in [header, tuple("-" * w for w in widths), *rows]:
-        parts = cells(row)
-        for k in range(max(len(p) for p in parts)):
-            lines.append("  ".join((p[k] if k < len(p) else "").ljust(w) for p, w in zip(parts, widths)).rstrip())
-    return "\n".join(lines)
-
-
-def _wrap_at_dots(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width`` characters, broken after dots where possible (claim ids)."""
-    lines: list[str] = []
-    while len(text) > width:
-        k = text.rfind(".", 0, width)
-        k = width if k < 0 else k + 1
-        lines.append(text[:k])
-        text = "  " + text[k:]  # the continuation is indented so it reads as part of the same id
-    return [*lines, text]
-
-
-def write_reports(results: list[ClaimResult], out: Path, worst_case: dict[str, dict] | None = None) -> None:
-    """claims.json and claims.md; ``worst_case`` adds each searched claim's ``adversarial_tightness``,
-    ``adversarial_instance`` and ``pep_worst_case`` to its JSON record."""
-    out.mkdir(parents=True, exist_ok=True)
-    records = [{**r.as_dict(), **(worst_case or {}).get(r.claim.id, {})} for r in results]
-    (out / "claims.json").write_text(json.dumps(records, indent=2))
-    lines = ["# fedtheory claims ledger", "",
-             "| claim | paper | reference | status | instances | worst tightness | statement |",
-             "|---|---|---|---|---|---|---|"]
-    for r in results:
-        c = r.claim
-        lines.append(f"| `{c.id}` | {c.paper} | {c.reference} | {r.status} | {len(r.evidence)} | "
-                     f"{_fmt(r.worst_tightness)} | {c.statement.replace('|', '/')} |")
-    failures = [r for r in results if r.status != "holds"]
-    if failures:
-        lines += ["", "## Details of claims that do not simply hold", ""]
-        for r in failures:
-            lines.append(f"### `{r.claim.id}`: {r.status}")
-            if r.error:
-                lines.append(f"```\n{r.error}\n```")
-            for e in r.evidence:
-                if not e.holds or r.claim.expected != "holds":
-                    lines.append(f"- {e.instance}: measured {_fmt(e.measured)}, theory {_fmt(e.theory)}, "
-                                 f"holds={e.holds} {dict(e.details) if e.details else ''}")
-            lines.append("")
-    (out / "claims.md").write_text("\n".join(lines) + "\n")
-
-
-#: Measured numbers that moved by more than this (relative) between two runs are listed by ``--compare``:
-#: kernel rounding moves a well-conditioned measurement by ~1e-15..1e-12, so 1e-6 singles out measurements that
-#: count something at a rounding-level threshold (rounds to a floor, non-zeros at a cut-off).
-COMPARE_REPORT_RTOL = 1e-6
-#: Numbers below this fraction of their scale (max(1, |theory|)) are rounding residue: an identity's error of
-#: 1e-16, a gap already at its floor. Every measured number comes from double-precision arithmetic on data of
-#: size O(scale), so below 1e-12 of it the value is dominated by rounding (tens of ulps times a condition
-#: number), and its relative change between two BLAS kernels carries no information: counted, not listed.
-COMPARE_ROUNDING_FLOOR = 1e-12
-
-
-def _relative_change(a: object, b: object) -> float:
-    if not (isinstance(a, (int, float)) and isinstance(b, (int, float))):  # None, strings, lists: all or nothing
-        return 0.0 if a == b else float("inf")
-    if math.isnan(a) or math.isnan(b):
-        return 0.0 if math.isnan(a) and math.isnan(b) else float("inf")
-    if a == b:
-        return 0.0
-    return abs(a - b) / max(abs(a), abs(b))
-
-
-def _by_occurrence(evidence: list[dict]) -> dict[tuple[str, int], dict]:
-    """Evidence keyed by (instance description, how many times it occurred before): descriptions can repeat."""
-    seen: dict[str, int] = {}
-    out = {}
-    for e in evidence:
-        k = seen.get(e["instance"], 0)
-        seen[e["instance"]] = k + 1
-        out[(e["instance"], k)] = e
-    return out
-
-
-def compare_runs(results: list[dict], reference: list[dict]) -> tuple[list[str], list[tuple[float, str, bool]]]:
-    """(verdict differences, [(relative change, where)] of measured numbers) between two claims.json lists.
-
-    Verdicts are claim statuses and per-instance ``holds`` flags, matched by claim id and instance
-    description; claims present in only one run are verdict differences too. Each moved number carries a flag:
-    True when both values are rounding residue (:func:`_rounding_level`).
-    """
-    ref = {r["id"]: r for r in reference}
-    diffs: list[str] = []
-    moved: list[tuple[float, str]] = []
-    for r in results:
-        other = ref.pop(r["id"], None)
-        if other is None:
-            diffs.append(f"{r['id']}: not in the reference run")
-            continue
-        if r["status"] != other["status"]:
-            diffs.append(f"{r['id']}: status {r['status']} here, {other['status']} in the reference")
-        theirs = _by_occurrence(other["evidence"])
-        for key, e in _by_occurrence(r["evidence"]).items():
-            o = theirs.get(key)
-            if o is None:
-                diffs.append(f"{r['id']}: instance {e['instance']} not in the reference")
-                continue
-            if e["holds"] != o["holds"]:
-                diffs.append(f"{r['id']} [{e['instance']}]: holds={e['holds']} here, {o['holds']} in the reference")
-            for field in ("measured", "theory"):
-                change = _relative_change(e[field], o[field])
-                if change > 0:
-                    where = f"{r['id']} [{e['instance']}] {field}: {e[field]!r} vs {o[field]!r}"
-                    moved.append((change, where, _rounding_level(e[field], o[field], e["theory"])))
-    diffs += [f"{cid}: only in the reference run" for cid in ref]
-    return diffs, sorted(moved, reverse=True)
-
-
-def _rounding_level(a: object, b: object, theory: object) -> bool:
-    """Both values below :data:`COMPARE_ROUNDING_FLOOR` of the scale max(1, |theory|)."""
-    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (a, b)):
-        return False
-    scale = max(1.0, abs(theory)) if isinstance(theory, (int, float)) and math.isfinite(theory) else 1.0
-    return max(abs(a), abs(b)) <= COMPARE_ROUNDING_FLOOR * scale
 
 
 def _report_comparison(results: list[ClaimResult], reference: list[dict], path: Path) -> int:
@@ -234,19 +69,6 @@ def run_worst_case(results: list[ClaimResult], evaluations: int) -> dict[str, di
         record["counterexample_to_expected"] = r.claim.expected == "holds" and search.counterexample
         out[r.claim.id] = record
     return out
-
-
-def render_worst_case(results: list[ClaimResult], worst: dict[str, dict], width: int | None = None) -> str:
-    rows = []
-    for r in results:
-        w = worst.get(r.claim.id)
-        if w is None:
-            continue
-        rows.append((r.claim.id, r.status, _fmt(r.worst_tightness), _fmt(w["adversarial_tightness"]),
-                     _fmt(w["pep_worst_case"]), json.dumps(w["adversarial_instance"])))
-    header = ("claim", "status", "default tightness", "adversarial tightness", "PEP worst case",
-              "instance attaining it")
-    return "\nWorst case over each claim's instance space:\n" + render_table(rows, header, width=width)
 
 
 def _prepare_out(out: Path) -> str | None:
