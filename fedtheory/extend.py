@@ -44,7 +44,7 @@ __all__ = ["KINDS", "Claim", "ClaimResult", "Evidence", "InstanceSpace", "Param"
            "property_test", "worst_case", "pep_worst_case", "write_report"]
 
 
-def claim(*, id: str, statement: str, reference: str, kind: Kind, space: InstanceSpace | None = None,
+def claim(*, id: str, statement: str, kind: Kind, reference: str = "", space: InstanceSpace | None = None,
           instances: Callable[[bool], Iterable[Any]] | None = None, expected: Expectation = "holds",
           paper: str = "user", derived: bool = False, notes: str = "", cites: Sequence[str] = (),
           pep: Callable[[Any], tuple[float, float] | None] | None = None

@@ -61,7 +61,7 @@ def _claim(id: str, cites: tuple[str, ...], holds: bool, space: object = None, e
     def check(x: float) -> Evidence:
         return Evidence(f"x={x}", measured=x, theory=1.0, holds=holds or x < 0.5)
 
-    return Claim(id=id, paper="toy", reference="", statement="", kind="bound", check=check,
+    return Claim(id=id, paper="toy", source="", statement="", kind="bound", check=check,
                  instances=lambda thorough: [0.1], expected=expected, cites=cites, space=space)
 
 
@@ -77,7 +77,7 @@ def test_explain_names_the_first_failing_lemma_in_proof_order(monkeypatch) -> No
         instances = None
 
     space = Space()
-    theorem = Claim(id="toy.thm5", paper="toy", reference="", statement="", kind="bound",
+    theorem = Claim(id="toy.thm5", paper="toy", source="", statement="", kind="bound",
                     check=lambda x: Evidence(f"x={x}", x, 0.5, x <= 0.5), instances=lambda t: [0.9],
                     cites=("Theorem 5",), space=space)
     registry = {c.id: c for c in (

@@ -109,11 +109,33 @@ class Citation:
         return cls(m["paper"] or default_paper, m["kind"], m["number"])
 
 
+def paper_short_citation(paper: str) -> str | None:
+    """``"Jiang, Rodomanov & Stich (ICML 2024)"``: the authors and venue of a paper with an inventory in
+    :mod:`fedtheory.papers` (the title left out), or None for a paper key without one (classic, foundation)."""
+    import importlib
+
+    try:
+        citation = importlib.import_module(f"fedtheory.papers.{paper}").PAPER.citation
+    except ModuleNotFoundError:
+        return None
+    m = re.match(r'^(?P<authors>[^"]*?),? *"[^"]*"(?: *\((?P<venue>[^)]*)\))?', citation)
+    if m is None:
+        return citation
+    return f"{m['authors']} ({m['venue']})" if m["venue"] else m["authors"]
+
+
 @dataclass(frozen=True)
 class Claim:
+    """One checkable statement: its check, its instances, and what it cites.
+
+    ``source`` is free text naming where the statement comes from when it is not (only) a numbered statement of
+    an inventoried paper (a textbook theorem, "derived by fedtheory"); the human-readable :attr:`reference` is
+    derived from it and from :attr:`cites`, so the statement numbers are written once.
+    """
+
     id: str
     paper: str
-    reference: str
+    source: str
     statement: str
     kind: Kind
     check: Callable[[Any], Evidence]
@@ -132,6 +154,21 @@ class Claim:
     #: exists: instance -> (the PEP's worst value, the claim's bound at that instance), or None where it does
     #: not apply to that instance (see :mod:`fedtheory.pep`; ``verify --worst-case`` reports the ratio).
     pep: Callable[[Any], tuple[float, float] | None] | None = None
+
+    @property
+    def reference(self) -> str:
+        """The paper and the statements cited, e.g. ``"Jiang, Rodomanov & Stich (ICML 2024), Corollary 21; eq.
+        (B.14)"``, followed by :attr:`source` when the claim gives one."""
+        parts: list[str] = []
+        by_paper: dict[str, list[str]] = {}
+        for c in self.citations:
+            by_paper.setdefault(c.paper, []).append(c.label)
+        for key, labels in by_paper.items():
+            short = paper_short_citation(key)
+            parts.append(f"{short}, {'; '.join(labels)}" if short else "; ".join(labels))
+        if self.source:
+            parts.append(self.source)
+        return " / ".join(parts)
 
     @property
     def citations(self) -> tuple["Citation", ...]:
@@ -199,6 +236,9 @@ def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Ki
     for name, value in (("paper", paper), ("reference", reference), ("statement", statement)):
         if not isinstance(value, str):
             raise TypeError(f"claim {id!r}: {name} must be a string, got {type(value).__name__}")
+    if not reference.strip() and not cites:
+        raise bad("reference/cites", "are both empty: cite the paper's numbered statements (cites=('Lemma 10',)) or "
+                                     "name the source in reference=")
     if kind not in KINDS:
         raise bad("kind", f"must be one of {KINDS}, got {kind!r}")
     if expected not in EXPECTATIONS:
@@ -225,7 +265,7 @@ def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Ki
         Citation.parse(text, paper)
     if pep is not None and not callable(pep):
         raise TypeError(f"claim {id!r}: pep must be a function instance -> (PEP worst value, bound), got {pep!r}")
-    return dict(id=id, paper=paper, reference=reference, statement=statement, kind=kind, instances=instances,
+    return dict(id=id, paper=paper, source=reference.strip(), statement=statement, kind=kind, instances=instances,
                 expected=expected, derived=derived, notes=notes, space=space, cites=tuple(cites), pep=pep)
 
 
@@ -237,7 +277,7 @@ def with_check(fields: dict[str, Any], check: Callable[[Any], Evidence]) -> Clai
     return Claim(**{**fields, "notes": notes}, check=check)
 
 
-def claim(*, id: str, paper: str, reference: str, statement: str, kind: Kind,
+def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "",
           instances: Callable[[bool], Iterable[Any]] | None = None, expected: Expectation = "holds",
           derived: bool = False, notes: str = "", space: Any = None, cites: Sequence[str] = (),
           pep: Callable[[Any], tuple[float, float] | None] | None = None
@@ -247,7 +287,9 @@ def claim(*, id: str, paper: str, reference: str, statement: str, kind: Kind,
 
     Give either ``instances`` (default instances) or ``space`` (an :class:`~fedtheory.claims.space.InstanceSpace`
     declaring the theorem's class, from which the default instances and the worst-case search derive).
-    ``derived=True`` marks statements that are not the paper's own (an inequality derived by fedtheory, or a
+    ``reference`` is free text for what ``cites`` cannot say (a textbook, "derived by fedtheory"); leave it out
+    when the cited statements say it all: :attr:`Claim.reference` is derived from both. ``derived=True`` marks
+    statements that are not the paper's own (an inequality derived by fedtheory, or a
     corrected version of a false statement); put ``.derived`` or ``.corrected`` in their ids too. ``cites``
     names the paper's numbered statements the claim checks (see :attr:`Claim.cites`); ``pep`` is the exact
     worst case over the class, see :attr:`Claim.pep`.
