@@ -23,7 +23,7 @@ Writing your own algorithm (the public extension API; docs/tutorials/add-your-ow
 """
 import sys as _sys
 
-from .._autoload import load_submodules as _load
+from ..autoload import load_submodules
 from ._local import (Draw, FederatedAlgorithm, FederatedState, UploadMetrics, aggregation_weights, threshold,
                      upload_log)
 from .base import ALGORITHMS, FLOAT_BITS, Algorithm, RoundLog, State, dense_log, register_algorithm
@@ -31,4 +31,4 @@ from .base import ALGORITHMS, FLOAT_BITS, Algorithm, RoundLog, State, dense_log,
 __all__ = ["ALGORITHMS", "FLOAT_BITS", "Algorithm", "RoundLog", "State", "dense_log", "register_algorithm",
            "Draw", "FederatedAlgorithm", "FederatedState", "UploadMetrics", "aggregation_weights", "threshold",
            "upload_log"]
-__all__ += _load(_sys.modules[__name__], globals())
+__all__ += load_submodules(_sys.modules[__name__], globals())

@@ -7,6 +7,6 @@ from .registry import (KINDS, PAPERS, REGISTRY, STATEMENT_KINDS, Citation, Claim
 __all__ = ["KINDS", "PAPERS", "REGISTRY", "STATEMENT_KINDS", "Citation", "Claim", "ClaimResult", "Evidence", "claim",
            "evaluate", "load_all", "select"]
 
-from .._autoload import load_submodules as _load  # noqa: E402
+from ..autoload import load_submodules  # noqa: E402  (after the registry: claim modules import it)
 
-_load(_sys.modules[__name__], globals())
+load_submodules(_sys.modules[__name__], globals())

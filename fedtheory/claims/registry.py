@@ -24,6 +24,8 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 Kind = Literal["identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point",
                "statistical", "counterexample", "invariant", "qualitative"]
 Expectation = Literal["holds", "violated", "exploratory"]
+Cost = Literal["fast", "slow"]
+COSTS = ("fast", "slow")
 EXPECTATIONS = ("holds", "violated", "exploratory")
 PAPERS = ("foundation", "classic", "fedelasticnet", "docofl", "fedred", "ofediq", "efl", "neural")
 KINDS = ("identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point", "statistical",
@@ -154,6 +156,10 @@ class Claim:
     #: exists: instance -> (the PEP's worst value, the claim's bound at that instance), or None where it does
     #: not apply to that instance (see :mod:`fedtheory.pep`; ``verify --worst-case`` reports the ratio).
     pep: Callable[[Any], tuple[float, float] | None] | None = None
+    #: "fast" or "slow": whether the parametrised property test of every claim with a space runs this claim's
+    #: hypothesis examples in the default test run ("slow" claims run under ``pytest -m slow``). A claim is slow
+    #: when one example takes more than about a second.
+    cost: Cost = "fast"
 
     @property
     def reference(self) -> str:
@@ -222,7 +228,7 @@ REGISTRY: dict[str, Claim] = {}
 def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Kind,
                 instances: Callable[[bool], Iterable[Any]] | None, expected: Expectation, derived: bool,
                 notes: str, space: Any, cites: Sequence[str],
-                pep: Callable[[Any], tuple[float, float] | None] | None) -> dict[str, Any]:
+                pep: Callable[[Any], tuple[float, float] | None] | None, cost: Cost = "fast") -> dict[str, Any]:
     """The fields of a claim, checked (a bad one is named in the error), before its check function is known.
 
     Built-in claims go through :func:`claim`, which also registers them; a researcher's own claims through
@@ -263,10 +269,13 @@ def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Ki
         raise TypeError(f"claim {id!r}: cites must be a sequence of labels such as ('Lemma 10',), not a string")
     for text in cites:
         Citation.parse(text, paper)
+    if cost not in COSTS:
+        raise bad("cost", f"must be one of {COSTS}, got {cost!r}")
     if pep is not None and not callable(pep):
         raise TypeError(f"claim {id!r}: pep must be a function instance -> (PEP worst value, bound), got {pep!r}")
     return dict(id=id, paper=paper, source=reference.strip(), statement=statement, kind=kind, instances=instances,
-                expected=expected, derived=derived, notes=notes, space=space, cites=tuple(cites), pep=pep)
+                expected=expected, derived=derived, notes=notes, space=space, cites=tuple(cites), pep=pep,
+                cost=cost)
 
 
 def with_check(fields: dict[str, Any], check: Callable[[Any], Evidence]) -> Claim:
@@ -280,7 +289,7 @@ def with_check(fields: dict[str, Any], check: Callable[[Any], Evidence]) -> Clai
 def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "",
           instances: Callable[[bool], Iterable[Any]] | None = None, expected: Expectation = "holds",
           derived: bool = False, notes: str = "", space: Any = None, cites: Sequence[str] = (),
-          pep: Callable[[Any], tuple[float, float] | None] | None = None
+          pep: Callable[[Any], tuple[float, float] | None] | None = None, cost: Cost = "fast"
           ) -> Callable[[Callable[[Any], Evidence]], Claim]:
     """Decorator registering a check function as a built-in claim; returns the :class:`Claim` (callable like
     the check).
@@ -298,7 +307,7 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
         raise ValueError(f"paper must be one of {PAPERS}, got {paper!r}")
     fields = declaration(id=id, paper=paper, reference=reference, statement=statement, kind=kind,
                          instances=instances, expected=expected, derived=derived, notes=notes, space=space,
-                         cites=cites, pep=pep)
+                         cites=cites, pep=pep, cost=cost)
 
     def wrap(fn: Callable[[Any], Evidence]) -> Claim:
         if id in REGISTRY:

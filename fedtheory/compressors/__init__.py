@@ -4,8 +4,8 @@ Every submodule is imported here and its ``__all__`` re-exported.
 """
 import sys as _sys
 
-from .._autoload import load_submodules as _load
+from ..autoload import load_submodules
 from .base import COMPRESSORS, Compressor, as_rows, register_compressor
 
 __all__ = ["COMPRESSORS", "Compressor", "as_rows", "register_compressor"]
-__all__ += _load(_sys.modules[__name__], globals())
+__all__ += load_submodules(_sys.modules[__name__], globals())
