@@ -73,6 +73,7 @@ import numpy as np
 from . import catalogue
 from ._validation import check_int, check_positive, read_json
 from .expressions import evaluate_expression  # re-exported: bench.evaluate_expression is public
+from .user_code import import_user_module
 
 __all__ = ["SweepSpec", "AlgorithmEntry", "Cell", "SweepResult", "load_spec", "plan", "run_cell", "sweep",
            "read_results", "tune", "rounds_to_eps_table", "problems_table", "evaluate_expression",
@@ -315,7 +316,7 @@ def _import_plugins(imports: Iterable[str]) -> None:
             sys.modules[mod_name] = module
             loader_spec.loader.exec_module(module)
         else:
-            importlib.import_module(item)
+            import_user_module(item)
 
 
 def _algorithms() -> dict[str, type]:

@@ -12,8 +12,7 @@ one instance and returns :class:`Evidence` (measured, bound or closed form, verd
            statement="GD with step 1/L contracts the distance to x* by at least 1 - mu/L per step")
     def gd_contraction(point: dict) -> Evidence:
         ...  # build the instance, measure, compare with the bound
-        return Evidence(instance=str(point), measured=ratio, theory=bound, holds=ratio <= bound * (1 + 1e-12),
-                        tightness=ratio / bound)
+        return verdict(point, measured=ratio, bound=bound, rtol=1e-12)  # holds iff ratio <= bound (1 + 1e-12)
 
 Then, exactly as for the built-in claims:
 
@@ -27,8 +26,12 @@ Then, exactly as for the built-in claims:
 
 A claim expected to be false (``expected="violated"``) must *find* its counterexample; ``"exploratory"`` only
 measures. Bad declarations are refused with the field named when the decorator is applied (see
-:func:`fedtheory.claims.registry.declaration`),
-and an id already taken by a built-in claim is refused too.
+:func:`fedtheory.claims.registry.declaration`): an id already taken by a built-in claim or by another of your
+claims, and default points of the space with a missing, unknown or out-of-range parameter. What a check returns
+is refused when it cannot be a verdict (a non-finite number that "holds", an array where a number belongs, a bound
+claim that "holds" with measured > bound): the claim's result is an error naming the claim and the field, and the
+other claims' results are unaffected. :func:`verdict` computes verdict and tightness from measured and bound with
+these rules.
 """
 from __future__ import annotations
 
@@ -36,12 +39,18 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .claims.registry import (KINDS, Claim, ClaimResult, Evidence, Expectation, Kind, declaration, evaluate,
-                              load_all, with_check)
+                              load_all, verdict, with_check)
 from .claims.space import InstanceSpace, Param
+from .optional import require
 from .worstcase import SearchResult, adversarial_search, pep_worst_case
 
 __all__ = ["KINDS", "Claim", "ClaimResult", "Evidence", "InstanceSpace", "Param", "SearchResult", "claim", "run",
-           "property_test", "worst_case", "pep_worst_case", "write_report"]
+           "property_test", "worst_case", "pep_worst_case", "write_report", "verdict"]
+
+#: The ids of the claims declared through :func:`claim` in this process, with where each check is defined
+#: (module and qualified name): a second declaration of an id from elsewhere is refused, a re-import of the same
+#: module (pytest, importlib.reload) is not.
+_DECLARED: dict[str, tuple[str, str]] = {}
 
 
 def claim(*, id: str, statement: str, kind: Kind, reference: str = "", space: InstanceSpace | None = None,
@@ -64,7 +73,20 @@ def claim(*, id: str, statement: str, kind: Kind, reference: str = "", space: In
     fields = declaration(id=id, paper=paper, reference=reference, statement=statement, kind=kind,
                          instances=instances, expected=expected, derived=derived, notes=notes, space=space,
                          cites=cites, pep=pep)
-    return lambda check: with_check(fields, check)
+    if space is not None:
+        space.check_defaults(f"claim {id!r}")
+
+    def wrap(check: Callable[[Any], Evidence]) -> Claim:
+        where = (getattr(check, "__module__", "?"), getattr(check, "__qualname__", repr(check)))
+        previous = _DECLARED.get(id)
+        if previous is not None and previous != where:
+            raise ValueError(f"claim id {id!r} is declared twice: by {previous[0]}.{previous[1]} and by "
+                             f"{where[0]}.{where[1]}; give each claim its own id")
+        c = with_check(fields, check)
+        _DECLARED[id] = where
+        return c
+
+    return wrap
 
 
 def run(c: Claim, thorough: bool = False) -> ClaimResult:
@@ -81,6 +103,7 @@ def property_test(c: Claim, max_examples: int = 25) -> int:
     """
     if c.space is None:
         raise ValueError(f"claim {c.id!r} declares no space: property tests draw from the theorem's class")
+    require("hypothesis", "fedtheory.extend.property_test")
     from hypothesis import HealthCheck, find, given, settings
     from hypothesis.errors import NoSuchExample
 

@@ -13,7 +13,9 @@ is collected as up to three items:
   to hold.
 
 At the end of the session ``claims.json`` and ``claims.md`` are written to ``--fedtheory-out`` (default
-``fedtheory-claims``) for the claims that ran, as ``fedtheory verify`` writes them. ``--fedtheory-ledger`` adds
+``fedtheory-claims``) for the claims that ran, as ``fedtheory verify`` writes them; under pytest-xdist
+(``pytest -n 2``) the workers send their records to the controller, which writes the one merged report.
+Without hypothesis (the ``test`` extra), the ``[hypothesis]`` items are skipped with the install line. ``--fedtheory-ledger`` adds
 fedtheory's own ledger (every built-in claim, ``--fedtheory-paper KEY`` to select) as items of the same kind.
 A claim of your own package imported into a test module is collected there too; fedtheory's built-in claims
 imported into a test module are not (they are the ledger's, run by ``fedtheory verify``).
@@ -26,10 +28,15 @@ from typing import Any
 import pytest
 
 from .claims.registry import Claim, ClaimResult
+from .optional import MissingExtra, require
 
 _RESULTS = pytest.StashKey[dict]()
 _WORST = pytest.StashKey[dict]()
 _WRITTEN = pytest.StashKey[Path]()
+#: Records sent back by pytest-xdist workers (controller side), in the order the workers finished.
+_WORKER_RECORDS = pytest.StashKey[list]()
+#: The key of the records in an xdist worker's ``workeroutput``.
+WORKER_OUTPUT_KEY = "fedtheory_claim_records"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -54,6 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--{name.replace('_', '-')} must be >= 0, got {config.getoption(name)}")
     config.stash[_RESULTS] = {}
     config.stash[_WORST] = {}
+    config.stash[_WORKER_RECORDS] = []
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -116,6 +124,10 @@ class ClaimItem(pytest.Item):
             if result.failed:
                 raise ClaimFailure(describe_failure(result))
         elif self.mode == "hypothesis":
+            try:
+                require("hypothesis", "the [hypothesis] items of fedtheory's pytest plugin")
+            except MissingExtra as exc:
+                pytest.skip(str(exc))
             extend.property_test(c, max_examples=self.config.getoption("fedtheory_examples"))
         else:
             search = extend.worst_case(c, evaluations=self.config.getoption("fedtheory_evaluations"))
@@ -150,18 +162,36 @@ def describe_failure(result: ClaimResult) -> str:
     return "\n".join(lines)
 
 
+def _records(config: pytest.Config) -> list[dict]:
+    from .report import records_of
+
+    return records_of(list(config.stash.get(_RESULTS, {}).values()), config.stash.get(_WORST, {}))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist, controller side: keep the records a worker sends back when it finishes."""
+    records = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)
+    if records:
+        node.config.stash[_WORKER_RECORDS].extend(records)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
-    results = config.stash.get(_RESULTS, {})
-    if not results:
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller writes the one report
+        workeroutput[WORKER_OUTPUT_KEY] = _records(config)
         return
-    from .extend import write_report
+    records = _records(config) + config.stash.get(_WORKER_RECORDS, [])
+    if not records:
+        return
+    from .report import write_records
 
+    seen: dict[str, dict] = {}
+    for record in records:  # a claim collected in two test modules ran twice: its last run is reported
+        seen[record["id"]] = record
     out = Path(config.getoption("fedtheory_out"))
-    worker = getattr(config, "workerinput", {}).get("workerid")
-    if worker is not None:  # pytest-xdist: one report per worker process
-        out = out / worker
-    write_report(list(results.values()), out, config.stash.get(_WORST, {}))
+    write_records(sorted(seen.values(), key=lambda r: r["id"]), out)
     config.stash[_WRITTEN] = out
 
 

@@ -38,6 +38,10 @@ class SearchResult:
     #: 1 + 1e-10 from rounding is not a counterexample; the verdict decides).
     holds_at_point: bool = True
     history: list[float] = field(default_factory=list)
+    #: Evaluations whose check raised ValueError (an infeasible request, e.g. a delta the generator cannot
+    #: reach): scored -inf and counted here, with the first such error, so a search that mostly failed says so.
+    raised: int = 0
+    first_error: str | None = None
 
     @property
     def counterexample(self) -> bool:
@@ -46,7 +50,8 @@ class SearchResult:
     def as_dict(self) -> dict[str, Any]:
         return {"claim": self.claim_id, "adversarial_tightness": self.ratio if math.isfinite(self.ratio) else None,
                 "adversarial_instance": self.point, "holds_at_adversarial_instance": self.holds_at_point,
-                "evaluations": self.evaluations, "seconds": self.seconds}
+                "evaluations": self.evaluations, "raised_evaluations": self.raised, "first_error": self.first_error,
+                "seconds": self.seconds}
 
 
 def ratio_of(evidence: Evidence) -> float:
@@ -78,34 +83,33 @@ def adversarial_search(claim: Claim, *, evaluations: int = 200, starts: int = 4,
     best: tuple[float, dict | None] = (-math.inf, None)
     history: list[float] = []
     used = 0
+    raised: list[str] = []
 
-    def score(u: np.ndarray, extra: dict) -> float:
+    def evaluate_point(point: dict) -> float:
         nonlocal best, used
         used += 1
-        point = space.point(np.clip(u, 0.0, 1.0), **extra)
-        if not space.admissible(point):
-            return -math.inf
         try:
             value = ratio_of(claim.check(space.build(dict(point))))
-        except ValueError:
+        except ValueError as exc:
+            raised.append(f"{type(exc).__name__} at {point}: {exc}")
             return -math.inf
         history.append(value)
         if value > best[0]:
             best = (value, point)
         return value
 
+    def score(u: np.ndarray, extra: dict) -> float:
+        nonlocal used
+        point = space.point(np.clip(u, 0.0, 1.0), **extra)
+        if not space.admissible(point):
+            used += 1  # an inadmissible point spends budget too, as before
+            return -math.inf
+        return evaluate_point(point)
+
     if include_defaults:
         for point in space.defaults:
-            score_point = dict(point)
-            if space.admissible(score_point):
-                used += 1
-                try:
-                    value = ratio_of(claim.check(space.build(score_point)))
-                except ValueError:
-                    continue
-                history.append(value)
-                if value > best[0]:
-                    best = (value, score_point)
+            if space.admissible(dict(point)):
+                evaluate_point(dict(point))
     # Phase 1, exploration: a third of the budget on random points, each with one of ``starts`` problem seeds.
     # Phase 2, refinement: Nelder-Mead from the best point of each seed, the seed held fixed (so the objective
     # is a deterministic function of the continuous parameters), sharing the rest of the budget.
@@ -128,7 +132,8 @@ def adversarial_search(claim: Claim, *, evaluations: int = 200, starts: int = 4,
         optimize.minimize(lambda u: -score(u, extra), u0, method="Nelder-Mead",
                           options={"maxfev": budget, "xatol": 1e-4, "fatol": 1e-9})
     holds = True if best[1] is None else bool(claim.check(space.build(dict(best[1]))).holds)
-    return SearchResult(claim.id, best[0], best[1], used, time.perf_counter() - start_time, holds, history)
+    return SearchResult(claim.id, best[0], best[1], used, time.perf_counter() - start_time, holds, history,
+                        raised=len(raised), first_error=raised[0] if raised else None)
 
 
 def pep_worst_case(claim: Claim) -> float | None:

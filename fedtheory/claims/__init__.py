@@ -2,10 +2,10 @@
 import sys as _sys
 
 from .registry import (KINDS, PAPERS, REGISTRY, STATEMENT_KINDS, Citation, Claim, ClaimResult, Evidence, claim,
-                       evaluate, load_all, select)
+                       evaluate, load_all, select, verdict)
 
 __all__ = ["KINDS", "PAPERS", "REGISTRY", "STATEMENT_KINDS", "Citation", "Claim", "ClaimResult", "Evidence", "claim",
-           "evaluate", "load_all", "select"]
+           "evaluate", "load_all", "select", "verdict"]
 
 from ..autoload import load_submodules  # noqa: E402  (after the registry: claim modules import it)
 

@@ -38,6 +38,12 @@ class Evidence:
 
     ``measured`` and ``theory`` are the two numbers compared (PEPit style); ``tightness`` is
     measured / theory for bounds (1 means the bound is attained); ``holds`` is the verdict for this instance.
+
+    What cannot be a verdict is refused here, with the field named: ``measured``, ``theory`` and ``tightness``
+    must be real scalars (a Python number or a NumPy scalar / 0-d array), ``holds`` a single truth value, and a
+    non-finite ``measured`` or ``theory`` can never hold (NaN compares false with everything, so a check that
+    forgot to handle it would otherwise pass). :func:`verdict` builds the Evidence of a bound from measured and
+    bound with these rules, so a check need not write them by hand.
     """
 
     instance: str
@@ -47,10 +53,83 @@ class Evidence:
     tightness: float | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.instance, str):
+            object.__setattr__(self, "instance", str(self.instance))
+        for name in ("measured", "theory", "tightness"):
+            value = getattr(self, name)
+            if value is None and name == "tightness":
+                continue
+            object.__setattr__(self, name, _real_scalar(name, value))
+        object.__setattr__(self, "holds", _truth_value(self.holds))
+        if not isinstance(self.details, Mapping):
+            raise TypeError(f"Evidence.details must be a mapping (a dict of extra numbers), got "
+                            f"{type(self.details).__name__}")
+        if self.holds:
+            for name in ("measured", "theory"):
+                if not math.isfinite(getattr(self, name)):
+                    raise ValueError(f"Evidence at {self.instance}: {name} is {getattr(self, name)} but holds=True; "
+                                     "a non-finite value cannot be a verdict that holds (return holds=False, or "
+                                     "use fedtheory.extend.verdict)")
+
     def as_dict(self) -> dict[str, Any]:
         return {"instance": self.instance, "measured": _num(self.measured), "theory": _num(self.theory),
                 "holds": bool(self.holds), "tightness": _num(self.tightness),
-                "details": {k: _jsonable(v) for k, v in self.details.items()}}
+                "details": {str(k): _jsonable(v) for k, v in self.details.items()}}
+
+
+def _real_scalar(name: str, value: Any) -> float:
+    """``value`` as a float, or TypeError naming the field: a bool, a complex number, a string or an array with
+    more than one element is not a measured number."""
+    if isinstance(value, (bool, str, bytes, complex)) or value is None:
+        raise TypeError(f"Evidence.{name} must be a real number, got {type(value).__name__} {value!r}")
+    shape = getattr(value, "shape", ())
+    if shape not in ((), None):
+        raise TypeError(f"Evidence.{name} must be a single real number, got an array of shape {tuple(shape)} "
+                        "(reduce it first, e.g. its max, and put the array in details)")
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"Evidence.{name} must be a real number, got {type(value).__name__} {value!r}") from None
+    if getattr(value, "dtype", None) is not None and getattr(value.dtype, "kind", "f") == "c":
+        raise TypeError(f"Evidence.{name} must be real, got a complex value {value!r}")
+    return out
+
+
+def _truth_value(value: Any) -> bool:
+    """``holds`` as a bool, or TypeError: an array of verdicts is ambiguous (reduce it with all() or any())."""
+    if isinstance(value, bool):
+        return value
+    shape = getattr(value, "shape", ())
+    if shape not in ((), None):
+        raise TypeError(f"Evidence.holds must be a single truth value, got an array of shape {tuple(shape)} "
+                        "(reduce it with all() or any())")
+    if type(value).__name__ in ("bool_", "bool") or isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise TypeError(f"Evidence.holds must be True or False, got {type(value).__name__} {value!r}")
+
+
+def verdict(instance: Any, measured: float, bound: float, *, rtol: float = 0.0, atol: float = 0.0,
+            details: Mapping[str, Any] | None = None) -> Evidence:
+    """The Evidence of a bound ``measured <= bound`` at ``instance``: holds when measured <= bound (1 + rtol) +
+    atol; the tightness is measured / bound (for a positive bound); a non-finite measured value or bound never
+    holds (NaN is a failure, not a pass). ``rtol`` and ``atol`` are the rounding slack the comparison allows:
+    state why in a comment where you pass them."""
+    measured = _real_scalar("measured", measured)
+    bound = _real_scalar("theory", bound)
+    if not (math.isfinite(rtol) and rtol >= 0 and math.isfinite(atol) and atol >= 0):
+        raise ValueError(f"verdict: rtol and atol must be finite and >= 0, got rtol={rtol}, atol={atol}")
+    finite = math.isfinite(measured) and math.isfinite(bound)
+    holds = finite and measured <= bound + rtol * abs(bound) + atol
+    tightness = measured / bound if finite and bound > 0 else None
+    return Evidence(str(instance), measured, bound, holds, tightness, dict(details or {}))
+
+
+#: A bound claim's verdict ``holds`` is checked against measured <= theory: it may say "holds" while measured
+#: exceeds theory only by rounding (this relative and absolute slack: the checks compare at 1e-12..1e-9 of the
+#: scale), never by more. Anything else is a check that contradicts its own numbers.
+BOUND_CONSISTENCY_RTOL = 1e-9
+BOUND_CONSISTENCY_ATOL = 1e-12
 
 
 def _num(x: Any) -> Any:
@@ -345,6 +424,12 @@ def _evidence_of(c: Claim, value: Any) -> Evidence:
     if not isinstance(value, Evidence):
         raise TypeError(f"claim {c.id!r}: its check must return fedtheory Evidence(instance, measured, theory, "
                         f"holds, tightness), got {type(value).__name__}")
+    if c.kind == "bound" and value.holds:
+        slack = BOUND_CONSISTENCY_RTOL * abs(value.theory) + BOUND_CONSISTENCY_ATOL
+        if not value.measured <= value.theory + slack:
+            raise ValueError(f"claim {c.id!r} at {value.instance}: the check says holds=True, but measured "
+                             f"{value.measured:.6g} > bound {value.theory:.6g} (a bound claim holds only when "
+                             "measured <= bound; use fedtheory.extend.verdict)")
     return value
 
 
@@ -358,5 +443,5 @@ def evaluate(c: Claim, thorough: bool = False, instances: Iterable[Any] | None =
             evidence.append(_evidence_of(c, c.check(inst)))
         error = None if evidence else "no instances"
     except Exception as exc:  # noqa: BLE001 - the ledger reports any failure of a check
-        error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"
+        error = f"claim {c.id!r}: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"
     return ClaimResult(c, evidence, error, time.perf_counter() - start)

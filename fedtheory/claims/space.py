@@ -83,6 +83,35 @@ class InstanceSpace:
             raise ValueError(f"u must have {len(self.params)} coordinates, got {len(u)}")
         return {**self.fixed, **{p.name: p.from_unit(x) for p, x in zip(self.params, u)}, **extra}
 
+    def check_defaults(self, owner: str = "space") -> None:
+        """ValueError naming ``owner`` and the point when a default (or thorough) point lacks a parameter, has a
+        key that is neither a parameter nor fixed, puts a parameter outside its range, or is outside the regime.
+
+        For spaces whose default points are parameter points (a researcher's claims); some built-in spaces list
+        their defaults in the check's own keywords instead and do not call this.
+        """
+        names = {p.name for p in self.params}
+        known = names | set(self.fixed)
+        for point in [*self.defaults, *self.thorough]:
+            if not isinstance(point, Mapping):
+                raise TypeError(f"{owner}: a default point must be a dict of the parameters, got {point!r}")
+            missing = sorted(names - set(point))
+            unknown = sorted(set(point) - known)
+            if missing or unknown:
+                raise ValueError(f"{owner}: default point {dict(point)} "
+                                 + (f"lacks the parameter(s) {missing}" if missing else "")
+                                 + ("; " if missing and unknown else "")
+                                 + (f"has key(s) {unknown} that are not parameters of the space "
+                                    f"({sorted(names)}) nor fixed" if unknown else ""))
+            for p in self.params:
+                v = point[p.name]
+                if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                        or not (p.low <= v <= p.high):
+                    raise ValueError(f"{owner}: default point {dict(point)} has {p.name}={v!r}, outside its range "
+                                     f"[{p.low}, {p.high}]")
+            if not self.admissible(point):
+                raise ValueError(f"{owner}: default point {dict(point)} is outside the theorem's regime")
+
     def admissible(self, point: Mapping[str, Any]) -> bool:
         return self.regime is None or bool(self.regime(dict(point)))
 

@@ -12,7 +12,7 @@ from .._validation import read_json
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "bench", help="run a benchmark sweep on the problem catalogue",
+        "bench", help="Run a benchmark sweep on the named problem catalogue.",
         description="Run algorithms x hyperparameter grids x catalogue problems x seeds; write one file per cell "
                     "(atomically; a rerun skips finished cells), the long table results.parquet|csv, tuned "
                     "hyperparameters, a rounds-to-eps table and the standard figures. Give a sweep spec file "

@@ -1,35 +1,36 @@
-"""``fedtheory conform PACKAGE.MODULE:FACTORY --as FAMILY``: check a third-party implementation (docs/conformance.md)."""
+"""``fedtheory conform PACKAGE.MODULE:FACTORY --as FAMILY``: check a third-party implementation against its
+paper's properties (docs/conformance.md)."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-
-
-def _families() -> tuple[str, ...]:
-    # the kit's own list, so a family added to fedtheory.conformance is selectable here at once
-    from ..conformance import FAMILIES
-
-    return FAMILIES
+from ..optional import require
+from ..user_code import import_user_module
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("conform", help="check an implementation against its paper's properties",
-                       description="Import FACTORY from PACKAGE.MODULE, call it with no arguments to get the "
-                                   "implementation (see fedtheory.conformance.contract), check it against the "
-                                   "family's properties, print a table and write conformance.json and "
-                                   "conformance.md. Exit status 1 if a property fails.")
-    p.add_argument("target", metavar="PACKAGE.MODULE:FACTORY")
-    p.add_argument("--as", dest="family", required=True, choices=_families(), help="the paper family to check against")
+    p = sub.add_parser("conform", help="Check an implementation against its paper's properties.",
+                       description="Import FACTORY from PACKAGE.MODULE (the current directory is searched first, "
+                                   "as with python -m), call it with no arguments to get the implementation, "
+                                   "check it against the family's properties, print a table and write "
+                                   "conformance.json and conformance.md. Exit status 0 if it conforms, 1 if a "
+                                   "property fails, 2 on bad input. Needs the test extra (hypothesis): "
+                                   "pip install 'fedtheory[test]'.")
+    p.add_argument("target", metavar="PACKAGE.MODULE:FACTORY",
+                   help="the module to import and the function in it that returns the implementation")
+    p.add_argument("--as", dest="family", required=True, metavar="FAMILY",
+                   help="the paper family to check against, e.g. fedavg, scaffold, fedprox, feddyn, scaffnew, dane, "
+                        "fedred, docofl, ofediq, efl (an unknown name lists them all)")
     p.add_argument("--hyper", action="append", default=[], metavar="NAME=VALUE",
                    help="a hyperparameter (repeatable), e.g. local_steps=5; VALUE is parsed as JSON, 'none' = None")
-    p.add_argument("--rtol", type=float, default=1e-8, help="identity tolerance (default %(default)g; ~1e-4 for float32)")
+    p.add_argument("--rtol", type=float, default=1e-8,
+                   help="the relative tolerance of identities (default %(default)g; about 1e-4 for float32 code)")
     p.add_argument("--max-examples", type=int, default=None, help="hypothesis examples per property")
-    p.add_argument("--out", default="fedtheory-conformance", help="output folder (default: %(default)s)")
+    p.add_argument("--out", default="fedtheory-conformance", help="the output folder (default: %(default)s)")
     p.set_defaults(func=main)
 
 
@@ -43,18 +44,24 @@ def _value(text: str) -> Any:
 
 
 def load(target: str) -> Any:
-    """Import ``PACKAGE.MODULE:FACTORY`` and call the factory."""
+    """Import ``PACKAGE.MODULE:FACTORY`` (the current directory first, as ``python -m`` would) and call the
+    factory."""
     module, sep, attr = target.partition(":")
     if not sep or not module or not attr:
         raise ValueError(f"target must be PACKAGE.MODULE:FACTORY, got {target!r}")
-    factory = getattr(importlib.import_module(module), attr)
-    return factory()
+    mod = import_user_module(module)
+    if not hasattr(mod, attr):
+        raise ValueError(f"target {target!r}: module {module!r} has no attribute {attr!r}")
+    return getattr(mod, attr)()
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..conformance import check
+    require("hypothesis", "fedtheory conform")
+    from ..conformance import FAMILIES, check
 
     try:
+        if args.family not in FAMILIES:
+            raise ValueError(f"--as {args.family!r}: not a family of the kit; choose one of {', '.join(FAMILIES)}")
         hyper = {}
         for item in args.hyper:
             name, sep, value = item.partition("=")

@@ -12,12 +12,13 @@ from ..papers.coverage import checked_share, totals
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("coverage", help="which numbered statements of the papers the ledger checks",
-                       description=__doc__.split("\n")[0].strip("`"))
+    p = sub.add_parser("coverage", help="Show which numbered statements of the papers the ledger checks.",
+                       description="Per paper, count the numbered statements the ledger checks, records false, "
+                                   "cannot check (with the reason) and has not checked yet.")
     p.add_argument("--write", metavar="FILE", type=Path,
-                   help="write every statement with its status, claims or reason, and proof chain as Markdown "
-                        "(the repository's docs/coverage.md is made this way)")
-    p.add_argument("--open", action="store_true", help="list the statements that are checkable but not checked")
+                   help="Write every statement with its status, its claims or the reason, and its proof chain as a "
+                        "Markdown file (the project's docs/coverage.md is made this way).")
+    p.add_argument("--open", action="store_true", help="List the statements that are checkable but not checked.")
     p.set_defaults(func=main)
 
 

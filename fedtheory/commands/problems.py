@@ -9,25 +9,25 @@ from .. import catalogue
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("problems", help="the named benchmark catalogue (list, show, verify, export)",
+    p = sub.add_parser("problems", help="List, show, verify and export the named benchmark problems.",
                        description="Named, versioned benchmark instances with recorded certificates. Cite an "
                                    "instance as NAME@vVERSION; anyone regenerates exactly the same arrays.")
-    p.add_argument("--root", default=None, help="catalogue folder (default: the packaged catalogue)")
+    p.add_argument("--root", default=None, help="The catalogue folder (default: the catalogue shipped in the package).")
     cmds = p.add_subparsers(dest="problems_command", required=True)
-    ls = cmds.add_parser("list", help="list instances with their key constants")
-    ls.add_argument("pattern", nargs="?", default=None, help="shell pattern, e.g. 'quad-kappa100-*'")
-    show = cmds.add_parser("show", help="spec and recorded certificate of one instance")
+    ls = cmds.add_parser("list", help="List the instances with their key constants.")
+    ls.add_argument("pattern", nargs="?", default=None, help="A shell pattern, e.g. 'quad-kappa100-*'.")
+    show = cmds.add_parser("show", help="Show the spec and the recorded certificate of one instance.")
     show.add_argument("name")
-    ver = cmds.add_parser("verify", help="check shipped arrays, regeneration and constants against the certificates (reports distances)")
-    ver.add_argument("names", nargs="*", help="names or patterns (default: all)")
-    cert = cmds.add_parser("certify", help="record the certificate file of an instance (maintainers)")
+    ver = cmds.add_parser("verify", help="Check the shipped arrays, their regeneration and the constants against the certificates, and report the distances.")
+    ver.add_argument("names", nargs="*", help="Names or patterns (default: all).")
+    cert = cmds.add_parser("certify", help="Record the certificate file of an instance (for maintainers).")
     cert.add_argument("name")
     cert.add_argument("--overwrite", action="store_true",
-                      help="replace a different record (only after bumping the version in NAME.json)")
-    exp = cmds.add_parser("export", help="write the arrays and certificate for other frameworks")
+                      help="Replace a different record (only after bumping the version in NAME.json).")
+    exp = cmds.add_parser("export", help="Write the arrays and the certificate of an instance for use in other frameworks.")
     exp.add_argument("name")
     exp.add_argument("--format", choices=("npz",), default="npz")
-    exp.add_argument("--out", default=None, help="output file (default: NAME.npz)")
+    exp.add_argument("--out", default=None, help="The output file (default: NAME.npz).")
     p.set_defaults(func=main)
 
 

@@ -14,7 +14,7 @@ from ..report import (COMPARE_REPORT_RTOL, COMPARE_ROUNDING_FLOOR, TABLE_HEADER,
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("verify", help="check every registered paper claim numerically",
+    p = sub.add_parser("verify", help="Check every claim of the ledger numerically and report its tightness.",
                        description="Run every registered claim on its default instances, print a table, and "
                                    "write claims.json and claims.md. Exit status 1 if a claim expected to hold "
                                    "is violated, a recorded counterexample is lost, or a check errors.")

@@ -4,8 +4,8 @@ A library module (not part of the command line), so that ``fedtheory verify``, :
 pytest plugin write the same reports.
 """
 from .compare import COMPARE_REPORT_RTOL, COMPARE_ROUNDING_FLOOR, compare_runs
-from .files import write_reports
+from .files import records_of, write_records, write_reports
 from .table import TABLE_HEADER, fmt, render_table, render_worst_case, table_rows, terminal_width
 
-__all__ = ["COMPARE_REPORT_RTOL", "COMPARE_ROUNDING_FLOOR", "compare_runs", "write_reports", "TABLE_HEADER", "fmt",
+__all__ = ["COMPARE_REPORT_RTOL", "COMPARE_ROUNDING_FLOOR", "compare_runs", "records_of", "write_records", "write_reports", "TABLE_HEADER", "fmt",
            "render_table", "render_worst_case", "table_rows", "terminal_width"]
