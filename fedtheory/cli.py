@@ -21,14 +21,19 @@ DESCRIPTION = ("Numerical verification of federated-optimization theory: run the
                "named problem catalogue (bench, problems).")
 
 
+def subcommands() -> list[str]:
+    """The names of the subcommands, one module of :mod:`fedtheory.commands` each."""
+    return [m.name for m in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name)
+            if not m.name.startswith("_")]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fedtheory", description=DESCRIPTION)
     # the installed distribution's version (fedtheory.__version__ reads the package metadata)
     parser.add_argument("--version", action="version", version=f"fedtheory {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{commands.__name__}.{info.name}").register(sub)
+    for name in subcommands():
+        importlib.import_module(f"{commands.__name__}.{name}").register(sub)
     return parser
 
 

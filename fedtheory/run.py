@@ -63,6 +63,10 @@ def run(algorithm: Any, problem: Problem, rounds: int, *, seed: int | np.random.
                         f"from fedtheory.algorithms), got "
                         f"{'the class ' + algorithm.__name__ if isinstance(algorithm, type) else type(algorithm).__name__}")
     rounds = check_int("rounds", rounds, low=0)
+    horizon = getattr(problem, "horizon", None)  # an online stream has T steps, one per round
+    if isinstance(horizon, int) and rounds > horizon:
+        raise ValueError(f"rounds must be in [0, {horizon}]: the problem is a stream of T = {horizon} steps "
+                         f"(one per round), got rounds={rounds}")
     record_every = check_int("record_every", record_every, low=1)
     if tol is not None:
         tol = check_positive("tol", tol)

@@ -28,7 +28,7 @@ SHIPPED = [n for n in NAMES if catalogue.spec(n).ship_arrays]
 
 def test_catalogue_is_not_empty_and_problems_folder_points_at_it():
     assert len(NAMES) >= 10
-    # problems/ (DESIGN.md's top-level catalogue) and the package data are the same folder, not copies.
+    # problems/ (the top-level catalogue of docs/design.md) and the package data are the same folder, not copies.
     assert (REPO / "problems").resolve() == catalogue.CATALOGUE_DIR.resolve()
     for name in NAMES:
         assert (catalogue.CATALOGUE_DIR / f"{name}.cert.json").is_file(), f"{name} has no certificate"

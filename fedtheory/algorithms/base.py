@@ -9,9 +9,10 @@ An algorithm is a frozen dataclass of hyperparameters validated in ``__post_init
 deterministic update, so tests can take exact expectations by enumerating the draws. Algorithms that support
 this expose ``round_given(problem, state, draw)`` next to ``draw(problem, state, rng)``.
 
-Every algorithm class is registered with :func:`register_algorithm`, which gives it the generic conformance
-suite in ``tests/test_conformance.py`` for free: it must provide an ``example()`` classmethod returning a
-valid instance for a well-posed strongly convex problem.
+Every algorithm class of fedtheory is registered with :func:`register_algorithm`, which makes it available to
+``fedtheory bench`` by its ``name``. fedtheory's own algorithms also provide an ``example()`` classmethod (a
+valid instance for a well-posed strongly convex problem), on which the project's generic algorithm tests run
+(determinism, validation, the draw/round_given split); an algorithm of yours needs only ``name``.
 """
 from __future__ import annotations
 
@@ -82,14 +83,18 @@ A = TypeVar("A", bound=type)
 
 
 def register_algorithm(cls: A) -> A:
-    """Class decorator: add an algorithm to the registry used by the conformance suite, bench and CLI."""
+    """Class decorator: make an algorithm available to ``fedtheory bench`` (``--algorithm NAME``, grids
+    ``NAME.param=...``) under its class attribute ``name``.
+
+    The class needs a non-empty string ``name`` not taken by another class; an ``example()`` classmethod
+    returning a valid instance is optional (fedtheory's own algorithms have one, for its generic tests).
+    """
     name = getattr(cls, "name", None)
     if not isinstance(name, str) or not name:
-        raise TypeError(f"{cls.__name__} needs a class attribute `name`")
+        raise TypeError(f"{cls.__name__} needs a class attribute `name` (a non-empty string: the name bench uses)")
     if name in ALGORITHMS and ALGORITHMS[name] is not cls:
-        raise ValueError(f"algorithm name {name!r} registered twice")
-    if not callable(getattr(cls, "example", None)):
-        raise TypeError(f"{cls.__name__} needs an `example()` classmethod for the conformance suite")
+        raise ValueError(f"algorithm name {name!r} registered twice: by {ALGORITHMS[name].__name__} and by "
+                         f"{cls.__name__}")
     ALGORITHMS[name] = cls
     return cls
 

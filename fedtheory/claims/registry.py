@@ -1,6 +1,6 @@
 """The claims ledger: every checkable statement of a paper, with the check that tests it.
 
-A :class:`Claim` names its paper, the theorem or equation, the statement, the kind of check (see DESIGN.md's
+A :class:`Claim` names its paper, the theorem or equation, the statement, the kind of check (see docs/design.md's
 verification conventions) and whether the paper's statement is expected to hold. Its ``check`` takes one
 instance (a problem, or a dict of parameters) and returns :class:`Evidence`; ``instances(thorough)`` yields
 the default instances that ``fedtheory verify`` runs. Tests call the same ``check`` on hypothesis-drawn

@@ -23,31 +23,31 @@ def register(sub: argparse._SubParsersAction) -> None:
                "  fedtheory bench --problems 'quad-kappa100-delta*' --algorithm gd --algorithm scaffold \\\n"
                "      --grid scaffold.step==0.1/L,=0.3/L --grid scaffold.local_steps=10 --rounds 500\n"
                "  fedtheory bench --spec sweep.json --scheduler tcp://10.0.0.1:8786")
-    p.add_argument("--spec", help="sweep spec file (.json or .toml); flags below override its fields")
-    p.add_argument("--problems", nargs="+", metavar="NAME", help="catalogue names or shell patterns")
+    p.add_argument("--spec", help="Sweep spec file (.json or .toml); flags below override its fields.")
+    p.add_argument("--problems", nargs="+", metavar="NAME", help="Catalogue names or shell patterns.")
     p.add_argument("--algorithm", action="append", metavar="NAME",
-                   help="registered algorithm name (repeatable; see --list)")
+                   help="Registered algorithm name (repeatable; see --list).")
     p.add_argument("--grid", action="append", default=[], metavar="ALGO.PARAM=V1,V2",
-                   help="hyperparameter values for an algorithm (JSON values or =expressions over the "
-                        "certificate constants, e.g. fedavg.step==0.1/L,=1/L); repeatable")
-    p.add_argument("--seeds", nargs="+", type=int, help="seeds (default 0)")
-    p.add_argument("--rounds", type=int, help="round budget per cell (default 1000)")
-    p.add_argument("--record-every", type=int, help="record every k-th round (default 1)")
-    p.add_argument("--eps", type=float, help="target relative gap for stopping and tuning (default 1e-8)")
+                   help="Hyperparameter values for an algorithm (JSON values or =expressions over the "
+                        "certificate constants, e.g. fedavg.step==0.1/L,=1/L); repeatable.")
+    p.add_argument("--seeds", nargs="+", type=int, help="Seeds (default 0).")
+    p.add_argument("--rounds", type=int, help="Round budget per cell (default 1000).")
+    p.add_argument("--record-every", type=int, help="Record every k-th round (default 1).")
+    p.add_argument("--eps", type=float, help="Target relative gap for stopping and tuning (default 1e-8).")
     p.add_argument("--criterion", choices=("rounds", "comm_rounds", "bits", "local_grads"),
-                   help="tuning criterion: fewest rounds / communication rounds / bits / local gradients to "
-                        "eps (default rounds)")
-    p.add_argument("--sigma2", type=float, help="variance of a stochastic gradient oracle on every problem "
-                                                 "(for algorithms run with stochastic=true; default 0)")
-    p.add_argument("--figure-x", help="also plot tuned rounds-to-eps against this constant, e.g. delta_A/mu_f")
-    p.add_argument("--out", help="results folder (default bench-results/<spec name>)")
-    p.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="table format")
+                   help="Tuning criterion: fewest rounds / communication rounds / bits / local gradients to "
+                        "eps (default rounds).")
+    p.add_argument("--sigma2", type=float, help="Variance of a stochastic gradient oracle on every problem "
+                                                 "(for algorithms run with stochastic=true; default 0).")
+    p.add_argument("--figure-x", help="Also plot tuned rounds-to-eps against this constant, e.g. delta_A/mu_f.")
+    p.add_argument("--out", help="Results folder (default bench-results/<spec name>).")
+    p.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="Table format.")
     p.add_argument("--jobs", type=int, default=-1,
-                   help="local joblib worker processes (default -1: every core; 1: run in this process)")
-    p.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port): run the cells on that cluster")
-    p.add_argument("--no-figures", action="store_true", help="skip the figures")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--list", action="store_true", help="list registered algorithms and catalogue problems")
+                   help="Local joblib worker processes (default -1: every core; 1: run in this process).")
+    p.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port): run the cells on that cluster.")
+    p.add_argument("--no-figures", action="store_true", help="Skip the figures.")
+    p.add_argument("--quiet", action="store_true", help="No progress bar.")
+    p.add_argument("--list", action="store_true", help="List registered algorithms and catalogue problems.")
     p.set_defaults(func=main)
 
 

@@ -21,16 +21,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "property fails, 2 on bad input. Needs the test extra (hypothesis): "
                                    "pip install 'fedtheory[test]'.")
     p.add_argument("target", metavar="PACKAGE.MODULE:FACTORY",
-                   help="the module to import and the function in it that returns the implementation")
+                   help="The module to import and the function in it that returns the implementation.")
     p.add_argument("--as", dest="family", required=True, metavar="FAMILY",
-                   help="the paper family to check against, e.g. fedavg, scaffold, fedprox, feddyn, scaffnew, dane, "
-                        "fedred, docofl, ofediq, efl (an unknown name lists them all)")
+                   help="The paper family to check against, e.g. fedavg, scaffold, fedprox, feddyn, scaffnew, dane, "
+                        "fedred, docofl, ofediq, efl (an unknown name lists them all).")
     p.add_argument("--hyper", action="append", default=[], metavar="NAME=VALUE",
-                   help="a hyperparameter (repeatable), e.g. local_steps=5; VALUE is parsed as JSON, 'none' = None")
+                   help="A hyperparameter (repeatable), e.g. local_steps=5; VALUE is parsed as JSON, 'none' = None.")
     p.add_argument("--rtol", type=float, default=1e-8,
-                   help="the relative tolerance of identities (default %(default)g; about 1e-4 for float32 code)")
-    p.add_argument("--max-examples", type=int, default=None, help="hypothesis examples per property")
-    p.add_argument("--out", default="fedtheory-conformance", help="the output folder (default: %(default)s)")
+                   help="The relative tolerance of identities (default %(default)g; about 1e-4 for float32 code).")
+    p.add_argument("--max-examples", type=int, default=None, help="Hypothesis examples per property.")
+    p.add_argument("--out", default="fedtheory-conformance", help="The output folder (default: %(default)s).")
     p.set_defaults(func=main)
 
 

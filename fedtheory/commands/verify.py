@@ -18,24 +18,24 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Run every registered claim on its default instances, print a table, and "
                                    "write claims.json and claims.md. Exit status 1 if a claim expected to hold "
                                    "is violated, a recorded counterexample is lost, or a check errors.")
-    p.add_argument("--paper", action="append", choices=PAPERS, help="only this paper's claims (repeatable)")
-    p.add_argument("--claim", action="append", metavar="ID", help="only this claim (repeatable)")
-    p.add_argument("--thorough", action="store_true", help="more and larger instances")
-    p.add_argument("--out", default="fedtheory-claims", help="output folder (default: %(default)s)")
-    p.add_argument("--list", action="store_true", help="list the selected claims and exit")
+    p.add_argument("--paper", action="append", choices=PAPERS, help="Only this paper's claims (repeatable).")
+    p.add_argument("--claim", action="append", metavar="ID", help="Only this claim (repeatable).")
+    p.add_argument("--thorough", action="store_true", help="More and larger instances.")
+    p.add_argument("--out", default="fedtheory-claims", help="Output folder (default: %(default)s).")
+    p.add_argument("--list", action="store_true", help="List the selected claims and exit.")
     p.add_argument("--explain", metavar="ID",
-                   help="run claim ID and every claim along the proof chains of the statements it cites (their "
-                        "lemmas, in proof order), and name the first link that fails")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+                   help="Run claim ID and every claim along the proof chains of the statements it cites (their "
+                        "lemmas, in proof order), and name the first link that fails.")
+    p.add_argument("--quiet", action="store_true", help="No progress bar.")
     p.add_argument("--worst-case", action="store_true",
-                   help="also search each claim's instance space for the largest measured/bound (adversarial "
-                        "tightness; claims that declare a space), and report exact PEP worst cases where one applies")
+                   help="Also search each claim's instance space for the largest measured/bound (adversarial "
+                        "tightness; claims that declare a space), and report exact PEP worst cases where one applies.")
     p.add_argument("--evaluations", type=int, default=200,
-                   help="check evaluations per claim for --worst-case (default: %(default)s)")
+                   help="Check evaluations per claim for --worst-case (default: %(default)s).")
     p.add_argument("--compare", metavar="CLAIMS_JSON", type=Path,
-                   help="compare with the claims.json of another run (e.g. another machine or BLAS kernel): "
+                   help="Compare with the claims.json of another run (e.g. another machine or BLAS kernel): "
                         "exit 1 if any claim's status or any instance's verdict differs; report how far the "
-                        "measured numbers moved")
+                        "measured numbers moved.")
     p.set_defaults(func=main)
 
 
