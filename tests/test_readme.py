@@ -17,6 +17,20 @@ def test_quick_start_has_exactly_two_commands_and_ci_runs_the_test_one():
     assert commands[1].strip() in ci
 
 
+def test_ci_runs_command_1_exactly_first_on_a_base_install():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    command_1 = re.findall(r"```bash\n(.*?)\n```", section, flags=re.S)[0].strip()
+    assert command_1 == "pip install . && fedtheory verify"
+    ci = (ROOT / ".ci" / "run").read_text()
+    # command 1 runs (in braces, only to send its output to a log) before the test extras are installed
+    base_step = ci.index("{ " + command_1 + "; }")
+    assert base_step < ci.index('pip install -e ".[test')
+    assert '"$PYTHON" -m venv .venv-base' in ci[:base_step]
+    for step in ('fedtheory $command --help', "fedtheory coverage", "fedtheory problems list"):
+        assert step in ci[base_step:ci.index('pip install -e ".[test')]
+
+
 def test_cli_has_main_subcommands():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
