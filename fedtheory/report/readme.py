@@ -1,0 +1,73 @@
+"""The README's numbers, generated from the ledger so that none is typed by hand.
+
+The README marks each generated block with ``<!-- generated: NAME -->`` and ``<!-- /generated -->``; :func:`blocks`
+renders every block from the registered claims (their expectations: a claim expected to hold that does not fails
+``fedtheory verify`` and the test suite, so the expectations are the verdicts of a passing run), and
+:func:`update_readme` rewrites them. ``python -m fedtheory.report.readme README.md`` updates the file;
+tests/test_readme.py fails when it is stale.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Iterable
+
+from ..claims.registry import Claim, load_all
+from .symbols import pretty_maths
+
+__all__ = ["ledger_counts", "blocks", "update_readme"]
+
+_BLOCK = re.compile(r"(<!-- generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
+
+
+def ledger_counts(claims: Iterable[Claim]) -> dict[str, int]:
+    """How many claims there are, and how many are expected to hold, are measurements, and record a false statement
+    (each with its counterexample); ``neural``: the claims that need the torch extra to register."""
+    claims = list(claims)
+    by_expectation = Counter(c.expected for c in claims)
+    return {"claims": len(claims), "hold": by_expectation["holds"], "measured": by_expectation["exploratory"],
+            "false": by_expectation["violated"], "neural": sum(c.paper == "neural" for c in claims),
+            "derived": sum(c.derived for c in claims)}
+
+
+def _ledger_summary(claims: list[Claim]) -> str:
+    n = ledger_counts(claims)
+    return (f"`fedtheory verify` checks {n['claims']} claims from the five papers, the classic results they build "
+            f"on, the problem generators and the neural backend ({n['claims'] - n['neural']} without the `torch` "
+            f"extra, whose {n['neural']} neural claims then register nothing). A passing run reports {n['hold']} "
+            f"that hold, {n['measured']} measurements (experiments recorded next to the papers' numbers, without a "
+            f"verdict) and {n['false']} recorded false: each finds its counterexample, and a corrected statement is "
+            f"registered next to it.\n")
+
+
+def _false_table(claims: list[Claim]) -> str:
+    rows = ["| claim | the statement found false |", "|---|---|"]
+    for c in sorted((c for c in claims if c.expected == "violated"), key=lambda c: c.id):
+        rows.append(f"| `{c.id}` | {pretty_maths(c.statement).replace('|', chr(92) + '|')} |")
+    return "\n".join(rows) + "\n"
+
+
+def blocks(claims: Iterable[Claim] | None = None) -> dict[str, str]:
+    """Every generated block of the README by name."""
+    claims = list(load_all().values() if claims is None else claims)
+    return {"ledger-summary": _ledger_summary(claims), "false-statements": _false_table(claims)}
+
+
+def update_readme(text: str, rendered: dict[str, str] | None = None) -> str:
+    """``text`` with every generated block re-rendered; ValueError naming a block the README marks but this module
+    does not generate."""
+    rendered = blocks() if rendered is None else rendered
+
+    def replace(m: re.Match) -> str:
+        if m["name"] not in rendered:
+            raise ValueError(f"the README marks a generated block {m['name']!r}; known: {sorted(rendered)}")
+        return m.group(1) + rendered[m["name"]] + m.group(4)
+
+    return _BLOCK.sub(replace, text)
+
+
+if __name__ == "__main__":  # pragma: no cover - a maintainer's command
+    path = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
+    path.write_text(update_readme(path.read_text()))
