@@ -102,7 +102,7 @@ _APPA_DOCOFL_SPACE = InstanceSpace(
        statement="on App. A's function DoCoFL (C_w = id, C_c = scaled Rademacher with the same omega, K = V = 2, "
                  "eta = 1/(30 beta theta)) converges in every path (|w_T - 1| < 1e-6) and "
                  "(1/T) sum_t |f'(w_t)|^2 <= 120 M beta theta / T per path",
-       kind="bound", space=_APPA_DOCOFL_SPACE)
+       kind="bound", space=_APPA_DOCOFL_SPACE, cost="slow")
 
 
 def check_appendix_a_docofl(inst: dict) -> Evidence:
