@@ -126,7 +126,7 @@ def nonconvex_stationarity_bound(delta_B: float, F0: float, R: int, errors: Sequ
 
 
 # ----------------------------------------------------------------------------------------------------------
-# FedRed and FedRed-GD: Algorithm 3, Lemma 35, Thm 9, section 4.8
+# FedRed and FedRed-GD: Algorithm 3, Lemma 35, Thm 9, Theorem 33
 # ----------------------------------------------------------------------------------------------------------
 
 def fedred_gd_coefficients(lam: float, eta: float) -> tuple[float, float, float]:
@@ -140,7 +140,7 @@ def fedred_lyapunov(A: float, B: float, *, mu: float, lam: float, eta: float, p:
                     exact_solver: bool = False) -> float:
     """Phi = c_A A + (lam + mu)/(2p) B with A = mean_i ||x_{i,k} - x*||^2, B = ||x~_k - x*||^2 (derived by fedtheory).
 
-    c_A = 1/(2 eta) for FedRed-GD (Lemma 35) and 1/(2 eta) + mu/2 for the exact solver (section 4.8).
+    c_A = 1/(2 eta) for FedRed-GD (Lemma 35) and 1/(2 eta) + mu/2 for the exact solver (Theorem 33).
     """
     mu, lam = _mu(mu), check_nonnegative("lam", lam)
     eta, p = check_positive("eta", eta), check_probability("p", p)
@@ -161,7 +161,7 @@ def fedred_gd_contraction(mu: float, lam: float, eta: float, p: float) -> float:
 
 def fedred_exact_contraction(mu: float, lam: float, eta: float, p: float) -> float:
     """E_theta Phi_{k+1} <= max{1/(1 + mu eta), 1 - p mu/(lam + mu)} Phi_k for Alg. 2 with exact solves and
-    lam >= delta_A (derived by fedtheory, section 4.8; no L needed). ``eta = inf`` is allowed (1/eta = 0)."""
+    lam >= delta_A (derived by fedtheory, Theorem 33; no L needed). ``eta = inf`` is allowed (1/eta = 0)."""
     mu, lam = _mu(mu), check_nonnegative("lam", lam)
     p = check_probability("p", p)
     if not (eta == math.inf):

@@ -1,0 +1,27 @@
+"""Lemma C.2's claim (fedtheory/claims/docofl/lemmas_c1_c2.py) must be able to fail, and the inventory's proof
+chain of Theorem 3.4 reaches it."""
+from __future__ import annotations
+
+import pytest
+
+from fedtheory.claims import REGISTRY
+from fedtheory.claims.docofl import lemmas_c1_c2
+from fedtheory.papers import paper
+
+
+def test_lemma_c2_check_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    claim = REGISTRY["docofl.appendix.lemma_c2"]
+    inst = dict(next(iter(claim.instances(False))), runs=10, rounds=12)
+    ev = claim.check(inst)
+    assert ev.holds and 0 < ev.tightness < 1
+    # with the printed constants zeroed the right-hand side is 0 while the estimation error is not
+    monkeypatch.setitem(lemmas_c1_c2.C2_CONSTANTS, "alpha", 0.0)
+    monkeypatch.setitem(lemmas_c1_c2.C2_CONSTANTS, "grad_factor", 0.0)
+    assert not claim.check(inst).holds
+
+
+def test_docofl_inventory_is_filled_and_chains_reach_lemma_c2() -> None:
+    P = paper("docofl")
+    assert all(s.where and s.summary for s in P.statements)
+    chain = P.proof_chain("Theorem 3.4")
+    assert chain.index("Lemma C.1") < chain.index("Lemma C.2") < chain.index("Theorem 1")
