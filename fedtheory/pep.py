@@ -28,20 +28,22 @@ PEPit ships no federated example. The formulations (docs/worst-case.md has them 
   outcomes, Phi = mean_i ||x_i - x*||^2/(2 eta) + (lam + mu)/(2p) ||x~ - x*||^2 (the ledger's
   ``fedred.fedred_gd.lyapunov.derived``).
 
-Every function returns the SDP's optimal value (a float). :func:`claim_pep_tightness` maps a ledger claim to its
-PEP counterpart: the largest, over the claim's default points, of PEP value / the paper's bound at the same
-parameters (the bound's exact tightness over the whole function class).
+Every function returns the SDP's optimal value (a float). A ledger claim with a PEP counterpart declares it at its
+decorator, ``@claim(..., pep=fn)`` with fn: instance -> (PEP value, the claim's bound at that instance) built from
+these functions (e.g. ``classic.gd.contraction`` in fedtheory/claims/classic/gd.py); :func:`claim_pep_tightness`
+reports the largest, over the claim's default points, of PEP value / bound (the bound's exact tightness over the
+whole function class). This module imports nothing from :mod:`fedtheory.claims`.
 """
 from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Callable
+from typing import Any
 
 from ._validation import check_int, check_positive
 
 __all__ = ["available", "gd_contraction", "fedavg_round", "proxskip_lyapunov", "dane_rounds", "fedred_gd_lyapunov",
-           "claim_pep_tightness", "PEP_CLAIMS"]
+           "claim_pep_tightness"]
 
 
 def available() -> bool:
@@ -279,66 +281,12 @@ def fedred_gd_lyapunov(mu: float, L: float, delta: float, lam: float, eta: float
     return _solve(pep)
 
 
-# ---------------------------------------------------------------------------------------------------------
-# The ledger's claims with a PEP counterpart
-# ---------------------------------------------------------------------------------------------------------
-
-def _gd_point(claim_id: str, instance: Any) -> tuple[float, float]:
-    """(PEP value, bound) in the claim's units for the two GD claims (distance ratios: square roots)."""
-    if claim_id == "classic.gd.contraction":
-        c = instance.certificate
-        if c.mu_f <= 0:
-            return 0.0, 0.0
-        return math.sqrt(gd_contraction(c.mu_f, c.L_f, 1.0 / c.L_f)), 1.0 - c.mu_f / c.L_f
-    # classic.gd.contraction_tight_any_step: mu_f = 0.1 (or the point's mu), L_f = 1, step factor/L_f
-    factor, mu = instance["factor"], instance.get("mu", 0.1)
-    return math.sqrt(gd_contraction(mu, 1.0, factor)), max(abs(1 - factor * mu), abs(1 - factor))
-
-
-def _proxskip_point(instance: Any) -> tuple[float, float]:
-    from .theory.classic import proxskip_contraction
-
-    problem, gamma, p = instance[0], instance[1], instance[2]
-    c = problem.certificate
-    return (proxskip_lyapunov(c.mu, c.L, gamma, p, problem.n_clients),
-            proxskip_contraction(c.mu, c.L, gamma, p))
-
-
-def _dane_point(instance: Any) -> tuple[float, float]:
-    from .claims.fedred import _sc
-
-    c = _sc(instance).certificate
-    # the claim's measured number is the (B.14) ratio, whose bound is 1
-    return dane_rounds(c.mu, c.L, c.delta_A, 2.0 * c.delta_A, 1, measure="lyapunov"), 1.0
-
-
-def _fedred_point(instance: Any) -> tuple[float, float] | None:
-    from .claims.fedred import _sc
-    from .theory.fedred import fedred_gd_contraction
-
-    c = _sc(instance).certificate
-    if c.mu <= 0:  # the mu = 0 form of the claim is a telescoped gap bound, not a contraction
-        return None
-    lam, eta = instance["lam_factor"] * c.delta_A, instance["eta_L"] / c.L
-    return fedred_gd_lyapunov(c.mu, c.L, c.delta_A, lam, eta, instance["p"]), \
-        fedred_gd_contraction(c.mu, lam, eta, instance["p"])
-
-
-#: claim id -> (instance -> (PEP value, the paper's bound) or None where the formulation does not apply)
-PEP_CLAIMS: dict[str, Callable[[Any], tuple[float, float] | None]] = {
-    "classic.gd.contraction": lambda inst: _gd_point("classic.gd.contraction", inst),
-    "classic.gd.contraction_tight_any_step": lambda inst: _gd_point("classic.gd.contraction_tight_any_step", inst),
-    "classic.scaffnew.expected_contraction": _proxskip_point,
-    "fedred.dane.lyapunov": _dane_point,
-    "fedred.fedred_gd.lyapunov.derived": _fedred_point,
-}
-
-
 def claim_pep_tightness(claim: Any) -> float | None:
-    """max over the claim's default instances of PEP value / the paper's bound (None when no PEP applies or
-    PEPit is not installed): the bound's exact tightness over its whole function class. The formulation is the
-    claim's own ``pep`` (a researcher's claim declares one) or the built-in one registered here by id."""
-    formulation = getattr(claim, "pep", None) or PEP_CLAIMS.get(claim.id)
+    """max over the claim's default instances of PEP value / the paper's bound (None when the claim declares no
+    ``pep`` formulation, none applies at its instances, or PEPit is not installed): the bound's exact tightness
+    over its whole function class. The formulation is the claim's own ``pep=`` (:attr:`Claim.pep`), declared at
+    its ``@claim`` decorator with the functions of this module."""
+    formulation = getattr(claim, "pep", None)
     if formulation is None or not available():
         return None
     ratios = []

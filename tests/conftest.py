@@ -11,3 +11,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # pytester runs pytest on generated test files (tests/test_extension.py checks fedtheory's pytest plugin).
 pytest_plugins = ["pytester"]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``slow`` are left out of the default run (pyproject's marker: "select with -m slow"); any ``-m``
+    expression given on the command line decides instead."""
+    if config.getoption("markexpr"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]

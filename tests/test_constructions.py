@@ -3,10 +3,16 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, strategies as st
 
-from fedtheory.claims.problems import check_general_convex, check_outlier, check_vary_delta, check_vary_L
+from fedtheory.claims import REGISTRY
 from fedtheory.problems import (general_convex_quadratic, outlier_quadratic, quadratic, vary_delta,
                                 vary_delta_family, vary_L)
 from fedtheory.strategies import quadratic_params
+
+# the claims' checks (fedtheory/claims/foundation/), through the public registry
+check_general_convex = REGISTRY["foundation.constructions.general_convex_minimiser"]
+check_outlier = REGISTRY["foundation.constructions.outlier_ratio"]
+check_vary_delta = REGISTRY["foundation.constructions.vary_delta_scales"]
+check_vary_L = REGISTRY["foundation.constructions.vary_L_keeps_delta"]
 
 
 @given(quadratic_params(), st.floats(1.0, 20.0), st.floats(0.0, 1.0))

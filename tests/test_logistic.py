@@ -4,12 +4,16 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fedtheory.claims.problems import (check_logistic_perturbed, check_logistic_residual,
-                                       check_logistic_smoothness)
+from fedtheory.claims import REGISTRY
 from fedtheory.local.prox_l1 import kkt_residual_l1
 from fedtheory.problems import LogisticProblem, logistic, logistic_perturbed
 from fedtheory.strategies import logistic_params, logistic_perturbed_params
 from fedtheory.testing import assert_oracles_match_finite_differences
+
+# the claims' checks (fedtheory/claims/foundation/), through the public registry
+check_logistic_perturbed = REGISTRY["foundation.logistic_perturbed.constants_exact"]
+check_logistic_residual = REGISTRY["foundation.logistic.certificate_residual"]
+check_logistic_smoothness = REGISTRY["foundation.logistic.smoothness_exact"]
 
 
 @given(logistic_params())

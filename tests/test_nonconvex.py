@@ -4,11 +4,14 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import optimize
 
-from fedtheory.claims.problems import check_nonconvex
+from fedtheory.claims import REGISTRY
 from fedtheory.local.prox_l1 import kkt_residual_l1
 from fedtheory.problems import NonconvexProblem, nonconvex
 from fedtheory.strategies import nonconvex_params
 from fedtheory.testing import assert_oracles_match_finite_differences
+
+# the claims' checks (fedtheory/claims/foundation/), through the public registry
+check_nonconvex = REGISTRY["foundation.nonconvex.constants_exact"]
 
 
 @given(nonconvex_params())

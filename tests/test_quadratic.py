@@ -4,10 +4,13 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from fedtheory.claims.foundation import check_quadratic_constants
+from fedtheory.claims import REGISTRY
 from fedtheory.problems import QuadraticProblem, measure_dissimilarity, quadratic
 from fedtheory.strategies import quadratic_params
 from fedtheory.testing import assert_oracles_match_finite_differences
+
+# the claims' checks (fedtheory/claims/foundation/), through the public registry
+check_quadratic_constants = REGISTRY["foundation.quadratic.constants_exact"]
 
 
 @given(quadratic_params())

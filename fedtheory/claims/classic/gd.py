@@ -1,20 +1,25 @@
-"""Gradient descent's classical contraction, the first algorithm claim (Nesterov 2004, Thm 2.1.15)."""
+"""Gradient descent's classical contraction, the first algorithm claim (Nesterov 2004, Thm 2.1.15).
+
+Both claims declare their exact worst case over the whole class F(mu, L) (``pep=``,
+:func:`fedtheory.pep.gd_contraction`; ``fedtheory verify --worst-case``): for one GD step the PEP value is
+max(|1 - eta mu|, |1 - eta L|)^2, so the bound is tight and the reported ratio is 1.
+"""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
-from ..algorithms.gd import GradientDescent
-from ..problems.quadratic import quadratic
-from ..run import run
-from ..theory.gd import gd_contraction
-from .registry import Evidence, claim
-from .space import InstanceSpace, Param, quadratic_space
+from ... import pep
+from ...algorithms.gd import GradientDescent
+from ...problems.quadratic import QuadraticProblem, quadratic
+from ...run import run
+from ...theory.gd import gd_contraction
+from ..registry import Evidence, claim
+from ..space import InstanceSpace, Param, quadratic_space
+from ..tolerances import DIST_FLOOR, EXACT_REL, ITERATE_REL
 
 __all__: list[str] = []
-
-#: Floating-point floor: gaps below 1e-12 of their start, i.e. distances below 1e-6 of theirs,
-#: carry relative errors that swamp a 1e-9 comparison of per-step ratios.
-DIST_FLOOR = 1e-6
 
 
 #: Theorem 2.1.15's class: quadratics with any mu_f, L_f (the statement is about f, so any client split).
@@ -27,9 +32,18 @@ _SPACE = quadratic_space(
     make=lambda kw: quadratic(**kw))
 
 
+def gd_worst_case(problem: QuadraticProblem) -> tuple[float, float]:
+    """(PEP value, bound) of one GD step with step 1/L_f over all of F(mu_f, L_f), as distance ratios (square
+    roots of the PEP's squared ratio)."""
+    c = problem.certificate
+    if c.mu_f <= 0:
+        return 0.0, 0.0
+    return math.sqrt(pep.gd_contraction(c.mu_f, c.L_f, 1.0 / c.L_f)), 1.0 - c.mu_f / c.L_f
+
+
 @claim(id="classic.gd.contraction", paper="classic", reference="Nesterov 2004, Thm 2.1.15",
        statement="GD with step 1/L_f on a quadratic contracts ||x - x*|| by at most 1 - mu_f/L_f every round",
-       kind="bound", space=_SPACE)
+       kind="bound", space=_SPACE, pep=gd_worst_case)
 def check_gd_contraction(problem) -> Evidence:
     """Per-round ratio ||x_{r+1}-x*|| / ||x_r-x*|| never exceeds the theory factor (floor-cut at 1e-12)."""
     c = problem.certificate
@@ -41,7 +55,7 @@ def check_gd_contraction(problem) -> Evidence:
     ratios = dist[1:][keep] / dist[:-1][keep]
     worst = float(ratios.max()) if ratios.size else 0.0
     return Evidence(f"quadratic n={problem.n_clients} d={problem.dim} L_f/mu_f={c.L_f / c.mu_f:.3g}",
-                    worst, q, worst <= q + 1e-9, tightness=worst / q if q > 0 else None)
+                    worst, q, worst <= q + ITERATE_REL, tightness=worst / q if q > 0 else None)
 
 
 #: The statement's class: steps eta = factor / L_f in (0, 2/L_f) on quadratics with any mu_f <= L_f (here
@@ -53,14 +67,19 @@ _STEP_SPACE = InstanceSpace(
     defaults=tuple(dict(factor=f) for f in (0.5, 1.0, 1.5, 1.9)))
 
 
+def gd_any_step_worst_case(inst: dict) -> tuple[float, float]:
+    """(PEP value, bound) of one GD step eta = factor / L_f over all of F(mu_f, 1) (mu_f = the point's mu, 0.1 by
+    default), as distance ratios."""
+    factor, mu = inst["factor"], inst.get("mu", 0.1)
+    return math.sqrt(pep.gd_contraction(mu, 1.0, factor)), max(abs(1 - factor * mu), abs(1 - factor))
+
+
 @claim(id="classic.gd.contraction_tight_any_step", paper="classic", reference="Nesterov 2004, Thm 2.1.15",
        statement="on a quadratic, the worst one-step ratio ||x_1 - x*|| / ||x_0 - x*|| of GD with step eta in "
                  "(0, 2/L_f) equals max(|1 - eta mu_f|, |1 - eta L_f|) (attained along an extreme eigenvector)",
-       kind="tightness", space=_STEP_SPACE)
+       kind="tightness", space=_STEP_SPACE, pep=gd_any_step_worst_case)
 def check_gd_contraction_any_step(inst: dict) -> Evidence:
     """Steps beyond 2/(mu + L) make the L-branch of the max the active one (a 1/L step never does)."""
-    from ..problems.quadratic import QuadraticProblem
-
     factor = inst["factor"]
     # mu_f = 0.1 unless the point says otherwise, L_f = 1; x* = 0 (b = 0), so x_1 = (1 - eta a) x_0 exactly
     diag = np.array([inst.get("mu", 0.1), 0.5, 1.0])
@@ -74,4 +93,4 @@ def check_gd_contraction_any_step(inst: dict) -> Evidence:
         worst = max(worst, float(np.linalg.norm(new.x)))
     q = gd_contraction(problem.certificate.mu_f, problem.certificate.L_f, eta)
     # a handful of flops on numbers of size <= 1: agreement to 1e-12 absolute
-    return Evidence(f"step = {factor}/L_f", worst, q, abs(worst - q) <= 1e-12, tightness=worst / q)
+    return Evidence(f"step = {factor}/L_f", worst, q, abs(worst - q) <= EXACT_REL, tightness=worst / q)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..problems.constructions import general_convex_quadratic, outlier_quadratic, vary_delta, vary_L
-from ..problems.logistic import logistic, logistic_perturbed
-from ..problems.nonconvex import nonconvex
-from ..problems.quadratic import quadratic
-from .registry import Evidence, claim
+from ...problems.constructions import general_convex_quadratic, outlier_quadratic, vary_delta, vary_L
+from ...problems.logistic import logistic, logistic_perturbed
+from ...problems.nonconvex import nonconvex
+from ...problems.quadratic import quadratic
+from ..registry import Evidence, claim
+from ..tolerances import EXACT_REL, IDENTITY_TOL
 
 __all__: list[str] = []
 
@@ -68,8 +69,8 @@ def check_logistic_residual(kw: dict) -> Evidence:
     p = logistic(**kw)
     c = p.certificate
     recomputed = float(np.linalg.norm(p.grad(c.x_star)) / max(1.0, float(np.linalg.norm(p.grad(np.zeros(p.dim))))))
-    ok = c.kkt_residual <= 1e-12 and recomputed <= 1e-12
-    return Evidence(_describe("logistic", kw), max(c.kkt_residual, recomputed), 1e-12, ok,
+    ok = c.kkt_residual <= EXACT_REL and recomputed <= EXACT_REL
+    return Evidence(_describe("logistic", kw), max(c.kkt_residual, recomputed), EXACT_REL, ok,
                     details={"recorded": c.kkt_residual, "recomputed": recomputed, "sizes": p.sizes.tolist()})
 
 
@@ -91,8 +92,8 @@ def check_logistic_smoothness(kw: dict) -> Evidence:
         ev = np.linalg.eigvalsh(p.hessians(X))
         worst_ratio = max(worst_ratio, float(np.max(ev[:, -1] / c.L_i)))
         worst_low = min(worst_low, float(np.min(ev[:, 0] - c.mu_i)))
-    ok = err0 <= 1e-10 and worst_ratio <= 1 + 1e-12 and worst_low >= -1e-12 * c.L
-    return Evidence(_describe("logistic", kw), err0, 1e-10, ok, tightness=worst_ratio,
+    ok = err0 <= IDENTITY_TOL and worst_ratio <= 1 + EXACT_REL and worst_low >= -EXACT_REL * c.L
+    return Evidence(_describe("logistic", kw), err0, IDENTITY_TOL, ok, tightness=worst_ratio,
                     details={"max lambda_max(H(x))/L_i at sampled x": worst_ratio,
                              "min lambda_min(H(x)) - mu_i": worst_low})
 
@@ -112,7 +113,7 @@ def _solve_instances(thorough: bool):
                  "points whose relative (l1-)KKT residual is <= 1e-12 for every client",
        kind="identity", instances=_solve_instances)
 def check_logistic_solve_local(inst: dict) -> Evidence:
-    from ..local.prox_l1 import kkt_residual_l1
+    from ...local.prox_l1 import kkt_residual_l1
 
     p = logistic(**inst["problem"])
     lam, l1 = inst["lam"], inst["l1"]
@@ -130,8 +131,8 @@ def check_logistic_solve_local(inst: dict) -> Evidence:
         scale = np.maximum.reduce([np.ones(p.n_clients), np.abs(G0).max(axis=1), np.full(p.n_clients, l1),
                                    np.abs(lin).max(axis=1), lam * np.abs(center).max(axis=1)])
         res = kkt_residual_l1(G, X - center, l1) / scale
-    return Evidence(_describe("solve_local", {**inst["problem"], "lam": lam, "l1": l1}), float(res.max()), 1e-12,
-                    bool(res.max() <= 1e-12))
+    return Evidence(_describe("solve_local", {**inst["problem"], "lam": lam, "l1": l1}), float(res.max()), EXACT_REL,
+                    bool(res.max() <= EXACT_REL))
 
 
 def _perturbed_instances(thorough: bool):
@@ -145,7 +146,8 @@ def _perturbed_instances(thorough: bool):
 @claim(id="foundation.logistic_perturbed.constants_exact", paper="foundation", reference="fedtheory's exact-delta "
        "logistic construction (docs/problems.md)",
        statement="logistic + quadratic perturbations (sum_i w_i E_i = 0) reproduce the requested delta_A or "
-                 "delta_B and zeta2 to 1e-10 relative (zeta2 above its floating-point floor given x*'s Newton residual), with delta_A <= delta_B <= sqrt(n) delta_A",
+                 "delta_B and zeta2 to 1e-10 relative (zeta2 above its floating-point floor given x*'s Newton "
+                 "residual), with delta_A <= delta_B <= sqrt(n) delta_A",
        kind="identity", instances=_perturbed_instances)
 def check_logistic_perturbed(kw: dict) -> Evidence:
     p = logistic_perturbed(**kw)
@@ -157,10 +159,11 @@ def check_logistic_perturbed(kw: dict) -> Evidence:
     # x* is known to its Newton residual: ||x* error|| <= ||grad f(x*)|| / mu_f
     dx = c.kkt_residual * max(1.0, float(np.linalg.norm(p.grad(np.zeros(p.dim))))) / c.mu_f
     errors["zeta2"] = _zeta2_error(p, kw["zeta2"], dx)
-    sandwich = c.delta_A <= c.delta_B * (1 + 1e-12) and c.delta_B <= np.sqrt(p.n_clients) * c.delta_A * (1 + 1e-12)
-    ok = (all(v <= 1e-10 for v in errors.values()) and sandwich
-          and c.exact["delta_A"] and c.kkt_residual <= 1e-12)
-    return Evidence(_describe("logistic_perturbed", kw), max(errors.values()), 1e-10, ok,
+    sandwich = (c.delta_A <= c.delta_B * (1 + EXACT_REL)
+                and c.delta_B <= np.sqrt(p.n_clients) * c.delta_A * (1 + EXACT_REL))
+    ok = (all(v <= IDENTITY_TOL for v in errors.values()) and sandwich
+          and c.exact["delta_A"] and c.kkt_residual <= EXACT_REL)
+    return Evidence(_describe("logistic_perturbed", kw), max(errors.values()), IDENTITY_TOL, ok,
                     details={"relative_errors": errors, "kkt_residual": c.kkt_residual})
 
 
@@ -195,9 +198,9 @@ def check_nonconvex(kw: dict) -> Evidence:
     errors["mu_i attained"] = float(np.max(np.abs(low - c.mu_i))) / c.L
     est = p.f_inf_multistart
     scale = max(1.0, abs(c.f_star))
-    order = p.lower_bound <= c.f_star + 1e-12 * scale and c.f_star <= est + 1e-10 * scale
-    ok = all(v <= 1e-10 for v in errors.values()) and order and c.kkt_residual <= 1e-12
-    return Evidence(_describe("nonconvex", kw), max(errors.values()), 1e-10, ok,
+    order = p.lower_bound <= c.f_star + EXACT_REL * scale and c.f_star <= est + IDENTITY_TOL * scale
+    ok = all(v <= IDENTITY_TOL for v in errors.values()) and order and c.kkt_residual <= EXACT_REL
+    return Evidence(_describe("nonconvex", kw), max(errors.values()), IDENTITY_TOL, ok,
                     details={"relative_errors": errors, "f_star": c.f_star, "lower_bound": p.lower_bound,
                              "multistart_estimate": est, "kkt_residual": c.kkt_residual})
 
@@ -220,12 +223,12 @@ def check_vary_L(inst: dict) -> Evidence:
     base = quadratic(**inst["base"])
     p = vary_L(base, inst["L"])
     b, c = base.certificate, p.certificate
-    fl = 1e-12 * c.L
+    fl = EXACT_REL * c.L
     errors = {"L": _rel(c.L, inst["L"]), "delta_A": _rel_floor(c.delta_A, b.delta_A, fl),
               "delta_B": _rel_floor(c.delta_B, b.delta_B, fl), "zeta2": _rel_floor(c.zeta2, b.zeta2, _zeta2_floor(p)),
               "x_star": float(np.linalg.norm(c.x_star - b.x_star) / max(1.0, np.linalg.norm(b.x_star)))}
-    ok = all(v <= 1e-10 for v in errors.values()) and c.mu >= b.mu * (1 - 1e-12) - 1e-14
-    return Evidence(_describe("vary_L", {**inst["base"], "L_new": inst["L"]}), max(errors.values()), 1e-10, ok,
+    ok = all(v <= IDENTITY_TOL for v in errors.values()) and c.mu >= b.mu * (1 - EXACT_REL) - 1e-14
+    return Evidence(_describe("vary_L", {**inst["base"], "L_new": inst["L"]}), max(errors.values()), IDENTITY_TOL, ok,
                     details={"relative_errors": errors, "mu_before": b.mu, "mu_after": c.mu})
 
 
@@ -239,13 +242,13 @@ def check_vary_delta(inst: dict) -> Evidence:
     t = inst["scale"]
     p = vary_delta(base, t)
     b, c = base.certificate, p.certificate
-    fl = 1e-12 * b.L
+    fl = EXACT_REL * b.L
     errors = {"delta_A": _rel_floor(c.delta_A, t * b.delta_A, fl), "delta_B": _rel_floor(c.delta_B, t * b.delta_B, fl),
               "zeta2": _rel_floor(c.zeta2, b.zeta2, _zeta2_floor(p)),
               "x_star": float(np.linalg.norm(c.x_star - b.x_star) / max(1.0, np.linalg.norm(b.x_star)))}
-    window = c.mu >= b.mu - 1e-12 * b.L and c.L <= b.L * (1 + 1e-12)
-    ok = all(v <= 1e-10 for v in errors.values()) and window
-    return Evidence(_describe("vary_delta", {**inst["base"], "t": t}), max(errors.values()), 1e-10, ok,
+    window = c.mu >= b.mu - EXACT_REL * b.L and c.L <= b.L * (1 + EXACT_REL)
+    ok = all(v <= IDENTITY_TOL for v in errors.values()) and window
+    return Evidence(_describe("vary_delta", {**inst["base"], "t": t}), max(errors.values()), IDENTITY_TOL, ok,
                     details={"relative_errors": errors, "mu": [b.mu, c.mu], "L": [b.L, c.L]})
 
 
@@ -266,8 +269,8 @@ def check_general_convex(kw: dict) -> Evidence:
     c = p.certificate
     k = kw.get("null_dim", 1)
     null_leak = float(np.abs(p.A[:, :, -k:]).max() + np.abs(p.b_bar[-k:]).max())
-    ok = c.mu == 0.0 and c.mu_f == 0.0 and null_leak == 0.0 and c.kkt_residual <= 1e-12
-    return Evidence(_describe("general_convex_quadratic", kw), c.kkt_residual, 1e-12, ok,
+    ok = c.mu == 0.0 and c.mu_f == 0.0 and null_leak == 0.0 and c.kkt_residual <= EXACT_REL
+    return Evidence(_describe("general_convex_quadratic", kw), c.kkt_residual, EXACT_REL, ok,
                     details={"mu": c.mu, "mu_f": c.mu_f, "null_leak": null_leak, "L": c.L})
 
 
@@ -290,10 +293,11 @@ def check_outlier(kw: dict) -> Evidence:
     n = p.n_clients
     ratio = c.delta_B / c.delta_A
     which = "delta_A" if "delta_A" in kw else "delta_B"
-    errors = {"ratio": _rel(ratio, np.sqrt(n - 1)), "mu": _rel_floor(c.mu, kw["mu"], 1e-12 * c.L), "L": _rel(c.L, kw["L"]),
+    errors = {"ratio": _rel(ratio, np.sqrt(n - 1)), "mu": _rel_floor(c.mu, kw["mu"], EXACT_REL * c.L),
+              "L": _rel(c.L, kw["L"]),
               which: _rel(getattr(c, which), kw[which])}
     return Evidence(_describe("outlier_quadratic", kw), ratio, float(np.sqrt(n - 1)),
-                    all(v <= 1e-10 for v in errors.values()), details={"relative_errors": errors})
+                    all(v <= IDENTITY_TOL for v in errors.values()), details={"relative_errors": errors})
 
 
 # ----- stochastic oracle -----

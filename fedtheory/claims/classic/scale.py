@@ -26,17 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from ..algorithms import Draw, FedAvg, FedDyn, FedProx, Scaffold
-from ..participation import UniformSubset
-from ..problems.structured import SharedBasisQuadratic, structured_quadratic
-from .registry import Evidence, claim
-from .space import InstanceSpace, Param
+from ...algorithms import Draw, FedAvg, FedDyn, FedProx, Scaffold
+from ...participation import UniformSubset
+from ...problems.structured import SharedBasisQuadratic, structured_quadratic
+from ..registry import Evidence, claim
+from ..space import InstanceSpace, Param
+from ..tolerances import IDENTITY_TOL
+from ._shared import PAPER
 
 __all__: list[str] = []
-
-PAPER = "classic"
-#: Identity tolerance (relative to the scale of the compared vectors).
-IDENTITY_TOL = 1e-10
 
 
 def _make(point: dict) -> dict[str, Any]:
@@ -111,7 +109,8 @@ def _rel(a: np.ndarray, b: np.ndarray) -> float:
 @claim(id="classic.scale.expected_update", paper=PAPER,
        reference="McMahan et al. 2017, Alg. 1 (FedAvg); Karimireddy et al. 2020, Alg. 1 (SCAFFOLD, option II); "
                  "Li et al. 2020, Alg. 2 (FedProx); Acar et al. 2021, Alg. 1 (FedDyn), with uniform sampling of S "
-                 "of n clients; closed forms of the local updates derived by fedtheory (fedtheory/claims/scale.py)",
+                 "of n clients; closed forms of the local updates derived by fedtheory "
+                 "(fedtheory/claims/classic/scale.py)",
        statement="Over UniformSubset(S) participation the expected server update is the full-participation one: "
                  "E[x+] = x + eta_g (1/n) sum_i Delta_i for FedAvg, SCAFFOLD and FedProx, E[c+] = c + (S/n) (1/n) "
                  "sum_i Delta c_i for SCAFFOLD, E[h+] = h - alpha (S/n) (1/n) sum_i Delta_i and E[x+] = (1/n) "
@@ -230,7 +229,7 @@ def _rate_space() -> InstanceSpace:
                  "1e-8 ||x_0 - x*|| on a heterogeneous quadratic within 150 (n/S + kappa) rounds, while FedAvg with "
                  "the same steps stays above 1e-3 ||x_0 - x*|| (its biased fixed point); 10^5 clients under "
                  "--thorough",
-       kind="rate", space=_rate_space(), derived=True,
+       kind="rate", space=_rate_space(), derived=True, cost="slow",
        notes="The round budget 150 (n/S + kappa) is fedtheory's choice (Thm III states O(n/S + kappa) rounds per "
              "factor e with unspecified constants); the measured per-round contraction is in the evidence.")
 def check_scaffold_no_drift(inst: dict[str, Any]) -> Evidence:

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..problems.quadratic import QuadraticProblem, quadratic
-from .registry import Evidence, claim
-from .space import quadratic_space
+from ...problems.quadratic import QuadraticProblem, quadratic
+from ..registry import Evidence, claim
+from ..space import quadratic_space
+from ..tolerances import EXACT_REL, IDENTITY_TOL
 
 __all__: list[str] = []
 
@@ -48,10 +49,10 @@ def check_quadratic_constants(kw: dict) -> Evidence:
     worst = max(errors.values())
     # Absolute floors: a requested zero cannot survive floating-point arithmetic (1e-12 of L), and
     # grad f_i(x*) = A_i x* - b_i is resolved only to ~1e-16 ||A_i x*||, so zeta2 has an absolute floor too.
-    floor = {k: 1e-12 * c.L for k in errors}
+    floor = {k: EXACT_REL * c.L for k in errors}
     floor["zeta2"] = (1e-14 * c.L * max(1.0, float(np.linalg.norm(c.x_star)))) ** 2
-    ok = all(errors[k] <= 1e-10 or abs(getattr(c, k) - kw[k]) <= floor[k] for k in errors)
-    return Evidence(_describe(kw), worst, 1e-10, ok,
+    ok = all(errors[k] <= IDENTITY_TOL or abs(getattr(c, k) - kw[k]) <= floor[k] for k in errors)
+    return Evidence(_describe(kw), worst, IDENTITY_TOL, ok,
                     details={"relative_errors": errors})
 
 
@@ -68,7 +69,7 @@ def check_quadratic_kkt(kw: dict) -> Evidence:
     direct = problem.value(x) - c.f_star
     closed = problem.gap(x)
     agree = abs(direct - closed) <= 1e-9 * max(1.0, abs(c.f_star), closed)
-    return Evidence(_describe(kw), c.kkt_residual, 1e-12, c.kkt_residual <= 1e-12 and agree,
+    return Evidence(_describe(kw), c.kkt_residual, EXACT_REL, c.kkt_residual <= EXACT_REL and agree,
                     details={"gap_closed_form": closed, "gap_direct": direct})
 
 
@@ -82,7 +83,8 @@ def check_sandwich(kw: dict) -> Evidence:
     c = problem.certificate
     n = problem.n_clients
     upper = np.sqrt(n) * c.delta_A
-    ok = c.delta_A <= c.delta_B * (1 + 1e-12) and c.delta_B <= upper * (1 + 1e-12) and c.delta_B <= (c.L - c.mu) * (1 + 1e-12)
+    ok = (c.delta_A <= c.delta_B * (1 + EXACT_REL) and c.delta_B <= upper * (1 + EXACT_REL)
+          and c.delta_B <= (c.L - c.mu) * (1 + EXACT_REL))
     return Evidence(_describe(kw), c.delta_B, upper, ok, tightness=c.delta_B / upper if upper > 0 else None)
 
 
@@ -104,4 +106,4 @@ def check_outlier_ratio(n: int) -> Evidence:
     problem = QuadraticProblem(A, np.ones((n, d)))
     ratio = problem.certificate.delta_B / problem.certificate.delta_A
     want = np.sqrt(n - 1)
-    return Evidence(f"outlier n={n}", ratio, want, abs(ratio - want) <= 1e-10 * want)
+    return Evidence(f"outlier n={n}", ratio, want, abs(ratio - want) <= IDENTITY_TOL * want)

@@ -11,7 +11,7 @@ from fedtheory.claims import Citation, load_all
 from fedtheory.papers import (PAPER_KEYS, Paper, Statement, all_papers, coverage, numbered_statements, paper,
                               qualified_summary, render_markdown, render_totals)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: The papers' text conversions sit beside the repository in the development and CI checkouts (they are not
 #: redistributed with the package); the file prefix is the paper's position in PAPER_KEYS.
 SEEDS = ROOT.parent / "shared" / "seeds"

@@ -1,188 +1,32 @@
-"""Claims of the torch backend and the neural benchmarks (paper key ``neural``).
+"""Four exploratory neural benchmarks at small scale (paper key ``neural``; scikit-learn digits, MLP), each recorded
+next to the paper's number: FedElasticNet's non-zeros/entropy at matched accuracy, DoCoFL's accuracy gap to
+FedAvg at reduced bandwidth, EFL under incomplete and inactive clients, and the FedRed paper's observation that
+FedProx beats drift-corrected methods on neural networks.
 
-* ``neural.crosscheck.logistic`` (metamorphic, holds): on binary l2-regularised logistic regression in float64,
-  the torch backend (:class:`fedtheory.torch.TorchProblem` with the binary linear model) and the NumPy
-  :class:`fedtheory.problems.logistic.LogisticProblem` give the same iterates, round by round, to 1e-8 relative,
-  for every algorithm whose local work is deterministic given the round's draws -- including local *SGD*, since
-  both problems draw minibatch indices identically from the algorithm's generator.
-* Four exploratory neural benchmarks at small scale (scikit-learn digits, MLP), each recorded next to the paper's
-  number: FedElasticNet's non-zeros/entropy at matched accuracy, DoCoFL's accuracy gap to FedAvg at reduced
-  bandwidth, EFL under incomplete and inactive clients, and the FedRed paper's observation that FedProx beats
-  drift-corrected methods on neural networks.
-
-Torch is an optional extra: when it is not installed this module registers **no claims** (``fedtheory verify``
+Torch is an optional extra: when it is not installed this package registers **no claims** (``fedtheory verify``
 then simply lists none for ``--paper neural``). Torch is imported lazily inside the checks, so importing
 :mod:`fedtheory.claims` stays fast. Checks run torch single-threaded (the machines running ``verify`` are
 shared; multi-threaded small kernels are slower there).
 """
 from __future__ import annotations
 
-import importlib.util
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .patterns import relative_error
-from .registry import Evidence, claim
+from ..registry import Evidence
+from ._shared import neural_claim, torch_threads
 
-__all__: list[str] = []
+__all__ = ["digits_problem", "elasticnet_table", "docofl_table", "efl_table", "fedred_table"]
 
-def _torch_available() -> bool:
-    try:
-        return importlib.util.find_spec("torch") is not None
-    except (ImportError, ValueError):  # a broken or deliberately blocked torch counts as absent
-        return False
-
-
-#: Whether the optional torch extra is importable (checked without importing it).
-TORCH_AVAILABLE = _torch_available()
-
-#: Tolerance of the cross-check: max_r ||x_r^torch - x_r^numpy||_inf / max(1, ||x_r^numpy||_inf).
-CROSSCHECK_TOL = 1e-8
-
-
-def _claim(**kwargs: Any) -> Callable:
-    """Register with paper="neural" when torch is installed; otherwise leave the function unregistered."""
-    if TORCH_AVAILABLE:
-        return claim(paper="neural", **kwargs)
-    return lambda fn: fn
-
-
-@contextmanager
-def torch_threads(n: int = 1) -> Iterator[None]:
-    """Run torch with ``n`` intra-op threads, restoring the previous setting afterwards."""
-    import torch
-
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# The metamorphic cross-check
-# ---------------------------------------------------------------------------------------------------------
-
-def crosscheck_problems(n_clients: int = 6, dim: int = 8, *, reg: float = 1e-2, batch_size: int = 4,
-                        seed: int = 0) -> tuple[Any, Any]:
-    """(NumPy LogisticProblem, TorchProblem) on the same binary Synthetic(1, 1) data with unequal client sizes.
-
-    The torch problem uses the binary linear model (no bias) with ``loss="logistic"`` in float64 and the NumPy
-    problem's exact certificate, so algorithms that default to certificate constants resolve them identically.
-    """
-    from ..problems.datasets import synthetic_fedprox
-    from ..problems.logistic import LogisticProblem
-    from ..torch import TorchProblem, logistic_regression
-
-    sizes = np.random.default_rng([seed, 3]).integers(5, 25, n_clients)
-    data = synthetic_fedprox(1.0, 1.0, n_clients, dim=dim, n_classes=2, sizes=sizes, seed=seed)
-    np_problem = LogisticProblem(data.features, data.labels, reg=reg, batch_size=batch_size)
-    torch_problem = TorchProblem(logistic_regression(dim, 2), data, loss="logistic", reg=reg, batch_size=batch_size,
-                                 dtype="float64", certificate=np_problem.certificate)
-    return np_problem, torch_problem
-
-
-def crosscheck_algorithms(n_clients: int = 6) -> dict[str, Any]:
-    """Every algorithm family with deterministic local work given its draws (exact local solves excluded:
-    they do not exist for neural models), with partial participation, l1 terms, thresholds and compressors."""
-    from ..algorithms import (DANEPlus, DoCoFL, EFL, FedAvg, FedDyn, FedProx, FedRed, Scaffnew, Scaffold,
-                              TwoClassParticipation)
-    from ..compressors.ecuq import ECUQ
-    from ..compressors.quantizers import StochasticUniformQuantizer
-    from ..participation import Bernoulli, UniformSubset
-
-    half = UniformSubset(n_clients // 2)
-    return {
-        "FedAvg (local GD, half the clients)": FedAvg(local_steps=5, participation=half),
-        "FedAvg (local SGD)": FedAvg(local_steps=5, stochastic=True),
-        "FedProx (local GD, Bernoulli(0.5))": FedProx(prox=0.1, solver="gd", local_steps=5,
-                                                      participation=Bernoulli(0.5)),
-        "FedElasticNet Alg. 1 (proximal l1, eps)": FedProx(prox=0.1, l1=1e-3, threshold=1e-4, solver="gd",
-                                                           local_steps=5, stochastic=True),
-        "SCAFFOLD option II": Scaffold(local_steps=5),
-        "SCAFFOLD option I (local SGD, half)": Scaffold(local_steps=5, option="I", stochastic=True,
-                                                        participation=half),
-        "FedElasticNet Alg. 2 (sign sub-gradient, eps)": Scaffold(local_steps=5, l1=1e-3, threshold=1e-4),
-        "FedDyn (local GD)": FedDyn(alpha=0.1, solver="gd", local_steps=5),
-        "FedElasticNet Alg. 3 (printed sign, eps, half)": FedDyn(alpha=0.1, l1=1e-3, threshold=1e-4, solver="gd",
-                                                                 local_steps=5, participation=half),
-        "Scaffnew": Scaffnew(p=0.5),
-        "DANE+ (local GD, relative stopping)": DANEPlus(lam=0.1, solver="gd", local_steps=50),
-        "DANE+ (local fast GD, K = 5 steps)": DANEPlus(lam=0.1, solver="fgd", stopping="steps", local_steps=5),
-        "DANE+-SGD (K = 5 steps)": DANEPlus(lam=0.1, solver="gd", stopping="steps", local_steps=5, stochastic=True,
-                                            local_step=0.1),
-        "FedRed-GD (p = 0.5)": FedRed(lam=0.1, p=0.5),
-        "FedRed-SGD (p = 0.5)": FedRed(lam=0.1, p=0.5, stochastic=True),
-        "DoCoFL (ECUQ anchors, stochastic corrections, minibatch SGD)": DoCoFL(
-            n_sampled=n_clients // 2, period=2, queue_size=2, anchor_compressor=ECUQ(b=4.0),
-            correction_compressor=StochasticUniformQuantizer(levels=4),
-            participation=TwoClassParticipation(lead_strong=1)),
-        "EFL (ST q=0.5, Fisher elastic term, incomplete + inactive)": EFL(E=3, step=0.05, lam=0.05, q=0.5, s_min=1,
-                                                                           s_max=3, participation=0.8),
-    }
-
-
-def iterate_deviation(algorithm: Any, problem_a: Any, problem_b: Any, rounds: int, seed: int = 0,
-                      x0: np.ndarray | None = None) -> dict[str, Any]:
-    """Run ``algorithm`` on both problems with equally seeded generators; the largest relative deviation of the
-    server iterates, max_r ||x_r^a - x_r^b||_inf / max(1, ||x_r^a||_inf), and the final iterates' norm."""
-    x0 = np.zeros(problem_a.dim) if x0 is None else np.asarray(x0, dtype=np.float64)
-    rng_a, rng_b = np.random.default_rng(seed), np.random.default_rng(seed)
-    sa, sb = algorithm.init(problem_a, x0), algorithm.init(problem_b, x0)
-    worst, per_round = 0.0, []
-    for _ in range(rounds):
-        sa, _ = algorithm.round(problem_a, sa, rng_a)
-        sb, _ = algorithm.round(problem_b, sb, rng_b)
-        dev = relative_error(sb.x, sa.x)
-        per_round.append(dev)
-        worst = max(worst, dev)
-    return {"max_relative_deviation": worst, "per_round": per_round,
-            "final_norm": float(np.linalg.norm(sa.x)), "moved": float(np.linalg.norm(sa.x - x0))}
-
-
-@lru_cache(maxsize=4)
-def _cached_crosscheck_problems(n_clients: int, dim: int, seed: int) -> tuple[Any, Any]:
-    return crosscheck_problems(n_clients, dim, seed=seed)
-
-
-def _crosscheck_instances(thorough: bool):
-    configs = [(6, 8, 0)] + ([(10, 20, 1), (4, 3, 2)] if thorough else [])
-    for n, d, seed in configs:
-        for name, alg in crosscheck_algorithms(n).items():
-            yield {"label": f"{name}; n={n} d={d} seed={seed}", "n_clients": n, "dim": d, "seed": seed,
-                   "algorithm": alg, "rounds": 8}
-
-
-@_claim(id="neural.crosscheck.logistic", reference="metamorphic cross-check of fedtheory's two backends "
-        "(docs/torch.md)",
-        statement="on binary logistic regression in float64 the torch backend and the NumPy LogisticProblem produce "
-                  "the same iterates (1e-8 relative, every round) for every algorithm with deterministic local work",
-        kind="metamorphic", instances=_crosscheck_instances)
-def check_crosscheck(inst: dict) -> Evidence:
-    """measured = max over rounds of ||x^torch - x^numpy||_inf / max(1, ||x^numpy||_inf); theory = 1e-8."""
-    with torch_threads(1):
-        np_problem, torch_problem = _cached_crosscheck_problems(inst["n_clients"], inst["dim"], inst["seed"])
-        out = iterate_deviation(inst["algorithm"], np_problem, torch_problem, inst["rounds"], seed=inst["seed"])
-    dev = out["max_relative_deviation"]
-    # a run that never moves would agree trivially: require the iterates to have moved
-    return Evidence(inst["label"], dev, CROSSCHECK_TOL, bool(dev <= CROSSCHECK_TOL and out["moved"] > 1e-6),
-                    tightness=dev / CROSSCHECK_TOL, details=out)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Neural benchmarks (exploratory): scikit-learn digits, MLP, minibatch local SGD
-# ---------------------------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=4)
 def digits_problem(n_clients: int = 10, hidden: int = 16, dirichlet_alpha: float = 0.5, batch_size: int = 32,
                    seed: int = 0) -> Any:
     """The benchmark problem: digits split by Dirichlet(alpha) label skew (20% stratified test set held out),
     MLP 64-hidden-10 with cross-entropy, minibatches of ``batch_size``, float64 on CPU. Cached per process."""
-    from ..torch import TorchProblem, digits_federated, mlp
+    from ...torch import TorchProblem, digits_federated, mlp
 
     data, test = digits_federated(n_clients, partition="dirichlet", dirichlet_alpha=dirichlet_alpha, seed=seed)
     return TorchProblem(mlp(64, 10, hidden=hidden), data, batch_size=batch_size, test=test)
@@ -211,9 +55,9 @@ def elasticnet_table(problem: Any, participation: Any, rounds: int, local_steps:
     SCAFFOLD/Alg. 2, FedDyn/Alg. 3 with Table 5's (CIFAR-10) lambda1, lambda2, eps and local minibatch SGD."""
     from dataclasses import replace
 
-    from ..metrics import communication as comm
-    from ..run import run
-    from .fedelasticnet import headline_algorithms
+    from ...metrics import communication as comm
+    from ...run import run
+    from ..fedelasticnet import headline_algorithms
 
     rows = {}
     x0 = problem.initial_point()
@@ -231,7 +75,7 @@ def elasticnet_table(problem: Any, participation: Any, rounds: int, local_steps:
     return {"rows": rows, "reductions": red}
 
 
-@_claim(id="neural.fedelasticnet.sparsity",
+@neural_claim(id="neural.fedelasticnet.sparsity",
         reference="FedElasticNet Tables 2-4 (Alg. 3: 68-89% fewer cumulative non-zeros than FedDyn on image data, "
                   "smallest entropy, accuracy maintained)",
         statement="on a small MLP (digits, Dirichlet(0.5), 30% participation, local SGD) with Table 5's "
@@ -243,8 +87,8 @@ def elasticnet_table(problem: Any, participation: Any, rounds: int, local_steps:
 def check_elasticnet_sparsity(inst: dict) -> Evidence:
     """measured = Alg. 3's cumulative-nnz reduction against FedDyn; theory = 0.678, the lower end of the paper's
     image-data range. The verdict: every variant reduces nnz and Alg. 3 sends the fewest, accuracy within 2 pts."""
-    from ..participation import UniformSubset
-    from .fedelasticnet import PAPER_ALG3_NNZ_REDUCTION
+    from ...participation import UniformSubset
+    from ..fedelasticnet import PAPER_ALG3_NNZ_REDUCTION
 
     with torch_threads(1):
         problem = digits_problem(hidden=inst["hidden"])
@@ -271,10 +115,10 @@ def docofl_table(problem: Any, rounds: int, step: float, n_sampled: int, bits: t
     """FedAvg (DoCoFL with identity compressors: one local SGD step, the library's FedAvg equivalence) against
     DoCoFL with ECUQ anchors of b_w bits and stochastic uniform quantizers of b_c and b_g bits (2^b levels) for
     corrections and uplink; K = 10, V = 3. Bandwidth is summed from the RoundLogs (every round recorded)."""
-    from ..algorithms import DoCoFL
-    from ..compressors.ecuq import ECUQ
-    from ..compressors.quantizers import StochasticUniformQuantizer
-    from ..run import run
+    from ...algorithms import DoCoFL
+    from ...compressors.ecuq import ECUQ
+    from ...compressors.quantizers import StochasticUniformQuantizer
+    from ...run import run
 
     b_w, b_c, b_g = bits
     common = dict(step=step, n_sampled=n_sampled, period=10, queue_size=3)
@@ -298,7 +142,7 @@ def docofl_table(problem: Any, rounds: int, step: float, n_sampled: int, bits: t
             "paper_reductions_at_(2,2,1)": {"online": 16.0, "total_downlink": 8.0, "uplink": 32.0}}
 
 
-@_claim(id="neural.docofl.accuracy",
+@neural_claim(id="neural.docofl.accuracy",
         reference="DoCoFL Table 3 (best validation accuracy within about 1 pp of FedAvg, max |diff| 0.98 pp, at "
                   "16x online / 8x total downlink reduction)",
         statement="on a small MLP (digits, Dirichlet(0.5), 5 of 10 clients per round) DoCoFL with 2-bit ECUQ anchors, "
@@ -330,9 +174,9 @@ def efl_table(problem: Any, rounds: int, E: int, step: float, activity: float, p
     p_tau^k = E p^k / s_tau^k against FedAvg weighting of the same partial updates, and FedAvg / FedProx that drop
     incomplete updates (a client contributes only when active with s = E: Bernoulli(activity / E) participation
     with E full local steps -- the same law, not the same realisation)."""
-    from ..algorithms import EFL, FedAvg, FedProx
-    from ..participation import Bernoulli
-    from ..run import run
+    from ...algorithms import EFL, FedAvg, FedProx
+    from ...participation import Bernoulli
+    from ...run import run
 
     scenario = dict(E=E, step=step, s_min=1, s_max=E, participation=activity)
     drop = Bernoulli(activity / E)
@@ -349,7 +193,7 @@ def efl_table(problem: Any, rounds: int, E: int, step: float, activity: float, p
             "efl_minus_best_baseline_pts": 100 * (rows["EFL"]["test_accuracy"] - rows[best_base]["test_accuracy"])}
 
 
-@_claim(id="neural.efl.incomplete_inactive",
+@neural_claim(id="neural.efl.incomplete_inactive",
         reference="EFL Table 2 (non-IID BMTA: EFL 99.10/81.38/68.95/60.49 vs FedAvg 98.30/2.27/59.14/51.35) and "
                   "Fig. 3 (low participation)",
         statement="on a small MLP (digits, Dirichlet(0.5)) with incomplete and inactive clients, EFL reaches at least "
@@ -378,8 +222,8 @@ def fedred_table(problem: Any, rounds: int, local_steps: int, step: float, prox_
     FedAvg, FedProx (best lambda of the grid), SCAFFOLD with the exact control variate (option I), DANE+-SGD
     (best lambda), Scaffnew (p = 1/K) and FedRed-SGD (p = 1/K, eta = step, best lambda), FedRed/Scaffnew run for
     rounds * K iterations (the same expected number of communications and local steps)."""
-    from ..algorithms import DANEPlus, FedAvg, FedProx, FedRed, Scaffnew, Scaffold
-    from ..run import run
+    from ...algorithms import DANEPlus, FedAvg, FedProx, FedRed, Scaffnew, Scaffold
+    from ...run import run
 
     K = local_steps
     x0 = problem.initial_point()
@@ -412,7 +256,7 @@ def fedred_table(problem: Any, rounds: int, local_steps: int, step: float, prox_
             "fedprox_minus_best_drift_corrected_test_accuracy_pts": 100 * (acc_prox - acc_drift)}
 
 
-@_claim(id="neural.fedred.fedprox_wins",
+@neural_claim(id="neural.fedred.fedprox_wins",
         reference="Jiang, Rodomanov & Stich 2024, Appendix C, Fig. C.1 (ResNet-18 on CIFAR: FedProx consistently "
                   "outperforms DANE+-SGD, FedRed-SGD, Scaffold and Scaffnew)",
         statement="on a small MLP (digits, Dirichlet(0.3), full participation, local minibatch SGD) FedProx reaches a "
@@ -431,3 +275,4 @@ def check_fedred_fedprox(inst: dict) -> Evidence:
     diff = tab["fedprox_minus_best_drift_corrected_loss"]
     return Evidence(f"digits MLP 64-{inst['hidden']}-10, Dir({inst['alpha']}), T={inst['rounds']}, "
                     f"K={inst['local_steps']}", diff, 0.0, bool(diff <= 0.0), details=tab)
+

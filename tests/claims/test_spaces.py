@@ -1,46 +1,21 @@
-"""Property tests drawn from the claims' instance spaces (issue 17).
+"""The claims' instance spaces (fedtheory/claims/space.py): every bound declares one, ``space.strategy()`` draws
+admissible points, and hypothesis finds the recorded counterexamples of the false statements from the same space.
 
-The ledger's default instances, the adversarial search and these tests derive from one declaration per claim
-(``space=InstanceSpace(...)``): here hypothesis draws admissible points of the theorem's class with
-``space.strategy()`` and the claim's own check must hold at each. Settings come from the project's profile
-(tests/conftest.py: derandomized in CI); only the example count is set per test, small, as every example runs
-a claim's check.
+Every claim with a space is run on drawn points by tests/claims/test_property_every_claim.py; here the false
+statements get a larger search budget (200 points) than that test gives them.
 """
 from __future__ import annotations
 
 import math
 
 import pytest
-from hypothesis import HealthCheck, find, given, settings
+from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from fedtheory.claims.registry import load_all
 from fedtheory.claims.space import InstanceSpace, Param
 
 CLAIMS = load_all()
-
-#: Cheap claims (a check well under 1 s at every point of the space) expected to hold, covering every paper with
-#: spaces (the neural claims declare none).
-HOLDING = [
-    "foundation.dissimilarity.sandwich",
-    "classic.gd.contraction",
-    "classic.gd.contraction_tight_any_step",
-    "docofl.lemma_c1",
-    "docofl.ecuq.huffman_budget.corrected",
-    "docofl.compressors.variance",
-    "docofl.lemmas_c5_c10",
-    "efl.st.contraction.derived",
-    "efl.theorem2.arrival.corrected",
-    "fedelasticnet.hoeffding",
-    "fedred.dane.lyapunov",
-    "fedred.nonconvex.stationarity.derived",
-    "ofediq.lemma2",
-    "ofediq.lemma4",
-    "ofediq.thm2.aggregate_second_moment",
-    "ofediq.quantizer.variance",
-    "ofediq.thm2.remark_no_quantization",
-    "ofediq.lemma3.stated.corrected",
-]
 
 #: False statements whose checks are cheap: hypothesis, drawing from the same space, must find a violation.
 #: Lemma B.4 with the printed sign(0) = 0 reports a margin, not a ratio, so the adversarial search cannot look for
@@ -60,26 +35,6 @@ def test_every_bound_claim_declares_a_space():
     """Issue 17: every bound / tightness claim declares its class, so the search and these tests reach it."""
     missing = {c.id for c in CLAIMS.values() if c.kind in ("bound", "tightness") and c.space is None}
     assert missing <= PENDING_SPACES, sorted(missing - PENDING_SPACES)
-
-
-def test_the_paper_set_is_covered():
-    papers = {CLAIMS[i].paper for i in HOLDING}
-    with_spaces = {c.paper for c in CLAIMS.values() if c.space is not None}
-    assert papers == with_spaces
-
-
-@pytest.mark.parametrize("claim_id", HOLDING)
-def test_claim_holds_on_points_drawn_from_its_space(claim_id):
-    c = CLAIMS[claim_id]
-    assert c.expected == "holds" and c.space is not None
-
-    @settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-    @given(point=c.space.strategy())
-    def prop(point):
-        evidence = c.check(c.space.build(point))
-        assert evidence.holds, f"{claim_id} fails at {point}: measured {evidence.measured}, theory {evidence.theory}"
-
-    prop()
 
 
 @pytest.mark.parametrize("claim_id", VIOLATED)
