@@ -201,8 +201,12 @@ def _tightness_panel(ax: Any, tightness: Sequence[float], holds: Sequence[bool],
     colours = [HOLDS_STYLE["color"] if h else FAILS_STYLE["color"] for h in holds]
     finite = [(x, t, c) for x, t, c in zip(xs, tightness, colours) if math.isfinite(t)]
     if finite:
-        ax.bar([x for x, _, _ in finite], [t for _, t, _ in finite], color=[c for _, _, c in finite], width=0.6,
-               label="measured / bound per instance")
+        bars = ax.bar([x for x, _, _ in finite], [t for _, t, _ in finite], color=[c for _, _, c in finite],
+                      width=0.6, label="measured / bound per instance (hatched: fails)")
+        for bar, (x, _, _) in zip(bars, finite):
+            if not holds[x - 1]:  # the verdict in the bar's texture too, not in its colour alone
+                bar.set_hatch("///")
+                bar.set_edgecolor("white")
     ax.axhline(1.0, color="#333333", linewidth=1, label="bound attained (1)")
     if math.isfinite(searched["adversarial_tightness"]):
         ax.axhline(searched["adversarial_tightness"], color="#8c510a", linestyle="--", linewidth=1.2,

@@ -59,13 +59,15 @@ nav{font-size:.9rem;padding:.6rem 0;border-bottom:1px solid #ddd;position:sticky
  z-index:1}nav a{margin-right:.9rem}a{color:#1f4e8c}
 table{border-collapse:collapse;font-size:.85rem;margin:.6rem 0;width:100%}
 th,td{border-bottom:1px solid #e2e2dc;padding:.25rem .45rem;text-align:left;vertical-align:top}
-th{background:#f1f1ec}td{overflow-wrap:anywhere}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+th{background:#f1f1ec}td{overflow-wrap:break-word}td code{overflow-wrap:anywhere}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .badge{display:inline-block;font-size:.78rem;font-weight:bold;padding:.05rem .45rem;border-radius:.7rem;
  border:1px solid;white-space:nowrap}
 .ok{background:#e6f4e1;color:#1b5e20;border-color:#7cb87a}.recorded{background:#fde7d9;color:#8a3b00;
  border-color:#e29a66}.bad{background:#f8d0d0;color:#8b0000;border-color:#c62828}
 .measured{background:#e3ecf8;color:#1f3f73;border-color:#8aa7d6}.na{background:#eeeeee;color:#444;
  border-color:#bbb}.open{background:#fff7c2;color:#5c4a00;border-color:#d6c25a}
+section{scroll-margin-top:3rem}
 .claim,.statement{border:1px solid #e0e0da;border-radius:6px;padding:.8rem 1rem;margin:1rem 0;background:#fff}
 .claim.failed{border-left:6px solid #c62828}.claim.recorded-false{border-left:6px solid #e29a66}
 .meta{font-size:.82rem;color:#555}.says{margin:.3rem 0 .5rem}

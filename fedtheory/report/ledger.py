@@ -23,7 +23,8 @@ FAILED_STATUSES = ("VIOLATED", "COUNTEREXAMPLE-LOST", "ERROR")
 REQUIRED_FIELDS = ("id", "paper", "statement", "status", "expected", "evidence")
 
 
-_JSON_TYPES = {dict: "object", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+_JSON_TYPES = {dict: "object", str: "string", int: "number", float: "number", bool: "boolean",
+               type(None): "null"}
 
 
 class ClaimsFileError(ValueError):
@@ -49,7 +50,8 @@ def read_claims(path: Path) -> list[dict[str, Any]]:
         raise ClaimsFileError(f"{path}: not valid JSON, truncated? ({exc})") from None
     expected = f"expected a list of claim records with the fields {', '.join(REQUIRED_FIELDS)}"
     if not isinstance(records, list):
-        raise ClaimsFileError(f"{path}: not a claims.json ({expected}; found a JSON {_JSON_TYPES.get(type(records), 'value')})")
+        found = _JSON_TYPES.get(type(records), "value")
+        raise ClaimsFileError(f"{path}: not a claims.json ({expected}; found a JSON {found})")
     for k, r in enumerate(records):
         missing = [f for f in REQUIRED_FIELDS if not isinstance(r, dict) or f not in r]
         if missing:

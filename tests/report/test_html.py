@@ -3,7 +3,6 @@ counterexamples and worst cases are shown, broken proof-chain links are marked, 
 site needs nothing outside its folder, and bad input to ``fedtheory report`` is refused in one line."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess

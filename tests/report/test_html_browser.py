@@ -96,7 +96,6 @@ def test_every_internal_link_and_anchor_resolves(driver, ledger_site) -> None:
 
 def test_a_screenshot_is_not_blank(driver, ledger_site, tmp_path: Path) -> None:
     import matplotlib.image
-    import numpy as np
 
     out, _ = ledger_site
     _load(driver, out / "efl.html")
