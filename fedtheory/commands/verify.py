@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="Run claim ID and every claim along the proof chains of the statements it cites (their "
                         "lemmas, in proof order), and name the first link that fails.")
     p.add_argument("--quiet", action="store_true", help="No progress bar.")
+    p.add_argument("--html", action="store_true",
+                   help="Also write the HTML report (index.html and a page per paper) next to claims.json.")
     p.add_argument("--worst-case", action="store_true",
                    help="Also search each claim's instance space for the largest measured/bound (adversarial "
                         "tightness; claims that declare a space), and report exact PEP worst cases where one applies.")
@@ -149,6 +151,10 @@ def main(args: argparse.Namespace) -> int:
     print(render_table(table_rows(results), TABLE_HEADER, width=width))
     worst = run_worst_case(results, args.evaluations) if args.worst_case else None
     write_reports(results, out, worst)
+    if args.html:
+        from ..report.html import write_html_report  # matplotlib is imported only when asked for
+
+        write_html_report(out / "claims.json")
     status = 1 if any(r.failed for r in results) else 0
     if worst is not None:
         print(render_worst_case(results, worst, width))

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..claims.registry import ClaimResult
-from .symbols import pretty_maths
+from .symbols import symbols
 from .table import fmt
 
 __all__ = ["records_of", "write_reports", "write_records"]
@@ -38,7 +38,7 @@ def write_records(records: Sequence[Mapping[str, Any]], out: Path) -> None:
 
 def _cell(text: str) -> str:
     """Table-cell text: maths symbols, and a literal | escaped (a norm is ‖x‖ by then, never //x//)."""
-    return pretty_maths(text).replace("|", "\\|").replace("\n", " ")
+    return symbols(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _num(value: Any) -> str:
@@ -73,7 +73,7 @@ def render_markdown(records: Sequence[Mapping[str, Any]]) -> str:
         for r in details:
             lines.append(f"### `{r['id']}`: {r['status']}")
             lines.append("")
-            lines.append(pretty_maths(r["statement"]))
+            lines.append(symbols(r["statement"]))
             lines.append("")
             if r.get("error"):
                 lines.append(f"```\n{r['error']}\n```")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..claims.registry import Claim, load_all
-from .symbols import pretty_maths
+from .symbols import symbols
 
 __all__ = ["ledger_counts", "blocks", "update_readme"]
 
@@ -45,7 +45,7 @@ def _ledger_summary(claims: list[Claim]) -> str:
 def _false_table(claims: list[Claim]) -> str:
     rows = ["| claim | the statement found false |", "|---|---|"]
     for c in sorted((c for c in claims if c.expected == "violated"), key=lambda c: c.id):
-        rows.append(f"| `{c.id}` | {pretty_maths(c.statement).replace('|', chr(92) + '|')} |")
+        rows.append(f"| `{c.id}` | {symbols(c.statement).replace('|', chr(92) + '|')} |")
     return "\n".join(rows) + "\n"
 
 
