@@ -7,7 +7,7 @@ simplex) from the best random points, with a fixed budget of check evaluations. 
 search is deterministic given its seed (on one machine). A found ratio > 1 is a counterexample to the
 statement, reported with the point that attains it (reproducible in one call: ``claim(space.build(point))``).
 
-Issue 17; the exact worst cases over whole function classes (performance estimation) are a separate module.
+The exact worst cases over whole function classes (performance estimation) are a separate module.
 """
 from __future__ import annotations
 

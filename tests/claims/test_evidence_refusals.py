@@ -191,7 +191,7 @@ def test_claims_md_shows_symbols_tightness_and_the_worst_case(tmp_path) -> None:
     search = worst_case(c, evaluations=5)
     write_report([run(c)], tmp_path, {"t.md": {**search.as_dict(), "pep_worst_case": 0.75}})
     md = (tmp_path / "claims.md").read_text()
-    assert "‖x_t - x*‖² ≤ (1 - μ/L) ‖x_0 - x*‖²" in md and "//" not in md
+    assert "‖x_t - x*‖^2 ≤ (1 - μ/L) ‖x_0 - x*‖^2" in md and "//" not in md
     row = next(line for line in md.splitlines() if line.startswith("| `t.md`"))
     cells = [x.strip() for x in row.split(" | ")]
     assert cells[5:8] == ["0.5", "0.5", "0.75"]  # tightness, worst case found, PEP worst case
