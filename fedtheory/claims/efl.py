@@ -83,7 +83,7 @@ _ST_SPACE = InstanceSpace(
 
 
 @claim(cites=("Algorithm 2",),
-       id="efl.st.format", paper=PAPER, reference="Alg. 2",
+       id="efl.st.format", paper=PAPER,
        statement="ST(T) lies in {-mu, 0, mu}^n with max(floor(nq), 1) non-zeros on the largest |T_i|, signs of T, "
                  "and mu the mean kept magnitude",
        kind="identity", instances=_st_instances)
@@ -153,7 +153,7 @@ def _ef_instances(thorough: bool):
 
 
 @claim(cites=("Algorithm 1",),
-       id="efl.error_feedback.telescoping.derived", paper=PAPER, reference="eq. 5, Alg. 1",
+       id="efl.error_feedback.telescoping.derived", paper=PAPER, reference="eq. (5)",
        statement="with R_0 = 0, Delta_t = R_{t-1} + raw_t, R_t = Delta_t - ST(Delta_t): "
                  "sum_t ST(Delta_t) + R_T = sum_t raw_t at every node (clients and server), and EFL's server "
                  "model satisfies w_T + R^G_T = w_0 + sum_t (aggregated client messages)",
@@ -268,7 +268,7 @@ def _sync_errors(inst: dict, variant: str) -> tuple[np.ndarray, float]:
 
 
 @claim(cites=("Algorithm 1",),
-       id="efl.sync.printed", paper=PAPER, reference="Alg. 1 as printed",
+       id="efl.sync.printed", paper=PAPER, reference="as printed",
        statement="Alg. 1 as printed (server adds the uncompressed Delta^G and aggregates uncompressed Delta^k while "
                  "clients receive ST(Delta^G)) keeps every client's model equal to the server model",
        kind="invariant", expected="violated", instances=_sync_instances)
@@ -422,7 +422,7 @@ def check_uv_sum_readings(seed: int) -> Evidence:
 
 @claim(cites=("Theorem 1",),
        id="efl.fixed_point.heterogeneous_compute.derived", paper=PAPER,
-       reference="Theorem 1 (§3.2; H_tau = 0 vs > 0) and §4.2",
+       reference="§3.2 (H_tau = 0 vs > 0) and §4.2",
        statement="deterministic s = (1..N), constant eta: EFL's limit is within O(eta) of w* (distance halves with "
                  "eta); FedAvg weighting's limit is within O(eta) of argmin sum p^k s^k f_k and stays away from w*",
        kind="fixed_point", derived=True, instances=_harness_instances)
@@ -457,7 +457,7 @@ def _random_s_instances(thorough: bool):
 
 
 @claim(cites=("Theorem 1",),
-       id="efl.theorem1.random_incomplete", paper=PAPER, reference="Theorem 1, §4.2-4.3",
+       id="efl.theorem1.random_incomplete", paper=PAPER, reference="§4.2-4.3",
        statement="random incomplete updates s_tau^k ~ U{1..k} and eta_tau = 0.5/(tau + 20): EFL weighting converges "
                  "to w* (distance < 1e-2), FedAvg weighting to argmin sum p^k E[s^k] f_k instead",
        kind="fixed_point", instances=_random_s_instances)
@@ -594,7 +594,7 @@ def _theorem1_compute(inst: dict):
 
 
 @claim(cites=("Theorem 1",),
-       id="efl.theorem1.bound", paper=PAPER, reference="Theorem 1, eq. 7 (constants per docs/efl.md)",
+       id="efl.theorem1.bound", paper=PAPER, reference="eq. (7), constants per docs/efl.md",
        statement="EFL weighting (H_tau = 0), Theorem 1's eta_tau: E||w^G_tau - w*||^2 <= C_tau / (tau E + gamma)^2 "
                  "for every tau (B_t's bracket read conservatively)",
        kind="bound", space=_THEOREM1_SPACE)
@@ -610,7 +610,7 @@ def check_theorem1_bound(inst: dict) -> Evidence:
 
 
 @claim(cites=("Theorem 1",),
-       id="efl.theorem1.rate", paper=PAPER, reference="Theorem 1, eq. 7 (C_tau = O(tau) => O(1/tau))",
+       id="efl.theorem1.rate", paper=PAPER, reference="eq. (7) (C_tau = O(tau) => O(1/tau))",
        statement="with H_tau = 0 and Theorem 1's eta_tau, E||w^G_tau - w*||^2 decays at least like 1/tau: log-log "
                  "slope <= -0.7 over tau E >> gamma",
        kind="rate", instances=_theorem1_instances)
@@ -633,7 +633,7 @@ def _plateau_instances(thorough: bool):
 
 
 @claim(cites=("Theorem 1",),
-       id="efl.theorem1.bias_plateau", paper=PAPER, reference="Theorem 1 (H_tau J term), §4.1, §4.3",
+       id="efl.theorem1.bias_plateau", paper=PAPER, reference="the H_tau J term; §4.1, §4.3",
        statement="with unequal Bernoulli inactivity y = (0, .2, .4, .6, .8) or a departed client, EFL plateaus near "
                  "the re-weighted optimum (no decay to w*); with equal inactivity it approaches w*",
        kind="qualitative", instances=_plateau_instances)
@@ -805,7 +805,7 @@ _T2_SPACE = _t2_space(_T2_DEFAULTS)
 
 
 @claim(cites=("Theorem 2",),
-       id="efl.theorem2.departure", paper=PAPER, reference="Theorem 2, eq. 10",
+       id="efl.theorem2.departure", paper=PAPER, reference="eq. (10)",
        statement="when client a (n_a of n samples) quits, ||w* - w^*_hat||^2 <= 8 L n_a^2 D_hat_a / (mu^2 n^2)",
        kind="bound", space=_T2_SPACE)
 def check_t2_departure(inst: dict) -> Evidence:
@@ -830,7 +830,7 @@ _ARRIVAL_SPACE = _t2_space((ARRIVAL_COUNTEREXAMPLE,) + _T2_DEFAULTS)
 
 
 @claim(cites=("Theorem 2",),
-       id="efl.theorem2.arrival", paper=PAPER, reference="Theorem 2, eq. 11",
+       id="efl.theorem2.arrival", paper=PAPER, reference="eq. (11)",
        statement="when client a (n_a samples) joins a federation of n samples, "
                  "||w* - w^*_hat||^2 <= 8 L n_a^2 D_hat_a / (mu^2 (n + n_a)^2)",
        kind="counterexample", expected="violated", space=_ARRIVAL_SPACE)
@@ -847,7 +847,7 @@ def check_t2_arrival(inst: dict) -> Evidence:
 
 
 @claim(cites=("Theorem 2",),
-       id="efl.theorem2.arrival.corrected", paper=PAPER, reference="Theorem 2, eq. 11 corrected",
+       id="efl.theorem2.arrival.corrected", paper=PAPER, reference="eq. (11) corrected",
        statement="when client a joins a federation of n samples, ||w* - w^*_hat||^2 <= 2 L n_a^2 D_hat_a / (mu^2 n^2) "
                  "(n, not n + n_a; a fortiori with the paper's 8)",
        kind="bound", derived=True, space=_ARRIVAL_SPACE)
@@ -860,8 +860,7 @@ def check_t2_arrival_corrected(inst: dict) -> Evidence:
 
 
 @claim(cites=("Theorem 2",),
-       id="efl.theorem2.monotonicity", paper=PAPER, reference="Theorem 2 ('the bound reduces when the data becomes "
-       "more IID, and when the changed client owns fewer data samples')",
+       id="efl.theorem2.monotonicity", paper=PAPER, reference="'the bound reduces when the data becomes more IID, and when the changed client owns fewer data samples'",
        statement="moving c_a towards w^*_hat shrinks D_hat_a and the true shift to 0; fewer samples n_a shrink the "
                  "bound (10) and the true shift",
        kind="monotonicity", instances=lambda thorough: iter(_T2_DEFAULTS[:3]))
@@ -923,7 +922,7 @@ def _cor1_instances(thorough: bool):
 
 
 @claim(cites=("Corollary 1",),
-       id="efl.corollary1.threshold", paper=PAPER, reference="Corollary 1, eqs. 8-9",
+       id="efl.corollary1.threshold", paper=PAPER, reference="eqs. (8)-(9)",
        statement="with C_tau = tau C, the abandonment threshold y* = f_1(T)/J decreases in E always and in T once "
                  "E T >= gamma (the regime of eq. 9); y* T E^2 J / C -> 1 (eq. 9 up to a factor E)",
        kind="monotonicity", instances=_cor1_instances)
@@ -953,7 +952,7 @@ def _a5_instances(thorough: bool):
 
 
 @claim(cites=("Assumption 5", "Theorem 1"),
-       id="efl.assumption5.theta.derived", paper=PAPER, reference="Assumption 5, Theorem 1",
+       id="efl.assumption5.theta.derived", paper=PAPER,
        statement="with p_tau^k = E p^k / s_tau^k, s ~ U{s_min..E}: max p_tau^k / p^k = E / s_min and "
                  "E[sum_k p_tau^k s_tau^k] = E (exact enumeration); EFL's step/decay reproduce Theorem 1's eta_tau",
        kind="identity", derived=True, instances=_a5_instances)
@@ -1022,7 +1021,7 @@ def _experiment_instances(thorough: bool):
 
 
 @claim(cites=("Table 2", "Figure 3"),
-       id="efl.experiment.logistic", paper=PAPER, reference="§5, Table 2, Fig. 3 (qualitative)",
+       id="efl.experiment.logistic", paper=PAPER, reference="§5 (qualitative)",
        statement="under non-IID (Dirichlet 0.3) data, low participation and random incomplete updates, EFL "
                  "reaches FedAvg/FedProx-level or better accuracy with fewer communicated bits (the paper's "
                  "deep-model Table 2 numbers are recorded alongside)",
@@ -1077,7 +1076,7 @@ def _placement_instances(thorough: bool):
     return [dict(seed=0, rounds=2000, q=0.34)] + ([dict(seed=s, rounds=20000, q=0.34) for s in (1, 2)] if thorough else [])
 
 
-@claim(id="efl.compression.placement.derived", paper=PAPER, reference="eq. 5-6 with ST (Algorithm 2), §5.4",
+@claim(cites=("Algorithm 2",), id="efl.compression.placement.derived", paper=PAPER, reference="eqs. (5)-(6) with ST, §5.4",
        statement="with ST and random s_tau^k, pre-scaling the local displacement by p_tau^k before client error "
                  "feedback converges to w* (distance < 1e-2), while applying p_tau^k at the server after error "
                  "feedback (the print) stalls at least 5x farther away",

@@ -44,9 +44,7 @@ def _tighter_instances(thorough: bool):
 
 @claim(cites=("Table 1",),
        id="efl.statements.table1.tighter", paper=PAPER,
-       reference="Ma et al., §3.2 and Table 1 ('EFL achieves tighter bound comparing with methods which assume "
-                 "mu-strongly convex'; caption: 'preserves the optimal statistical rates ... while improves the "
-                 "optimization')",
+       reference="§3.2 ('EFL achieves tighter bound comparing with methods which assume mu-strongly convex'; caption: 'preserves the optimal statistical rates ... while improves the optimization')",
        statement="Table 1's EFL row is at most the SCAFFOLD and MIME rows (the mu-SC methods) for every G, mu, S, "
                  "eps, L and Hessian dissimilarity delta <= L",
        kind="counterexample", expected="violated", instances=_tighter_instances)
@@ -74,7 +72,7 @@ def _tighter_corrected_instances(thorough: bool):
 
 @claim(cites=("Table 1",),
        id="efl.statements.table1.tighter.corrected", paper=PAPER,
-       reference="Ma et al., Table 1 (derived by fedtheory from the printed rows)",
+       reference="derived by fedtheory from the printed rows",
        statement="(derived by fedtheory) on Table 1's printed rows, for eps < 1: the statistical terms G^2/(mu S eps) "
                  "of EFL, SCAFFOLD and MIME coincide; EFL's row <= SCAFFOLD's iff L (1 - sqrt(eps)) <= G; EFL's "
                  "row > MIME's whenever delta <= L",
@@ -143,9 +141,9 @@ def _rounds_instances(thorough: bool):
         yield dict(E=5, theta=2.0, m=4.0, dist0_sq=10.0, B=0.3, mu=0.01, L=2.0)
 
 
-@claim(cites=("Table 1",),
+@claim(cites=("Table 1", "Theorem 1"),
        id="efl.statements.table1.theorem1_rounds", paper=PAPER,
-       reference="Ma et al., Table 1 (EFL row G^2/(mu S eps) + L/(mu sqrt(eps))) against Theorem 1, eq. (7)",
+       reference="the EFL row G^2/(mu S eps) + L/(mu sqrt(eps)) against eq. (7)",
        statement="rounds to E||w - w*||^2 <= eps from Theorem 1's bound (H_tau = 0, constant B_t): without noise "
                  "(B = 0) they scale as L/(mu sqrt(eps)) (log-log slopes -1/2 in eps, +1 in L, -1 in mu, within "
                  "0.05), the row's optimisation term; with B > 0 they scale as 1/eps for small eps (slope -1 "
@@ -189,7 +187,7 @@ def _figure2_instances(thorough: bool):
 
 @claim(cites=("Figure 2",),
        id="efl.statements.figure2", paper=PAPER,
-       reference="Ma et al., §5.3 and Fig. 2 (EFL with lambda = 0 against the best lambda, non-IID data)",
+       reference="§5.3 (EFL with lambda = 0 against the best lambda, non-IID data)",
        statement="under non-IID (Dirichlet 0.3) data with random incomplete clients, the best lambda > 0 in "
                  "{1e-3, 1e-2, 1e-1} gives EFL a smaller final training gap and smaller late-round oscillation "
                  "than lambda = 0 (measured on breast-cancer logistic regression over 10 clients)",

@@ -56,7 +56,7 @@ def _quantizer_instances(thorough: bool):
 
 
 @claim(cites=("Definition 2",),
-       id="ofediq.quantizer.unbiased", paper=PAPER, reference="Definition 2, eq. (12)",
+       id="ofediq.quantizer.unbiased", paper=PAPER, reference="eq. (12)",
        statement="E[Q_{s,b}(u)] = u: analytically E[xi_i] = r_i for every coordinate, and the Monte Carlo mean "
                  "is within 5 SE per coordinate; Q(0) = 0 and b = D is lossless",
        kind="identity", instances=_quantizer_instances)
@@ -118,7 +118,7 @@ _QUANTIZER_SPACE = InstanceSpace(
     thorough=tuple(pt for pt in _quantizer_points(True) if (pt["D"], pt["s"], pt["b"]) not in _QUANTIZER_KEYS))
 
 
-@claim(id="ofediq.quantizer.variance", paper=PAPER, reference="Section 3.3 (variance of Q_{s,b});",
+@claim(id="ofediq.quantizer.variance", paper=PAPER, reference="Section 3.3 (variance of Q_{s,b})",
        statement="E||Q(u) - u||^2 equals sum_l ||u_I||^2 sum_i (r_i - m_i/s)((m_i+1)/s - r_i) (Monte Carlo within "
                  "5 SE) and is <= sigma_q^2 ||u||^2, sigma_q^2 = min(ceil(D/b)/s^2, sqrt(ceil(D/b))/s); one-hot "
                  "u has zero error",
@@ -143,7 +143,7 @@ def check_quantizer_variance(inst: dict) -> Evidence:
 
 
 @claim(cites=("Definition 2",),
-       id="ofediq.quantizer.support_bits", paper=PAPER, reference="Definition 2 and eq. (13);",
+       id="ofediq.quantizer.support_bits", paper=PAPER, reference="eq. (13)",
        statement="every output entry is ||u_I|| sign(u_i) j/s with j in {m_i, m_i+1} within {0..s}, and "
                  "q = 32b + D(1 + log2(s+1)) (D=34826, s=3, b=777: 129,342 bits)",
        kind="identity", instances=_quantizer_instances)
@@ -182,7 +182,7 @@ _FEDOGD_SPACE = InstanceSpace(
 
 
 @claim(cites=("Theorem 1",),
-       id="ofediq.thm1.fedogd", paper=PAPER, reference="Theorem 1 (p_min = 1);",
+       id="ofediq.thm1.fedogd", paper=PAPER, reference="p_min = 1",
        statement="FedOGD with eta < 1/(2 beta), w_1 = 0: regret_T' <= K ||w*_T'||^2/(2 eta) + eta K T' "
                  "sigma2_diff(T') deterministically for every prefix T' <= T",
        kind="bound", space=_FEDOGD_SPACE)
@@ -204,7 +204,7 @@ def check_fedogd_regret(inst: dict) -> Evidence:
 
 
 @claim(cites=("Theorem 1",),
-       id="ofediq.thm1.per_step.derived", paper=PAPER, reference="Section 4.3.1 proof of Theorem 1;",
+       id="ofediq.thm1.per_step.derived", paper=PAPER, reference="Section 4.3.1 (proof of Theorem 1)",
        statement="(derived by fedtheory) FedOGD, eta < 1/(2 beta), every t: sum_k [L_kt(w_t) - L_kt(w*)] <= K/(2 eta)(||w_t - w*||^2 "
                  "- ||w_{t+1} - w*||^2) + eta sum_k ||grad L_kt(w*)||^2",
        kind="bound", derived=True, space=_FEDOGD_SPACE)
@@ -250,7 +250,7 @@ _OFEDAVG_SPACE = InstanceSpace(
 
 
 @claim(cites=("Theorem 1",),
-       id="ofediq.thm1.ofedavg", paper=PAPER, reference="Theorem 1;",
+       id="ofediq.thm1.ofedavg", paper=PAPER,
        statement="OFedAvg with heterogeneous p_k in [0.1, 1], eta < p_min/(2 beta): mean regret_T over seeds <= "
                  "K ||w*||^2/(2 eta) + eta K T sigma2_diff / p_min",
        kind="bound", space=_OFEDAVG_SPACE)
@@ -305,7 +305,7 @@ def _thm2_check(inst: dict) -> Evidence:
 
 
 @claim(cites=("Theorem 2",),
-       id="ofediq.thm2.L1", paper=PAPER, reference="Theorem 2, L = 1 (rigorous case);",
+       id="ofediq.thm2.L1", paper=PAPER, reference="L = 1 (rigorous case)",
        statement="OFedIQ(L=1) with the (s,b) quantizer, heterogeneous p_k, eta < p_min/(4 beta R) (the library's "
                  "step bound must equal it): mean regret_T "
                  "<= K||w*||^2/(2 eta) + 2 eta K T sigma2_diff R / p_min",
@@ -325,7 +325,7 @@ _THM2_L_SPACE = InstanceSpace(
 
 
 @claim(cites=("Theorem 2",),
-       id="ofediq.thm2.L_gt_1", paper=PAPER, reference="Theorem 2, L > 1 (the paper's approximate bound);",
+       id="ofediq.thm2.L_gt_1", paper=PAPER, reference="L > 1 (the paper's approximate bound)",
        statement="OFedIQ(L in {2,4,8}, L | T), eta < p_min/(4 beta L R) (the proof's condition (40), which the "
                  "library's step bound must equal): mean regret_T "
                  "<= Theorem 2's full bound incl. 3 beta eta^2 L(L-1) K T sigma2 (soft: the L > 1 proof approximates)",
@@ -345,8 +345,8 @@ def _sublinear_instances(thorough: bool):
         yield dict(K=20, D=6, Ts=(100, 1000, 10000), heterogeneity=2.0, noise=1.0, seed=15, method="fedogd")
 
 
-@claim(cites=("Corollary 1",),
-       id="ofediq.cor1.sublinear", paper=PAPER, reference="Corollary 1, Table I;",
+@claim(cites=("Corollary 1", "Table 1"),
+       id="ofediq.cor1.sublinear", paper=PAPER,
        statement="with Corollary 1's eta_T (FedOGD: sqrt(||w*||^2/(2 sigma2 T)), alpha = 2; OFedIQ(1, p, s, b): "
                  "sqrt(p ||w*||^2/(4 sigma2 M T)), alpha = 4M/p), regret_T/T decreases over T and (mean) "
                  "regret_T/sqrt(T) <= sqrt(alpha ||w*||^2 K^2 sigma2_diff) (T skipped when eta_T violates the "
@@ -387,7 +387,7 @@ def _parity_instances(thorough: bool):
 
 
 @claim(cites=("Figure 4",),
-       id="ofediq.parity99.exploratory", paper=PAPER, reference="Section 4.2 and Fig. 4 (CCR 99%);",
+       id="ofediq.parity99.exploratory", paper=PAPER, reference="Section 4.2 (CCR 99%)",
        statement="On a real-data stream (scikit-learn digits, ridge), FedOGD and OFedIQ at gamma = 0.01 (Algorithm 3"
                  " parameters, corrected so b >= 1 for the small D) with matched eta_T = (1/(4 beta)) sqrt(T_0/T): "
                  "the gap in time-averaged loss shrinks as T grows while OFedIQ uses ~1% of FedOGD's uplink bits",
@@ -452,7 +452,7 @@ def _expected_after(alg: OFedIQ, problem: OnlineProblem, state) -> np.ndarray:
     return total
 
 
-@claim(id="ofediq.aggregation.unbiased", paper=PAPER, reference="eqs. (8)-(9), (33);",
+@claim(id="ofediq.aggregation.unbiased", paper=PAPER, reference="eqs. (8)-(9), (33)",
        statement="given w_{t-L+1} and the local trajectories, E[w_{t+1}] = w_{t-L+1} - (eta/K) sum_k sum_l "
                  "grad_{k,t-L+l} exactly (enumeration of all client subsets and rounding outcomes; the server "
                  "divides by K, not |S_t|)",
@@ -486,8 +486,7 @@ def _reduction_instances(thorough: bool):
     yield dict(K=3, T=40, D=3, L=4, heterogeneity=0.5, loss="logistic", seed=20)
 
 
-@claim(id="ofediq.reductions", paper=PAPER, reference="Section 3.2 ('subsumes the benchmarks'), eqs. (1), (5)-(8); "
-                                                      "",
+@claim(id="ofediq.reductions", paper=PAPER, reference="Section 3.2 ('subsumes the benchmarks'), eqs. (1), (5)-(8)",
        statement="OFedIQ(1,1,inf) reproduces FedOGD's eq. (5) iterates to 1e-12; OFedIQ(L,1,inf) is local OGD with "
                  "periodic averaging (FedOMD); the two forms of eq. (8) agree to 1e-10; the model used at t is "
                  "w_{psi_L(t)} with psi_L(t) = floor((t-1)/L) L + 1",
@@ -543,7 +542,7 @@ def _bits_instances(thorough: bool):
     yield dict(K=4, T=50, D=5, L=1, s=None, b=None, p=1.0, seed=23)
 
 
-@claim(id="ofediq.bits", paper=PAPER, reference="Table I, eq. (13), gamma and CCR (Section 5);",
+@claim(cites=("Table 1",), id="ofediq.bits", paper=PAPER, reference="eq. (13), gamma and CCR (Section 5)",
        statement="each transmission step sends |S_t| q bits (q = 32D unquantized, 32b + D(1+log2(s+1)) "
                  "quantized), none otherwise; the mean bits per step is (sum_k p_k / L) q within 5 SE; FedOGD costs "
                  "32KD exactly; gamma = p q/(32 D L)",
@@ -586,7 +585,7 @@ def _periodic_instances(thorough: bool):
                Ks=(1, 1000))
 
 
-@claim(id="ofediq.periodic.never_better", paper=PAPER, reference="Section 4.2.1;",
+@claim(id="ofediq.periodic.never_better", paper=PAPER, reference="Section 4.2.1",
        statement="at equal cost, alpha(L = 1, p/L) <= alpha(L, p) (Table I's constant), with equality iff L = 1",
        kind="monotonicity", instances=_periodic_instances)
 def check_periodic(inst: dict) -> Evidence:
@@ -623,7 +622,7 @@ def _golden(f, lo: float, hi: float, iters: int = 200) -> float:
 
 
 @claim(cites=("Corollary 1",),
-       id="ofediq.cor1.algebra", paper=PAPER, reference="Corollary 1 (consistent form M; the printed version has a typo)",
+       id="ofediq.cor1.algebra", paper=PAPER, reference="consistent form M; the printed version has a typo",
        statement="eta* = sqrt((p/L)||w*||^2/(4 sigma2 M T)) minimises B(eta) = K||w*||^2/(2 eta) + 2 eta L K T "
                  "sigma2 M/p and B(eta*) = sqrt((4LM/p)||w*||^2 K^2 sigma2 T); OFedAvg's eta gives alpha = 2/p; "
                  "3 beta eta^2 L(L-1) K T sigma2 <= (3p^2(L-1)/8) 2 eta L K T sigma2/p for eta < p/(4 beta)",
@@ -659,8 +658,7 @@ def _alg3_value_instances(thorough: bool):
 
 
 @claim(cites=("Algorithm 3", "Figure 3"),
-       id="ofediq.alg3.paper_values", paper=PAPER, reference="Algorithm 3, Section 4.2.2 worked example, Fig. 3; "
-                                                             "",
+       id="ofediq.alg3.paper_values", paper=PAPER, reference="Section 4.2.2 worked example",
        statement="Algorithm 3 (log base 2) gives gamma = 0.1 -> s = 17, rho = 0.0326, b = 1134, p = 0.5151 and "
                  "gamma = 0.01 -> OFedIQ(1, 0.086, 3, 777) for D = 34,826, with gamma - p/D <= gamma_actual <= gamma",
        kind="identity", instances=_alg3_value_instances)
@@ -701,7 +699,7 @@ def _first_invalid_p(D: int) -> float:
 
 
 @claim(cites=("Algorithm 3",),
-       id="ofediq.alg3.valid_all_gamma", paper=PAPER, reference="Algorithm 3 (input 0 < gamma <= 1)",
+       id="ofediq.alg3.valid_all_gamma", paper=PAPER, reference="input 0 < gamma <= 1",
        statement="Algorithm 3 as printed returns a valid configuration (0 < p <= 1, 1 <= b <= D) with "
                  "gamma_actual <= gamma for every gamma in (0, 1]",
        kind="counterexample", expected="violated", instances=_alg3_valid_instances)
@@ -718,7 +716,7 @@ def check_alg3_valid(inst: dict) -> Evidence:
 
 
 @claim(cites=("Algorithm 3",),
-       id="ofediq.alg3.valid_all_gamma.corrected", paper=PAPER, reference="Algorithm 3 (our correction)",
+       id="ofediq.alg3.valid_all_gamma.corrected", paper=PAPER, reference="corrected by fedtheory",
        statement="algorithm3_corrected (b clipped to [1, D], p recomputed from the realised b and capped at 1) "
                  "returns 0 < p <= 1, 1 <= b <= D and gamma_actual <= gamma for every gamma in (0, 1], and equals "
                  "Algorithm 3 wherever the printed one is valid",
@@ -756,7 +754,7 @@ _GAMMA_SPACE = InstanceSpace(
     defaults=tuple(_alpha_instances(False)), thorough=tuple(_alpha_instances(True)))
 
 
-@claim(id="ofediq.alg3.alpha_vs_ofedavg", paper=PAPER, reference="Section 4.2.2 ('4.536 vs 20');",
+@claim(id="ofediq.alg3.alpha_vs_ofedavg", paper=PAPER, reference="Section 4.2.2 ('4.536 vs 20')",
        statement="at gamma = 0.1, Algorithm 3's alpha = (2/p)[1 + sqrt(D/(b s^2))(p + 1/K)] = 4.536 (K = 1000) < "
                  "OFedAvg's 2/gamma = 20; and for every gamma in [0.001, 0.2] alpha_IQ < 2/gamma under both the "
                  "factor-2 and Table I's factor-4 convention",
@@ -790,7 +788,7 @@ _EQ15_SPACE = InstanceSpace(
     defaults=tuple(_eq15_instances(False)), thorough=tuple(_eq15_instances(True)))
 
 
-@claim(id="ofediq.eq15.alpha", paper=PAPER, reference="Section 4.2.2 (i), eq. (15);",
+@claim(id="ofediq.eq15.alpha", paper=PAPER, reference="Section 4.2.2 (i), eq. (15)",
        statement="for p in (0, 0.12], s = ceil(40p), b = D/100, p' = 32p/(1.32 + log2(1+s)): p' <= 1 and "
                  "(2/p')[1 + (10/s)(p' + 1/K)] < 1.357/p (K = 1000): quantization beats OFedAvg's 2/p",
        kind="bound", space=_EQ15_SPACE)
@@ -825,7 +823,7 @@ def check_eq15_feasible(inst: dict) -> Evidence:
                     details={"minimal_p_with_p_prime_gt_1": hi, "p_prime_there": th.eq15_alpha(hi, inst["K"])[1]})
 
 
-@claim(id="ofediq.eq15.feasible_all_p.corrected", paper=PAPER, reference="Section 4.2.2 (i) (our correction)",
+@claim(id="ofediq.eq15.feasible_all_p.corrected", paper=PAPER, reference="Section 4.2.2 (i), corrected by fedtheory",
        statement="eq. (14)'s p' <= 1 holds for p in (0, 0.12]",
        kind="bound", derived=True, space=_EQ15_SPACE)
 def check_eq15_feasible_corrected(inst: dict) -> Evidence:
@@ -857,7 +855,7 @@ _LEMMA_SPACE = InstanceSpace(
 
 
 @claim(cites=("Lemma 1",),
-       id="ofediq.lemma1", paper=PAPER, reference="Lemma 1;",
+       id="ofediq.lemma1", paper=PAPER,
        statement="||v_i + v_j||^2 <= (1 + a)||v_i||^2 + (1 + 1/a)||v_j||^2 for a > 0, with equality at "
                  "sqrt(a) v_i = v_j / sqrt(a)",
        kind="bound", space=_LEMMA_SPACE)
@@ -876,7 +874,7 @@ def check_lemma1(inst: dict) -> Evidence:
 
 
 @claim(cites=("Lemma 2",),
-       id="ofediq.lemma2", paper=PAPER, reference="Lemma 2, eqs. (22)-(23);",
+       id="ofediq.lemma2", paper=PAPER, reference="eqs. (22)-(23)",
        statement="for convex beta-smooth per-client losses at a time step, any w_t and any comparator w*: "
                  "(1/K) sum ||grad_k(w_t)||^2 <= (4 beta/K) sum [L_k(w*) - L_k(w_t)] + (4 beta/K) sum "
                  "grad_k(w_t)^T (w_t - w*) + (2/K) sum ||grad_k(w*)||^2",
@@ -963,7 +961,7 @@ _SECOND_MOMENT_SPACE = InstanceSpace(
 
 
 @claim(cites=("Theorem 2",),
-       id="ofediq.thm2.aggregate_second_moment", paper=PAPER, reference="Theorem 2 proof, eqs. (34)-(35)",
+       id="ofediq.thm2.aggregate_second_moment", paper=PAPER, reference="proof, eqs. (34)-(35)",
        statement="with Bernoulli(p_k) participation and the IPW-quantized gradients Q(grad_k / p_k): "
                  "E||(1/K) sum_{k in S} Q(grad_k / p_k)||^2 <= (2/p_min) R (1/K) sum_k ||grad_k||^2, "
                  "R = 1 + sigma_q^2 (p_sum - p_min + 1)/K; the expectation is exact (all 2^K participation "
@@ -1039,7 +1037,7 @@ _LEMMA3_SPACE = InstanceSpace(
 
 
 @claim(cites=("Lemma 3",),
-       id="ofediq.lemma3.stated", paper=PAPER, reference="Lemma 3, eq. (45) as stated",
+       id="ofediq.lemma3.stated", paper=PAPER, reference="eq. (45) as stated",
        statement="sum_l ||w_{t-L+1} - g_{k,t-L+l}||^2 <= (3 beta eta^2 L(L-1)/2) sum_l ||grad_{k,t-L+l}||^2",
        kind="counterexample", expected="violated", space=_LEMMA3_SPACE)
 def check_lemma3_stated(inst: dict) -> Evidence:
@@ -1051,7 +1049,7 @@ def check_lemma3_stated(inst: dict) -> Evidence:
 
 
 @claim(cites=("Lemma 3",),
-       id="ofediq.lemma3.stated.corrected", paper=PAPER, reference="Lemma 3, proof eq. (46);",
+       id="ofediq.lemma3.stated.corrected", paper=PAPER, reference="proof, eq. (46)",
        statement="sum_l ||w_{t-L+1} - g_{k,t-L+l}||^2 <= 3 eta^2 L(L-1) sum_l ||grad_{k,t-L+l}||^2 (the proof's "
                  "version; also <= eta^2 (L-1)^2 sum ||grad||^2)",
        kind="bound", derived=True, space=_LEMMA3_SPACE)
@@ -1079,7 +1077,7 @@ _LEMMA4_SPACE = InstanceSpace(
 
 
 @claim(cites=("Lemma 4", "Lemma 3"),
-       id="ofediq.lemma4", paper=PAPER, reference="Lemma 4 (induction step of Lemma 3)",
+       id="ofediq.lemma4", paper=PAPER,
        statement="A||w_t - g_{k,t+l-2}||^2 + B||grad_{t+l-2}||^2 <= sum_{tau=0}^{l-2} B ||grad_{t+l-2-tau}||^2 A^tau "
                  "for 2 <= l <= L+1, A = 1 + 1/(L-1), B = L eta^2, along local OGD",
        kind="bound", space=_LEMMA4_SPACE)
@@ -1135,7 +1133,7 @@ _FEDOMD_SPACE = InstanceSpace(
 
 @claim(cites=("Theorem 2",),
        id="ofediq.thm2.L_gt_1.stated_step", paper=PAPER,
-       reference="Theorem 2 as stated (eta < p_min/(4 beta R), without the proof's extra 1/L)",
+       reference="as stated (eta < p_min/(4 beta R), without the proof's extra 1/L)",
        statement="FedOMD = OFedIQ(L, p = 1, no quantization; deterministic, so the regret is exact) with the step "
                  "condition exactly as Theorem 2 states it, eta < 1/(4 beta): regret_T <= K||w*||^2/(2 eta) + "
                  "2 eta L K T sigma2 + 3 beta eta^2 L(L-1) K T sigma2 (L | T)",
@@ -1162,7 +1160,7 @@ def _fedomd_vs_theorem2(inst: dict, factor: float) -> Evidence:
 
 @claim(cites=("Theorem 2",),
        id="ofediq.thm2.remark_no_quantization", paper=PAPER,
-       reference="Remark after Theorem 2 ('with no quantization the constant 2 can be removed')",
+       reference="the remark after it ('with no quantization the constant 2 can be removed')",
        statement="FedOMD = OFedIQ(L, 1, no quantization), eta < 1/(4 beta): regret_T <= K||w*||^2/(2 eta) + "
                  "eta L K T sigma2 + 3 beta eta^2 L(L-1) K T sigma2 (the factor-1 form; exact regret, deterministic)",
        kind="bound", space=_FEDOMD_SPACE)
