@@ -70,40 +70,9 @@ def test_table1_alpha_matches_corollary_for_the_papers_example() -> None:
 
 
 # ----------------------------------------------------------------------------------------------- EFL
-from fedtheory.claims import efl_statements as efs  # noqa: E402
 from fedtheory.papers import efl as efl_paper  # noqa: E402
 
 
 def test_efl_inventory_has_where_and_summary_everywhere() -> None:
     for s in efl_paper.PAPER.statements:
         assert s.where and s.summary, s.label
-
-
-def test_efl_table1_tighter_counterexample_is_found() -> None:
-    ev = efs.check_table1_tighter.check(dict(G=1.0, mu=1.0, S=1.0, eps=0.01, L=10.0, delta=10.0))
-    assert not ev.holds
-    assert ev.details["rows"] == pytest.approx({"SCAFFOLD": 120.0, "MIME": 110.0, "EFL": 200.0})
-
-
-def test_efl_table1_tighter_holds_when_gradients_dominate_smoothness() -> None:
-    """The characterisation's other side: with G >= L the EFL row is below SCAFFOLD's."""
-    rows = efs.printed_table1(G=10.0, mu=1.0, S=1.0, eps=0.01, L=1.0, delta=0.5)
-    assert rows["EFL"] <= rows["SCAFFOLD"]
-
-
-def test_efl_table1_corrected_and_rounds_hold() -> None:
-    for claim in (efs.check_table1_tighter_corrected, efs.check_table1_rounds):
-        for inst in claim.instances(False):
-            ev = claim.check(inst)
-            assert ev.holds, (ev.instance, ev.details)
-
-
-def test_theorem1_rounds_is_the_first_round_below_eps() -> None:
-    kw = dict(mu=0.1, L=1.0, E=2, theta=1.0, m=2.0, dist0_sq=1.0, B=1.0)
-    tau = efs.theorem1_rounds_to(1e-3, **kw)
-    gamma = max(4 * 4 * 1.0 / 2.0, 32 * 2 * 2 * 1.0 / (0.1 * 2.0))
-
-    def bound(t: int) -> float:
-        return max(gamma ** 2, (16 * 2 / 0.1) ** 2 * t / 4.0) / (t * 2 + gamma) ** 2
-
-    assert bound(tau) <= 1e-3 < bound(tau - 1)
