@@ -94,7 +94,7 @@ def exact_second_moments(problem: QuadraticProblem, alg: EFL, rounds: int, x0: n
     The dynamics are affine with zero-mean additive noise and separate over coordinates, so the mean is EFL's own
     noise-free run and the variance follows v+ = M^2 v + sum_k (p_tau^k)^2 eta^2 (sigma^2/d) sum_{j<s_k} r_k^{2j}
     per coordinate, with r_k = 1 - eta a_k and M = 1 + sum_k p_tau^k (r_k^{s_k} - 1). Checked against Monte
-    Carlo runs of EFL in tests/test_efl_claims.py.
+    Carlo runs of EFL in tests/claims/efl/test_theorem1.py.
     """
     if alg.q is not None or alg.lam != 0 or problem.hessians != "diagonal":
         raise ValueError("exact_second_moments needs q=None, lam=0 and a diagonal quadratic")

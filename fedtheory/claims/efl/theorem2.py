@@ -71,7 +71,7 @@ def _describe_t2(inst: dict) -> str:
     return "theorem2(" + ", ".join(f"{k}={inst[k]}" for k in keys if k in inst) + ")"
 
 
-#: Minimal counterexample to eq. (11) (found by the hypothesis search in tests/test_efl_claims.py): one
+#: Minimal counterexample to eq. (11) (found by the hypothesis search in tests/claims/efl/test_theorem2.py): one
 #: existing client with one sample, c = 0, and an arriving client with two samples, c = 1, all curvatures 1.
 ARRIVAL_COUNTEREXAMPLE = {"A": [[[1.0]], [[1.0]]], "c": [[0.0], [1.0]], "counts": [1, 2]}
 
