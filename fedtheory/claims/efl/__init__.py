@@ -1,4 +1,5 @@
-"""Claims of Ma et al., "Towards Heterogeneous Clients with Elastic Federated Learning" (EFL), one module per family of its numbered statements (docs/design.md, "Claims")."""
+"""Claims of EFL (Ma et al.), one module per family of its numbered statements
+(docs/design.md, "Claims")."""
 import sys as _sys
 
 from ...autoload import load_submodules

@@ -208,7 +208,8 @@ def _placement_instances(thorough: bool):
     return [dict(seed=0, rounds=2000, q=0.34)] + ([dict(seed=s, rounds=20000, q=0.34) for s in (1, 2)] if thorough else [])
 
 
-@claim(cites=("Algorithm 2",), id="efl.compression.placement.derived", paper=PAPER, reference="eqs. (5)-(6) with ST, §5.4",
+@claim(cites=("Algorithm 2",), id="efl.compression.placement.derived", paper=PAPER, reference="eqs. (5)-(6) with ST, "
+                                                                                              "§5.4",
        statement="with ST and random s_tau^k, pre-scaling the local displacement by p_tau^k before client error "
                  "feedback converges to w* (distance < 1e-2), while applying p_tau^k at the server after error "
                  "feedback (the print) stalls at least 5x farther away",

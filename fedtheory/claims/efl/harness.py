@@ -13,8 +13,8 @@ __all__ = ["efl_harness", "weighted_optimum"]
 
 def efl_harness(seed: int = 0, n: int = 5, d: int = 6, a_low: float = 0.5, a_high: float = 4.0,
                 spread: float = 3.0, fisher: tuple[float, ...] | None = None) -> QuadraticProblem:
-    """fedtheory's test harness (docs/efl.md): diagonal A_k ~ U[a_low, a_high] (or ``fisher`` x U[0.8, 1.2] per coordinate),
-    c_k ~ spread N(0, I), p ~ Dirichlet(1)."""
+    """fedtheory's test harness (docs/efl.md): diagonal A_k ~ U[a_low, a_high] (or ``fisher`` x U[0.8, 1.2] per
+    coordinate), c_k ~ spread N(0, I), p ~ Dirichlet(1)."""
     rng = np.random.default_rng(seed)
     if fisher is None:
         A = rng.uniform(a_low, a_high, (n, d))

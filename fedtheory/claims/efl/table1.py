@@ -43,7 +43,8 @@ def _tighter_instances(thorough: bool):
 
 @claim(cites=("Table 1",),
        id="efl.statements.table1.tighter", paper=PAPER,
-       reference="§3.2 ('EFL achieves tighter bound comparing with methods which assume mu-strongly convex'; caption: 'preserves the optimal statistical rates ... while improves the optimization')",
+       reference="§3.2 ('EFL achieves tighter bound comparing with methods which assume mu-strongly convex'; "
+                 "caption: 'preserves the optimal statistical rates ... while improves the optimization')",
        statement="Table 1's EFL row is at most the SCAFFOLD and MIME rows (the mu-SC methods) for every G, mu, S, "
                  "eps, L and Hessian dissimilarity delta <= L",
        kind="counterexample", expected="violated", instances=_tighter_instances)

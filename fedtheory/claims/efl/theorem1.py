@@ -203,7 +203,7 @@ def _theorem1_compute(inst: dict):
        id="efl.theorem1.bound", paper=PAPER, reference="eq. (7), constants per docs/efl.md",
        statement="EFL weighting (H_tau = 0), Theorem 1's eta_tau: E||w^G_tau - w*||^2 <= C_tau / (tau E + gamma)^2 "
                  "for every tau (B_t's bracket read conservatively)",
-       kind="bound", space=_THEOREM1_SPACE)
+       kind="bound", space=_THEOREM1_SPACE, cost="slow")
 def check_theorem1_bound(inst: dict) -> Evidence:
     m2, bound, k, _ = _theorem1_measure(inst)
     ratio = m2[1:] / bound

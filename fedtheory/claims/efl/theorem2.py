@@ -164,7 +164,8 @@ def check_t2_arrival_corrected(inst: dict) -> Evidence:
 
 
 @claim(cites=("Theorem 2",),
-       id="efl.theorem2.monotonicity", paper=PAPER, reference="'the bound reduces when the data becomes more IID, and when the changed client owns fewer data samples'",
+       id="efl.theorem2.monotonicity", paper=PAPER, reference="'the bound reduces when the data becomes more IID, "
+                                                              "and when the changed client owns fewer data samples'",
        statement="moving c_a towards w^*_hat shrinks D_hat_a and the true shift to 0; fewer samples n_a shrink the "
                  "bound (10) and the true shift",
        kind="monotonicity", instances=lambda thorough: iter(_T2_DEFAULTS[:3]))

@@ -41,7 +41,7 @@ def alg3_round_terms(problem, alg, state) -> dict:
     """Every quantity of Lemmas B.3-B.5, eqs. (27)-(29) and Theorem B.6 at one round, given the state at t-1.
 
     Expectations over the round's client sample are exact: :meth:`outcomes` enumerates every subset with its
-    probability and the deterministic ``round_given`` is applied to each (claim 4 / 6 of docs/fedelasticnet.md).
+    probability and the deterministic ``round_given`` is applied to each (docs/fedelasticnet.md).
     """
     c = problem.certificate
     xs, w = c.x_star, problem.weights

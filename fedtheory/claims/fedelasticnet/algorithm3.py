@@ -49,7 +49,8 @@ def local_kkt_residuals(problem, state, lin: np.ndarray, lam2: float, lam1: floa
 
 
 @claim(cites=("Algorithm 1", "Algorithm 3"),
-       id="fedelasticnet.local_kkt_eq11", paper="fedelasticnet", reference="eqs. (11)-(12); Algorithm 1 line 5, Algorithm 3 line 5",
+       id="fedelasticnet.local_kkt_eq11", paper="fedelasticnet", reference="eqs. (11)-(12); Algorithm 1 line 5, "
+                                                                           "Algorithm 3 line 5",
        statement="every exact local solve satisfies eq. (11): r = grad L_k(theta_k^t) - g_k^{t-1} + lambda2 Delta "
                  "equals -lambda1 sign(Delta_i) where Delta_i != 0 and |r_i| <= lambda1 where Delta_i = 0 (to 1e-10), "
                  "and Delta = 0 iff ||grad L_k(theta^{t-1}) - g_k^{t-1}||_inf <= lambda1; the same for Alg. 1 with g = 0",
@@ -146,7 +147,8 @@ def alg3_limit(problem, alg, T: int) -> tuple[float, int | None, int]:
     return float(np.linalg.norm(state.x - xs)), first_all_zero, t
 
 
-@claim(id="fedelasticnet.fixed_point.corrected", paper="fedelasticnet", reference="eqs. (9), (12) and Section 3.3 ('drift is resolved'), restricted",
+@claim(id="fedelasticnet.fixed_point.corrected", paper="fedelasticnet", reference="eqs. (9), (12) and Section 3.3 "
+                                                                                  "('drift is resolved'), restricted",
        statement="FedDyn (any lambda2 > 0) and Alg. 3 (sub-gradient reading, exact solves, full participation, "
                  "lambda2 > L_f/2) converge to theta* (||theta^T - theta*|| <= 1e-8), and for lambda1 > 0 every "
                  "client update is exactly zero after finitely many rounds (the l1 term does not bias the fixed "
@@ -169,7 +171,8 @@ def _any_lambda2_instances(thorough: bool):
     yield problem, algorithm3(0.5, 0.05, "kkt"), 400
 
 
-@claim(id="fedelasticnet.fixed_point.derived", paper="fedelasticnet", reference="docs/fedelasticnet.md ('any lambda2 > 0 (including lambda2 < 27 beta)')",
+@claim(id="fedelasticnet.fixed_point.derived", paper="fedelasticnet", reference="docs/fedelasticnet.md ('any lambda2 "
+                                                                                "> 0 (including lambda2 < 27 beta)')",
        statement="Alg. 3 with the sub-gradient reading converges to theta* for any lambda2 > 0 and lambda1 > 0",
        kind="fixed_point", derived=True, expected="violated", instances=_any_lambda2_instances)
 def check_any_lambda2(inst) -> Evidence:
@@ -205,7 +208,9 @@ def _dead_zone_instances(thorough: bool):
 
 
 @claim(cites=("Algorithm 3",),
-       id="fedelasticnet.dead_zone.printed_sign", paper="fedelasticnet", reference="as printed (sign(0) = 0); docs/fedelasticnet.md, reading (a); observational",
+       id="fedelasticnet.dead_zone.printed_sign", paper="fedelasticnet", reference="as printed (sign(0) = 0); "
+                                                                                   "docs/fedelasticnet.md, reading "
+                                                                                   "(a); observational",
        statement="with the printed sign, Alg. 3 does not reach theta*: after burn-in ||grad R(theta^t)||_inf <= "
                  "lambda1 and R(theta^t) - R* <= d lambda1^2/(2 mu), with the gap scaling like lambda1^2",
        kind="qualitative", expected="exploratory", instances=_dead_zone_instances)
@@ -229,7 +234,9 @@ def _negligible_instances(thorough: bool):
     yield spec_problem(m=5, d=4, seed=0), (1e-4, 1e-3, 1e-2), 600 if thorough else 200
 
 
-@claim(id="fedelasticnet.pm_lambda1_negligible", paper="fedelasticnet", reference="Section 3.3 after eq. (12): 'the impact of +-lambda1 would be negligible' (observational)",
+@claim(id="fedelasticnet.pm_lambda1_negligible", paper="fedelasticnet", reference="Section 3.3 after eq. (12): 'the "
+                                                                                  "impact of +-lambda1 would be "
+                                                                                  "negligible' (observational)",
        statement="the last-iterate gap of Alg. 3 under the printed sign differs from the sub-gradient reading by "
                  "O(lambda1^2); at lambda1 = 1e-4 the difference is below 1e-7 of R(theta^0) - R*",
        kind="qualitative", expected="exploratory", instances=_negligible_instances)

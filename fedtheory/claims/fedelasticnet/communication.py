@@ -62,7 +62,9 @@ def sparsity_path(problem, lambda2: float, lambda1_grid: np.ndarray, eps_grid: n
     return out
 
 
-@claim(id="fedelasticnet.sparsity.monotone", paper="fedelasticnet", reference="Section 3 (l1 'sparsifies the local updates', the epsilon-threshold 'boosts sparseness')",
+@claim(id="fedelasticnet.sparsity.monotone", paper="fedelasticnet", reference="Section 3 (l1 'sparsifies the local "
+                                                                              "updates', the epsilon-threshold "
+                                                                              "'boosts sparseness')",
        statement="for a fixed client state, ||Delta(lambda1)||_1 is non-increasing in lambda1 (Alg. 1 and Alg. 3); "
                  "Delta = 0 exactly for lambda1 >= ||grad L_k(theta^{t-1}) - g_k||_inf; nnz(Delta) is "
                  "non-increasing in lambda1 for diagonal Hessians; nnz(T_eps(Delta)) is non-increasing in eps",
@@ -117,7 +119,9 @@ def _contrast_instances(thorough: bool):
 
 
 @claim(cites=("Table 2", "Algorithm 3"),
-       id="fedelasticnet.sparsity.cumulative_nnz", paper="fedelasticnet", reference="Alg. 3 has the smallest cumulative non-zeros: the mechanism",
+       id="fedelasticnet.sparsity.cumulative_nnz", paper="fedelasticnet", reference="Alg. 3 has the smallest "
+                                                                                    "cumulative non-zeros: the "
+                                                                                    "mechanism",
        statement="on heterogeneous quadratics, Alg. 3's client updates vanish at its fixed point while FedProx/Alg. 1 "
                  "updates stay non-zero (only their weighted sum vanishes), so Alg. 3's cumulative uplink nnz is "
                  "below both FedDyn's and Alg. 1's over long horizons",
@@ -148,7 +152,9 @@ def _accounting_instances(thorough: bool):
 
 
 @claim(cites=("Table 2",),
-       id="fedelasticnet.communication.accounting", paper="fedelasticnet", reference="SCAFFOLD = 2 x FedProx; 'the numbers of nonzero elements ... are the same for FedDyn'",
+       id="fedelasticnet.communication.accounting", paper="fedelasticnet", reference="SCAFFOLD = 2 x FedProx; 'the "
+                                                                                     "numbers of nonzero elements "
+                                                                                     "... are the same for FedDyn'",
        statement="per round, FedProx and FedDyn upload d |P_t| non-zeros, SCAFFOLD 2 d |P_t|; FedDyn's count is the "
                  "same whether theta_k or Delta_k is sent; Algs. 1-3 never exceed their baselines",
        kind="identity", instances=_accounting_instances)
@@ -197,7 +203,8 @@ def _entropy_instances(thorough: bool):
         yield {"sigma": 0.1, "n": 10 ** 6, "bin": comm.PAPER_BIN, "seed": s}
 
 
-@claim(id="fedelasticnet.entropy.sanity", paper="fedelasticnet", reference="Section 4 (entropy, bin 0.01); docs/fedelasticnet.md",
+@claim(id="fedelasticnet.entropy.sanity", paper="fedelasticnet", reference="Section 4 (entropy, bin 0.01); "
+                                                                           "docs/fedelasticnet.md",
        statement="binned entropy (bin 0.01): H(zeros) = 0; N(0, 0.1^2) samples (n = 1e6) give "
                  "1/2 log2(2 pi e sigma^2) + log2 100 within 0.02 bits; an equal-variance Laplace is ~0.104 bits "
                  "lower; zeroing entries already in the zero bin leaves H unchanged; cumulative = sum of rounds",

@@ -69,7 +69,8 @@ def table1_rows(problem, rounds: int) -> dict:
 
 @claim(cites=("Table 1",),
        id="fedelasticnet.statements.table1", paper=PAPER,
-       reference="communication efficiency: FedAvg/FedProx/FedDyn triangle, SCAFFOLD cross, FedElasticNet circle; robustness: FedAvg cross, FedProx triangle, the others circle",
+       reference="communication efficiency: FedAvg/FedProx/FedDyn triangle, SCAFFOLD cross, FedElasticNet circle; "
+                 "robustness: FedAvg cross, FedProx triangle, the others circle",
        statement="on a heterogeneous quadratic with full participation: SCAFFOLD, FedDyn and FedElasticNet "
                  "(Alg. 3, sub-gradient reading) reach theta* (distance <= 1e-8) while FedAvg and FedProx stop at "
                  "a biased point (distance >= 1e-3); per participant and round FedAvg, FedProx and FedDyn send d "
@@ -178,7 +179,10 @@ def _headline_instances(thorough: bool):
 
 
 @claim(cites=("Algorithm 3", "Table 2", "Table 3", "Table 4"),
-       id="fedelasticnet.headline.logistic", paper="fedelasticnet", reference="Section 4 (headline: 68-89% fewer non-zeros for Alg. 3 than FedDyn on image data, smallest entropy, accuracy maintained)",
+       id="fedelasticnet.headline.logistic", paper="fedelasticnet", reference="Section 4 (headline: 68-89% fewer "
+                                                                              "non-zeros for Alg. 3 than FedDyn on "
+                                                                              "image data, smallest entropy, "
+                                                                              "accuracy maintained)",
        statement="with Table 5's hyperparameters, Algs. 1-3 transmit fewer cumulative non-zeros and less entropy than "
                  "FedProx, SCAFFOLD and FedDyn at (about) the same final accuracy, Alg. 3 the fewest",
        kind="qualitative", expected="exploratory", instances=_headline_instances)
@@ -280,7 +284,8 @@ def _figure2_instances(thorough: bool):
 
 @claim(cites=("Figure 2",),
        id="fedelasticnet.statements.figure2", paper=PAPER,
-       reference="distribution of the transmitted Delta_k^t of FedDyn, Alg. 2 and Alg. 3, CIFAR-10, 10% participation, Dirichlet(0.3)",
+       reference="distribution of the transmitted Delta_k^t of FedDyn, Alg. 2 and Alg. 3, CIFAR-10, 10% "
+                 "participation, Dirichlet(0.3)",
        statement="Alg. 3's transmitted updates are sparser (more exact zeros), more peaked (larger excess kurtosis, "
                  "Laplace-like rather than Gaussian) and of smaller binned entropy than FedDyn's (measured on "
                  "synthetic(1,1) logistic regression with Table 5's CIFAR-10 hyperparameters)",

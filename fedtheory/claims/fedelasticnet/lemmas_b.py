@@ -142,9 +142,10 @@ _B4_PRINTED_SPACE = alg3_space([alg3_point(27.0, 0.3, "printed", 200)], ratio_lo
 
 
 @claim(cites=("Lemma B.4", "Algorithm 3"),
-       id="fedelasticnet.lemmaB4.printed_sign", paper="fedelasticnet", reference="Algorithm 3 as printed (sign(0) = 0 in lines 6 and 12)",
+       id="fedelasticnet.lemmaB4.printed_sign", paper="fedelasticnet", reference="Algorithm 3 run as printed "
+                                                                                 "(sign(0) = 0 in lines 6 and 12)",
        statement="Lemma B.4 holds for Algorithm 3 run with the printed sign (sign(0) = 0)",
-       kind="bound", expected="violated", space=_B4_PRINTED_SPACE)
+       kind="bound", expected="violated", space=_B4_PRINTED_SPACE, cost="slow")
 def check_b4_printed(inst) -> Evidence:
     """Counterexample: fedtheory's test quadratic (m=5, d=4, seed 0), lambda2 = 27 beta, lambda1 = 0.3."""
     problem, alg, T = inst
@@ -160,10 +161,11 @@ _B4_CORRECTED_SPACE = alg3_space([alg3_point(27.0, 0.3, "kkt", 200)],
 
 
 @claim(cites=("Lemma B.4",),
-       id="fedelasticnet.lemmaB4.corrected", paper="fedelasticnet", reference="under the sub-gradient reading (docs/fedelasticnet.md)",
+       id="fedelasticnet.lemmaB4.corrected", paper="fedelasticnet", reference="under the sub-gradient reading "
+                                                                              "(docs/fedelasticnet.md)",
        statement="Lemma B.4 holds every round when Alg. 3 uses the exact KKT sub-gradient s of eq. (11) in lines "
                  "6 and 12 and in the lemma's sign term",
-       kind="bound", derived=True, space=_B4_CORRECTED_SPACE)
+       kind="bound", derived=True, space=_B4_CORRECTED_SPACE, cost="slow")
 def check_b4_corrected(inst) -> Evidence:
     problem, alg, T = inst
     res = lyapunov_margins(problem, alg, T)

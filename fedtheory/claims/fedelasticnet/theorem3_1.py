@@ -114,7 +114,8 @@ _THM31_SPACE = alg3_space(
 
 
 @claim(cites=("Theorem B.1",),
-       id="fedelasticnet.thm3_1.corrected", paper="fedelasticnet", reference="as its proof gives it (docs/fedelasticnet.md, typos 1-2)",
+       id="fedelasticnet.thm3_1.corrected", paper="fedelasticnet", reference="as its proof gives it "
+                                                                             "(docs/fedelasticnet.md, typos 1-2)",
        statement="for lambda2 > (25+sqrt(825))/2 beta, Alg. 3 (sub-gradient reading, exact solves) satisfies, for "
                  "every T: R(mean_{t<T} gamma^t) - R* <= (1/(T kappa0))(||gamma^0-theta*||^2 + kappa C0 - (2 lambda1/"
                  "lambda2) sum_t <gamma^{t-1}-theta*, s_bar^t>) + (kappa'/kappa0) lambda1^2 d with C0 squared",

@@ -58,7 +58,7 @@ _B6_SPACE = alg3_space(
                  "kappa0 E[R(gamma^{t-1}) - R*] <= V_{t-1} - E V_t + kappa' lambda1^2 d - (2 lambda1/lambda2) "
                  "<gamma^{t-1} - theta*, s_bar^t>, V = ||gamma - theta*||^2 + kappa C; and (27), (28), (29), "
                  "B.4, B.5 each hold (conditional expectations by enumerating client subsets)",
-       kind="bound", space=_B6_SPACE)
+       kind="bound", space=_B6_SPACE, cost="slow")
 def check_b6_per_round(inst) -> Evidence:
     problem, alg, T = inst
     res = lyapunov_margins(problem, alg, T)
@@ -75,9 +75,11 @@ _B6_NOD_SPACE = alg3_space(
 
 
 @claim(cites=("Theorem B.6",),
-       id="fedelasticnet.thmB6.printed_without_d", paper="fedelasticnet", reference="as printed (the floor kappa P/(2m) lambda1^2 without the factor d)",
+       id="fedelasticnet.thmB6.printed_without_d", paper="fedelasticnet", reference="as printed (the floor kappa "
+                                                                                    "P/(2m) lambda1^2 without the "
+                                                                                    "factor d)",
        statement="Theorem B.6 with the floor kappa P/(2m) lambda1^2 (no factor d) as printed in its statement",
-       kind="bound", expected="exploratory", space=_B6_NOD_SPACE)
+       kind="bound", expected="exploratory", space=_B6_NOD_SPACE, cost="slow")
 def check_b6_without_d(inst) -> Evidence:
     """The proof only gives the version with d; the printed one is stronger. Measured, not asserted."""
     problem, alg, T = inst

@@ -1,4 +1,5 @@
-"""Claims of Kwon, Park & Hong, "Tighter Regret Analysis and Optimization of Online Federated Learning" (OFedIQ), one module per family of its numbered statements (docs/design.md, "Claims")."""
+"""Claims of OFedIQ (Kwon, Park & Hong), one module per family of its numbered statements
+(docs/design.md, "Claims")."""
 import sys as _sys
 
 from ...autoload import load_submodules

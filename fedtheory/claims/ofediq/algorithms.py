@@ -1,6 +1,6 @@
-"""OFedIQ (Kwon, Park & Hong (IEEE TPAMI 2023)), Algorithms 1 (FedOGD) and 2 (OFedIQ) against their printed updates, eqs. (4)-(5) and (6)-(9)
-with the (s, b)-quantizer of Definition 2 written here from the paper, and the reductions of Section 3.2
-(OFedIQ subsumes the benchmarks).
+"""OFedIQ (Kwon, Park & Hong, IEEE TPAMI 2023), Algorithms 1 (FedOGD) and 2 (OFedIQ) against their printed
+updates, eqs. (4)-(5) and (6)-(9) with the (s, b)-quantizer of Definition 2 written here from the paper, and the
+reductions of Section 3.2 (OFedIQ subsumes the benchmarks).
 """
 from __future__ import annotations
 

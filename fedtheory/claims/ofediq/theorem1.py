@@ -108,7 +108,7 @@ _OFEDAVG_SPACE = InstanceSpace(
        id="ofediq.thm1.ofedavg", paper=PAPER,
        statement="OFedAvg with heterogeneous p_k in [0.1, 1], eta < p_min/(2 beta): mean regret_T over seeds <= "
                  "K ||w*||^2/(2 eta) + eta K T sigma2_diff / p_min",
-       kind="bound", space=_OFEDAVG_SPACE)
+       kind="bound", space=_OFEDAVG_SPACE, cost="slow")
 def check_ofedavg_regret(inst: dict) -> Evidence:
     problem = stream_problem(inst)
     K = problem.n_clients

@@ -69,7 +69,7 @@ def _thm2_check(inst: dict) -> Evidence:
        statement="OFedIQ(L=1) with the (s,b) quantizer, heterogeneous p_k, eta < p_min/(4 beta R) (the library's "
                  "step bound must equal it): mean regret_T "
                  "<= K||w*||^2/(2 eta) + 2 eta K T sigma2_diff R / p_min",
-       kind="bound", space=_THM2_SPACE)
+       kind="bound", space=_THM2_SPACE, cost="slow")
 def check_thm2_l1(inst: dict) -> Evidence:
     return _thm2_check(inst)
 
@@ -89,7 +89,7 @@ _THM2_L_SPACE = InstanceSpace(
        statement="OFedIQ(L in {2,4,8}, L | T), eta < p_min/(4 beta L R) (the proof's condition (40), which the "
                  "library's step bound must equal): mean regret_T "
                  "<= Theorem 2's full bound incl. 3 beta eta^2 L(L-1) K T sigma2 (soft: the L > 1 proof approximates)",
-       kind="bound", space=_THM2_L_SPACE)
+       kind="bound", space=_THM2_L_SPACE, cost="slow")
 def check_thm2_l(inst: dict) -> Evidence:
     return _thm2_check(inst)
 
