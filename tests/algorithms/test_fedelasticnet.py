@@ -1,12 +1,13 @@
-"""FedElasticNet Algorithms 1-3 as options of FedProx, SCAFFOLD and FedDyn: bad input, readings, accounting."""
+"""FedElasticNet Algorithms 1-3 as options of FedProx, SCAFFOLD and FedDyn: bad input, readings, accounting, entropy
+logging."""
 import numpy as np
 import pytest
 
 from fedtheory.algorithms.feddyn import FedDyn
 from fedtheory.algorithms.fedprox import FedProx
 from fedtheory.algorithms.scaffold import Scaffold
-from fedtheory.claims import fedelasticnet as fen
-from fedtheory.metrics import EntropyMetrics
+from fedtheory.claims.fedelasticnet import algorithm3, spec_problem
+from fedtheory.metrics import EntropyMetrics, cumulative
 from fedtheory.run import run
 
 
@@ -39,7 +40,7 @@ def test_entropy_metrics_bad_input():
 def test_elastic_net_variants_run_sparsify_and_log_entropy(alg):
     from dataclasses import replace
 
-    problem = fen.spec_problem(m=4, d=5, seed=2)
+    problem = spec_problem(m=4, d=5, seed=2)
     alg = replace(alg, upload_metrics=EntropyMetrics())
     trace = run(alg, problem, 40, seed=0)
     assert trace.status == "completed"
@@ -52,11 +53,23 @@ def test_elastic_net_variants_run_sparsify_and_log_entropy(alg):
 
 
 def test_readings_coincide_without_l1_and_differ_with_it():
-    problem = fen.spec_problem(m=4, d=4, seed=0)
+    problem = spec_problem(m=4, d=4, seed=0)
     beta = problem.certificate.L
-    a = run(fen._alg3(beta, 0.0, "printed"), problem, 20, seed=0)
-    b = run(fen._alg3(beta, 0.0, "kkt"), problem, 20, seed=0)
+    a = run(algorithm3(beta, 0.0, "printed"), problem, 20, seed=0)
+    b = run(algorithm3(beta, 0.0, "kkt"), problem, 20, seed=0)
     assert a.same_numbers(b)
-    a = run(fen._alg3(beta, 0.5, "printed"), problem, 20, seed=0)
-    b = run(fen._alg3(beta, 0.5, "kkt"), problem, 20, seed=0)
+    a = run(algorithm3(beta, 0.5, "printed"), problem, 20, seed=0)
+    b = run(algorithm3(beta, 0.5, "kkt"), problem, 20, seed=0)
     assert not np.array_equal(a.x_final, b.x_final)
+
+
+@pytest.mark.parametrize("reading", ["printed", "kkt"])
+@pytest.mark.parametrize("participation", [None, 2])
+def test_alg3_runs_through_run_and_logs_entropy(reading, participation):
+    problem = spec_problem(m=4, d=4, seed=3)
+    alg = algorithm3(problem.certificate.L, 0.1, reading, participation, 1e-3, upload_metrics=EntropyMetrics())
+    t1, t2 = run(alg, problem, 30, seed=5), run(alg, problem, 30, seed=5)
+    assert t1.same_numbers(t2)
+    assert np.all(np.isfinite(t1.entropy[1:])) and np.all(t1.entropy[1:] >= 0)
+    assert cumulative(t1.entropy)[-1] == pytest.approx(np.nansum(t1.entropy))
+    assert np.all(t1.uplink_nnz[1:] <= problem.dim * t1.participants[1:])

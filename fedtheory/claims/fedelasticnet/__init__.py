@@ -1,0 +1,7 @@
+"""Claims of FedElasticNet (Kim, Woo, Seo & Kim), one module per family of its numbered statements
+(docs/design.md, "Claims")."""
+import sys as _sys
+
+from ...autoload import load_submodules
+
+load_submodules(_sys.modules[__name__], globals())

@@ -1,0 +1,38 @@
+"""FedElasticNet, client drift (fedtheory/claims/fedelasticnet/client_drift.py): the closed-form limits of
+FedProx and FedAvg and the first-order expansions of their bias, on hypothesis-drawn quadratics."""
+import numpy as np
+from hypothesis import HealthCheck, assume, given, settings
+
+from fedtheory.algorithms.fedavg import FedAvg
+from fedtheory.algorithms.fedprox import FedProx
+from fedtheory.claims import REGISTRY
+from fedtheory.claims.fedelasticnet import iterate_to_limit
+from fedtheory.problems.quadratic import quadratic
+from fedtheory.strategies import quadratic_params
+from fedtheory.theory.classic import drift_vector, fedavg_fixed_point, fedprox_fixed_point
+
+params = quadratic_params(min_clients=2, max_clients=5, min_dim=2, max_dim=4, max_condition=30.0)
+
+
+# Many drawn quadratics have (numerically) no drift to expand (homogeneous clients): they are filtered out, which
+# is the point of the assumption, not a sign of a poor strategy.
+@settings(suppress_health_check=[HealthCheck.filter_too_much])
+@given(kw=params)
+def test_drift_first_order_expansions(kw):
+    problem = quadratic(**kw)
+    assume(np.linalg.norm(drift_vector(problem)) > 1e-6 * max(1.0, problem.certificate.L))
+    assert REGISTRY["fedelasticnet.fedprox.bias_monotone.corrected"].check(problem).holds
+    assert REGISTRY["fedelasticnet.fedavg.bias_monotone.corrected"].check(problem).holds
+
+
+@given(kw=params)
+def test_fedprox_and_fedavg_closed_form_limits(kw):
+    problem = quadratic(**kw)
+    assume(problem.certificate.mu > 0.05)
+    beta = problem.certificate.L
+    st, _ = iterate_to_limit(problem, FedProx(prox=beta, l1=0.0), max_rounds=20000)
+    target = fedprox_fixed_point(problem, beta)
+    assert np.linalg.norm(st.x - target) <= 1e-9 * max(1.0, np.linalg.norm(target))
+    st, _ = iterate_to_limit(problem, FedAvg(local_steps=3, local_step=0.5 / beta), max_rounds=20000)
+    target = fedavg_fixed_point(problem, 3, 0.5 / beta)
+    assert np.linalg.norm(st.x - target) <= 1e-9 * max(1.0, np.linalg.norm(target))

@@ -1,0 +1,48 @@
+"""FedElasticNet, the lemmas of Appendix B.2 (fedtheory/claims/fedelasticnet/lemmas_b.py) on hypothesis-drawn
+quadratics beyond the claims' own instances."""
+import pytest
+from hypothesis import given, strategies as st
+
+from fedtheory.claims import REGISTRY
+from fedtheory.claims.fedelasticnet import algorithm3, lemma_b3_errors, lemma_b5_margins, spec_problem
+from fedtheory.problems.quadratic import quadratic
+from fedtheory.strategies import quadratic_params
+
+small = dict(min_clients=2, max_clients=5, min_dim=2, max_dim=4, max_condition=30.0)
+
+
+@given(kw=quadratic_params(**small), r=st.floats(0.1, 50.0), lam1=st.sampled_from([0.0, 0.01, 0.3, 2.0]),
+       reading=st.sampled_from(["printed", "kkt"]), eps=st.sampled_from([0.0, 1e-3, 0.05]), data=st.data())
+def test_lemma_b2_and_gamma_identity(kw, r, lam1, reading, eps, data):
+    problem = quadratic(**kw)
+    P = data.draw(st.one_of(st.none(), st.integers(1, problem.n_clients)))
+    alg = algorithm3(r * problem.certificate.L, lam1, reading, P, eps)
+    ev = REGISTRY["fedelasticnet.lemmaB2.h_invariant"].check((problem, alg, 12))
+    assert ev.holds, ev.details
+
+
+@given(kw=quadratic_params(min_clients=3, max_clients=5, min_dim=2, max_dim=4, max_condition=30.0),
+       r=st.floats(0.2, 30.0), lam1=st.sampled_from([0.01, 0.3, 2.0]), reading=st.sampled_from(["printed", "kkt"]),
+       data=st.data())
+def test_lemma_b3_exact_by_enumeration(kw, r, lam1, reading, data):
+    problem = quadratic(**kw)
+    P = data.draw(st.integers(1, problem.n_clients - 1))
+    res = lemma_b3_errors(problem, algorithm3(r * problem.certificate.L, lam1, reading, P), 6)
+    assert res["kkt"] <= 1e-12, res
+
+
+@pytest.mark.parametrize("claim_id", ["fedelasticnet.statements.lemma_b5",
+                                      "fedelasticnet.statements.lemma_b5.printed_sign"])
+def test_lemma_b5_holds_on_default_points(claim_id) -> None:
+    claim = REGISTRY[claim_id]
+    for inst in claim.instances(False):
+        ev = claim.check(inst)
+        assert ev.holds, ev
+
+
+def test_lemma_b5_margin_is_negative_and_not_vacuous() -> None:
+    """The lemma holds with a finite, non-zero tightness (its right side is not infinitely loose)."""
+    problem = spec_problem(m=5, d=4, seed=0)
+    alg = algorithm3(27.0 * problem.certificate.L, 0.3, "kkt")
+    res = lemma_b5_margins(problem, alg, 30)
+    assert res["worst"] < 0 and res["tightness"] > 0
