@@ -9,13 +9,13 @@ import math
 
 import numpy as np
 
-from ..algorithms.dane import DANE, DANEDraw, DANEPlus
-from ..algorithms.fedred import FedRed, FedRedDraw
-from ..problems.quadratic import QuadraticProblem
-from .patterns import relative_error
-from .registry import Evidence, claim
-from .round_identities import client_grads, law_against_draws, reference_problem
-from .tolerances import EXACT_REL, ROUND_IDENTITY_RTOL, Z_MONTE_CARLO
+from ...algorithms.dane import DANE, DANEDraw, DANEPlus
+from ...algorithms.fedred import FedRed, FedRedDraw
+from ...problems.quadratic import QuadraticProblem
+from ..patterns import relative_error
+from ..registry import Evidence, claim
+from ..round_identities import client_grads, law_against_draws, reference_problem
+from ..tolerances import EXACT_REL, ROUND_IDENTITY_RTOL, Z_MONTE_CARLO
 
 __all__: list[str] = []
 
@@ -208,7 +208,7 @@ def _outcome_law_instances(thorough: bool):
                  "selections) and EFL with heterogeneous participation, a departure and an arrival",
        kind="statistical", instances=_outcome_law_instances)
 def check_outcome_law(which: str) -> Evidence:
-    from ..algorithms.efl import EFL
+    from ...algorithms.efl import EFL
 
     problem = reference_problem()
     if which.startswith("dane+"):

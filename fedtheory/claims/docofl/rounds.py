@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 
-from ..compressors.quantizers import QSGD, StochasticUniformQuantizer
-from ..compressors.sb_quantizer import SBQuantizer
-from ..compressors.sparsifiers import RandK
-from .registry import Evidence, claim
-from .tolerances import Z_MONTE_CARLO
+from ...compressors.quantizers import QSGD, StochasticUniformQuantizer
+from ...compressors.sb_quantizer import SBQuantizer
+from ...compressors.sparsifiers import RandK
+from ..registry import Evidence, claim
+from ..tolerances import Z_MONTE_CARLO
 
 __all__: list[str] = []
 

@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from ..compressors.sb_quantizer import SBQuantizer
-from .registry import Evidence, claim
-from .tolerances import EXACT_REL
+from ...compressors.sb_quantizer import SBQuantizer
+from ..registry import Evidence, claim
+from ..tolerances import EXACT_REL
 
 __all__: list[str] = []
 
