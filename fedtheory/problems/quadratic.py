@@ -22,6 +22,7 @@ from scipy import optimize
 from .._validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative, check_real,
                            check_seed, check_weights)
 from ..linalg import batched_spectral_apply, batched_symmetric_matvec, sym_extreme_eigs
+from ..prox_l1 import solve_quadratic_l1
 from .base import Certificate, Problem, gradient_error_bound
 
 if TYPE_CHECKING:  # the structured family imports nothing from here; only the annotation needs it
@@ -226,7 +227,7 @@ class QuadraticProblem(Problem):
         Without l1: (A_i + lam I) x = b_i - lin_i + lam center_i, solved through the cached
         eigendecomposition A_i = V_i diag(s_i) V_i^T (no refactorisation when lam changes).
         With l1 > 0: closed-form soft-thresholding for diagonal Hessians, otherwise the batched proximal
-        solver of :mod:`fedtheory.local.prox_l1`, driven to a KKT residual <= 1e-12 (relative).
+        solver of :mod:`fedtheory.prox_l1`, driven to a KKT residual <= 1e-12 (relative).
         """
         l1 = check_nonnegative("l1", l1)
         lam_arr = self._check_local_args(lin, center, lam, clients)
@@ -246,8 +247,6 @@ class QuadraticProblem(Problem):
         rhs = b - lin
         rhs += lam_col * center_rows  # rhs is a fresh array: in place saves one (m, d) temporary
         if l1 > 0.0:
-            from ..local.prox_l1 import solve_quadratic_l1
-
             return solve_quadratic_l1(self, rhs, center, lam_arr, l1, clients)
         evals, evecs = self._eig
         if clients is not None:
