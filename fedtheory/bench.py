@@ -71,8 +71,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from . import catalogue
-from ._validation import check_int, check_positive, read_json
 from .expressions import evaluate_expression  # re-exported: bench.evaluate_expression is public
+from .validation import check_int, check_positive, read_json
 
 __all__ = ["SweepSpec", "AlgorithmEntry", "Cell", "SweepResult", "load_spec", "plan", "run_cell", "sweep",
            "read_results", "tune", "rounds_to_eps_table", "problems_table", "evaluate_expression",
@@ -205,7 +205,7 @@ class SweepSpec:
         check_int("rounds", self.rounds, low=1)
         check_int("record_every", self.record_every, low=1)
         check_positive("eps", self.eps)
-        from ._validation import check_nonnegative
+        from .validation import check_nonnegative
 
         check_nonnegative("sigma2", self.sigma2)
         if self.criterion not in CRITERIA:

@@ -54,8 +54,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ._validation import read_json
 from .problems.base import Problem
+from .validation import read_json
 
 __all__ = [
     "CATALOGUE_DIR", "InstanceSpec", "Verification", "ImportedInstance", "catalogue_dir", "names", "spec",

@@ -89,7 +89,7 @@ def test_import_map_sees_known_users():
     # the registry's load_all (a submodule importing its auto-loading parent) does not make everything
     # visible to everything
     assert "fedred" not in g.papers_for("fedtheory.theory.gd")
-    assert file_to_module(ROOT, "fedtheory/algorithms/_local.py") == "fedtheory.algorithms._local"
+    assert file_to_module(ROOT, "fedtheory/algorithms/federated.py") == "fedtheory.algorithms.federated"
 
 
 def test_smoke_cli_rejects_unknown_id():

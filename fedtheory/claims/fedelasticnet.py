@@ -206,7 +206,7 @@ def _alg3(lambda2: float, lambda1: float, reading: str, P: int | None = None, ep
 
 
 def _all_clients(problem):
-    from ..algorithms._local import Draw
+    from ..algorithms.federated import Draw
 
     return Draw(clients=np.arange(problem.n_clients, dtype=np.int64))
 

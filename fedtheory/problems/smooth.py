@@ -20,9 +20,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .._validation import check_nonnegative
 from ..linalg import batched_matvec, sym_extreme_eigs
 from ..prox_l1 import kkt_residual_l1, solve_quadratic_l1
+from ..validation import check_nonnegative
 from .base import Problem, gradient_error_bound
 
 __all__ = ["SmoothProblem", "NEWTON_TOL"]
