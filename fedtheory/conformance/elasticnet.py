@@ -22,7 +22,7 @@ from . import expected as ex
 from . import expected_elasticnet as een
 from .instance import make_instance
 from .instance_diag import make_diagonal_instance
-from .kit import Outcome, instance_params, round_hyper, run_round, scale_of, verdict
+from .kit import Outcome, instance_params, not_applicable, round_hyper, run_round, scale_of, verdict
 from .statekit import opaque_reason, relative, rows
 
 __all__ = ["KIM", "ROUNDS", "elastic_cases", "elastic_instance", "ambiguous", "one_round", "multi_round"]

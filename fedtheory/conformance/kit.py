@@ -35,8 +35,9 @@ from .contract import call_round
 from .instance import Instance, make_instance
 
 __all__ = ["HOLDS", "VIOLATED", "NOT_APPLICABLE", "Outcome", "verdict", "not_applicable", "Property", "prop",
-           "properties_of", "property_by_id", "default_hyper", "Variant", "instance_params", "plain_cases", "cases_with",
-           "instance_of", "round_hyper", "run_round", "scale_of", "relative_error", "identity"]
+           "properties_of", "property_by_id", "default_hyper", "Variant", "instance_params", "one_round_L",
+           "plain_cases", "cases_with", "instance_of", "round_hyper", "run_round", "scale_of", "relative_error",
+           "identity"]
 
 HOLDS, VIOLATED, NOT_APPLICABLE = "holds", "violated", "not applicable"
 

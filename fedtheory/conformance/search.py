@@ -220,7 +220,7 @@ def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: f
           shrink: bool = True, **hyper: Any) -> Report:
     """Check ``impl`` (see :mod:`fedtheory.conformance.contract`) against the properties of ``claims``.
 
-    ``hyper`` overrides the family's defaults (``HYPER`` of the family's package, :func:`fedtheory.conformance.kit.default_hyper`);
+    ``hyper`` overrides the family's defaults (:func:`fedtheory.conformance.kit.default_hyper`);
     ``rtol`` is the identity tolerance (1e-8 for float64 code, about 1e-4 for float32 code);
     ``max_examples`` overrides the default hypothesis examples per property; ``properties`` selects by id;
     ``fail_fast`` stops at the first failing property and ``shrink=False`` reports the first failing case

@@ -114,8 +114,9 @@ def test_flower_strategies():
         for name in ("FedAdam", "FedYogi", "FedAdagrad"):
             report = conformance.check(strategy_round(name, tau=1e-3), "fedavg")
             status = {r.prop.id.split(".")[1]: r.status for r in report.results}
-            assert status == {"k1_is_gd": "violated", "one_round": "violated", "fixed_point": "holds", "num_examples": "holds",
-                              "permutation": "holds", "translation": "holds", "expected_sampling": "violated"}, name
+            assert status == {"k1_is_gd": "violated", "one_round": "violated", "fixed_point": "holds",
+                              "num_examples": "holds", "permutation": "holds", "translation": "holds",
+                              "expected_sampling": "violated"}, name
     finally:
         logging.disable(logging.NOTSET)
 

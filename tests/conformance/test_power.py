@@ -2,7 +2,7 @@
 in fedtheory.conformance.power.WRONG (stateful and randomised slips included) fails at least one property
 of its family, every differently written correct one in CORRECT passes all of them, each within 60 s.
 
-Screening uses fail_fast and no shrinking (the shrunk counterexamples are exercised in test_conformance_kit.py).
+Screening uses fail_fast and no shrinking (the shrunk counterexamples are exercised in test_kit.py).
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""DANE / DANE+ (Jiang, Rodomanov & Stich 2024, Alg. 1) written as framework code (a loop over client objects, in a chosen ``dtype``), with
-``slip`` options: the power test's wrong implementations and differently written correct ones."""
+"""DANE / DANE+ (Jiang, Rodomanov & Stich 2024, Alg. 1)
+written as framework code (a loop over client objects, in a chosen ``dtype``), with ``slip`` options:
+the power test's wrong implementations and differently written correct ones."""
 from __future__ import annotations
 
 from functools import partial
@@ -86,7 +87,8 @@ WRONG: list[Variant] = [
 ]
 CORRECT: list[Variant] = [
     Variant("dane", "float32", partial(dane, dtype=np.float32), {}, 1e-4),
-    Variant("dane", "float32_b84_inexact", partial(dane, dtype=np.float32), {"control_variate": "scaffnew", "local_steps": 3}, 1e-4),
+    Variant("dane", "float32_b84_inexact", partial(dane, dtype=np.float32),
+            {"control_variate": "scaffnew", "local_steps": 3}, 1e-4),
     Variant("dane", "preconditioned_step", _dane_preconditioned),
     Variant("dane", "random_selection", dane, {"averaging": "random"}),
 ]

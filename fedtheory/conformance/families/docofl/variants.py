@@ -1,5 +1,6 @@
-"""DoCoFL (Dorfman et al. 2023, Algs. 1-2) written as framework code (a loop over client objects, in a chosen ``dtype``), with
-``slip`` options: the power test's wrong implementations and differently written correct ones."""
+"""DoCoFL (Dorfman et al. 2023, Algs. 1-2)
+written as framework code (a loop over client objects, in a chosen ``dtype``), with ``slip`` options:
+the power test's wrong implementations and differently written correct ones."""
 from __future__ import annotations
 
 from functools import partial

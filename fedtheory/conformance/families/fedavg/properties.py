@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from ... import expected as ex
 from ...contract import call_round
 from ...instance import Instance
-from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, plain_cases, prop, relative_error,
+from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, prop, relative_error,
                     round_hyper, run_round, scale_of, verdict)
 
 __all__ = ["HYPER", "one_round", "fixed_point", "expected_sampling", "prox_hyper", "diagnose"]

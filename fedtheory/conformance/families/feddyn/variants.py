@@ -1,5 +1,6 @@
-"""FedDyn (Acar et al. 2021, Alg. 1) written as framework code, with ``slip`` options, and the state-carried slips (a wrapper
-that loses or misfiles the state between rounds: only the multi-round property sees them)."""
+"""FedDyn (Acar et al. 2021, Alg. 1)
+written as framework code, with ``slip`` options, and the state-carried slips (a wrapper that loses or
+misfiles the state between rounds: only the multi-round property sees them)."""
 from __future__ import annotations
 
 from functools import partial

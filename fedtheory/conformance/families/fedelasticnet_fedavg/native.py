@@ -1,8 +1,6 @@
 """fedtheory's fedelasticnet_fedavg through the contract (what the kit must accept; never the expected side)."""
 from __future__ import annotations
 
-import numpy as np
-
 from ...adapters.problem import problem_of
 from ....algorithms import Draw, FedProx
 

@@ -1,5 +1,6 @@
-"""FedElasticNet Alg. 1 (Kim et al.) written as framework code (a loop over client objects, in a chosen ``dtype``), with
-``slip`` options: the power test's wrong implementations and differently written correct ones."""
+"""FedElasticNet Alg. 1 (Kim et al.)
+written as framework code (a loop over client objects, in a chosen ``dtype``), with ``slip`` options:
+the power test's wrong implementations and differently written correct ones."""
 from __future__ import annotations
 
 from functools import partial
@@ -58,9 +59,12 @@ def fedelasticnet_fedavg(x, clients, *, state=None, rng=None, local_steps=None, 
 TEXTBOOK = fedelasticnet_fedavg
 WRONG: list[Variant] = [
     Variant("fedelasticnet_fedavg", "no_l1", partial(fedelasticnet_fedavg, slip="no_l1")),
-    Variant("fedelasticnet_fedavg", "l1_sign_flip", partial(fedelasticnet_fedavg, slip="l1_sign_flip"), {"local_steps": 5}),
-    Variant("fedelasticnet_fedavg", "always_proximal", partial(fedelasticnet_fedavg, slip="always_proximal"), {"local_steps": 5}),
-    Variant("fedelasticnet_fedavg", "sign_zero_is_one", partial(fedelasticnet_fedavg, slip="sign_zero_is_one"), {"local_steps": 5}),
+    Variant("fedelasticnet_fedavg", "l1_sign_flip", partial(fedelasticnet_fedavg, slip="l1_sign_flip"),
+            {"local_steps": 5}),
+    Variant("fedelasticnet_fedavg", "always_proximal", partial(fedelasticnet_fedavg, slip="always_proximal"),
+            {"local_steps": 5}),
+    Variant("fedelasticnet_fedavg", "sign_zero_is_one", partial(fedelasticnet_fedavg, slip="sign_zero_is_one"),
+            {"local_steps": 5}),
 ]
 CORRECT: list[Variant] = [
     Variant("fedelasticnet_fedavg", "ista_exact_solve", fedelasticnet_fedavg),

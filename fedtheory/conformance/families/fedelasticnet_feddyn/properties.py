@@ -13,7 +13,8 @@ __all__ = ["HYPER"]
 HYPER: Mapping[str, Any] = {"alpha": 1.0, "l1": 0.1, "sign_at_zero": "printed", "weighting": "uniform"}
 
 
-@prop(id="fedelasticnet_feddyn.one_round", family="fedelasticnet_feddyn", reference=f"{KIM}, Alg. 3 lines 5-13, eq. (10)",
+@prop(id="fedelasticnet_feddyn.one_round", family="fedelasticnet_feddyn",
+      reference=f"{KIM}, Alg. 3 lines 5-13, eq. (10)",
       statement="one round from a given (h, g_k) equals the exact solve (10) and line 6 by the declared sign reading",
       cases=elastic_cases)
 def one_round(impl, case, hyper, rtol) -> Outcome:

@@ -1,5 +1,6 @@
-"""FedElasticNet Alg. 3 (Kim et al.) written as framework code (a loop over client objects, in a chosen ``dtype``), with
-``slip`` options: the power test's wrong implementations and differently written correct ones."""
+"""FedElasticNet Alg. 3 (Kim et al.)
+written as framework code (a loop over client objects, in a chosen ``dtype``), with ``slip`` options:
+the power test's wrong implementations and differently written correct ones."""
 from __future__ import annotations
 
 from functools import partial
@@ -42,7 +43,8 @@ WRONG: list[Variant] = [
     Variant("fedelasticnet_feddyn", "always_kkt", partial(fedelasticnet_feddyn, slip="always_kkt")),
     Variant("fedelasticnet_feddyn", "h_without_l1", partial(fedelasticnet_feddyn, slip="h_without_l1")),
     Variant("fedelasticnet_feddyn", "g_without_l1", partial(fedelasticnet_feddyn, slip="g_without_l1")),
-    Variant("fedelasticnet_feddyn", "always_printed", partial(fedelasticnet_feddyn, slip="always_printed"), {"sign_at_zero": "kkt"}),
+    Variant("fedelasticnet_feddyn", "always_printed", partial(fedelasticnet_feddyn, slip="always_printed"),
+            {"sign_at_zero": "kkt"}),
     Variant("fedelasticnet_feddyn", "absent_g_i_reset", zero_absent(fedelasticnet_feddyn, "g_i")),
 ]
 CORRECT: list[Variant] = [

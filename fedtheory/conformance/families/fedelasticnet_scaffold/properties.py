@@ -18,7 +18,8 @@ HYPER: Mapping[str, Any] = {"local_steps": 5, "local_step": 0.1, "prox": 0.0, "l
                             "server_step": 1.0, "weighting": "uniform"}
 
 
-@prop(id="fedelasticnet_scaffold.one_round", family="fedelasticnet_scaffold", reference=f"{KIM}, Alg. 2 lines 5-14, eq. (7)",
+@prop(id="fedelasticnet_scaffold.one_round", family="fedelasticnet_scaffold",
+      reference=f"{KIM}, Alg. 2 lines 5-14, eq. (7)",
       statement="one round from a given (c, c_k) equals eq. (7) K times and the option II control variate update",
       cases=elastic_cases)
 def one_round(impl, case, hyper, rtol) -> Outcome:
@@ -27,7 +28,8 @@ def one_round(impl, case, hyper, rtol) -> Outcome:
 
 @prop(id="fedelasticnet_scaffold.first_step", family="fedelasticnet_scaffold",
       reference=f"{KIM}, eq. (7) at th = th^{{t-1}}",
-      statement="K = 1: the l1 term reads sign(0) as declared (0 printed; soft-threshold proximal)", cases=elastic_cases)
+      statement="K = 1: the l1 term reads sign(0) as declared (0 printed; soft-threshold proximal)",
+      cases=elastic_cases)
 def first_step(impl, case, hyper, rtol) -> Outcome:
     """One local step of eq. (7) from th = th^{t-1}: sign(0) = 0 and lam2 (th - th^{t-1}) = 0, so the printed
     reading gives th - x = -eta (grad f_k(x) - c_k + c); the proximal reading gives S_{eta lam1}(-eta (...))."""

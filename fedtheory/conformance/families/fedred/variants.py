@@ -1,5 +1,6 @@
-"""FedRed (Jiang, Rodomanov & Stich 2024, Algs. 2-3) written as framework code (a loop over client objects, in a chosen ``dtype``), with
-``slip`` options: the power test's wrong implementations and differently written correct ones."""
+"""FedRed (Jiang, Rodomanov & Stich 2024, Algs. 2-3)
+written as framework code (a loop over client objects, in a chosen ``dtype``), with ``slip`` options:
+the power test's wrong implementations and differently written correct ones."""
 from __future__ import annotations
 
 from functools import partial

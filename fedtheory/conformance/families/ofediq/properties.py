@@ -16,7 +16,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from . import expected as eo
-from ...kit import Outcome, cases_with, instance_of, instance_params, not_applicable, prop, round_hyper, run_round, scale_of, verdict
+from ...kit import (Outcome, instance_of, instance_params, not_applicable, prop, round_hyper, run_round,
+                    scale_of, verdict)
 
 __all__ = ["HYPER"]
 

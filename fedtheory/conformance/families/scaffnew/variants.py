@@ -1,5 +1,6 @@
-"""Scaffnew (Mishchenko et al. 2022, Alg. 2) written as framework code, with ``slip`` options, and the state-carried slips (a wrapper
-that loses or misfiles the state between rounds: only the multi-round property sees them)."""
+"""Scaffnew (Mishchenko et al. 2022, Alg. 2)
+written as framework code, with ``slip`` options, and the state-carried slips (a wrapper that loses or
+misfiles the state between rounds: only the multi-round property sees them)."""
 from __future__ import annotations
 
 from functools import partial

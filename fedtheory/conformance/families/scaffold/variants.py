@@ -1,5 +1,6 @@
-"""SCAFFOLD (Karimireddy et al. 2020, Alg. 1, option II) written as framework code, with ``slip`` options, and the state-carried slips (a wrapper
-that loses or misfiles the state between rounds: only the multi-round property sees them)."""
+"""SCAFFOLD (Karimireddy et al. 2020, Alg. 1, option II)
+written as framework code, with ``slip`` options, and the state-carried slips (a wrapper that loses or
+misfiles the state between rounds: only the multi-round property sees them)."""
 from __future__ import annotations
 
 from functools import partial
