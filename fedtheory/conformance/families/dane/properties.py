@@ -23,8 +23,8 @@ from ...statekit import make_state, opaque_reason, relative, rows
 
 __all__ = ["HYPER"]
 
-HYPER: Mapping[str, Any] = {"lam": 1.0, "local_steps": None, "local_step": 0.1, "control_variate": "gradient",
-                            "m": 1.0, "averaging": "standard", "weighting": "uniform"}
+HYPER: Mapping[str, Any] = {"lam": 1.0, "local_steps": None, "local_step": 0.1, "control_variate": "gradient", "m": 1.0,
+                            "averaging": "standard", "weighting": "uniform"}
 _REF = "Jiang, Rodomanov & Stich 2024, Alg. 1"
 ROUNDS = 5
 

@@ -23,7 +23,7 @@ from ...statekit import opaque_reason
 __all__ = ["HYPER"]
 
 HYPER: Mapping[str, Any] = {"E": 3, "step": 0.05, "lam": 0.1, "q": None, "aggregation": "efl", "variant": "consistent",
-        "weighting": "num_examples"}
+                            "weighting": "num_examples"}
 _REF = "Ma et al. (EFL), Alg. 1, eqs. (4)-(6), Section 4.2"
 ROUNDS = 5
 

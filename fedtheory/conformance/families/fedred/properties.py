@@ -26,8 +26,8 @@ from ...statekit import make_state, opaque_reason, relative, rows
 
 __all__ = ["HYPER", "PROPERTIES", "expected_iteration", "COIN_ITERATIONS", "COIN_Z"]
 
-HYPER: Mapping[str, Any] = {"lam": 1.0, "eta": 0.2, "p": 0.5, "solver": "linearized", "reset": True,
-                            "batch_size": None, "weighting": "uniform"}
+HYPER: Mapping[str, Any] = {"lam": 1.0, "eta": 0.2, "p": 0.5, "solver": "linearized", "reset": True, "batch_size": None,
+                            "weighting": "uniform"}
 _REF = "Jiang, Rodomanov & Stich 2024, Alg. 2 / Alg. 3 with control variate (4)"
 ROUNDS = 8
 COIN_ITERATIONS = 400
