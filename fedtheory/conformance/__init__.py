@@ -4,24 +4,44 @@
     report = conformance.check(my_fedavg_round, claims="fedavg", local_steps=5, local_step=0.1)
     report.passed, report.table(), report.failures[0].counterexample
 
-The contract an implementation follows is in :mod:`fedtheory.conformance.contract`, the properties (each with
-its paper and equation) in :mod:`fedtheory.conformance.properties` and one ``properties_<family>.py`` per
-family of the five papers (DANE+, FedRed, FedElasticNet, EFL, DoCoFL, OFedIQ; multi-round SCAFFOLD/FedDyn/
-Scaffnew in ``properties_multiround.py``), their expected sides in ``expected*.py``, the problems in
-:mod:`fedtheory.conformance.instance`; adapters for Flower, pfl, fedtheory itself and any out-of-process
-implementation (``adapters/remote.py``, FedLab through it) in :mod:`fedtheory.conformance.adapters`; the
-measured power in :mod:`fedtheory.conformance.variants`. See docs/conformance.md.
+Layout: :mod:`~fedtheory.conformance.kit` holds the vocabulary (:class:`~fedtheory.conformance.kit.Property`
+declared with ``@prop`` at its check, :class:`~fedtheory.conformance.kit.Outcome` "holds" / "violated" / "not
+applicable", the instance and round helpers); :mod:`~fedtheory.conformance.search` searches and reports;
+:mod:`~fedtheory.conformance.contract` is how an implementation is called; each family is a package
+``families/<family>/`` with its properties, expected side, the power test's variants and fedtheory's own
+implementation (``native.py``); :mod:`~fedtheory.conformance.power` gathers the power set; adapters for Flower,
+pfl and out-of-process implementations are in :mod:`fedtheory.conformance.adapters`.
+
+:data:`FAMILIES` needs nothing optional; everything that runs a check needs hypothesis (the ``test`` extra).
 """
 from __future__ import annotations
 
-try:
-    import hypothesis  # noqa: F401
-except ImportError as exc:  # pragma: no cover
-    raise ImportError("fedtheory.conformance needs hypothesis: pip install 'fedtheory[test]'") from exc
+import importlib
+from typing import Any
 
-from .check import Counterexample, PropertyResult, Report, check, properties_of
-from .instance import Client, Instance, make_instance
-from .properties import DEFAULT_HYPER, FAMILIES, PROPERTIES
+from .families import FAMILIES
 
-__all__ = ["check", "Report", "PropertyResult", "Counterexample", "properties_of", "Client", "Instance",
-           "make_instance", "DEFAULT_HYPER", "FAMILIES", "PROPERTIES"]
+__all__ = ["FAMILIES", "check", "Report", "PropertyResult", "Counterexample", "properties_of", "Outcome",
+           "Property", "Client", "Instance", "make_instance", "DEFAULT_HYPER", "PROPERTIES"]
+
+#: The names that need hypothesis, imported when first used (so that ``FAMILIES`` does not need it).
+_LAZY = {"check": "search", "Report": "search", "PropertyResult": "search", "Counterexample": "search",
+         "properties_of": "kit", "Outcome": "kit", "Property": "kit", "Client": "instance", "Instance": "instance",
+         "make_instance": "instance"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY or name in ("DEFAULT_HYPER", "PROPERTIES"):
+        try:
+            import hypothesis  # noqa: F401
+        except ImportError as exc:
+            raise ImportError("fedtheory conform needs hypothesis: pip install 'fedtheory[test]'") from exc
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    if name == "DEFAULT_HYPER":  # every family's defaults (loads every family)
+        from .kit import default_hyper
+        return {f: default_hyper(f) for f in FAMILIES}
+    if name == "PROPERTIES":  # every family's properties (loads every family)
+        from .kit import properties_of
+        return tuple(p for f in FAMILIES for p in properties_of(f))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,17 +2,23 @@
 
 A state the kit can read is a mapping whose per-client entries are ``{cid: vector}`` under the paper's names
 (e.g. DANE+ (B.84) ``{"h_i": ...}``, FedRed ``{"x_i": ..., "h_i": ...}``). Anything else is opaque: the
-properties that must read or set it report "n.a." and the ones that only look at the returned model apply.
+properties that must read or set it report "not applicable" and the ones that only look at the returned model
+apply.
+
+The wrappers at the end change how a correct implementation keeps its state between rounds, for the power set:
+:func:`opaque` (correct: an object the kit cannot read) and three state-carried slips (:func:`forgetful`,
+:func:`by_position`, :func:`zero_absent`), invisible in any single round from a given state, which only the
+multi-round properties catch.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from .instance import Instance
 
-__all__ = ["opaque_reason", "rows", "make_state", "relative"]
+__all__ = ["opaque_reason", "rows", "make_state", "relative", "opaque", "forgetful", "by_position", "zero_absent"]
 
 
 def opaque_reason(state: Any, keys: Sequence[str]) -> str:
@@ -43,3 +49,61 @@ def relative(pairs: Mapping[str, tuple[np.ndarray, np.ndarray]], scale: float) -
     errs = {k: float(np.linalg.norm(np.asarray(g, dtype=np.float64) - w)) for k, (g, w) in pairs.items()}
     worst = max(errs, key=errs.get)
     return worst, errs[worst] / max(scale, 1e-300)
+
+
+class _Box:
+    """A state the kit cannot read (a framework's own object)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+
+def _inner(state: Any) -> Any:
+    """What the wrapped implementation stored: the boxed state, or a state the kit set in the contract's layout."""
+    return state.inner if isinstance(state, _Box) else state
+
+
+def opaque(impl: Callable[..., Any]) -> Callable[..., Any]:
+    """The same implementation keeping its state in an object the kit cannot read (correct)."""
+    def wrapped(x, clients, *, state=None, **kw):
+        x_new, st = impl(x, clients, state=_inner(state), **kw)
+        return x_new, _Box(st)
+    return wrapped
+
+
+def forgetful(impl: Callable[..., Any], key: str, *, server: str | None = None) -> Callable[..., Any]:
+    """Wrong: the per-client part ``key`` (and optionally the server part) is lost between rounds (a framework
+    that re-creates its client objects every round); the state is opaque, so only multi-round checks see it."""
+    def wrapped(x, clients, *, state=None, **kw):
+        inner = None
+        if state is not None:
+            inner = dict(_inner(state), **{key: {}})
+            if server:
+                inner[server] = np.zeros_like(np.asarray(inner[server]))
+        x_new, st = impl(x, clients, state=inner, **kw)
+        return x_new, _Box(st)
+    return wrapped
+
+
+def by_position(impl: Callable[..., Any], key: str) -> Callable[..., Any]:
+    """Wrong: per-client state stored by the slot in this round's participant list instead of the client id,
+    so under partial participation a client gets another client's control variate."""
+    def wrapped(x, clients, *, state=None, **kw):
+        inner = None
+        if state is not None:
+            slots = _inner(state)[key]
+            inner = dict(_inner(state), **{key: {c.cid: slots[j] for j, c in enumerate(clients) if j in slots}})
+        x_new, st = impl(x, clients, state=inner, **kw)
+        ids = {c.cid: j for j, c in enumerate(clients)}
+        st = dict(st, **{key: {ids.get(cid, cid): v for cid, v in st[key].items()}})
+        return x_new, _Box(st)
+    return wrapped
+
+
+def zero_absent(impl: Callable[..., Any], key: str) -> Callable[..., Any]:
+    """Wrong: clients that did not participate have their stored state reset to zero (readable state)."""
+    def wrapped(x, clients, *, state=None, **kw):
+        x_new, st = impl(x, clients, state=state, **kw)
+        here = {c.cid for c in clients}
+        return x_new, dict(st, **{key: {cid: (v if cid in here else np.zeros_like(v)) for cid, v in st[key].items()}})
+    return wrapped

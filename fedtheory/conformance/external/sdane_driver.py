@@ -2,7 +2,7 @@
 class ``FedRed``) through the conformance contract. docs/conformance.md, "The FedRed/DANE+ authors' code
 (mlolab/S-DANE)", has the commands and the verdicts. fedtheory does not ship that code: the driver imports it
 from a checkout whose path is ``SDANE_PATH`` (or from a module passed in), and CI runs the translation layer
-on a stand-in only (tests/test_conformance_sdane_driver.py).
+on a stand-in only (tests/conformance/test_sdane_driver.py).
 
     SDANE_PATH=/path/to/S-DANE fedtheory conform fedtheory.conformance.external.sdane_driver:dane_plus --as dane \\
         --hyper local_steps=5

@@ -1,0 +1,228 @@
+"""Conformance properties of DANE / DANE+ (Jiang, Rodomanov & Stich 2024, Alg. 1; Shamir et al. 2014).
+
+Contract (docs/conformance.md): ``impl(x, clients, *, state=None, rng=None, **hyper)`` runs one round of
+Alg. 1 on all the listed clients with ``lam``, ``local_steps`` (None = exact local solve; K = K gradient steps
+with step ``local_step`` from x^r, last iterate), ``control_variate`` ("gradient" = (1), recomputed at x^r
+every round; "scaffnew" = (B.84) with parameter ``m``), ``averaging`` ("standard" = sum_i w_i x_{i,r+1};
+"random" = the model of one client xi_r ~ w, which the kit supplies as ``draw={"client": cid}``) and
+``weighting``. With (B.84) it returns ``(x, {"h_i": {cid: vector}})``.
+
+The expected side is :mod:`fedtheory.conformance.families.dane.expected` (linear solves and matrix powers).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+from hypothesis import strategies as st
+
+from . import expected as ed
+from ...kit import (Outcome, cases_with, instance_of, not_applicable, prop, round_hyper, run_round,
+                    scale_of, verdict)
+from ...statekit import make_state, opaque_reason, relative, rows
+
+__all__ = ["HYPER"]
+
+HYPER: Mapping[str, Any] = {"lam": 1.0, "local_steps": None, "local_step": 0.1, "control_variate": "gradient", "m": 1.0,
+                            "averaging": "standard", "weighting": "uniform"}
+_REF = "Jiang, Rodomanov & Stich 2024, Alg. 1"
+ROUNDS = 5
+
+
+def _cases(hyper: Mapping[str, Any]) -> st.SearchStrategy:
+    """GD on F_i is stable when eta (L + lam) <= 1.9; exact solves take any L."""
+    L_max = 20.0 if hyper.get("local_steps") is None else min(20.0, 1.9 / hyper["local_step"] - hyper["lam"])
+    return cases_with(lambda draw, p: {"state_seed": draw(st.integers(0, 2**16))})(hyper, L_max=max(L_max, 0.5))
+
+
+def _locals(inst, x, h, hyper):
+    return ed.dane_locals(inst, x, h, lam=hyper["lam"], local_steps=hyper["local_steps"],
+                          local_step=hyper["local_step"])
+
+
+def _b84(hyper) -> bool:
+    return hyper.get("control_variate") == "scaffnew"
+
+
+def _random_h(inst, seed) -> np.ndarray:
+    """Control variates with sum_i w_i h_i = 0, as (B.84) requires of h_0."""
+    H = np.random.default_rng(seed).standard_normal((inst.n, inst.d))
+    return H - inst.weights @ H
+
+
+def _b84_opaque(impl, inst, hyper) -> str:
+    """With (B.84) the kit sets the state; say why it cannot ('' when a round from None returns {"h_i": ...})."""
+    if not _b84(hyper):
+        return ""
+    _, state = run_round(impl, inst, inst.x0, np.arange(inst.n), round_hyper(hyper, inst), None)
+    return opaque_reason(state, ["h_i"])
+
+
+@prop(id="dane.one_round", family="dane",
+      reference=f"{_REF} with control variate (1) or (B.84), App. B.3",
+      statement="x+ = sum_i w_i argmin{f_i + <h_i, .> + lam/2||. - x||^2} (or K GD steps on it); (B.84): "
+             "h_i+ = h_i + m (x_i - x+)",
+      cases=_cases)
+def one_round(impl, case, hyper, rtol) -> Outcome:
+    """x^{r+1} = sum_i w_i x_{i,r+1}; with (B.84) from a given state also h_i+ = h_i + m (x_i - x+)."""
+    if hyper.get("averaging") == "random":
+        return not_applicable("random averaging: see dane.random_selection")
+    inst = instance_of(case)
+    why = _b84_opaque(impl, inst, hyper)
+    if why:
+        return not_applicable(why)
+    x = inst.x0
+    state, H = None, None
+    if _b84(hyper):
+        H = _random_h(inst, case["state_seed"])
+        state = make_state(inst, h_i=H)
+    X, H_used = _locals(inst, x, H, hyper)
+    want = inst.weights @ X
+    got, got_state = run_round(impl, inst, x, np.arange(inst.n), round_hyper(hyper, inst), state)
+    pairs = {"model": (got, want)}
+    scale = scale_of(inst, x, want)
+    if _b84(hyper):
+        why = opaque_reason(got_state, ["h_i"])
+        if why:
+            return not_applicable(why)
+        pairs["h_i"] = (rows(got_state, "h_i", inst), H_used + hyper["m"] * (X - want))
+        scale += float(np.abs(H_used).max())
+    worst, err = relative(pairs, scale)
+    return verdict(err <= rtol, err, rtol, "" if err <= rtol else _diagnose(inst, x, got, hyper, rtol, worst))
+
+
+def _diagnose(inst, x, got, hyper, rtol, worst) -> str:
+    """Name the slip whose closed form the model matches."""
+    if worst != "model":
+        return f"the update of {worst} differs from (B.84)"
+    H = ed.control_variates(inst, x)
+    lam, K, eta = hyper["lam"], hyper["local_steps"], hyper["local_step"]
+    alts = {
+        "control variate with the wrong sign (grad f_i - grad f)": (-H, lam, K),
+        "no control variate (local problems without <h_i, x>)": (0.0 * H, lam, K),
+        "proximal weight lam/2 instead of lam": (H, lam / 2, K),
+        "proximal term missing": (H, 0.0, K),
+    }
+    if K is not None:
+        alts["one local step fewer (off by one)"] = (H, lam, K - 1)
+        alts["one local step more (off by one)"] = (H, lam, K + 1)
+    for name, (h, l, k) in alts.items():
+        if l == 0.0 and k is None and np.min(np.linalg.eigvalsh(inst.A)) <= 0:
+            continue
+        X = ed.dane_locals(inst, x, h, lam=l, local_steps=k, local_step=eta)[0]
+        want = inst.weights @ X
+        if np.linalg.norm(got - want) <= rtol * scale_of(inst, x, want):
+            return name
+    other = np.full(inst.n, 1.0 / inst.n) if hyper.get("weighting") == "num_examples" else inst.sizes / inst.sizes.sum()
+    if not _b84(hyper) and np.linalg.norm(got - other @ _locals(inst, x, None, hyper)[0]) <= rtol * scale_of(inst, x, got):
+        return "averaged with the other weighting than f's"
+    return "the averaged local models differ from Alg. 1's"
+
+
+@prop(id="dane.fixed_point", family="dane",
+      reference=f"{_REF}, control variate (1): grad F_i(x*) = 0",
+      statement="x* is a fixed point",
+      cases=_cases)
+def fixed_point(impl, case, hyper, rtol) -> Outcome:
+    """x* (with h_i = grad f(x*) - grad f_i(x*) = -grad f_i(x*) for (B.84)) does not move: grad F_i(x*) = 0."""
+    inst = instance_of(case)
+    why = _b84_opaque(impl, inst, hyper)
+    if why:
+        return not_applicable(why)
+    state = make_state(inst, h_i=ed.control_variates(inst, inst.x_star)) if _b84(hyper) else None
+    h = round_hyper(hyper, inst)
+    worst = 0.0
+    for cid in ([c.cid for c in inst.clients] if hyper.get("averaging") == "random" else [None]):
+        hh = h if cid is None else dict(h, draw={"client": cid})
+        got, _ = run_round(impl, inst, inst.x_star.copy(), np.arange(inst.n), hh, state)
+        worst = max(worst, float(np.linalg.norm(got - inst.x_star)) / scale_of(inst, inst.x_star))
+    return verdict(worst <= rtol, worst, rtol, "" if worst <= rtol else
+                   "x* moves: the local problems are not drift-corrected at the optimum")
+
+
+@prop(id="dane.preconditioned", family="dane",
+      reference=f"{_REF} with exact solves (DANE, Shamir et al. 2014); on "
+             "quadratics derived by fedtheory",
+      statement="x+ = x - [sum_i w_i (A_i + lam I)^{-1}] grad f(x)",
+      cases=_cases)
+def preconditioned(impl, case, hyper, rtol) -> Outcome:
+    """Exact DANE with (1) on quadratics: x+ = x - [sum_i w_i (A_i + lam I)^{-1}] grad f(x) (derived by fedtheory
+    from Alg. 1: x_i = x - (A_i + lam I)^{-1} grad f(x) because grad F_i(y) = A_i (y - x) + lam (y - x) + grad f(x))."""
+    if hyper.get("local_steps") is not None or _b84(hyper) or hyper.get("averaging") == "random":
+        return not_applicable("exact local solves with control variate (1) and standard averaging only")
+    inst = instance_of(case)
+    x = inst.x0
+    g = inst.weights @ ed.grads(inst, x)
+    P = np.einsum("n,nij->ij", inst.weights, np.linalg.inv(inst.A + hyper["lam"] * np.eye(inst.d)[None]))
+    want = x - P @ g
+    got, _ = run_round(impl, inst, x, np.arange(inst.n), round_hyper(hyper, inst))
+    err = float(np.linalg.norm(got - want)) / scale_of(inst, x, want)
+    return verdict(err <= rtol, err, rtol, "" if err <= rtol else "not the preconditioned gradient step of DANE")
+
+
+@prop(id="dane.random_selection", family="dane",
+      reference=f"{_REF}, randomized averaging xi_r ~ w (Thm 1, non-convex)",
+      statement="given xi_r = j, x+ = x_{j,r+1}; E over xi_r = the weighted average",
+      cases=_cases)
+def random_selection(impl, case, hyper, rtol) -> Outcome:
+    """Random averaging (Alg. 1, non-convex theory): given xi_r = j the new model is x_{j,r+1}; the exact
+    expectation over xi_r ~ w is the standard average sum_i w_i x_{i,r+1}."""
+    if hyper.get("averaging") != "random":
+        return not_applicable("standard averaging (set averaging='random' to check the selection)")
+    inst = instance_of(case)
+    why = _b84_opaque(impl, inst, hyper)
+    if why:
+        return not_applicable(why)
+    x = inst.x0
+    H = _random_h(inst, case["state_seed"]) if _b84(hyper) else None
+    state = make_state(inst, h_i=H) if H is not None else None
+    X, _ = _locals(inst, x, H, hyper)
+    h = round_hyper(hyper, inst)
+    outs = np.stack([run_round(impl, inst, x, np.arange(inst.n), dict(h, draw={"client": c.cid}), state)[0]
+                     for c in inst.clients])
+    scale = scale_of(inst, x, *X)
+    per = float(np.max(np.linalg.norm(outs - X, axis=1))) / scale
+    mean = float(np.linalg.norm(inst.weights @ outs - inst.weights @ X)) / scale
+    err = max(per, mean)
+    note = "" if err <= rtol else ("the selected client's model is not returned (draw ignored?)" if per > rtol
+                                   else "the expectation over the selection is not the weighted average")
+    return verdict(err <= rtol, err, rtol, note)
+
+
+@prop(id="dane.multi_round", family="dane",
+      reference=f"{_REF}; (B.84) invariant sum_i w_i h_i = 0 (App. B.3)",
+      statement=f"{ROUNDS} rounds from the implementation's own state equal the closed-form recursion",
+      cases=_cases)
+def multi_round(impl, case, hyper, rtol) -> Outcome:
+    """R = 5 rounds, each from the state the implementation returned, against the closed-form recursion
+    (with (B.84): h_i carried by the recursion; from a given h_0 with sum_i w_i h_i = 0). Checks the model every
+    round, and with a readable state the invariant sum_i w_i h_i = 0 (Appendix B.3) every round."""
+    if hyper.get("averaging") == "random":
+        return not_applicable("random averaging: see dane.random_selection")
+    inst = instance_of(case)
+    why = _b84_opaque(impl, inst, hyper)
+    if why:
+        return not_applicable(why)
+    x_want = x_got = inst.x0
+    H = _random_h(inst, case["state_seed"]) if _b84(hyper) else None
+    state = make_state(inst, h_i=H) if H is not None else None
+    h = round_hyper(hyper, inst)
+    for r in range(ROUNDS):
+        X, H_used = _locals(inst, x_want, H, hyper)
+        x_next = inst.weights @ X
+        if H is not None:
+            H = H_used + hyper["m"] * (X - x_next)
+        x_want = x_next
+        x_got, state = run_round(impl, inst, x_got, np.arange(inst.n), h, state, seed=r)
+        scale = scale_of(inst, x_want, inst.x0)
+        err = float(np.linalg.norm(x_got - x_want)) / scale
+        if err > rtol:
+            return verdict(False, err, rtol, f"round {r + 1} of {ROUNDS} differs from the recursion"
+                           + (" (the first round matches: a state-carried slip)" if r > 0 else ""))
+        if H is not None and not opaque_reason(state, ["h_i"]):
+            inv = float(np.linalg.norm(inst.weights @ rows(state, "h_i", inst))) / (1.0 + float(np.abs(H).max()))
+            if inv > rtol:
+                return verdict(False, inv, rtol, f"sum_i w_i h_i != 0 after round {r + 1} (B.84 invariant)")
+    return verdict(True, err, rtol)
+
+

@@ -1,0 +1,94 @@
+"""DANE / DANE+ (Jiang, Rodomanov & Stich 2024, Alg. 1)
+written as framework code (a loop over client objects, in a chosen ``dtype``), with ``slip`` options:
+the power test's wrong implementations and differently written correct ones."""
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from ...kit import Variant
+from ...textbook import client_data, client_weights
+
+__all__ = ["dane", "TEXTBOOK", "WRONG", "CORRECT"]
+
+
+def dane(x, clients, *, state=None, rng=None, lam=1.0, local_steps=None, local_step=0.1, control_variate="gradient",
+         m=1.0, averaging="standard", weighting="uniform", draw=None, slip=None, dtype=np.float64, **_):
+    """DANE+ (Jiang, Rodomanov & Stich 2024, Alg. 1): x_i = argmin f_i + <h_i, .> + lam/2||. - x||^2 (or K GD steps
+    from x, last iterate); x+ = sum_i w_i x_i or x_{xi}; (B.84) h_i+ = h_i + m (x_i - x+)."""
+    x0 = np.asarray(x)
+    x = x0.astype(dtype)
+    lam, eta = dtype(lam / 2 if slip == "prox_half" else lam), dtype(local_step)
+    w = client_weights(clients, "uniform" if slip == "uniform_weights" else weighting, dtype)
+    data = [client_data(c, dtype) for c in clients]
+    at = x
+    if slip == "cv_stale" and isinstance(state, dict) and "x_prev" in state:
+        at = np.asarray(state["x_prev"], dtype=dtype)  # the control variate of the previous round's point
+    G = np.stack([A @ at - b for _, _, A, b in data])
+    if control_variate == "scaffnew":
+        H = np.stack([np.asarray(state["h_i"][c.cid], dtype=dtype) for c in clients]) if state else w @ G - G
+    else:
+        H = w @ G - G
+        H = {"cv_sign": -H, "no_cv": 0 * H}.get(slip, H)
+    Y = []
+    for (Z, t, A, b), h in zip(data, H):
+        if local_steps is None:
+            Y.append(np.linalg.solve(A + lam * np.eye(x.size, dtype=dtype), b - h + lam * x))
+        else:
+            y = x.copy()
+            for _k in range(local_steps - (1 if slip == "k_minus_1" else 0)):
+                y = y - eta * (A @ y - b + h + lam * (y - x))
+            Y.append(y)
+    Y = np.stack(Y)
+    if averaging == "random" and slip != "random_ignores_draw":
+        j = 0 if slip == "random_first" else [c.cid for c in clients].index(draw["client"])
+        x_new = Y[j]
+    else:
+        x_new = w @ Y
+    out_state = None
+    if control_variate == "scaffnew":
+        mm = {"b84_m_half": m / 2, "b84_sign": -m}.get(slip, m)
+        H_new = H if slip == "b84_stale" else H + dtype(mm) * (Y - x_new)
+        out_state = {"h_i": {c.cid: H_new[i].astype(np.float64) for i, c in enumerate(clients)}}
+    elif slip == "cv_stale":
+        out_state = {"x_prev": x.copy()}
+    x_new = x_new.astype(np.float64)
+    return x_new if out_state is None else (x_new, out_state)
+
+
+def _dane_preconditioned(x, clients, *, lam=1.0, weighting="uniform", **_):
+    """DANE with exact solves written as the preconditioned step x - [sum_i w_i (A_i + lam I)^{-1}] grad f(x)."""
+    w = _w(clients, weighting)
+    P = sum(wi * np.linalg.inv(c.features.T @ c.features / c.num_examples + lam * np.eye(x.size))
+            for wi, c in zip(w, clients))
+    g = sum(wi * c.grad(x) for wi, c in zip(w, clients))
+    return x - P @ g
+
+
+def _w(clients, weighting):
+    m = np.array([c.num_examples if weighting == "num_examples" else 1 for c in clients], dtype=np.float64)
+    return m / m.sum()
+
+
+TEXTBOOK = dane
+WRONG: list[Variant] = [
+    Variant("dane", "cv_sign", partial(dane, slip="cv_sign")),
+    Variant("dane", "no_cv", partial(dane, slip="no_cv")),
+    Variant("dane", "prox_half", partial(dane, slip="prox_half")),
+    Variant("dane", "cv_stale", partial(dane, slip="cv_stale")),
+    Variant("dane", "uniform_weights", partial(dane, slip="uniform_weights"), {"weighting": "num_examples"}),
+    Variant("dane", "k_minus_1", partial(dane, slip="k_minus_1"), {"local_steps": 4}),
+    Variant("dane", "b84_m_half", partial(dane, slip="b84_m_half"), {"control_variate": "scaffnew", "m": 0.7}),
+    Variant("dane", "b84_sign", partial(dane, slip="b84_sign"), {"control_variate": "scaffnew", "m": 0.7}),
+    Variant("dane", "b84_stale", partial(dane, slip="b84_stale"), {"control_variate": "scaffnew", "m": 0.7}),
+    Variant("dane", "random_ignores_draw", partial(dane, slip="random_ignores_draw"), {"averaging": "random"}),
+    Variant("dane", "random_first", partial(dane, slip="random_first"), {"averaging": "random"}),
+]
+CORRECT: list[Variant] = [
+    Variant("dane", "float32", partial(dane, dtype=np.float32), {}, 1e-4),
+    Variant("dane", "float32_b84_inexact", partial(dane, dtype=np.float32),
+            {"control_variate": "scaffnew", "local_steps": 3}, 1e-4),
+    Variant("dane", "preconditioned_step", _dane_preconditioned),
+    Variant("dane", "random_selection", dane, {"averaging": "random"}),
+]

@@ -1,0 +1,63 @@
+"""DoCoFL (Dorfman et al. 2023, Algs. 1-2)
+written as framework code (a loop over client objects, in a chosen ``dtype``), with ``slip`` options:
+the power test's wrong implementations and differently written correct ones."""
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from ...kit import Variant
+
+__all__ = ["docofl", "TEXTBOOK", "WRONG", "CORRECT"]
+
+
+def docofl(x, clients, *, state=None, rng=None, step=0.1, period=2, queue_size=3, weighting="uniform",
+           num_clients=None, draw=None, grid=None, slip=None, **_):
+    """DoCoFL (Dorfman et al. 2023, Algs. 1-2) with a dict queue {round: anchor} and the kit's grid compressors."""
+    g = grid or {"anchor": 0.0, "correction": 0.0, "gradient": 0.0}
+
+    def C(v, h):
+        return v.copy() if not h else h * np.round(v / h)
+
+    st = state or {"t": 0, "queue": {}, "raw": {}}
+    t = int(st["t"])
+    queue, raw = dict(st["queue"]), dict(st["raw"])
+    if t % period == 0 or slip == "anchor_every_round":
+        queue[t], raw[t] = C(x, g["anchor"]), x.copy()
+        keep = queue_size - 1 if slip == "queue_one_short" else queue_size
+        for r in sorted(queue)[:-keep]:
+            queue.pop(r), raw.pop(r)
+    total = np.zeros_like(x)
+    for c in clients:
+        lead = 0 if slip == "ignore_lead" else int(draw["leads"][c.cid])
+        s = max(t - lead, 0)
+        r = period * (s // period)
+        if r not in queue:
+            r = min(queue)  # the anchor left the queue: take the oldest one still there
+        y = queue[r]
+        if slip == "no_correction":
+            w_hat = y
+        elif slip == "correction_vs_raw_anchor":
+            w_hat = y + C(x - raw[r], g["correction"])
+        else:
+            w_hat = y + C(x - y, g["correction"])
+        grad_at = x if slip == "gradient_at_server_model" else w_hat
+        total += C(c.grad(grad_at), g["gradient"])
+    denom = num_clients if slip == "divide_by_N" else len(clients)
+    return x - step * total / denom, {"t": t + 1, "queue": queue, "raw": raw}
+
+
+TEXTBOOK = docofl
+WRONG: list[Variant] = [
+    Variant("docofl", "anchor_every_round", partial(docofl, slip="anchor_every_round")),
+    Variant("docofl", "queue_one_short", partial(docofl, slip="queue_one_short")),
+    Variant("docofl", "ignore_lead", partial(docofl, slip="ignore_lead")),
+    Variant("docofl", "no_correction", partial(docofl, slip="no_correction")),
+    Variant("docofl", "correction_vs_raw_anchor", partial(docofl, slip="correction_vs_raw_anchor")),
+    Variant("docofl", "gradient_at_server_model", partial(docofl, slip="gradient_at_server_model")),
+    Variant("docofl", "divide_by_N", partial(docofl, slip="divide_by_N")),
+]
+CORRECT: list[Variant] = [
+    Variant("docofl", "dict_queue", docofl, {"period": 1, "queue_size": 4}),
+]

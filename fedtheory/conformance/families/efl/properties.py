@@ -1,0 +1,167 @@
+"""Conformance properties of EFL (Ma et al., Alg. 1 with Alg. 2's ST compressor).
+
+Contract (docs/conformance.md): ``impl(x, clients, *, state=None, rng=None, **hyper) -> (x, state)`` runs one
+round with every client listed and the kit's draw ``draw={"steps": {cid: s_k}}`` (s_k in {0, ..., E}: 0 =
+inactive, 0 < s_k < E incomplete), full-batch local gradient steps of size ``step``, ``E``, ``lam`` (elastic
+term), ``q`` (ST sparsity, None = no compression), ``aggregation`` ("efl": p_tau^k = E p^k / s_k; "fedavg":
+p^k), ``variant`` ("consistent" | "printed", see :mod:`fedtheory.conformance.families.efl.expected`) and ``weighting``
+(p^k). ``state=None`` is Alg. 1's initialisation (every w^k = w^G, residuals 0, U = V = 0). The elastic sums
+are readable when the state is a mapping with ``"U"`` and ``"V"`` (d-vectors).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+from hypothesis import strategies as st
+
+from . import expected as ee
+from ...kit import (Outcome, instance_of, instance_params, not_applicable, prop, round_hyper, run_round,
+                    scale_of, verdict)
+from ...statekit import opaque_reason
+
+__all__ = ["HYPER"]
+
+HYPER: Mapping[str, Any] = {"E": 3, "step": 0.05, "lam": 0.1, "q": None, "aggregation": "efl", "variant": "consistent",
+                            "weighting": "num_examples"}
+_REF = "Ma et al. (EFL), Alg. 1, eqs. (4)-(6), Section 4.2"
+ROUNDS = 5
+
+
+def _cases(active_only: bool):
+    def factory(hyper: Mapping[str, Any]) -> st.SearchStrategy:
+        L_max = min(20.0, 1.9 / hyper["step"])
+        E = int(hyper["E"])
+
+        @st.composite
+        def cases(draw):
+            p = draw(instance_params(hyper, L_max=L_max, max_dim=12))
+            lo = 1 if active_only else 0
+            p["steps"] = [draw(st.lists(st.integers(lo, E), min_size=p["n"], max_size=p["n"]))
+                          for _ in range(ROUNDS)]
+            p["uv_seed"] = draw(st.integers(0, 2**16))
+            return p
+        return cases()
+    return factory
+
+
+def _draw(inst, steps):
+    return {"steps": {c.cid: int(s) for c, s in zip(inst.clients, steps)}}
+
+
+def _start(inst, x):
+    z = np.zeros((inst.n, inst.d))
+    return np.tile(x, (inst.n, 1)), z, np.zeros(inst.d)
+
+
+def _diagnose(inst, x, got, steps, hyper, rtol) -> str:
+    starts, R, RG = _start(inst, x)
+    zero = np.zeros(inst.d)
+    alts = {"aggregation ignores the incomplete-client compensation (p^k instead of E p^k / s_k)":
+            dict(hyper, aggregation="fedavg"),
+            "aggregation compensates with E p^k / s_k where p^k is declared": dict(hyper, aggregation="efl"),
+            "the other reading of the server update (variant)":
+            dict(hyper, variant="printed" if hyper["variant"] == "consistent" else "consistent")}
+    for name, h in alts.items():
+        if h == hyper:
+            continue
+        want = ee.efl_step(inst, x, starts, R, RG, steps, zero, zero, h)["x"]
+        if np.linalg.norm(got - want) <= rtol * scale_of(inst, x, want):
+            return name
+    active = np.asarray(steps) > 0
+    if np.any(~active):
+        want = ee.efl_step(inst, x, starts, R, RG, np.where(active, steps, hyper["E"]), zero, zero, hyper)["x"]
+        if np.linalg.norm(got - want) <= rtol * scale_of(inst, x, want):
+            return "inactive clients (s = 0) still train and are aggregated"
+    return "differs from eqs. (4)-(6)"
+
+
+@prop(id="efl.one_round", family="efl",
+      reference=_REF,
+      statement="round 1 with the kit's s_k: w^G + ST(sum_k p_tau^k ST(Delta^k)) (or as printed), s_k = 0 contributes "
+             "nothing, p_tau^k = E p^k / s_k",
+      cases=_cases(False))
+def one_round(impl, case, hyper, rtol) -> Outcome:
+    """Round 1 from Alg. 1's initialisation with the kit's s_k (inactive and incomplete clients included)."""
+    inst = instance_of(case)
+    steps = np.asarray(case["steps"][0])
+    starts, R, RG = _start(inst, inst.x0)
+    zero = np.zeros(inst.d)
+    want = ee.efl_step(inst, inst.x0, starts, R, RG, steps, zero, zero, hyper)["x"]
+    got, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), dict(round_hyper(hyper, inst), draw=_draw(inst, steps)))
+    err = float(np.linalg.norm(got - want)) / scale_of(inst, inst.x0, want)
+    return verdict(err <= rtol, err, rtol, "" if err <= rtol else _diagnose(inst, inst.x0, got, steps, hyper, rtol))
+
+
+@prop(id="efl.multi_round", family="efl",
+      reference=f"{_REF}; Alg. 2 (ST), error feedback eq. (5)",
+      statement=f"{ROUNDS} rounds from the implementation's own state (residuals, broadcasts) equal the recursion",
+      cases=_cases(True))
+def multi_round(impl, case, hyper, rtol) -> Outcome:
+    """R = 5 rounds from state=None with every client active (s_k in 1..E, incomplete ones included) and
+    lam = 0, each from the implementation's own state: the model against the recursion of eqs. (4)-(6) with the
+    residuals and broadcasts carried (w^k + b at the start of each round). lam = 0 because the Fisher diagonal
+    I_k that updates U, V has no recipe in the paper; clients that miss a round are left out because the paper
+    does not say how they catch up."""
+    inst = instance_of(case)
+    h = round_hyper(hyper, inst, lam=0.0)
+    hh = dict(hyper, lam=0.0)
+    zero = np.zeros(inst.d)
+    x_want = x_got = inst.x0
+    starts, R, RG = _start(inst, inst.x0)
+    state, err = None, 0.0
+    for t, steps in enumerate(case["steps"]):
+        steps = np.asarray(steps)
+        r = ee.efl_step(inst, x_want, starts, R, RG, steps, zero, zero, hh)
+        starts = starts + r["b"][None]  # each client syncs with this round's broadcast
+        x_want, R, RG = r["x"], r["R"], r["RG"]
+        x_got, state = run_round(impl, inst, x_got, np.arange(inst.n), dict(h, draw=_draw(inst, steps)), state, seed=t)
+        err = float(np.linalg.norm(x_got - x_want)) / scale_of(inst, inst.x0, x_want)
+        if err > rtol:
+            return verdict(False, err, rtol, f"round {t + 1} of {ROUNDS} (local steps "
+                           f"{[list(map(int, s)) for s in case['steps'][:t + 1]]}) differs from the recursion"
+                           + (" (earlier rounds match: a state-carried slip, e.g. residuals or sync)" if t else ""))
+    return verdict(True, err, rtol)
+
+
+@prop(id="efl.elastic_term", family="efl",
+      reference="Ma et al. (EFL), eqs. (2)-(4)",
+      statement="with U, V set, local steps follow grad f_k + lam (U o w - V)",
+      cases=_cases(False))
+def elastic_term(impl, case, hyper, rtol) -> Outcome:
+    """Round 2 with elastic sums U, V set by the kit (positive U): local steps on f_k + lam (U o w - V) terms
+    (eqs. 2-4), after a round 1 with every client active (so every start model is known: w^k + b)."""
+    if not hyper.get("lam"):
+        return not_applicable("lam = 0: no elastic term")
+    inst = instance_of(case)
+    h = round_hyper(hyper, inst)
+    s1 = np.maximum(np.asarray(case["steps"][0]), 1)
+    s2 = np.asarray(case["steps"][1])
+    x1, state = run_round(impl, inst, inst.x0, np.arange(inst.n), dict(h, draw=_draw(inst, s1)))
+    why = opaque_reason(state, ["U", "V"])
+    if why:
+        return not_applicable(why)
+    rng = np.random.default_rng(case["uv_seed"])
+    U, V = rng.uniform(0.5, 2.0, inst.d), rng.standard_normal(inst.d)
+    state = dict(state, U=U.copy(), V=V.copy())
+    starts, R, RG = _start(inst, inst.x0)
+    zero = np.zeros(inst.d)
+    r1 = ee.efl_step(inst, inst.x0, starts, R, RG, s1, zero, zero, hyper)
+    first = float(np.linalg.norm(x1 - r1["x"])) / scale_of(inst, inst.x0, r1["x"])
+    if first > rtol:
+        return verdict(False, first, rtol, "round 1 already " + _diagnose(inst, inst.x0, x1, s1, hyper, rtol))
+    starts2 = np.tile(inst.x0 + r1["b"], (inst.n, 1))  # every client took part in round 1: w^k + b_1
+    want = ee.efl_step(inst, r1["x"], starts2, r1["R"], r1["RG"], s2, U, V, hyper)["x"]
+    got, _ = run_round(impl, inst, x1, np.arange(inst.n), dict(h, draw=_draw(inst, s2)), state, seed=1)
+    err = float(np.linalg.norm(got - want)) / scale_of(inst, x1, want)
+    note = ""
+    if err > rtol:
+        note = ("round 2 differs: the elastic term lam (U o w - V), or what round 1 left in the state (residuals, "
+                "sync with the broadcast)")
+        for name, (u, v) in {"elastic term missing": (zero, zero), "elastic term with the wrong sign": (-U, -V),
+                             "elastic term with lam/2": (U / 2, V / 2)}.items():
+            alt = ee.efl_step(inst, r1["x"], starts2, r1["R"], r1["RG"], s2, u, v, hyper)["x"]
+            if np.linalg.norm(got - alt) <= rtol * scale_of(inst, x1, alt):
+                note = name
+                break
+    return verdict(err <= rtol, err, rtol, note)

@@ -1,0 +1,183 @@
+"""FedAvg's properties (McMahan et al. 2017, Alg. 1): one round, K = 1, the fixed point and the invariances.
+
+Identity checks compare with the closed forms of :mod:`fedtheory.conformance.expected` within ``rtol`` relative
+to the scale of the iterates: the implementation's K local steps and the kit's eigendecompositions each carry
+rounding of order K cond(A_i) eps ~ 1e-13 on these instances (kappa <= 50, eta L <= 1.9 so |1 - eta s| <= 1 does
+not amplify), so the default rtol = 1e-8 leaves four orders of margin while every slip the kit targets moves the
+output by O(eta) or more. Float32 implementations pass ``rtol=1e-4``.
+
+The one-round, fixed-point and sampling checks take the family ("fedavg" or "fedprox"): FedProx
+(:mod:`fedtheory.conformance.families.fedprox`) declares them again with its own statements and source.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Mapping
+
+import numpy as np
+from hypothesis import strategies as st
+
+from ... import expected as ex
+from ...contract import call_round
+from ...instance import Instance
+from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, prop, relative_error,
+                    round_hyper, run_round, scale_of, verdict)
+
+__all__ = ["HYPER", "one_round", "fixed_point", "expected_sampling", "prox_hyper", "diagnose"]
+
+#: Hyperparameters when the user gives none (the paper's notation in the docstrings).
+HYPER: Mapping[str, Any] = {"local_steps": 5, "local_step": 0.1, "server_step": 1.0, "weighting": "num_examples"}
+MCMAHAN = "McMahan et al. 2017, Alg. 1"
+
+shifted_cases = cases_with(lambda draw, p: {"perm_seed": draw(st.integers(0, 2**16)),
+                                            "shift": draw(st.sampled_from([1.0, 10.0, 1e3]))})
+subset_cases = cases_with(lambda draw, p: {"subset": draw(st.integers(0, 5))})
+_plain = cases_with(lambda draw, p: {})
+_duplicate = cases_with(lambda d, p: {"dup": d(st.integers(0, 5))})
+
+
+def prox_hyper(hyper: Mapping[str, Any]) -> dict:
+    """The keywords of :func:`fedtheory.conformance.expected.round_map` from a family's hyperparameters."""
+    return dict(local_steps=hyper.get("local_steps"), local_step=hyper.get("local_step", 0.0),
+                prox=hyper.get("prox", 0.0), server_step=hyper.get("server_step", 1.0),
+                weighting=hyper.get("weighting", "num_examples"))
+
+
+def diagnose(inst: Instance, x: np.ndarray, got: np.ndarray, S: np.ndarray, hyper: Mapping[str, Any], rtol: float,
+             family: str) -> str:
+    """Name the slip whose closed form the output matches (the kit can tell these apart on one round)."""
+    K, eta, eta_g = hyper.get("local_steps"), hyper.get("local_step", 0.0), hyper.get("server_step", 1.0)
+    lam, wt = hyper.get("prox", 0.0), hyper.get("weighting", "num_examples")
+    other = "uniform" if wt == "num_examples" else "num_examples"
+    base = dict(local_steps=K, local_step=eta, prox=lam, server_step=eta_g, weighting=wt)
+    alternatives = [
+        ("aggregation ignores num_examples (uniform average)" if wt == "num_examples"
+         else "aggregation weights by num_examples instead of uniformly", dict(base, weighting=other)),
+        ("server step applied twice", dict(base, server_step=2 * eta_g)),
+        ("returns the input model unchanged", dict(base, server_step=0.0)),
+    ]
+    if K is not None:
+        alternatives += [("one local step fewer than local_steps (off by one)", dict(base, local_steps=K - 1)),
+                         ("one local step more than local_steps (off by one)", dict(base, local_steps=K + 1)),
+                         ("local_steps ignored: a single gradient step (FedSGD)", dict(base, local_steps=1))]
+    if family == "fedprox":
+        alternatives += [("proximal term has the wrong sign", dict(base, prox=-lam)),
+                         ("proximal term missing (plain FedAvg)", dict(base, prox=0.0)),
+                         ("proximal coefficient halved (lam/2 in the gradient)", dict(base, prox=lam / 2))]
+    for name, kw in alternatives:
+        if kw.get("local_steps", 1) is not None and kw.get("local_steps", 1) < 1:
+            continue
+        want = ex.round_map(inst, x, S, **kw)
+        if relative_error(got, want, scale_of(inst, x, want)) <= rtol:
+            return name
+    return ""
+
+
+@prop(id="fedavg.k1_is_gd", family="fedavg", reference=f"{MCMAHAN} with E = 1, B = inf (FedSGD, Sec. 2)",
+      statement="one local step: x+ = x - eta_g eta grad f_S(x), f weighted by num_examples", cases=_plain)
+def k1_is_gd(impl, case, hyper, rtol) -> Outcome:
+    inst = instance_of(case)
+    S = np.arange(inst.n)
+    h = round_hyper(hyper, inst, local_steps=1)
+    got, _ = run_round(impl, inst, inst.x0, S, h)
+    want = inst.x0 - h.get("server_step", 1.0) * h["local_step"] * ex.global_grad(inst, inst.x0, S, h["weighting"])
+    out = identity(inst, got, want, inst.x0, rtol)
+    return out if out.holds else verdict(False, out.measured, rtol,
+                                      diagnose(inst, inst.x0, got, S, h, rtol, "fedavg"))
+
+
+@prop(id="fedavg.one_round", family="fedavg",
+      reference=f"{MCMAHAN}; closed form derived by fedtheory (docs/classic.md)",
+      statement="one round equals x + eta_g sum a_i N_i (b_i - A_i x) on quadratics", cases=_plain)
+def one_round(impl, case, hyper, rtol, family: str = "fedavg") -> Outcome:
+    inst = instance_of(case)
+    S = np.arange(inst.n)
+    got, _ = run_round(impl, inst, inst.x0, S, round_hyper(hyper, inst))
+    want = ex.round_map(inst, inst.x0, S, **prox_hyper(hyper))
+    out = identity(inst, got, want, inst.x0, rtol)
+    if not out.holds:
+        out = verdict(False, out.measured, rtol, diagnose(inst, inst.x0, got, S, hyper, rtol, family))
+    return out
+
+
+@prop(id="fedavg.fixed_point", family="fedavg",
+      reference="closed-form FedAvg fixed point, derived by fedtheory (docs/classic.md)",
+      statement="(sum a_i N_i A_i)^{-1} sum a_i N_i b_i is a fixed point", cases=_plain)
+def fixed_point(impl, case, hyper, rtol) -> Outcome:
+    inst = instance_of(case)
+    h = prox_hyper(hyper)
+    xK = ex.fixed_point(inst, local_steps=h["local_steps"], local_step=h["local_step"], prox=h["prox"],
+                        weighting=h["weighting"])
+    got, _ = run_round(impl, inst, xK, np.arange(inst.n), round_hyper(hyper, inst))
+    return identity(inst, got, xK, xK, rtol, "the closed-form fixed point moves: a different local update or "
+                                              "aggregation than the paper's")
+
+
+@prop(id="fedavg.num_examples", family="fedavg", reference=f"{MCMAHAN} (weights n_k / n)",
+      statement="duplicating a client's data equals listing the client twice", cases=_duplicate)
+def num_examples(impl, case, hyper, rtol) -> Outcome:
+    if hyper.get("weighting") != "num_examples":
+        return not_applicable("the method weights clients uniformly")
+    inst = instance_of(case)
+    j = case["dup"] % inst.n
+    h = round_hyper(hyper, inst)
+    dup = [c.duplicated() if c.cid == j else c for c in inst.clients]
+    twice = list(inst.clients) + [inst.clients[j]]
+    rng = np.random.default_rng(0)
+    a, _ = call_round(impl, inst.x0, dup, None, h, rng)
+    b, _ = call_round(impl, inst.x0, twice, None, dict(h, num_clients=inst.n + 1), np.random.default_rng(0))
+    return identity(inst, a, b, inst.x0, rtol, "aggregation ignores num_examples")
+
+
+@prop(id="fedavg.permutation", family="fedavg", reference=f"{MCMAHAN} (a sum over clients)",
+      statement="the order of the clients does not matter", cases=shifted_cases)
+def permutation(impl, case, hyper, rtol) -> Outcome:
+    inst = instance_of(case)
+    h = round_hyper(hyper, inst)
+    perm = np.random.default_rng(case["perm_seed"]).permutation(inst.n)
+    a, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h)
+    b, _ = run_round(impl, inst, inst.x0, perm, h)
+    return identity(inst, b, a, inst.x0, rtol, "the result depends on the order of the clients")
+
+
+@prop(id="fedavg.translation", family="fedavg", reference=f"{MCMAHAN} (gradient steps commute with shifts)",
+      statement="shifting the problem by s shifts the iterate by s", cases=shifted_cases)
+def translation(impl, case, hyper, rtol) -> Outcome:
+    inst = instance_of(case)
+    h = round_hyper(hyper, inst)
+    s = np.random.default_rng(case["perm_seed"]).standard_normal(inst.d) * case["shift"]
+    a, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h)
+    shifted = [c.shifted(s) for c in inst.clients]
+    b, _ = call_round(impl, inst.x0 + s, shifted, None, h, np.random.default_rng(0))
+    return identity(inst, b - s, a, inst.x0 + s, rtol, "not translation equivariant (an update depends on the "
+                                                        "origin, e.g. a decay or prox towards 0)")
+
+
+@prop(id="fedavg.expected_sampling", family="fedavg", reference=f"{MCMAHAN}, uniform sampling of S of n clients",
+      statement="the mean over all size-S subsets equals the mean of the closed-form rounds", cases=subset_cases)
+def expected_sampling(impl, case, hyper, rtol, family: str = "fedavg") -> Outcome:
+    inst = instance_of(case)
+    size = 1 + case["subset"] % inst.n
+    h = round_hyper(hyper, inst)
+    subsets = [np.array(S) for S in itertools.combinations(range(inst.n), size)]
+    got = np.mean([run_round(impl, inst, inst.x0, S, h)[0] for S in subsets], axis=0)
+    want = np.mean([ex.round_map(inst, inst.x0, S, **prox_hyper(hyper)) for S in subsets], axis=0)
+    out = identity(inst, got, want, inst.x0, rtol)
+    if out.holds:
+        return out
+    note = ""
+    for S in subsets:  # name the slip on the first subset that shows it
+        g1, _ = run_round(impl, inst, inst.x0, S, h)
+        note = diagnose(inst, inst.x0, g1, S, hyper, rtol, family)
+        if not note and hyper.get("weighting") == "num_examples":
+            m = inst.sizes[S] / inst.sizes.sum()  # normalised by all clients' examples, not the participants'
+            x = inst.x0
+            N = ex.local_operators(inst, h.get("local_steps"), h.get("local_step", 0.0), h.get("prox", 0.0))[S]
+            alt = x + h.get("server_step", 1.0) * np.einsum("n,nij,nj->i", m, N, inst.b[S] - inst.A[S] @ x)
+            if relative_error(g1, alt, scale_of(inst, x, alt)) <= rtol:
+                note = "weights normalised over all clients, not over the participants"
+        if note:
+            break
+    return verdict(False, out.measured, rtol, note)
+
+

@@ -1,0 +1,105 @@
+"""FedAvg written as framework code (a loop over client objects), with ``slip`` options: the power test's
+wrong implementations, and two differently written correct ones (float32, another summation order)."""
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from ...kit import Variant
+from ...textbook import prox_solve
+
+__all__ = ["fedavg", "TEXTBOOK", "WRONG", "CORRECT"]
+
+
+def fedavg(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, prox=0.0,
+           weighting="num_examples", num_clients=None, slip: str | None = None, **_):
+    """FedAvg (McMahan et al. 2017, Alg. 1) and FedProx (Li et al. 2020, Alg. 2): every client runs K steps of
+    GD on f_i + prox/2 ||. - x||^2 from x (or solves it exactly when local_steps is None); the server moves
+    x by server_step times the num_examples-weighted mean of the updates."""
+    start, ys = x, []
+    K = local_steps if slip != "ignore_local_steps" else 1
+    K = K - 1 if slip == "k_minus_1" else K
+    lam = {"prox_sign": -prox, "prox_half": prox / 2}.get(slip, prox)
+    for c in clients:
+        if slip == "sequential_clients":
+            start = ys[-1] if ys else x
+        if local_steps is None:
+            y = prox_solve(c, x, np.zeros_like(x), lam)
+        else:
+            y = start.copy()
+            for k in range(K):
+                centre = {"prox_center_zero": 0.0, "prox_center_moving": y}.get(slip, x)
+                eta = local_step / (k + 1) if slip == "lr_decay" else local_step
+                decay = 1e-2 * y if slip == "weight_decay" else 0.0
+                y = y - eta * (c.grad(y) + lam * (y - centre) + decay)
+        ys.append(y)
+    m = np.array([c.num_examples for c in clients], dtype=np.float64)
+    if weighting == "uniform" or slip == "uniform_weights":
+        m = np.ones_like(m)
+    elif slip == "sqrt_weights":
+        m = np.sqrt(m)
+    a = m / m.sum()
+    if slip == "divide_by_all_clients":
+        a = a * len(clients) / num_clients
+    delta = a @ (np.stack(ys) - x)
+    if slip == "running_average":
+        avg = ys[0]
+        for y in ys[1:]:
+            avg = (avg + y) / 2.0
+        delta = avg - x
+    if slip == "last_client":
+        delta = ys[-1] - x
+    return x + (2.0 if slip == "server_step_twice" else 1.0) * server_step * delta
+
+
+def _fsum_fedavg(x, clients, *, local_steps=5, local_step=0.1, server_step=1.0, prox=0.0, weighting="num_examples",
+                 **_):
+    """FedAvg with the clients in reverse order and a compensated (math.fsum) weighted sum."""
+    import math
+    ys = []
+    for c in reversed(clients):
+        y = x.copy()
+        for _k in range(local_steps):
+            y = y - local_step * (c.grad(y) + prox * (y - x))
+        ys.append(y - x)
+    m = np.array([c.num_examples for c in reversed(clients)], dtype=np.float64)
+    a = m / m.sum() if weighting == "num_examples" else np.full(len(clients), 1.0 / len(clients))
+    delta = np.array([math.fsum(a[i] * ys[i][j] for i in range(len(ys))) for j in range(x.size)])
+    return x + server_step * delta
+
+
+def _float32_fedavg(x, clients, *, local_steps=5, local_step=0.1, server_step=1.0, weighting="num_examples", **_):
+    """FedAvg computed entirely in float32."""
+    f32 = np.float32
+    x32 = x.astype(f32)
+    ys = []
+    for c in clients:
+        Z, t = c.features.astype(f32), c.targets.astype(f32)
+        y = x32.copy()
+        for _k in range(local_steps):
+            y = y - f32(local_step) * (Z.T @ (Z @ y - t) / f32(c.num_examples))
+        ys.append(y)
+    m = np.array([c.num_examples for c in clients], dtype=f32) if weighting == "num_examples" else \
+        np.ones(len(clients), dtype=f32)
+    return (x32 + f32(server_step) * ((m / m.sum()) @ (np.stack(ys) - x32))).astype(np.float64)
+
+
+TEXTBOOK = fedavg
+WRONG: list[Variant] = [
+    Variant("fedavg", "uniform_weights", partial(fedavg, slip="uniform_weights")),
+    Variant("fedavg", "server_step_twice", partial(fedavg, slip="server_step_twice")),
+    Variant("fedavg", "k_minus_1", partial(fedavg, slip="k_minus_1")),
+    Variant("fedavg", "ignore_local_steps", partial(fedavg, slip="ignore_local_steps")),
+    Variant("fedavg", "sqrt_weights", partial(fedavg, slip="sqrt_weights")),
+    Variant("fedavg", "divide_by_all_clients", partial(fedavg, slip="divide_by_all_clients")),
+    Variant("fedavg", "running_average", partial(fedavg, slip="running_average")),
+    Variant("fedavg", "sequential_clients", partial(fedavg, slip="sequential_clients")),
+    Variant("fedavg", "weight_decay", partial(fedavg, slip="weight_decay")),
+    Variant("fedavg", "lr_decay", partial(fedavg, slip="lr_decay")),
+    Variant("fedavg", "last_client", partial(fedavg, slip="last_client")),
+]
+CORRECT: list[Variant] = [
+    Variant("fedavg", "float32", _float32_fedavg, {}, 1e-4),
+    Variant("fedavg", "reverse_order_fsum", _fsum_fedavg),
+]

@@ -1,0 +1,231 @@
+"""Conformance properties of FedRed, FedRed-GD and FedRed-SGD (Jiang, Rodomanov & Stich 2024, Algs. 2-3).
+
+Contract (docs/conformance.md): ``impl(x, clients, *, state=None, rng=None, **hyper) -> (x, state)`` runs ONE
+iteration k from the reference point x~_k = x with ``lam``, ``eta``, ``p``, ``solver`` ("exact" = Alg. 2,
+"linearized" = Alg. 3), ``reset`` (x_{i,k+1} <- x~_{k+1} after communicating), ``batch_size`` (None =
+FedRed-GD; an integer = FedRed-SGD) and ``weighting``. The state is ``{"x_i": {cid: vector}, "h_i": {cid:
+vector}}`` (local iterates and control variates (4)); ``state=None`` means Alg. 2's initialisation x_{i,0} =
+x~_0, h_{i,0} from (4) at x~_0.
+
+Draw protocol: the kit passes ``draw={"communicate": bool}`` (the shared coin theta_k) and, for FedRed-SGD,
+``draw["batches"] = {cid: row indices}`` (the minibatch of each client). An implementation that takes its own
+randomness instead is checked by ``fedred.coin_frequency``, which passes no draw and reads the coin from
+whether x~ moved.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+from hypothesis import strategies as st
+
+from ..dane import expected as ed
+from ...kit import (Outcome, cases_with, instance_of, not_applicable, prop, round_hyper, run_round,
+                    scale_of, verdict)
+from ...statekit import make_state, opaque_reason, relative, rows
+
+__all__ = ["HYPER", "PROPERTIES", "expected_iteration", "COIN_ITERATIONS", "COIN_Z"]
+
+HYPER: Mapping[str, Any] = {"lam": 1.0, "eta": 0.2, "p": 0.5, "solver": "linearized", "reset": True, "batch_size": None,
+                            "weighting": "uniform"}
+_REF = "Jiang, Rodomanov & Stich 2024, Alg. 2 / Alg. 3 with control variate (4)"
+ROUNDS = 8
+COIN_ITERATIONS = 400
+COIN_Z = 5.0
+KEYS = ["x_i", "h_i"]
+
+
+def _cases(hyper: Mapping[str, Any]) -> st.SearchStrategy:
+    """Alg. 3 is a gradient step of size eta/(1 + lam eta): L <= 1/eta keeps it stable."""
+    L_max = 20.0 if hyper.get("solver") == "exact" else min(20.0, 1.0 / hyper["eta"])
+    extra = lambda draw, p: {"state_seed": draw(st.integers(0, 2**16)),  # noqa: E731
+                             "coins": draw(st.lists(st.booleans(), min_size=ROUNDS, max_size=ROUNDS))}
+    return _sized(cases_with(extra)(hyper, L_max=L_max, max_dim=20), hyper)
+
+
+def _sized(cases: st.SearchStrategy, hyper: Mapping[str, Any]) -> st.SearchStrategy:
+    """Minibatches need at least batch_size rows per client: sizes >= max(d, batch_size)."""
+    bs = hyper.get("batch_size")
+    return cases if bs is None else cases.map(lambda c: dict(c, sizes=[max(s, int(bs)) for s in c["sizes"]]))
+
+
+def _batches(inst, hyper, seed) -> dict | None:
+    bs = hyper.get("batch_size")
+    if bs is None:
+        return None
+    rng = np.random.default_rng(seed)
+    return {c.cid: sorted(rng.choice(c.num_examples, size=int(bs), replace=False).tolist()) for c in inst.clients}
+
+
+def expected_iteration(inst, x_ref, X, H, hyper, communicate: bool, batches=None):
+    """(x~+, X+, H+) of one iteration given the coin (and the minibatches)."""
+    G = None if batches is None else ed.minibatch_grads(inst, X, batches)
+    Xn = ed.fedred_locals(inst, x_ref, X, H, lam=hyper["lam"], eta=hyper["eta"], solver=hyper["solver"], G=G)
+    if not communicate:
+        return x_ref, Xn, H
+    x_new = inst.weights @ Xn
+    Hn = ed.control_variates(inst, x_new)
+    if hyper.get("reset", True):
+        Xn = np.broadcast_to(x_new, Xn.shape).copy()
+    return x_new, Xn, Hn
+
+
+def _given_state(inst, seed):
+    """A state x_i = x~ + noise, h_i = (4) at a random point (sum_i w_i h_i = 0 as (4) gives)."""
+    rng = np.random.default_rng(seed)
+    X = inst.x0[None] + rng.standard_normal((inst.n, inst.d))
+    H = ed.control_variates(inst, inst.x0 + rng.standard_normal(inst.d))
+    return X, H
+
+
+def _draw(communicate, batches):
+    d = {"communicate": bool(communicate)}
+    if batches is not None:
+        d["batches"] = batches
+    return d
+
+
+def one_iteration(impl, case, hyper, rtol, communicate: bool) -> Outcome:
+    inst = instance_of(case)
+    X, H = _given_state(inst, case["state_seed"])
+    batches = _batches(inst, hyper, case["state_seed"])
+    want = expected_iteration(inst, inst.x0, X, H, hyper, communicate, batches)
+    h = dict(round_hyper(hyper, inst), draw=_draw(communicate, batches))
+    got_x, got_state = run_round(impl, inst, inst.x0, np.arange(inst.n), h, make_state(inst, x_i=X, h_i=H))
+    why = opaque_reason(got_state, KEYS)
+    if why:
+        return not_applicable(why)
+    scale = scale_of(inst, inst.x0, want[0], *X) + float(np.abs(H).max())
+    worst, err = relative({"x~": (got_x, want[0]), "x_i": (rows(got_state, "x_i", inst), want[1]),
+                           "h_i": (rows(got_state, "h_i", inst), want[2])}, scale)
+    return verdict(err <= rtol, err, rtol, "" if err <= rtol else _diagnose(inst, X, H, hyper, communicate,
+                                                                             batches, got_x, got_state, worst, rtol))
+
+
+@prop(id="fedred.local_iteration", family="fedred",
+      reference=f"{_REF}, theta_k = 0",
+      statement="x_i+ = Alg. 2's prox solve / Alg. 3's (x_i + lam eta x~ - eta (g_i + h_i))/(1 + lam eta); x~, h_i kept",
+      cases=_cases)
+def local_iteration(impl, case, hyper, rtol) -> Outcome:
+    return one_iteration(impl, case, hyper, rtol, communicate=False)
+
+
+@prop(id="fedred.communication", family="fedred",
+      reference=f"{_REF}, theta_k = 1",
+      statement="x~+ = sum_i w_i x_i+, h_i+ = (4) at x~+, x_i+ = x~+ with the reset",
+      cases=_cases)
+def communication(impl, case, hyper, rtol) -> Outcome:
+    return one_iteration(impl, case, hyper, rtol, communicate=True)
+
+
+def _diagnose(inst, X, H, hyper, communicate, batches, got_x, got_state, worst, rtol) -> str:
+    got_X = rows(got_state, "x_i", inst)
+    scale = scale_of(inst, inst.x0, *X)
+    if worst == "x_i":
+        if communicate and not hyper.get("reset", True):
+            if np.linalg.norm(got_X - inst.weights @ got_X) <= rtol * scale:
+                return "local iterates reset to x~ although reset=False"
+        if communicate and hyper.get("reset", True):
+            Xn = ed.fedred_locals(inst, inst.x0, X, H, lam=hyper["lam"], eta=hyper["eta"], solver=hyper["solver"],
+                                  G=None if batches is None else ed.minibatch_grads(inst, X, batches))
+            if np.linalg.norm(got_X - Xn) <= rtol * scale:
+                return "no reset of the local iterates after communication"
+        _, X2, _ = expected_iteration(inst, inst.x0, X, H, dict(hyper, lam=0.0), communicate, batches)
+        if np.linalg.norm(got_X - X2) <= rtol * scale:
+            return "lam eta weight missing (x_i+ = x_i - eta (g_i + h_i))"
+        _, X3, _ = expected_iteration(inst, inst.x0, X, -H, hyper, communicate, batches)
+        if np.linalg.norm(got_X - X3) <= rtol * scale:
+            return "control variate with the wrong sign"
+        return "the local iterates differ from the paper's update"
+    if worst == "h_i":
+        if np.linalg.norm(rows(got_state, "h_i", inst) - H) <= rtol * scale:
+            return "control variates not refreshed at the new reference point"
+        return "the control variates differ from (4) at the new reference point"
+    if np.linalg.norm(got_x - inst.x0) <= rtol * scale:
+        return "the reference point does not move on a communication"
+    if not communicate:
+        return "the reference point moves without communication"
+    return "the new reference point is not the weighted average of the local iterates"
+
+
+@prop(id="fedred.fixed_point", family="fedred",
+      reference=f"{_REF}: grad F_i(x*) = 0",
+      statement="x~ = x_i = x*, h_i = (4) at x* is fixed for both coins",
+      cases=_cases)
+def fixed_point(impl, case, hyper, rtol) -> Outcome:
+    """x~ = x_i = x* with h_i = (4) at x* is fixed under both coins (grad of the local problem is 0 at x*)."""
+    inst = instance_of(case)
+    state = make_state(inst, x_i=np.tile(inst.x_star, (inst.n, 1)), h_i=ed.control_variates(inst, inst.x_star))
+    worst = 0.0
+    for coin in (False, True):
+        h = dict(round_hyper(hyper, inst), draw=_draw(coin, None))
+        if hyper.get("batch_size") is not None:
+            # full-batch "minibatches": the fixed point holds for exact gradients only
+            h["draw"]["batches"] = {c.cid: list(range(c.num_examples)) for c in inst.clients}
+        got, _ = run_round(impl, inst, inst.x_star.copy(), np.arange(inst.n), h, state)
+        worst = max(worst, float(np.linalg.norm(got - inst.x_star)) / scale_of(inst, inst.x_star))
+    return verdict(worst <= rtol, worst, rtol, "" if worst <= rtol else "x* moves (drift not corrected)")
+
+
+@prop(id="fedred.multi_round", family="fedred",
+      reference=f"{_REF}; sum_i w_i h_i = 0 by (4)",
+      statement=f"{ROUNDS} iterations from the implementation's own state equal the closed-form recursion",
+      cases=_cases)
+def multi_round(impl, case, hyper, rtol) -> Outcome:
+    """R = 8 iterations from Alg. 2's initialisation (state=None), each from the state the implementation
+    returned, with the kit's coins: x~ every iteration against the closed-form recursion; with a readable
+    state also x_i, h_i and the invariant sum_i w_i h_i = 0 of (4)."""
+    inst = instance_of(case)
+    x_want = x_got = inst.x0
+    X, H = np.tile(inst.x0, (inst.n, 1)), ed.control_variates(inst, inst.x0)
+    state = None
+    h = round_hyper(hyper, inst)
+    err = 0.0
+    for k, coin in enumerate(case["coins"]):
+        batches = _batches(inst, hyper, case["state_seed"] + k)
+        x_want, X, H = expected_iteration(inst, x_want, X, H, hyper, coin, batches)
+        x_got, state = run_round(impl, inst, x_got, np.arange(inst.n), dict(h, draw=_draw(coin, batches)), state, seed=k)
+        scale = scale_of(inst, inst.x0, x_want, *X) + float(np.abs(H).max())
+        pairs = {"x~": (x_got, x_want)}
+        if not opaque_reason(state, KEYS):
+            pairs.update({"x_i": (rows(state, "x_i", inst), X), "h_i": (rows(state, "h_i", inst), H),
+                          "sum_i w_i h_i": (inst.weights @ rows(state, "h_i", inst), np.zeros(inst.d))})
+        worst, err = relative(pairs, scale)
+        if err > rtol:
+            return verdict(False, err, rtol, f"{worst} after iteration {k + 1} of {ROUNDS} (coins "
+                           f"{''.join('1' if c else '0' for c in case['coins'][:k + 1])}) differs from the recursion"
+                           + (" (earlier iterations match: a state-carried slip)" if k > 0 else ""))
+    return verdict(True, err, rtol)
+
+
+def _coin_cases(hyper):
+    """Coin frequency on problems with n >= 2 clients and distinct local models (x~ moves when communicating)."""
+    return _sized(cases_with(lambda draw, p: {"state_seed": draw(st.integers(0, 2**16))})(
+        hyper, L_max=min(20.0, 1.0 / hyper["eta"]), min_clients=2, max_clients=3, max_dim=4, heterogeneous=True), hyper)
+
+
+@prop(id="fedred.coin_frequency", family="fedred",
+      reference=f"{_REF}: theta_k ~ Bernoulli(p)",
+      statement=f"communications in {COIN_ITERATIONS} own-coin iterations ~ Binomial(M, p), z <= {COIN_Z:g}",
+      cases=_coin_cases, expensive=True)
+def coin_frequency(impl, case, hyper, rtol) -> Outcome:
+    """The implementation's own coin: M = 400 independent iterations from Alg. 2's initialisation (state=None,
+    x~_0 = x0 != x*, so a communication moves x~ to x0 - c grad f(x0)) without a draw; the number of
+    communications C (x~ moved by more than rtol) is Binomial(M, p): z = |C - M p| / sqrt(M p (1 - p)) <= 5. A correct coin fails with probability
+    <= 6e-7 (normal tail); a coin of probability p' is rejected with probability >= 0.95 once
+    |p' - p| >= (5 + 1.645) sqrt(p (1 - p) / M) + O(1/M) (0.17 at p = 1/2)."""
+    p = float(hyper["p"])
+    if not 0.0 < p < 1.0:
+        return not_applicable("p = 1: every iteration communicates")
+    inst = instance_of(case)
+    h = round_hyper(hyper, inst)
+    rng = np.random.default_rng(case["state_seed"])
+    moves = 0
+    for _k in range(COIN_ITERATIONS):
+        x_new, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h, None, seed=int(rng.integers(2**31)))
+        # moved beyond the tolerance (a float32 implementation returns x~ rounded when it does not communicate)
+        moves += bool(np.linalg.norm(x_new - inst.x0) > rtol * scale_of(inst, inst.x0))
+    z = abs(moves - COIN_ITERATIONS * p) / np.sqrt(COIN_ITERATIONS * p * (1 - p))
+    return verdict(z <= COIN_Z, float(z), COIN_Z, "" if z <= COIN_Z else
+                   f"communicated {moves} times in {COIN_ITERATIONS} iterations, expected {COIN_ITERATIONS * p:.0f} "
+                   f"(p = {p:g})")

@@ -1,0 +1,150 @@
+"""Conformance properties of FedOGD, OFedAvg and OFedIQ (Kwon, Park & Hong, Algs. 1-2) on static streams.
+
+Contract (docs/conformance.md): ``impl(w, clients, *, state=None, rng=None, **hyper) -> (w, state)`` runs ONE
+time step with every client listed: ``eta``, ``period`` (L), ``p`` (sampling probability), ``s``/``b`` (the
+(s, b)-quantizer; ``s=None`` = none), ``weighting`` ("uniform": the paper's 1/K), and the kit's draw
+``draw={"participate": {cid: bool}, "uniforms": {cid: [D uniforms]}}`` at the last step of a period (round up
+coordinate i iff U_i < s r_i - m_i). The returned ``w`` is the global model in use, w_{psi(t)}.
+FedOGD is p = 1, L = 1, s = None. If the state is a mapping with ``"regret"``, it is checked too.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Mapping
+
+import numpy as np
+from hypothesis import strategies as st
+
+from . import expected as eo
+from ...kit import (Outcome, instance_of, instance_params, not_applicable, prop, round_hyper, run_round,
+                    scale_of, verdict)
+
+__all__ = ["HYPER"]
+
+HYPER: Mapping[str, Any] = {"eta": 0.05, "period": 2, "p": 0.5, "s": 4, "b": 1, "weighting": "uniform"}
+_REF = "Kwon, Park & Hong (OFedIQ), Alg. 2, eqs. (6)-(9), Definition 2"
+STEPS = 6
+
+
+def _cases(hyper: Mapping[str, Any], max_clients: int = 6, max_dim: int = 10) -> st.SearchStrategy:
+    min_dim = int(hyper.get("b") or 1) if hyper.get("s") is not None else 1  # the quantizer needs b <= D
+
+    @st.composite
+    def cases(draw):
+        p = draw(instance_params(hyper, L_max=min(20.0, 1.0 / hyper["eta"]), max_clients=max_clients,
+                                 max_dim=max(max_dim, min_dim)))
+        if p["d"] < min_dim:
+            p = dict(p, d=min_dim, sizes=[max(m, min_dim) for m in p["sizes"]])
+        p["draw_seed"] = draw(st.integers(0, 2**16))
+        return p
+    return cases()
+
+
+def _draws(inst, hyper, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for _t in range(STEPS):
+        part = rng.random(inst.n) < hyper["p"]
+        U = rng.random((inst.n, inst.d))
+        out.append((part, U))
+    return out
+
+
+def _draw_arg(inst, part, U):
+    return {"participate": {c.cid: bool(part[i]) for i, c in enumerate(inst.clients)},
+            "uniforms": {c.cid: U[i].tolist() for i, c in enumerate(inst.clients)}}
+
+
+@prop(id="ofediq.steps", family="ofediq",
+      reference=f"{_REF}; regret eq. (3)",
+      statement=f"{STEPS} time steps with the kit's coins and uniforms equal eqs. (6)-(9); the reported regret equals "
+             "the exact comparator's",
+      cases=_cases)
+def steps(impl, case, hyper, rtol) -> Outcome:
+    """6 time steps from state=None (theta = w_0) with the kit's coins and uniforms: the model in use every step
+    against eqs. (6)-(9); with a readable ``regret``, also the regret against the exact static comparator."""
+    inst = instance_of(case)
+    h = round_hyper(hyper, inst)
+    w_want = w_got = inst.x0
+    theta, acc = np.tile(inst.x0, (inst.n, 1)), np.zeros((inst.n, inst.d))
+    state, err, cum = None, 0.0, 0.0
+    fmin = eo.static_min(inst)
+    for t, (part, U) in enumerate(_draws(inst, hyper, case["draw_seed"])):
+        cum += sum(c.value(w_want) for c in inst.clients)  # the loss of step t is taken at w_{psi(t)}
+        w_want, theta, acc = eo.ofediq_step(inst, w_want, t, theta, acc, hyper, part, U)
+        w_got, state = run_round(impl, inst, w_got, np.arange(inst.n), dict(h, draw=_draw_arg(inst, part, U)), state,
+                              seed=t)
+        err = float(np.linalg.norm(w_got - w_want)) / scale_of(inst, inst.x0, w_want)
+        if err > rtol:
+            return verdict(False, err, rtol, f"step {t + 1} of {STEPS} (period {hyper['period']}, sampled "
+                           f"{part.astype(int).tolist()}) differs from eqs. (6)-(9)")
+        if isinstance(state, Mapping) and "regret" in state:
+            want_regret = cum - (t + 1) * fmin
+            r_err = abs(float(state["regret"]) - want_regret) / max(1.0, abs(cum))
+            if r_err > max(rtol, 1e-10):
+                return verdict(False, r_err, rtol, f"regret after step {t + 1} is {float(state['regret']):.6g}, "
+                               f"the exact comparator gives {want_regret:.6g}")
+    return verdict(True, err, rtol)
+
+
+@prop(id="ofediq.participation", family="ofediq",
+      reference="Kwon, Park & Hong, eq. (8) with 1/p_k, eq. (9) with 1/K",
+      statement="E over the 2^K participation outcomes = FedOGD's step",
+      cases=lambda h: _cases(h, max_clients=5))
+def participation(impl, case, hyper, rtol) -> Outcome:
+    """L = 1, no quantization: the exact expectation over the 2^K participation outcomes (probabilities
+    prod p^c (1-p)^(1-c)) of one step is FedOGD's w - eta (1/K) sum_k grad f_k(w) (the 1/p_k of eq. (8) makes
+    the sampled aggregate unbiased, Section 3.2)."""
+    inst = instance_of(case)
+    p = float(hyper["p"])
+    h = dict(round_hyper(hyper, inst), period=1, s=None)
+    mean = np.zeros(inst.d)
+    for coins in itertools.product((False, True), repeat=inst.n):
+        prob = float(np.prod([p if c else 1 - p for c in coins]))
+        if prob == 0.0:
+            continue
+        part = np.array(coins)
+        got, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), dict(h, draw=_draw_arg(inst, part, np.zeros(
+            (inst.n, inst.d)))), None)
+        mean += prob * got
+    want = inst.x0 - hyper["eta"] * (np.einsum("nij,j->ni", inst.A, inst.x0) - inst.b).mean(axis=0)
+    err = float(np.linalg.norm(mean - want)) / scale_of(inst, inst.x0, want)
+    return verdict(err <= rtol, err, rtol, "" if err <= rtol else
+                   "the expectation over participation is not the FedOGD step (is the 1/p_k scaling there, "
+                   "and does the server divide by K?)")
+
+
+@prop(id="ofediq.quantizer", family="ofediq",
+      reference="Kwon, Park & Hong, Definition 2, eq. (12)",
+      statement="E over the 2^D rounding outcomes = the unquantized step",
+      cases=lambda h: _cases(h, max_clients=1, max_dim=6))
+def quantizer(impl, case, hyper, rtol) -> Outcome:
+    """One client, L = 1, p = 1: the exact expectation over the 2^D rounding outcomes of the (s, b)-quantizer
+    (the kit's uniforms pick each branch; probabilities s r_i - m_i) equals the unquantized step: Q is unbiased
+    (Definition 2)."""
+    if hyper.get("s") is None:
+        return not_applicable("no quantization (s = None)")
+    inst = instance_of(dict(case, n=1, sizes=case["sizes"][:1], delta_frac=0.0, zeta2=0.0))
+    if inst.d > 6:
+        return verdict(True, float("nan"), rtol)  # 2^D outcomes: small D only (the cases draw D <= 6)
+    s, b = int(hyper["s"]), int(hyper.get("b") or 1)
+    h = dict(round_hyper(hyper, inst), period=1, p=1.0)
+    g = (inst.A[0] @ inst.x0 - inst.b[0])
+    blocks = np.array_split(np.arange(inst.d), b)
+    r = np.empty(inst.d)
+    for block in blocks:
+        nrm = np.linalg.norm(g[block])
+        r[block] = np.abs(g[block]) / nrm if nrm > 0 else 0.0
+    m = np.minimum(np.floor(s * r), s - 1)
+    up_prob = s * r - m
+    mean = np.zeros(inst.d)
+    for ups in itertools.product((False, True), repeat=inst.d):
+        prob = float(np.prod([q if u else 1 - q for q, u in zip(up_prob, ups)]))
+        if prob == 0.0:
+            continue
+        U = np.where(np.array(ups), 0.0, np.nextafter(1.0, 0.0))[None]  # 0 rounds up, ~1 rounds down
+        got, _ = run_round(impl, inst, inst.x0, np.arange(1), dict(h, draw=_draw_arg(inst, np.array([True]), U)), None)
+        mean += prob * got
+    want = inst.x0 - hyper["eta"] * g
+    err = float(np.linalg.norm(mean - want)) / scale_of(inst, inst.x0, want)
+    return verdict(err <= rtol, err, rtol, "" if err <= rtol else "the quantizer is biased: E Q(u) != u")

@@ -1,0 +1,21 @@
+"""fedtheory's Scaffnew through the contract (what the kit must accept)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...adapters.problem import problem_of, state_rows
+from ....algorithms import Draw, Scaffnew, ScaffnewState
+
+__all__ = ["scaffnew"]
+
+
+def scaffnew(x, clients, *, state=None, rng=None, step=0.5, p=0.5, local_steps=1, weighting="uniform",
+             num_clients=None, **_):
+    """``local_steps`` iterations of fedtheory's Scaffnew whose coins are (0, ..., 0, 1): one communication."""
+    problem, S = problem_of(clients, weighting, num_clients)
+    n = problem.n_clients
+    st = ScaffnewState(x=x, X=np.tile(x, (n, 1)), H=state_rows(state, "h_i", n, x.size))
+    alg = Scaffnew(step=step, p=p)
+    for k in range(local_steps):
+        st, _ = alg.round_given(problem, st, Draw(S, coin=(k == local_steps - 1)))
+    return st.x, {"h_i": {i: st.H[i] for i in range(n)}}

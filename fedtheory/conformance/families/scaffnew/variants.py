@@ -1,0 +1,46 @@
+"""Scaffnew (Mishchenko et al. 2022, Alg. 2)
+written as framework code, with ``slip`` options, and the state-carried slips (a wrapper that loses or
+misfiles the state between rounds: only the multi-round property sees them)."""
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from ...kit import Variant
+from ...statekit import forgetful, opaque
+from ...textbook import require_uniform
+
+__all__ = ["scaffnew", "TEXTBOOK", "WRONG", "CORRECT"]
+
+
+def scaffnew(x, clients, *, state=None, rng=None, step=0.5, p=0.5, local_steps=1, weighting="uniform",
+             slip: str | None = None, **_):
+    """Scaffnew (Mishchenko et al. 2022, Alg. 2), one communication: local_steps steps
+    x_i <- x_i - gamma (g_i(x_i) - h_i) from x, then xbar = mean x_i and h_i <- h_i + (p/gamma)(xbar - x_i)."""
+    require_uniform(weighting, "Scaffnew")
+    state = state or {"h_i": {}}
+    h_i = dict(state["h_i"])
+    xs = []
+    for cl in clients:
+        h = h_i.get(cl.cid, np.zeros_like(x))
+        y = x.copy()
+        for _k in range(local_steps):
+            y = y - step * (cl.grad(y) - (-h if slip == "h_sign" else h))
+        xs.append(y)
+    xbar = np.mean(xs, axis=0)
+    factor = 1.0 / step if slip == "h_factor_no_p" else p / step
+    for cl, y in zip(clients, xs):
+        h_i[cl.cid] = h_i.get(cl.cid, np.zeros_like(x)) + factor * (xbar - y)
+    return xbar, {"h_i": h_i}
+
+
+TEXTBOOK = scaffnew
+WRONG: list[Variant] = [
+    Variant("scaffnew", "h_factor_no_p", partial(scaffnew, slip="h_factor_no_p")),
+    Variant("scaffnew", "h_sign", partial(scaffnew, slip="h_sign")),
+    Variant("scaffnew", "forgets_h_i_between_rounds", forgetful(scaffnew, "h_i")),
+]
+CORRECT: list[Variant] = [
+    Variant("scaffnew", "opaque_state", opaque(scaffnew)),
+]
