@@ -28,27 +28,11 @@ ROOT = Path(fedtheory.__file__).resolve().parent.parent
 PACKAGE = ROOT / "fedtheory"
 MAX_LINES = 700
 
-# Known offenders, each with the reason it is still there; an entry that no longer applies fails the test, so
-# these lists can only shrink.
-KNOWN_CYCLE_EDGES: frozenset[tuple[str, str]] = frozenset({
-    # the per-paper conformance properties import the shared helpers of properties, which imports them back
-    *(("fedtheory.conformance.properties", f"fedtheory.conformance.properties_{p}") for p in (
-        "dane", "docofl", "efl", "elasticnet", "fedred", "multiround", "ofediq")),
-    ("fedtheory.conformance.adapters.native", "fedtheory.conformance.adapters.native_papers"),
-})
+# Known offenders (none today): an entry states the reason it is still there, and one that no longer applies
+# fails the test, so these lists can only shrink.
+KNOWN_CYCLE_EDGES: frozenset[tuple[str, str]] = frozenset()
 KNOWN_LONG_MODULES: frozenset[str] = frozenset()
-_PROPERTIES_PRIVATE = {  # conformance.properties_<p> -> the private helpers of conformance.properties it imports
-    "dane": "_hyper _instance _round _scale _with", "docofl": "_hyper _instance _round _scale",
-    "efl": "_hyper _instance _round _scale", "elasticnet": "_hyper _round _scale",
-    "fedred": "_hyper _instance _round _scale _with", "multiround": "_hyper _instance _round _scale _stateful_cases",
-    "ofediq": "_hyper _instance _round _scale"}
-KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset({
-    # (importer, imported module.name)
-    *(("fedtheory.conformance.adapters.native_papers", f"fedtheory.conformance.adapters.native.{n}")
-      for n in ("_problem", "_rows")),
-    *((f"fedtheory.conformance.properties_{p}", f"fedtheory.conformance.properties.{n}")
-      for p, names in _PROPERTIES_PRIVATE.items() for n in names.split()),
-})
+KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset()
 #: Modules that form a component of their own, apart from their package: the papers' inventories are data below
 #: the claims that cite them, while the coverage table and the proof-chain explanation read the claims.
 OWN_COMPONENT = {"fedtheory.papers.coverage": "papers.coverage", "fedtheory.papers.chain": "papers.chain"}
