@@ -35,3 +35,11 @@ def test_cli_has_main_subcommands():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     assert "verify" in sub.choices
+
+
+def test_the_readmes_generated_numbers_are_current():
+    from fedtheory.report.readme import update_readme
+
+    readme = (ROOT / "README.md").read_text()
+    assert "<!-- generated: ledger-summary -->" in readme and "<!-- generated: false-statements -->" in readme
+    assert update_readme(readme) == readme, "stale: run python -m fedtheory.report.readme README.md"
