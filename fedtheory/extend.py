@@ -38,8 +38,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from .claims.registry import (KINDS, Claim, ClaimResult, Evidence, Expectation, Kind, declaration, evaluate,
-                              load_all, verdict, with_check)
+from .claims.registry import (KINDS, Claim, ClaimResult, Evidence, Expectation, Kind, declaration,
+                              evaluate, verdict, with_check)
 from .claims.space import InstanceSpace, Param
 from .optional import require
 from .worstcase import SearchResult, adversarial_search, pep_worst_case
@@ -66,6 +66,8 @@ def claim(*, id: str, statement: str, kind: Kind, reference: str = "", space: In
     a class to search. ``pep(instance) -> (PEP worst value, bound)`` is an exact worst case over the function
     class when you have a performance-estimation formulation (see :mod:`fedtheory.pep` for examples).
     """
+    from .claims import load_all  # every built-in claim, so a taken id is known
+
     if isinstance(id, str) and id in load_all():
         raise ValueError(f"claim id {id!r} is already a built-in claim of fedtheory; choose another id (a prefix "
                          f"of your own, e.g. 'mylab.{id}')")

@@ -67,7 +67,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: Any) -> Any:
     if isinstance(obj, Claim):
-        from .claims.registry import load_all
+        from .claims import load_all
 
         if load_all().get(obj.id) is not obj:  # fedtheory's own claims run in its ledger, not in your tests
             return ClaimCollector.from_parent(collector, name=name, claim=obj)
@@ -77,7 +77,7 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: Any) 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
     if not config.getoption("fedtheory_ledger"):
         return
-    from .claims.registry import select
+    from .claims import select
 
     try:
         claims = select(config.getoption("fedtheory_paper"))

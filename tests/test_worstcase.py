@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from fedtheory.claims.registry import claim, load_all
+from fedtheory.claims import claim, load_all
 from fedtheory.claims.space import InstanceSpace, Param, quadratic_space
 from fedtheory.worstcase import adversarial_search, ratio_of
 

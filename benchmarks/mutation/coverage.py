@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     recorder = Recorder()  # before the claims import the algorithms' methods by reference
-    from fedtheory.claims.registry import evaluate, load_all
+    from fedtheory.claims import evaluate, load_all
 
     claims = [c for c in load_all().values() if not args.paper or c.paper in args.paper]
     start = time.perf_counter()

@@ -47,7 +47,7 @@ def main(argv: list[str]) -> int:
     args = [a for a in argv if a not in ("--stop-on-kill", "--exit-status")]
     out, papers = args[0], args[1:]
     start = time.perf_counter()
-    from fedtheory.claims.registry import evaluate, select
+    from fedtheory.claims import evaluate, select
 
     statuses: dict[str, str] = {}
     errors: dict[str, str] = {}

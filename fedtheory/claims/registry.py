@@ -21,6 +21,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
+from ..papers.inventory import STATEMENT_KINDS
+
 Kind = Literal["identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point",
                "statistical", "counterexample", "invariant", "qualitative"]
 Expectation = Literal["holds", "violated", "exploratory"]
@@ -158,9 +160,6 @@ def _jsonable(v: Any) -> Any:
     return v
 
 
-#: The kinds of numbered statement a claim can cite, as the papers print them.
-STATEMENT_KINDS = ("Theorem", "Lemma", "Corollary", "Proposition", "Remark", "Definition", "Assumption",
-                   "Algorithm", "Table", "Figure", "eq.")
 _CITE = re.compile(r"^(?:(?P<paper>[a-z]+):)?(?P<kind>[A-Z][a-z]+|eq\.) (?P<number>\S+)$")
 
 
@@ -396,28 +395,6 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
         return c
 
     return wrap
-
-
-def load_all() -> dict[str, Claim]:
-    """Import every claims module (they register on import) and return the registry."""
-    import fedtheory.claims  # noqa: F401  (package import loads all submodules)
-
-    return REGISTRY
-
-
-def select(papers: Sequence[str] | None = None, ids: Sequence[str] | None = None) -> list[Claim]:
-    claims = list(load_all().values())
-    if papers:
-        unknown = set(papers) - set(PAPERS)
-        if unknown:
-            raise ValueError(f"unknown paper key(s) {sorted(unknown)}; choose from {PAPERS}")
-        claims = [c for c in claims if c.paper in papers]
-    if ids:
-        missing = [i for i in ids if i not in REGISTRY]
-        if missing:
-            raise ValueError(f"unknown claim id(s) {missing}; see `fedtheory verify --list`")
-        claims = [c for c in claims if c.id in ids]
-    return claims
 
 
 def _evidence_of(c: Claim, value: Any) -> Evidence:

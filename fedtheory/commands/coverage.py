@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..claims.registry import load_all
-from ..papers import all_papers, coverage, render_markdown, render_totals
-from ..papers.coverage import checked_share, totals
+from ..claims import load_all
+from ..papers import all_papers
+from ..papers.coverage import checked_share, coverage, render_markdown, render_totals, totals
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -12,15 +12,15 @@ from ..report.ledger import ClaimsFileError, read_claims
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="write the HTML report of a claims.json",
+    p = sub.add_parser("report", help="Write the HTML report of a claims.json.",
                        description="Write a static, self-contained HTML site of a ledger run: an index with the "
                                    "coverage of every paper's statements, and a page per paper with every "
                                    "statement, its proof chain, and every claim with its figures. Renders from "
                                    "the claims.json alone (plus the installed papers' inventories), so it works "
                                    "on a ledger from another machine. Exit status 2 if the file is not a "
                                    "readable claims.json.")
-    p.add_argument("claims_json", metavar="CLAIMS_JSON", type=Path, help="a claims.json from `fedtheory verify`")
-    p.add_argument("--out", type=Path, help="output folder (default: the folder of CLAIMS_JSON)")
+    p.add_argument("claims_json", metavar="CLAIMS_JSON", type=Path, help="A claims.json from `fedtheory verify`.")
+    p.add_argument("--out", type=Path, help="Output folder (default: the folder of CLAIMS_JSON).")
     p.set_defaults(func=main)
 
 

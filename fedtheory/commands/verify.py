@@ -8,7 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from ..claims.registry import PAPERS, Claim, ClaimResult, evaluate, select
+from ..claims import PAPERS, Claim, ClaimResult, evaluate, select
 from ..report import (COMPARE_REPORT_RTOL, COMPARE_ROUNDING_FLOOR, TABLE_HEADER, compare_runs, render_table,
                       render_worst_case, table_rows, terminal_width, write_reports)
 

@@ -1,19 +1,17 @@
-"""The five papers fedtheory verifies: every numbered statement, its proof chain, and its coverage by the ledger.
+"""The five papers fedtheory verifies: every numbered statement and the statements its proof uses.
 
-``fedtheory coverage`` prints, per paper, how many statements are checked, recorded false, not checkable (with
-the reason) and open, and writes docs/coverage.md; ``fedtheory verify --explain CLAIM`` walks a statement's
-proof chain and names the first lemma that fails.
+The inventories are data, below the claims that cite them: this package imports nothing of the ledger.
+:mod:`fedtheory.papers.coverage` (``fedtheory coverage``: per paper, how many statements are checked, recorded
+false, not checkable and open) and :mod:`fedtheory.papers.chain` (``fedtheory verify --explain CLAIM``: the first
+lemma of a proof chain that fails) read the claims, and are imported from their modules.
 """
 from __future__ import annotations
 
 import importlib
 
-from .coverage import (STATUSES, StatementCoverage, coverage, numbered_statements, qualified_summary,
-                       render_markdown, render_totals)
-from .inventory import Paper, Statement
+from .inventory import STATEMENT_KINDS, Paper, Statement
 
-__all__ = ["PAPER_KEYS", "Paper", "Statement", "StatementCoverage", "STATUSES", "all_papers", "paper", "coverage",
-           "numbered_statements", "qualified_summary", "render_markdown", "render_totals"]
+__all__ = ["PAPER_KEYS", "STATEMENT_KINDS", "Paper", "Statement", "all_papers", "paper"]
 
 #: The papers with an inventory, in the order of the claims ledger.
 PAPER_KEYS = ("fedelasticnet", "docofl", "fedred", "ofediq", "efl")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..claims.registry import Claim, ClaimResult, evaluate, load_all
+from ..claims import Claim, ClaimResult, evaluate, load_all
 from . import PAPER_KEYS, paper
 
 __all__ = ["ChainLink", "Explanation", "explain"]

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..claims.registry import STATEMENT_KINDS
+#: The kinds of numbered statement a paper prints and a claim can cite.
+STATEMENT_KINDS = ("Theorem", "Lemma", "Corollary", "Proposition", "Remark", "Definition", "Assumption",
+                   "Algorithm", "Table", "Figure", "eq.")
 
-__all__ = ["Statement", "Paper"]
+__all__ = ["STATEMENT_KINDS", "Statement", "Paper"]
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ class Statement:
     ----------
     label:
         As printed: "Theorem 3.1", "Lemma B.4", "Corollary 21", "eq. (15)", "Algorithm 2", "Table 1",
-        "Figure 4". The first word is the kind (one of :data:`~fedtheory.claims.registry.STATEMENT_KINDS`).
+        "Figure 4". The first word is the kind (one of :data:`STATEMENT_KINDS`).
     where:
         Where it is printed: section or appendix, and page when known ("§3.2, p. 5", "App. B.3").
     summary:

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..claims.registry import PAPERS
-from ..papers import PAPER_KEYS, StatementCoverage, paper, qualified_summary
-from ..papers.coverage import checked_share, totals
+from ..papers import PAPER_KEYS, paper
+from ..papers.coverage import StatementCoverage, checked_share, qualified_summary, totals
 from .figures import evidence_figure, number, series_figure
 from .ledger import FAILED_STATUSES, read_claims, recorded_coverage
 from .proofgraph import STATUS_WORDS, proof_chain_svg

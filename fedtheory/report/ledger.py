@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..claims.registry import Citation
-from ..papers import StatementCoverage, all_papers, coverage
+from ..papers import all_papers
+from ..papers.coverage import StatementCoverage, coverage
 
 __all__ = ["ClaimsFileError", "RecordedClaim", "read_claims", "recorded_coverage", "FAILED_STATUSES",
            "REQUIRED_FIELDS"]

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-from ..claims.registry import Claim, load_all
+from ..claims import Claim, load_all
 from .symbols import symbols
 
 __all__ = ["ledger_counts", "blocks", "update_readme"]

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
-from fedtheory.claims.registry import load_all
+from fedtheory.claims import load_all
 from fedtheory.claims.space import InstanceSpace, Param
 
 CLAIMS = load_all()

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from fedtheory.claims.registry import load_all
+from fedtheory.claims import load_all
 from fedtheory.extend import (Evidence, InstanceSpace, Param, claim, pep_worst_case, property_test, run, worst_case,
                               write_report)
 
@@ -108,12 +108,12 @@ SPACE = InstanceSpace(params=[Param("mu", 1e-2, 1.0, log=True), Param("kappa", 1
 def factor(p):
     return 1 - 1 / p["kappa"]
 
-@claim(id="mylab.gd", reference="Doe (2026), Theorem 1", statement="GD contracts by 1 - mu/L", kind="bound",
+@claim(id="plugin.gd", reference="Doe (2026), Theorem 1", statement="GD contracts by 1 - mu/L", kind="bound",
        space=SPACE)
 def gd_contraction(p):
     return Evidence(str(p), factor(p), 1 - 1 / p["kappa"], True, 1.0)
 
-@claim(id="mylab.gd.twice", reference="Doe (2026), Theorem 2", statement="GD contracts by 1 - 2 mu/L",
+@claim(id="plugin.gd.twice", reference="Doe (2026), Theorem 2", statement="GD contracts by 1 - 2 mu/L",
        kind="bound", space=SPACE)
 def gd_twice(p):
     bound = 1 - 2 / p["kappa"] if p["kappa"] > 20 else 1.0
@@ -128,11 +128,11 @@ def test_the_plugin_collects_claims_reports_failures_in_sentences_and_writes_the
     pytester.makepyfile(test_mine=textwrap.dedent(USER_TEST_FILE))
     result = pytester.runpytest("-p", "no:cacheprovider", "--fedtheory-examples", "8")
     result.assert_outcomes(passed=3, failed=2)  # ordinary, gd[ledger], gd[hypothesis]; gd_twice both items
-    result.stdout.fnmatch_lines(["*mylab.gd.twice (Doe (2026), Theorem 2): VIOLATED*",
+    result.stdout.fnmatch_lines(["*plugin.gd.twice (Doe (2026), Theorem 2): VIOLATED*",
                                  "*fails on {'mu': 0.5, 'kappa': 100.0}: measured 0.99, bound/closed form 0.98*",
                                  "*claims ledger report in fedtheory-claims/claims.json*"])
     records = json.loads((pytester.path / "fedtheory-claims" / "claims.json").read_text())
-    assert {r["id"]: r["status"] for r in records} == {"mylab.gd": "holds", "mylab.gd.twice": "VIOLATED"}
+    assert {r["id"]: r["status"] for r in records} == {"plugin.gd": "holds", "plugin.gd.twice": "VIOLATED"}
 
 
 def test_the_plugin_runs_the_worst_case_search_on_request(pytester) -> None:
@@ -140,7 +140,7 @@ def test_the_plugin_runs_the_worst_case_search_on_request(pytester) -> None:
     result = pytester.runpytest("-p", "no:cacheprovider", "--fedtheory-examples", "0", "--fedtheory-worst-case",
                                 "--fedtheory-evaluations", "40", "-k", "worst")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*mylab.gd.twice: the worst-case search found a counterexample*"])
+    result.stdout.fnmatch_lines(["*plugin.gd.twice: the worst-case search found a counterexample*"])
 
 
 def test_the_builtin_ledger_runs_through_the_same_plugin(pytester) -> None:

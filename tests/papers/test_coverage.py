@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from fedtheory.claims import Citation, load_all
-from fedtheory.papers import (PAPER_KEYS, Paper, Statement, all_papers, coverage, numbered_statements, paper,
-                              qualified_summary, render_markdown, render_totals)
+from fedtheory.papers import PAPER_KEYS, Paper, Statement, all_papers, paper
+from fedtheory.papers.coverage import (coverage, numbered_statements, qualified_summary, render_markdown,
+                                       render_totals)
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The papers' text conversions sit beside the repository in the development and CI checkouts (they are not

@@ -125,9 +125,6 @@ def _figure2_instances(thorough: bool):
                  "than lambda = 0 (measured on breast-cancer logistic regression over 10 clients)",
        kind="qualitative", expected="exploratory", instances=_figure2_instances)
 def check_figure2(inst: dict) -> Evidence:
-    from ...algorithms.efl import EFL
-    from ...run import run
-    from ..efl import logistic_experiment_problem
 
     problem, _, _ = logistic_experiment_problem(seed=inst["seed"])
     E, R = inst["E"], inst["rounds"]
