@@ -106,15 +106,18 @@ def property_test(c: Claim, max_examples: int = 25) -> int:
     if c.space is None:
         raise ValueError(f"claim {c.id!r} declares no space: property tests draw from the theorem's class")
     require("hypothesis", "fedtheory.extend.property_test")
-    from hypothesis import HealthCheck, find, given, settings
+    from hypothesis import HealthCheck, Phase, find, given, settings
     from hypothesis.errors import NoSuchExample
 
     config = settings(max_examples=max_examples, deadline=None, database=None, derandomize=True,
                       suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
     if c.expected == "violated":
         try:
+            # Only the existence of a violation is asserted, so the shrink phase (hundreds of further checks to
+            # minimise the point found) is skipped.
             point = find(c.space.strategy(), lambda p: not c.check(c.space.build(p)).holds,
-                         settings=settings(config, max_examples=max_examples * 4))
+                         settings=settings(config, max_examples=max_examples * 4,
+                                           phases=[Phase.explicit, Phase.reuse, Phase.generate]))
         except NoSuchExample:
             raise AssertionError(f"{c.id}: expected to be false, but no violation among {max_examples * 4} points "
                                  "drawn from its space") from None

@@ -15,8 +15,8 @@ from ...problems.quadratic import QuadraticProblem, quadratic
 from ..space import quadratic_space
 
 __all__ = ["quadratic_instance", "nonconvex_instance", "describe", "weighted_mean_sq", "start_point",
-           "client_hessians", "gd_iterations_to_gap", "local_problem", "local_grad", "SC_DEFAULTS", "SC_THOROUGH",
-           "SC_SPACE"]
+           "client_hessians", "gd_iterations_to_gap", "local_problem", "LOCAL_DELTA_A_FEASIBLE", "local_grad",
+           "SC_DEFAULTS", "SC_THOROUGH", "SC_SPACE"]
 
 def quadratic_instance(kw: dict) -> QuadraticProblem:
     """Strongly convex (or mu = 0) quadratic with exact constants, docs/fedred.md."""
@@ -74,9 +74,15 @@ def gd_iterations_to_gap(problem: QuadraticProblem, x0: np.ndarray, eps: float, 
     return hi
 
 
-def local_problem(seed: int = 3) -> QuadraticProblem:
-    """4 clients in R^3 with unequal weights, mu = 0.5, L = 4, delta_A = 1."""
-    return quadratic(n_clients=4, dim=3, mu=0.5, L=4.0, delta_A=1.0, zeta2=1.0, weights=(0.1, 0.2, 0.3, 0.4),
+#: The largest delta_A the generator builds for every seed of :func:`local_problem`'s family:
+#: 0.4 (L - mu) / sqrt(n) = 0.4 * 3.5 / 2 (fedtheory.strategies.quadratic_params). The default delta_A = 1 is
+#: above it: it builds for seed 3 but not for every seed (e.g. not for seed 5 or 199).
+LOCAL_DELTA_A_FEASIBLE = 0.7
+
+
+def local_problem(seed: int = 3, delta_A: float = 1.0) -> QuadraticProblem:
+    """4 clients in R^3 with unequal weights, mu = 0.5, L = 4, delta_A = 1 (or the given delta_A)."""
+    return quadratic(n_clients=4, dim=3, mu=0.5, L=4.0, delta_A=delta_A, zeta2=1.0, weights=(0.1, 0.2, 0.3, 0.4),
                      seed=seed)
 
 

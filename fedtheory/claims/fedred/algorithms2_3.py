@@ -15,7 +15,7 @@ from ...theory import fedred as th
 from ..patterns import relative_error
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
-from ._shared import describe, local_grad, local_problem, quadratic_instance, start_point
+from ._shared import LOCAL_DELTA_A_FEASIBLE, describe, local_grad, local_problem, quadratic_instance, start_point
 
 __all__: list[str] = []
 
@@ -30,14 +30,17 @@ def _fedred_solver_build(point: dict) -> dict:
     if "solver" in point:
         return dict(point)
     return {"solver": "fgd" if int(point["fast"]) else "gd", "local_steps": int(point["local_steps"]),
-            "lam": point["lam"], "eta": point["eta"], "seed": int(point["seed"])}
+            "lam": point["lam"], "eta": point["eta"], "seed": int(point["seed"]), "delta_A": point["delta_A"]}
 
 
 #: The rates' class: GD or FGD, any K, lam > 0 and eta > 0 (the local objective is then (mu_i + lam + 1/eta)-
-#: strongly convex), on the 4-client quadratic family (problem seed searched).
+#: strongly convex), on the 4-client quadratic family (problem seed and delta_A searched). The rates assume
+#: nothing about delta_A; it is searched up to the largest value the generator builds for every seed (the
+#: defaults' delta_A = 1 is infeasible for some seeds, e.g. 199).
 _FEDRED_SOLVER_SPACE = InstanceSpace(
     params=(Param("fast", 0, 1, integer=True), Param("local_steps", 1, 20, integer=True),
-            Param("lam", 0.1, 10.0, log=True), Param("eta", 0.05, 5.0, log=True), Param("seed", 0, 1000, integer=True)),
+            Param("lam", 0.1, 10.0, log=True), Param("eta", 0.05, 5.0, log=True), Param("seed", 0, 1000, integer=True),
+            Param("delta_A", 0.01, LOCAL_DELTA_A_FEASIBLE, log=True)),
     build=_fedred_solver_build,
     defaults=({"solver": "gd", "local_steps": 3}, {"solver": "fgd", "local_steps": 3},
               {"solver": "gd", "local_steps": 500, "local_tol": 1e-9},
@@ -55,7 +58,7 @@ _FEDRED_SOLVER_SPACE = InstanceSpace(
 
 
 def check_fedred_local_solvers(inst: dict) -> Evidence:
-    problem = local_problem(inst.get("seed", 3))
+    problem = local_problem(inst.get("seed", 3), inst.get("delta_A", 1.0))
     kw = {k: v for k, v in inst.items() if k in ("solver", "local_steps", "local_tol")}
     alg = FedRed(eta=inst.get("eta", 0.5), p=0.5, **({} if inst.get("default_lam") else {"lam": inst.get("lam", 1.0)}),
                  **kw)

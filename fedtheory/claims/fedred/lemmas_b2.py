@@ -5,6 +5,7 @@ fedtheory's non-convex family (``fedtheory.problems.nonconvex``) with exact delt
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -63,6 +64,11 @@ _NC_SPACE = InstanceSpace(
                    rounds=20, seed=1)),
     thorough=(dict(n_clients=10, dim=8, delta_B=0.2, c=8.0, nu=0.02, zeta2=1.0, lam_factor=3.0, local_steps=30,
                    rounds=40, seed=2),))
+
+#: Theorem 29 and Corollary 30 assume lam > delta_B (their coefficient a = (lam - delta_B)/(4(lam + delta_B)^2) is
+#: zero at lam = delta_B and the bound (f(x^0) - f*)/(a R) is void there), so their class excludes lam_factor = 1,
+#: which Lemmas 26 and 27 (any lam) admit.
+_NC_STRICT_SPACE = replace(_NC_SPACE, regime=lambda point: float(point["lam_factor"]) > 1.0)
 
 
 @claim(cites=("Lemma 26",),
@@ -154,7 +160,7 @@ def nonconvex_round_coefficients(lam: float, delta_B: float) -> tuple[float, flo
                  "e_r = ||grad F_{i_r,r}(x_{i_r,r+1})||^2: f(x^{r+1}) + a ||grad f(x^{r+1})||^2 <= f(x^r) + 2a e_r "
                  "with a = (lam - delta_B)/(4(lam + delta_B)^2) (1/(36 delta_B) at lam = 2 delta_B); summed: "
                  "(1/R) sum ||grad f(x^r)||^2 <= (f(x^0) - f*)/(a R) + (2/R) sum e_r",
-       kind="bound", space=_NC_SPACE)
+       kind="bound", space=_NC_STRICT_SPACE)
 
 
 def check_nonconvex_round(kw: dict) -> Evidence:
@@ -188,7 +194,7 @@ def check_nonconvex_round(kw: dict) -> Evidence:
                  "until ||grad F_{i,r}||^2 <= e, lam = lam_factor delta_B > delta_B: every round needs at most "
                  "ceil(2(L + lam)(f(x^r) - f*)/e) <= ceil(2(L + lam)(f(x^0) - f*)/e) local steps, and (1/R) sum "
                  "||grad f(x^r)||^2 <= (f(x^0) - f*)/(a R) + 2e with a of Theorem 29",
-       kind="bound", space=_NC_SPACE)
+       kind="bound", space=_NC_STRICT_SPACE)
 
 
 def check_nonconvex_gd_local_steps(kw: dict) -> Evidence:

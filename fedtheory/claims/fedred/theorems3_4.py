@@ -12,7 +12,8 @@ from ...run import run
 from ...theory import fedred as th
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param, quadratic_space
-from ._shared import describe, gd_iterations_to_gap, local_grad, local_problem, quadratic_instance, start_point
+from ._shared import (LOCAL_DELTA_A_FEASIBLE, describe, gd_iterations_to_gap, local_grad, local_problem,
+                      quadratic_instance, start_point)
 
 __all__: list[str] = []
 
@@ -82,7 +83,8 @@ def _daneplus_accuracy_build(point: dict) -> dict:
     if "stopping" in point:
         return dict(point)
     rule = _RULES[int(point["rule"])]
-    inst = {"stopping": rule, "tol": point["tol"], "lam": point["lam"], "seed": int(point["seed"])}
+    inst = {"stopping": rule, "tol": point["tol"], "lam": point["lam"], "seed": int(point["seed"]),
+            "delta_A": point["delta_A"]}
     if rule == "authors":  # the authors' rule runs plain GD with the code's semi-implicit step lr
         inst |= {"local_step": point["step_frac"] / (4.0 + point["lam"]), "step_convention": "semi_implicit"}
     elif int(point["fast"]):
@@ -94,7 +96,10 @@ def _daneplus_accuracy_build(point: dict) -> dict:
 #: smoothness is L + lam <= 4 + lam here), on the 4-client quadratic family (problem seed searched).
 _DANEPLUS_ACCURACY_SPACE = InstanceSpace(
     params=(Param("rule", 0, 2, integer=True), Param("tol", 0.05, 2.0, log=True), Param("lam", 0.1, 10.0, log=True),
-            Param("step_frac", 0.1, 1.0), Param("fast", 0, 1, integer=True), Param("seed", 0, 1000, integer=True)),
+            Param("step_frac", 0.1, 1.0), Param("fast", 0, 1, integer=True), Param("seed", 0, 1000, integer=True),
+            # the stopping rules assume nothing about delta_A: searched up to the largest value the generator
+            # builds for every seed (the defaults' delta_A = 1 is infeasible for some seeds, e.g. 199)
+            Param("delta_A", 0.01, LOCAL_DELTA_A_FEASIBLE, log=True)),
     build=_daneplus_accuracy_build,
     defaults=({"stopping": "relative", "tol": 0.5, "tol_floor": 1e-10},
               {"stopping": "relative", "tol": 0.5, "solver": "fgd"},
@@ -115,7 +120,7 @@ _DANEPLUS_ACCURACY_SPACE = InstanceSpace(
 
 
 def check_daneplus_local_accuracy(inst: dict) -> Evidence:
-    problem = local_problem(inst.get("seed", 3))
+    problem = local_problem(inst.get("seed", 3), inst.get("delta_A", 1.0))
     kw = {"solver": "gd", **{k: v for k, v in inst.items() if k in _DANEPLUS_OPTIONS}}
     alg = DANEPlus(lam=inst.get("lam", 1.0), **kw)
     lam = alg.lam_for(problem)

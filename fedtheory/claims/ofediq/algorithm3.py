@@ -133,24 +133,46 @@ _GAMMA_SPACE = InstanceSpace(
 
 
 @claim(id="ofediq.alg3.alpha_vs_ofedavg", paper=PAPER, reference="Section 4.2.2 ('4.536 vs 20')",
-       statement="at gamma = 0.1, Algorithm 3's alpha = (2/p)[1 + sqrt(D/(b s^2))(p + 1/K)] = 4.536 (K = 1000) < "
-                 "OFedAvg's 2/gamma = 20; and for every gamma in [0.001, 0.2] alpha_IQ < 2/gamma under both the "
-                 "factor-2 and Table I's factor-4 convention",
+       statement="Algorithm 3's regret constant is below OFedAvg's 2/gamma at gamma = 0.1 (the paper's 4.536 vs 20) "
+                 "and at every gamma in [0.001, 0.2], under both the factor-2 convention alpha = (2/p)[1 + "
+                 "sqrt(D/(b s^2))(p + 1/K)] (K = 1000) and Table I's factor-4 convention",
        kind="bound", space=_GAMMA_SPACE)
 def check_alpha(inst: dict) -> Evidence:
+    """measured: Table I's (factor-4, the larger) alpha_IQ at the gamma where alpha_IQ / (2/gamma) is largest;
+    theory: OFedAvg's 2/gamma there. The factor-2 alpha must be below 2/gamma at every gamma too."""
     D, K = inst["D"], inst["K"]
-    c = th.algorithm3(0.1, D)
-    a01 = th.alpha_ofediq_factor2(c.p, D, c.s, c.b, K)
-    ok = abs(a01 - 4.536) <= 0.002 and 2 * a01 < 20
-    worst = 0.0
-    for g in inst["gammas"]:
+    worst_gamma, worst_ratio, factor2_below = None, -1.0, True
+    for g in (*inst["gammas"], 0.1):  # 0.1: the paper's worked comparison, on every instance
         c = th.algorithm3(float(g), D)
         a2 = th.alpha_ofediq_factor2(c.p, D, c.s, c.b, K)
         a4 = th.table1_alpha("ofediq", p=c.p, L=1, D=D, s=c.s, b=c.b, K=K)
-        ok &= a2 < 2 / g and a4 < 2 / g
-        worst = max(worst, a4 / (2 / g))
-    return Evidence(f"D={D} K={K}", a01, 4.536, bool(ok), tightness=worst,
-                    details={"alpha_factor4_at_0.1": 2 * a01, "max_alpha4_over_2_per_gamma": worst})
+        factor2_below &= a2 < 2 / g
+        if a4 * g / 2 > worst_ratio:
+            worst_gamma, worst_ratio, worst_a4 = float(g), a4 * g / 2, a4
+    c = th.algorithm3(0.1, D)
+    a01 = th.alpha_ofediq_factor2(c.p, D, c.s, c.b, K)
+    # Evidence rather than verdict(): the statement is strict (alpha < 2/gamma) and has the factor-2 condition too.
+    return Evidence(f"D={D} K={K}", worst_a4, 2 / worst_gamma,
+                    bool(worst_a4 < 2 / worst_gamma and factor2_below), tightness=worst_ratio,
+                    details={"worst_gamma": worst_gamma, "alpha_factor2_at_0.1": a01, "alpha_factor4_at_0.1": 2 * a01,
+                             "ofedavg_alpha_at_0.1": 20.0, "factor2_below_at_every_gamma": bool(factor2_below)})
+
+
+def _alpha_printed_instances(thorough: bool):
+    yield dict(D=34826, K=1000)
+
+
+@claim(id="ofediq.alg3.alpha_vs_ofedavg.printed", paper=PAPER, reference="Section 4.2.2 ('4.536 vs 20')",
+       statement="at gamma = 0.1 (D = 34,826, K = 1000), Algorithm 3's alpha = (2/p)[1 + sqrt(D/(b s^2))(p + 1/K)] "
+                 "is 4.536 as printed (to its 3 decimals)",
+       kind="identity", instances=_alpha_printed_instances)
+def check_alpha_printed(inst: dict) -> Evidence:
+    D, K = inst["D"], inst["K"]
+    c = th.algorithm3(0.1, D)
+    a01 = th.alpha_ofediq_factor2(c.p, D, c.s, c.b, K)
+    # The paper prints 3 decimals: the value matches when it rounds to them (as the worked values' check).
+    return Evidence(f"D={D} K={K} gamma=0.1 (s={c.s}, b={c.b}, p={c.p:.4f})", a01, 4.536, round(a01, 3) == 4.536,
+                    details={"printed_decimals": 3})
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -104,7 +104,7 @@ _QUANTIZER_SPACE = InstanceSpace(
        statement="E||Q(u) - u||^2 equals sum_l ||u_I||^2 sum_i (r_i - m_i/s)((m_i+1)/s - r_i) (Monte Carlo within "
                  "5 SE) and is <= sigma_q^2 ||u||^2, sigma_q^2 = min(ceil(D/b)/s^2, sqrt(ceil(D/b))/s); one-hot "
                  "u has zero error",
-       kind="bound", space=_QUANTIZER_SPACE)
+       kind="bound", space=_QUANTIZER_SPACE, cost="slow")  # up to ~3 s a point: 10^4 Monte Carlo draws of D < 1000
 def check_quantizer_variance(inst: dict) -> Evidence:
     q = SBQuantizer(inst["s"], inst["b"])
     u = inst["u"][None]
