@@ -35,3 +35,20 @@ def test_cli_has_main_subcommands():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     assert "verify" in sub.choices
+
+
+def test_readme_generated_blocks_are_current():
+    # The ledger summary, the three false-statement tables and the coverage totals are rendered from the
+    # registry and the inventories (fedtheory/report/readme.py); `python -m fedtheory.report.readme README.md`
+    # regenerates them.
+    from fedtheory.report.readme import blocks, update_readme
+
+    readme = (ROOT / "README.md").read_text()
+    rendered = blocks()
+    for name in ("false-statements", "coverage-totals", "ledger-summary"):
+        assert f"<!-- generated: {name} -->" in readme, f"README has no generated block {name!r}"
+    assert update_readme(readme, rendered) == readme, \
+        "README's generated blocks are stale: run `python -m fedtheory.report.readme README.md`"
+    tables = rendered["false-statements"]
+    assert tables.index("**False as printed**") < tables.index("**False under a named reading**") < \
+        tables.index("**fedtheory's own readings or folklore found false**")

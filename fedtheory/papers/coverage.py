@@ -53,14 +53,10 @@ class StatementCoverage:
     @property
     def detail(self) -> str:
         """The claims (or the notebook) and the note, for the coverage page."""
-        parts = []
-        if self.claims:
-            parts.append(", ".join(f"`{c}`" for c in self.claims))
-        elif self.statement.reproduced_in:
-            parts.append(f"reproduced in {self.statement.reproduced_in}")
-        if self.note:
-            parts.append(self.note)
-        return ": ".join(parts) if len(parts) == 2 and not self.claims else " - ".join(parts)
+        cited = ", ".join(f"`{c}`" for c in self.claims)
+        if not cited and self.statement.reproduced_in:
+            cited = f"reproduced in {self.statement.reproduced_in}"
+        return " - ".join(x for x in (cited, self.note) if x)
 
     def as_record(self) -> dict[str, Any]:
         """The record of ``fedtheory coverage --json``."""
