@@ -57,7 +57,7 @@ def elasticnet_table(problem: Any, participation: Any, rounds: int, local_steps:
 
     from ...metrics import communication as comm
     from ...run import run
-    from ..fedelasticnet import headline_algorithms
+    from ..fedelasticnet.experiments import headline_algorithms
 
     rows = {}
     x0 = problem.initial_point()
@@ -88,7 +88,7 @@ def check_elasticnet_sparsity(inst: dict) -> Evidence:
     """measured = Alg. 3's cumulative-nnz reduction against FedDyn; theory = 0.678, the lower end of the paper's
     image-data range. The verdict: every variant reduces nnz and Alg. 3 sends the fewest, accuracy within 2 pts."""
     from ...participation import UniformSubset
-    from ..fedelasticnet import PAPER_ALG3_NNZ_REDUCTION
+    from ..fedelasticnet.experiments import PAPER_ALG3_NNZ_REDUCTION
 
     with torch_threads(1):
         problem = digits_problem(hidden=inst["hidden"])
