@@ -311,6 +311,7 @@ class ClaimResult:
         c = self.claim
         return {"id": c.id, "paper": c.paper, "reference": c.reference, "statement": c.statement,
                 "kind": c.kind, "expected": c.expected, "derived": c.derived, "notes": c.notes,
+                "false_kind": c.false_kind, "reading": c.reading, "narrower": c.narrower,
                 "cites": [f"{x.paper}:{x.label}" for x in c.citations],
                 "status": self.status, "worst_tightness": _num(self.worst_tightness), "error": self.error,
                 "seconds": self.seconds, "evidence": [e.as_dict() for e in self.evidence]}

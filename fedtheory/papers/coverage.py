@@ -64,13 +64,21 @@ class StatementCoverage:
                 "claims": list(self.claims), "note": self.note}
 
 
-def _status(paper: str, s: Statement, cs: Sequence[Claim]) -> tuple[str, str]:
+def _status(paper: str, s: Statement, cs: Sequence[Claim], strict: bool = True) -> tuple[str, str]:
     """The status of statement ``s`` and its note, from the claims ``cs`` citing it; ValueError where the
-    claims' flags and the inventory disagree (the message names the claim or statement to fix)."""
+    claims' flags and the inventory disagree (the message names the claim or statement to fix), or, with
+    ``strict=False`` (a recorded ledger of another version), the closest status with the disagreement as its
+    note."""
     where = f"{paper}:{s.label}"
+
+    def disagree(message: str, fallback: str) -> tuple[str, str]:
+        if strict:
+            raise ValueError(message)
+        return fallback, f"(the ledger's flags disagree with the inventory: {message})"
+
     if cs and s.not_checkable:
-        raise ValueError(f"{where} is marked not checkable ({s.not_checkable!r}) but claims "
-                         f"{[c.id for c in cs]} check it: keep one")
+        return disagree(f"{where} is marked not checkable ({s.not_checkable!r}) but claims "
+                        f"{[c.id for c in cs]} check it: keep one", "not-checkable")
     printed = [c for c in cs if c.expected == "violated" and c.false_kind == "printed"]
     if printed:
         return "false", "; ".join(f"the printed statement fails: {c.statement} ({c.id})" for c in printed)
@@ -82,29 +90,30 @@ def _status(paper: str, s: Statement, cs: Sequence[Claim]) -> tuple[str, str]:
     narrower = [c for c in holds if c.narrower]
     if s.reconstruction:
         if full:
-            raise ValueError(f"{where} is reconstructed ({s.reconstruction!r}), but {[c.id for c in full]} cite it "
-                             "as printed: mark them derived=True, or say on each what it checks of it (narrower=)")
+            return disagree(f"{where} is reconstructed ({s.reconstruction!r}), but {[c.id for c in full]} cite "
+                            "it as printed: mark them derived=True, or say on each what it checks of it (narrower=)",
+                            "checked-derived")
         if any(c.derived and not c.narrower for c in holds):
             return "checked-derived", s.reconstruction
         if narrower:
             return "checked-narrower", _narrower_note(narrower) + f" (reconstruction: {s.reconstruction})"
-        raise ValueError(f"{where} declares a reconstruction but no claim expected to hold checks it")
+        return disagree(f"{where} declares a reconstruction but no claim expected to hold checks it", "open")
     if full:
         return "checked", ""
     if narrower:
         return "checked-narrower", _narrower_note(narrower)
     if holds:
-        raise ValueError(f"{where} is checked only by derived claims {[c.id for c in holds]}: declare the "
-                         "reconstruction in the inventory (reconstruction=), or what the check leaves out on the "
-                         "claim (narrower=)")
+        return disagree(f"{where} is checked only by derived claims {[c.id for c in holds]}: declare the "
+                        "reconstruction in the inventory (reconstruction=), or what the check leaves out on the "
+                        "claim (narrower=)", "checked-derived")
     measured = [c for c in cs if c.expected == "exploratory"]
     if measured or s.reproduced_in:
         if s.reproduced is None:
-            raise ValueError(f"{where} is only measured ({[c.id for c in measured]}): say whether the stand-in "
-                             "reproduces the paper's shape (reproduced=True/False, stand_in=...)")
+            return disagree(f"{where} is only measured ({[c.id for c in measured]}): say whether the stand-in "
+                            "reproduces the paper's shape (reproduced=True/False, stand_in=...)", "measured")
         return "measured", f"{'reproduced' if s.reproduced else 'not reproduced'}: {s.stand_in}"
     if s.reproduced is not None:
-        raise ValueError(f"{where} says reproduced={s.reproduced} but no exploratory claim measures it")
+        return disagree(f"{where} says reproduced={s.reproduced} but no exploratory claim measures it", "open")
     if s.not_checkable:
         return "not-checkable", s.not_checkable
     return "open", ""
@@ -114,10 +123,11 @@ def _narrower_note(claims: Sequence[Claim]) -> str:
     return "; ".join(f"{c.narrower} ({c.id})" for c in claims)
 
 
-def coverage(papers: Sequence[Paper], claims: Iterable[Claim]) -> list[StatementCoverage]:
+def coverage(papers: Sequence[Paper], claims: Iterable[Claim], strict: bool = True) -> list[StatementCoverage]:
     """Every statement of ``papers`` with its status; ValueError if a claim cites a statement not in the
     inventory (a typo there would silently leave the statement open), or if the claims' flags and the inventory
-    disagree (see :func:`_status`)."""
+    disagree (see :func:`_status`; ``strict=False`` reports the disagreement in the note instead, for a ledger
+    recorded by another version)."""
     citing: dict[tuple[str, str], list[Claim]] = {}
     inventory = {(p.key, s.label) for p in papers for s in p.statements}
     keys = {p.key for p in papers}
@@ -133,7 +143,7 @@ def coverage(papers: Sequence[Paper], claims: Iterable[Claim]) -> list[Statement
     for p in papers:
         for s in p.statements:
             cs = citing.get((p.key, s.label), [])
-            status, note = _status(p.key, s, cs)
+            status, note = _status(p.key, s, cs, strict)
             out.append(StatementCoverage(p.key, s, status, tuple(c.id for c in cs), note))
     return out
 
