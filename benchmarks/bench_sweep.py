@@ -39,7 +39,7 @@ def direct_seconds(cells: list[bench.Cell]) -> float:
     for cell in cells:
         problem = catalogue.load(cell.problem)
         hp = bench.resolve_hyperparams(cell.hyperparams, bench.expression_names(problem))
-        algorithm = bench._algorithms()[cell.algorithm](**hp)
+        algorithm = bench.registered_algorithms()[cell.algorithm](**hp)
         t0 = time.perf_counter()
         run(algorithm, problem, cell.rounds, seed=cell.seed, record_every=cell.record_every)
         total += time.perf_counter() - t0

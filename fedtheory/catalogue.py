@@ -46,7 +46,6 @@ import json
 import math
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -54,8 +53,9 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ._validation import read_json
+from .files import write_bytes_atomic, write_text_atomic
 from .problems.base import Problem
+from .validation import read_json
 
 __all__ = [
     "CATALOGUE_DIR", "InstanceSpec", "Verification", "ImportedInstance", "catalogue_dir", "names", "spec",
@@ -414,23 +414,6 @@ def certificate_record(instance: InstanceSpec, problem: Problem | None = None) -
             "notes": problem.certificate.notes}
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; catalogue files are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    _atomic_write_bytes(path, text.encode())
-
-
 def _npz_bytes(payload: Mapping[str, np.ndarray], compressed: bool = True) -> bytes:
     buffer = io.BytesIO()
     (np.savez_compressed if compressed else np.savez)(buffer, **payload)
@@ -482,7 +465,7 @@ def write_certificate(name: str, root: str | os.PathLike | None = None, *, overw
             stale.unlink()
         _load_cached.cache_clear()
         record = certificate_record(instance, generated)
-        _atomic_write_text(cert_path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+        write_text_atomic(cert_path, json.dumps(record, indent=1, sort_keys=True) + "\n")
         return cert_path
     _, combined = array_checksums(arrays)
     if cert_path.exists() and not overwrite:
@@ -490,10 +473,10 @@ def write_certificate(name: str, root: str | os.PathLike | None = None, *, overw
         if old.get("arrays_sha256") != combined or not spec_matches_record(instance, old):
             raise FileExistsError(f"{cert_path} records different arrays; bump the version in {instance.name}.json "
                                   "and pass overwrite=True to re-record it")
-    _atomic_write_bytes(folder / f"{instance.name}{ARRAYS_SUFFIX}", _npz_bytes(arrays))
+    write_bytes_atomic(folder / f"{instance.name}{ARRAYS_SUFFIX}", _npz_bytes(arrays))
     _load_cached.cache_clear()
     record = certificate_record(instance, type(generated).from_arrays(arrays))
-    _atomic_write_text(cert_path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    write_text_atomic(cert_path, json.dumps(record, indent=1, sort_keys=True) + "\n")
     return cert_path
 
 
@@ -635,7 +618,7 @@ def export_npz(name: str, path: str | os.PathLike, root: str | os.PathLike | Non
     payload["certificate_json"] = np.array(json.dumps(record, sort_keys=True))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write_bytes(path, _npz_bytes(payload, compressed=False))
+    write_bytes_atomic(path, _npz_bytes(payload, compressed=False))
     return path
 
 

@@ -28,7 +28,7 @@ from typing import Any, Iterator, Union
 
 import numpy as np
 
-from ._validation import check_int, check_probability
+from .validation import check_int, check_probability
 
 __all__ = ["Participation", "Full", "UniformSubset", "Bernoulli", "as_participation", "mask_of",
            "MAX_ENUMERATED_OUTCOMES", "SPARSE_DRAW_MIN_CLIENTS"]

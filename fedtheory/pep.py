@@ -40,7 +40,7 @@ import functools
 import math
 from typing import Any
 
-from ._validation import check_int, check_positive
+from .validation import check_int, check_positive
 
 __all__ = ["available", "gd_contraction", "fedavg_round", "proxskip_lyapunov", "dane_rounds", "fedred_gd_lyapunov",
            "claim_pep_tightness"]

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_finite_array, check_int, check_positive, check_seed
 from .algorithms.base import RoundLog
 from .problems.base import NonFiniteInputError, Problem
 from .trace import COLUMNS, Trace
+from .validation import check_finite_array, check_int, check_positive, check_seed
 
 #: A run is declared diverged when the gap exceeds this multiple of its starting value.
 DIVERGENCE_FACTOR = 1e12

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from ._validation import check_int
 from .claims.registry import Claim, Evidence
+from .validation import check_int
 
 __all__ = ["SearchResult", "adversarial_search", "ratio_of"]
 

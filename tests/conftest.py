@@ -9,7 +9,7 @@ settings.register_profile("thorough", max_examples=500, deadline=None, print_blo
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-# pytester runs pytest on generated test files (tests/test_extension.py checks fedtheory's pytest plugin).
+# pytester runs pytest on generated test files (tests/extend/test_extension.py checks fedtheory's pytest plugin).
 pytest_plugins = ["pytester"]
 
 

@@ -692,9 +692,9 @@ def test_a_dense_generator_too_large_for_memory_names_the_size_and_the_memory(ca
     (arrays of n*d^2 float64) is compared with the available memory (fixed here at 16 GB) before allocating."""
     import tracemalloc
 
-    from fedtheory import _validation
+    from fedtheory import validation
 
-    monkeypatch.setattr(_validation, "available_memory", lambda: 16 * 10**9)
+    monkeypatch.setattr(validation, "available_memory", lambda: 16 * 10**9)
     tracemalloc.start()
     try:
         with pytest.raises(ValueError) as info:
@@ -710,19 +710,19 @@ def test_a_dense_generator_too_large_for_memory_names_the_size_and_the_memory(ca
 
 
 def test_the_memory_estimate_lets_a_request_that_fits_through(monkeypatch):
-    from fedtheory import _validation
+    from fedtheory import validation
 
-    monkeypatch.setattr(_validation, "available_memory", lambda: 16 * 10**9)
+    monkeypatch.setattr(validation, "available_memory", lambda: 16 * 10**9)
     assert quadratic(20, 10, mu=0.1, L=1.0, seed=0).A.shape == (20, 10, 10)
     # diagonal Hessians store n*d numbers: no n*d^2 estimate applies
     assert quadratic(4000, 1000, mu=0.1, L=1.0, hessians="diagonal", seed=0).A.shape == (4000, 1000)
-    monkeypatch.setattr(_validation, "available_memory", lambda: 10**4)  # 20 * 10^2 * 8 * 4 = 64 kB needed
+    monkeypatch.setattr(validation, "available_memory", lambda: 10**4)  # 20 * 10^2 * 8 * 4 = 64 kB needed
     with pytest.raises(ValueError, match=names("dim") + r"=10 is too large for n_clients=20.*dim must be <= 3 "):
         quadratic(20, 10, mu=0.1, L=1.0, seed=0)
 
 
 def test_available_memory_is_a_positive_byte_count_or_unknown():
-    from fedtheory._validation import available_memory
+    from fedtheory.validation import available_memory
 
     found = available_memory()
     assert found is None or (isinstance(found, int) and found > 0)

@@ -122,7 +122,7 @@ CONTRACT_TESTS = ("tests/test_bad_input.py", "tests/test_conformance.py")
 
 def direct_tests(module: str) -> list[str]:
     """The test files that name ``module`` (its dotted path), plus :data:`CONTRACT_TESTS`."""
-    named = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "tests").glob("test_*.py"))
+    named = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "tests").rglob("test_*.py"))
              if module in p.read_text() and p.name not in ("test_claims_ledger.py", "test_mutation_harness.py")]
     return sorted(set(named) | set(CONTRACT_TESTS))
 

@@ -33,7 +33,7 @@ class ImportGraph:
         self.files: dict[str, Path] = {}
         for p in sorted((self.root / "fedtheory").rglob("*.py")):
             self.files[module_name(self.root, p)] = p
-        for p in sorted((self.root / "tests").glob("*.py")):
+        for p in sorted((self.root / "tests").rglob("*.py")):  # tests/ mirrors the package in folders
             self.files[module_name(self.root, p)] = p
         self.edges = {m: self._edges(m) for m in self.files}
 
@@ -105,7 +105,8 @@ class ImportGraph:
 
     def tests_for(self, target: str) -> list[str]:
         return sorted(str(self.files[m].relative_to(self.root)) for m in self.files
-                      if m.startswith("tests.test_") and target in self.closure(m))
+                      if m.startswith("tests.") and m.rpartition(".")[2].startswith("test_")
+                      and target in self.closure(m))
 
 
 def file_to_module(root: Path, file: str) -> str:

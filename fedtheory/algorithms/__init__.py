@@ -24,9 +24,9 @@ Writing your own algorithm (the public extension API; docs/tutorials/add-your-ow
 import sys as _sys
 
 from ..autoload import load_submodules
-from ._local import (Draw, FederatedAlgorithm, FederatedState, UploadMetrics, aggregation_weights, threshold,
-                     upload_log)
 from .base import ALGORITHMS, FLOAT_BITS, Algorithm, RoundLog, State, dense_log, register_algorithm
+from .federated import (Draw, FederatedAlgorithm, FederatedState, UploadMetrics, aggregation_weights, threshold,
+                     upload_log)
 
 __all__ = ["ALGORITHMS", "FLOAT_BITS", "Algorithm", "RoundLog", "State", "dense_log", "register_algorithm",
            "Draw", "FederatedAlgorithm", "FederatedState", "UploadMetrics", "aggregation_weights", "threshold",

@@ -49,10 +49,10 @@ from typing import ClassVar, Iterator, Literal, Sequence
 
 import numpy as np
 
-from .._validation import check_bool, check_int, check_nonnegative, check_positive, check_real
 from ..local.fgd import AUTHORS_STOP_FLOOR, StopRule, gd_last_iterate, prox_linear_descent
 from ..local.gd import local_gd
 from ..problems.base import Problem
+from ..validation import check_bool, check_int, check_nonnegative, check_positive, check_real
 from .base import RoundLog, State, dense_log, register_algorithm
 
 __all__ = ["DANEPlus", "DANE", "DANEState", "DANEDraw"]

@@ -36,9 +36,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_bool, check_int, check_positive, check_real
 from ..compressors.noise import Identity
 from ..problems.base import Problem
+from ..validation import check_bool, check_int, check_positive, check_real
 from .base import RoundLog, State, register_algorithm
 
 __all__ = ["DoCoFL", "DoCoFLDraw", "DoCoFLState", "TwoClassParticipation", "anchor_round"]

@@ -49,11 +49,11 @@ from typing import Any, ClassVar, Iterable, Literal, Mapping
 
 import numpy as np
 
-from .._validation import check_bool, check_int, check_nonnegative, check_positive, check_real
 from ..compressors.st import SparseTernary
 from ..problems.base import Problem
-from ._table import ClientTable, as_table
+from ..validation import check_bool, check_int, check_nonnegative, check_positive, check_real
 from .base import FLOAT_BITS, RoundLog, State, register_algorithm
+from .client_table import ClientTable, as_table
 
 __all__ = ["EFL", "EFLDraw", "EFLState", "fisher_diagonal", "elastic_objective", "elastic_grad"]
 
@@ -124,7 +124,7 @@ class EFLState(State):
     ``client_end`` (n, d): each client's local end model w^k_{tau E + s} of its last round (diagnostics);
     ``tau``: rounds completed; ``clock``: rounds since the last learning-rate restart.
 
-    The (n, d) fields are :class:`~fedtheory.algorithms._table.ClientTable` s in the states this class returns
+    The (n, d) fields are :class:`~fedtheory.algorithms.client_table.ClientTable` s in the states this class returns
     (immutable arrays whose round updates cost O(active clients x d)); ndarrays given by a caller are accepted.
     """
 

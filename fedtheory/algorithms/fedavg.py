@@ -22,13 +22,13 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive
 from ..local.gd import local_gd
 from ..participation import UniformSubset
 from ..problems.base import Problem
-from ._local import (Draw, FederatedAlgorithm, FederatedState, aggregation_weights, check_choice, check_step,
-                     threshold, upload_log)
+from ..validation import check_int, check_nonnegative, check_positive
 from .base import RoundLog, register_algorithm
+from .federated import (Draw, FederatedAlgorithm, FederatedState, aggregation_weights, check_choice, check_step,
+                     threshold, upload_log)
 
 __all__ = ["FedAvg"]
 
@@ -48,7 +48,7 @@ class FedAvg(FederatedAlgorithm):
     server_step:
         eta_g > 0 (1 is plain averaging).
     weighting, normalize:
-        Server weights, see :func:`fedtheory.algorithms._local.aggregation_weights`.
+        Server weights, see :func:`fedtheory.algorithms.federated.aggregation_weights`.
     threshold:
         epsilon >= 0 of the transmit operator T_eps (FedElasticNet; 0 sends Delta as is).
     local_tol:

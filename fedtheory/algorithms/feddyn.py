@@ -13,7 +13,7 @@ With uniform weights (w_i = 1/m) these are exactly Acar et al.'s h^t = h^{t-1} -
 theta^{t-1}) and theta^t = 1/|P_t| sum_{P_t} theta_k^t - h^t/alpha (Kim et al., Alg. 3 lines 12-13, signs as
 printed), and h = sum_i w_i g_i holds every round (Kim et al., Lemma B.2) for any solver, reading and
 participation. A round with S participants costs O(S d) besides the S local solves: the g_i live in a
-persistent :class:`~fedtheory.algorithms._table.ClientTable` (non-participants' rows are stored, not touched).
+persistent :class:`~fedtheory.algorithms.client_table.ClientTable` (non-participants' rows are stored, not touched).
 Thresholding before the client's own state update is fedtheory's reading (the paper does not
 say where T_eps is applied): it keeps Lemma B.2's h = sum_i w_i g_i exact.
 
@@ -36,13 +36,13 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive
 from ..local.gd import local_gd
 from ..participation import UniformSubset
 from ..problems.base import Problem
-from ._local import Draw, FederatedAlgorithm, FederatedState, check_choice, check_step, threshold, upload_log
-from ._table import ClientTable, as_table
+from ..validation import check_int, check_nonnegative, check_positive
 from .base import RoundLog, register_algorithm
+from .client_table import ClientTable, as_table
+from .federated import Draw, FederatedAlgorithm, FederatedState, check_choice, check_step, threshold, upload_log
 
 __all__ = ["FedDyn", "FedDynState"]
 
@@ -51,7 +51,7 @@ __all__ = ["FedDyn", "FedDynState"]
 class FedDynState(FederatedState):
     """x, server state ``h`` (d,), stored client gradient states ``G`` (n, d).
 
-    ``G`` is a :class:`~fedtheory.algorithms._table.ClientTable` in the states this class returns (an immutable
+    ``G`` is a :class:`~fedtheory.algorithms.client_table.ClientTable` in the states this class returns (an immutable
     (n, d) array whose round updates cost O(S d)); an ndarray given by a caller is accepted too.
     """
 

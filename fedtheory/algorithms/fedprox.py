@@ -22,13 +22,13 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from .._validation import check_nonnegative
 from ..local.gd import local_gd
 from ..participation import UniformSubset
 from ..problems.base import Problem
-from ._local import Draw, FederatedState, check_choice
+from ..validation import check_nonnegative
 from .base import register_algorithm
 from .fedavg import FedAvg
+from .federated import Draw, FederatedState, check_choice
 
 __all__ = ["FedProx"]
 

@@ -35,11 +35,11 @@ from typing import ClassVar, Iterator, Literal
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_probability, check_real
 from ..local.fgd import StopRule, prox_linear_descent
 from ..problems.base import Problem
-from .dane import sample_client
+from ..validation import check_int, check_nonnegative, check_probability, check_real
 from .base import RoundLog, State, dense_log, register_algorithm
+from .dane import sample_client
 
 __all__ = ["FedRed", "FedRedState", "FedRedDraw"]
 

@@ -6,8 +6,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_positive
 from ..problems.base import Problem
+from ..validation import check_positive
 from .base import RoundLog, State, dense_log, register_algorithm
 
 __all__ = ["GradientDescent"]

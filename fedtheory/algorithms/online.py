@@ -35,10 +35,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_int, check_positive, check_probability
 from ..compressors.sb_quantizer import SBQuantizer, sb_bits, sb_sigma2
 from ..problems.base import Problem
 from ..problems.online import OnlineProblem, stream_grads, stream_losses
+from ..validation import check_int, check_positive, check_probability
 from .base import RoundLog, State, register_algorithm
 
 __all__ = ["OFedIQ", "FedOGD", "OFedAvg", "OnlineState", "OnlineDraw", "smoothness"]

@@ -45,10 +45,10 @@ from typing import Any, ClassVar, Iterator, Literal
 
 import numpy as np
 
-from .._validation import check_int, check_probability
 from ..problems.base import Problem
-from ._local import Draw, FederatedAlgorithm, FederatedState, check_choice, check_step, upload_log
+from ..validation import check_int, check_probability
 from .base import RoundLog, register_algorithm
+from .federated import Draw, FederatedAlgorithm, FederatedState, check_choice, check_step, upload_log
 
 __all__ = ["Scaffnew", "ScaffnewState"]
 

@@ -19,7 +19,7 @@ soft-threshold). Downlink: x and c to every participant (two vectors). ``state.l
 thresholded model updates Delta y (the vectors FedElasticNet sparsifies); Delta c is counted in the RoundLog.
 
 Cost: a round with S participants is O(S d) plus the local steps on the S participants: the client control
-variates live in a persistent :class:`~fedtheory.algorithms._table.ClientTable`, so the non-participants' c_i are
+variates live in a persistent :class:`~fedtheory.algorithms.client_table.ClientTable`, so the non-participants' c_i are
 stored, not touched (docs/problems.md, "Cross-device scale").
 """
 from __future__ import annotations
@@ -29,13 +29,13 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive
 from ..local.gd import local_gd
 from ..participation import UniformSubset
 from ..problems.base import Problem
-from ._local import Draw, FederatedAlgorithm, FederatedState, check_choice, check_step, threshold, upload_log
-from ._table import ClientTable, as_table
+from ..validation import check_int, check_nonnegative, check_positive
 from .base import RoundLog, register_algorithm
+from .client_table import ClientTable, as_table
+from .federated import Draw, FederatedAlgorithm, FederatedState, check_choice, check_step, threshold, upload_log
 
 __all__ = ["Scaffold", "ScaffoldState"]
 
@@ -44,7 +44,7 @@ __all__ = ["Scaffold", "ScaffoldState"]
 class ScaffoldState(FederatedState):
     """x, server control variate ``c`` (d,), client control variates ``C`` (n, d).
 
-    ``C`` is a :class:`~fedtheory.algorithms._table.ClientTable` in the states this class returns (an immutable
+    ``C`` is a :class:`~fedtheory.algorithms.client_table.ClientTable` in the states this class returns (an immutable
     (n, d) array whose round updates cost O(S d)); an ndarray given by a caller is accepted too.
     """
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._validation import read_json
+from ..validation import read_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:

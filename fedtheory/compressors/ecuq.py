@@ -28,7 +28,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from .._validation import check_int, check_real
+from ..validation import check_int, check_real
 from .base import as_rows, register_compressor
 from .entropy import FLOAT64_BITS, empirical_entropy, huffman_average_length
 from .quantizers import rescale_extreme_rows

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .._validation import check_int, check_positive
+from ..validation import check_int, check_positive
 from .base import as_rows
 
 __all__ = [

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_bool, check_int, check_nonnegative
+from ..validation import check_bool, check_int, check_nonnegative
 from .base import as_rows, register_compressor, require_rng
 from .entropy import FLOAT64_BITS
 

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_int
+from ..validation import check_int
 from .base import as_rows, register_compressor, require_rng
 from .entropy import FLOAT64_BITS
 from .sb_quantizer import SBQuantizer

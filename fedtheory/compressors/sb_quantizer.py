@@ -21,7 +21,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_int
+from ..validation import check_int
 from .base import as_rows, register_compressor, require_rng
 
 __all__ = ["SBQuantizer", "sb_bits", "sb_sigma2"]

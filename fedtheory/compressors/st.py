@@ -26,7 +26,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_int, check_probability
+from ..validation import check_int, check_probability
 from .base import as_rows, register_compressor
 
 __all__ = ["SparseTernary", "st_bits"]

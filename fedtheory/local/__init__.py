@@ -1,5 +1,7 @@
-"""Local subproblem solvers shared by the algorithms (exact prox, local GD/SGD with gradient counting)."""
-from .gd import LocalResult, local_gd
-from .prox_l1 import kkt_residual_l1
+"""Local subproblem solvers shared by the algorithms (local GD/SGD with gradient counting).
 
-__all__ = ["LocalResult", "local_gd", "kkt_residual_l1"]
+The exact l1 prox the problems' ``solve_local`` use is in :mod:`fedtheory.prox_l1`.
+"""
+from .gd import LocalResult, local_gd
+
+__all__ = ["LocalResult", "local_gd"]

@@ -34,8 +34,8 @@ from typing import Callable, Literal
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative
 from ..problems.base import Problem
+from ..validation import check_int, check_nonnegative
 
 __all__ = ["LocalResult", "StopRule", "local_descent", "prox_linear_descent", "nesterov_momentum",
            "gd_last_iterate", "AUTHORS_STOP_FLOOR"]

@@ -41,8 +41,8 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive
 from ..problems.base import Problem
+from ..validation import check_int, check_nonnegative, check_positive
 
 __all__ = ["LocalResult", "local_gd", "soft_threshold"]
 

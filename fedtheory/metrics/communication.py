@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 from scipy import special
 
-from .._validation import check_nonnegative, check_positive
+from ..validation import check_nonnegative, check_positive
 
 __all__ = ["threshold", "nnz", "binned_entropy", "round_entropy", "cumulative", "EntropyMetrics",
            "gaussian_binned_entropy", "laplace_binned_entropy"]

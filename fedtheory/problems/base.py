@@ -315,7 +315,7 @@ class Problem:
         from dataclasses import replace
         import copy
 
-        from .._validation import check_nonnegative
+        from ..validation import check_nonnegative
 
         sigma2 = check_nonnegative("sigma2", sigma2)
         other = copy.copy(self)

@@ -23,10 +23,11 @@ from typing import Sequence
 import numpy as np
 from scipy import optimize
 
-from .._validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative, check_real,
-                           check_seed)
 from ..linalg import sym_extreme_eigs
-from .quadratic import DENSE_PEAK_ARRAYS, STRUCTURED_HINT, QuadraticProblem, _assemble, _unit_dissimilarity, quadratic
+from ..validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative, check_real,
+                           check_seed)
+from .quadratic import (DENSE_PEAK_ARRAYS, STRUCTURED_HINT, QuadraticProblem, assemble_quadratic, quadratic,
+                        unit_dissimilarity)
 
 __all__ = ["general_convex_quadratic", "vary_L", "vary_delta", "vary_delta_family", "outlier_quadratic"]
 
@@ -169,6 +170,7 @@ def outlier_quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A:
     G[0] = (n - 1) * M
     w = np.full(n, 1.0 / n)
     if delta > 0:
-        G /= _unit_dissimilarity(G, w, which)
-    return _assemble(A_bar0, G, w, mu=mu, L=L, delta=delta, which=which, zeta2=check_nonnegative("zeta2", zeta2),
-                     x_star_norm=check_nonnegative("x_star_norm", x_star_norm), rng=rng)
+        G /= unit_dissimilarity(G, w, which)
+    return assemble_quadratic(A_bar0, G, w, mu=mu, L=L, delta=delta, which=which,
+                              zeta2=check_nonnegative("zeta2", zeta2),
+                              x_star_norm=check_nonnegative("x_star_norm", x_star_norm), rng=rng)

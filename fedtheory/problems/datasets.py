@@ -21,7 +21,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_seed
+from ..validation import check_int, check_nonnegative, check_seed
 
 __all__ = ["FederatedData", "synthetic_fedprox", "load_breast_cancer", "load_digits"]
 

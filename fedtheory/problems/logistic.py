@@ -23,13 +23,13 @@ from typing import Literal, Mapping, Sequence
 import numpy as np
 from scipy.special import expit
 
-from .._validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative,
-                           check_positive, check_seed, check_weights)
 from ..linalg import batched_matvec, batched_matvec_T, sym_extreme_eigs
+from ..validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative,
+                           check_positive, check_seed, check_weights)
 from .base import Certificate
 from .datasets import FederatedData, check_sizes, load_breast_cancer, load_digits, synthetic_fedprox
 from .partition import partition as _partition
-from .quadratic import CROSS_DEVICE_HINT, _hessian_dissimilarity, _unit_dissimilarity, _weighted_mean
+from .quadratic import CROSS_DEVICE_HINT, hessian_dissimilarity, unit_dissimilarity, weighted_mean
 from .smooth import SmoothProblem
 
 __all__ = ["LogisticProblem", "logistic", "logistic_perturbed"]
@@ -274,7 +274,7 @@ class LogisticProblem(SmoothProblem):
         self._mu_local = mu_i
         H0 = self.hessian(np.zeros(d))
         L_f = float(np.linalg.eigvalsh(H0)[-1])
-        E_bar_lo = 0.0 if self.E is None else float(np.linalg.eigvalsh(_weighted_mean(w, self.E))[0])
+        E_bar_lo = 0.0 if self.E is None else float(np.linalg.eigvalsh(weighted_mean(w, self.E))[0])
         grads_star = self.grads(self.broadcast(x_star))
         zeta2 = float(w @ np.sum(grads_star * grads_star, axis=1))
         exact_delta = self.shared or n == 1
@@ -282,7 +282,7 @@ class LogisticProblem(SmoothProblem):
             if self.E is None:
                 delta_A = delta_B = 0.0
             else:
-                delta_A, delta_B = _hessian_dissimilarity(self.E, w)
+                delta_A, delta_B = hessian_dissimilarity(self.E, w)
         elif n == 1:
             delta_A = delta_B = 0.0
         else:
@@ -311,7 +311,7 @@ class LogisticProblem(SmoothProblem):
         delta_A = delta_B = 0.0
         for x in pts:
             H = self.hessians(self.broadcast(x))
-            a, b = _hessian_dissimilarity(H, self.weights)
+            a, b = hessian_dissimilarity(H, self.weights)
             delta_A, delta_B = max(delta_A, a), max(delta_B, b)
         return delta_A, delta_B
 
@@ -421,10 +421,10 @@ def logistic_perturbed(n_clients: int, dim: int, *, reg: float = 0.1, delta_A: f
     rng = np.random.default_rng([seed, 1])
     G = rng.standard_normal((n, d, d))
     G += np.swapaxes(G, 1, 2).copy()
-    G_mean = _weighted_mean(w, G)
+    G_mean = weighted_mean(w, G)
     G -= 0.5 * (G_mean + G_mean.T)
     if delta > 0:
-        G *= delta / _unit_dissimilarity(G, w, which)
+        G *= delta / unit_dissimilarity(G, w, which)
     else:
         G[:] = 0.0
     r = rng.standard_normal((n, d))

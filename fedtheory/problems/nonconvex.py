@@ -22,11 +22,11 @@ from typing import Mapping
 
 import numpy as np
 
-from .._validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative,
-                           check_positive, check_seed, check_weights)
 from ..linalg import batched_matvec, sym_extreme_eigs
+from ..validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative,
+                           check_positive, check_seed, check_weights)
 from .base import Certificate
-from .quadratic import CROSS_DEVICE_HINT, _hessian_dissimilarity, _unit_dissimilarity, _weighted_mean
+from .quadratic import CROSS_DEVICE_HINT, hessian_dissimilarity, unit_dissimilarity, weighted_mean
 from .smooth import SmoothProblem
 
 __all__ = ["NonconvexProblem", "nonconvex"]
@@ -62,7 +62,7 @@ class NonconvexProblem(SmoothProblem):
             raise ValueError("E and lin must be finite")
         self.n_clients, self.dim = lin.shape
         self.weights = check_weights(weights, self.n_clients)
-        E_bar = _weighted_mean(self.weights, E)
+        E_bar = weighted_mean(self.weights, E)
         if not np.allclose(E, np.swapaxes(E, 1, 2), rtol=0, atol=1e-12 * max(1.0, np.abs(E).max())):
             raise ValueError("E must be symmetric for every client")
         if np.abs(E_bar).max() > 1e-10 * max(1.0, np.abs(E).max()):
@@ -124,7 +124,7 @@ class NonconvexProblem(SmoothProblem):
         self._mu_local = mu_i
         cbar = w @ self.c
         x_star = _separable_minimum(self.curvature, self.nu, cbar)
-        delta_A, delta_B = _hessian_dissimilarity(self.E, w)
+        delta_A, delta_B = hessian_dissimilarity(self.E, w)
         G = self.grads(self.broadcast(x_star))
         g = w @ G
         residual = float(np.linalg.norm(g) / max(1.0, float(np.linalg.norm(cbar))))
@@ -171,10 +171,10 @@ def nonconvex(n_clients: int, dim: int, *, curvature: float = 1.0, nu: float = 0
     rng = np.random.default_rng(check_seed("seed", seed))
     G = rng.standard_normal((n, d, d))
     G += np.swapaxes(G, 1, 2).copy()
-    G_mean = _weighted_mean(w, G)
+    G_mean = weighted_mean(w, G)
     G -= 0.5 * (G_mean + G_mean.T)
     if delta > 0 and d > 0:
-        G *= delta / _unit_dissimilarity(G, w, which)
+        G *= delta / unit_dissimilarity(G, w, which)
     else:
         G[:] = 0.0
     cbar = rng.standard_normal(d)

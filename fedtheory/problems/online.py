@@ -28,7 +28,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_real, check_seed
+from ..validation import check_int, check_nonnegative, check_real, check_seed
 from .base import Certificate, Problem
 
 __all__ = ["OnlineProblem", "online_ridge", "online_logistic", "online_from_dataset", "stream_losses",

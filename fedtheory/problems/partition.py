@@ -18,7 +18,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive, check_seed
+from ..validation import check_int, check_nonnegative, check_positive, check_seed
 
 __all__ = ["iid_partition", "dirichlet_partition", "lognormal_partition", "shard_partition", "partition",
            "PartitionKind"]

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Literal, Mapping
 import numpy as np
 from scipy import optimize
 
-from .._validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative, check_real,
-                           check_seed, check_weights)
 from ..linalg import batched_spectral_apply, batched_symmetric_matvec, sym_extreme_eigs
+from ..prox_l1 import solve_quadratic_l1
+from ..validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative, check_real,
+                           check_seed, check_weights)
 from .base import Certificate, Problem, gradient_error_bound
 
 if TYPE_CHECKING:  # the structured family imports nothing from here; only the annotation needs it
@@ -50,18 +51,23 @@ class Dissimilarity:
     zeta2: float
 
 
-def _weighted_mean(weights: np.ndarray, arr: np.ndarray) -> np.ndarray:
+def weighted_mean(weights: np.ndarray, arr: np.ndarray) -> np.ndarray:
+    """sum_i w_i arr_i over the leading (client) axis: the server average of per-client vectors or Hessians."""
     return np.tensordot(weights, arr, axes=1)
 
 
-def _hessian_dissimilarity(A: np.ndarray, weights: np.ndarray,
+def hessian_dissimilarity(A: np.ndarray, weights: np.ndarray,
                            which: tuple[str, ...] = ("delta_A", "delta_B")) -> tuple[float, float]:
     """(delta_A, delta_B) of a stack of symmetric (dense ``(n,d,d)``) or diagonal (``(n,d)``) Hessians.
+
+    With E_i = A_i - sum_j w_j A_j: delta_A = sqrt(lambda_max(sum_i w_i E_i^2)) and delta_B = max_i ||E_i||, the
+    averaged and bounded Hessian dissimilarity (Jiang, Rodomanov & Stich 2024, Defs. 1-2; see
+    :class:`~fedtheory.problems.base.Certificate`).
 
     ``which`` skips a quantity that is not needed (returned as NaN): delta_B costs a batched
     eigendecomposition, delta_A only one GEMM, which matters for 10^4 clients.
     """
-    E = A - _weighted_mean(weights, A)
+    E = A - weighted_mean(weights, A)
     if A.ndim == 2:
         delta_B = float(np.max(np.abs(E))) if E.size else 0.0
         delta_A = float(np.sqrt(np.max(weights @ (E * E))))
@@ -125,7 +131,7 @@ class QuadraticProblem(Problem):
         self.weights = check_weights(weights, self.n_clients)
         self.hessians: HessianKind = "dense" if A.ndim == 3 else "diagonal"
         self.sigma2 = check_nonnegative("sigma2", sigma2)
-        self.A_bar = _weighted_mean(self.weights, A)
+        self.A_bar = weighted_mean(self.weights, A)
         self.b_bar = self.weights @ b
         self.certificate = self._certify()
 
@@ -153,7 +159,7 @@ class QuadraticProblem(Problem):
             x_star = V @ coef
         if np.min(mu_i) < -1e-12 * max(1.0, np.max(np.abs(L_i))):
             raise ValueError("QuadraticProblem needs positive semidefinite A_i (use the nonconvex family)")
-        delta_A, delta_B = _hessian_dissimilarity(self.A, self.weights)
+        delta_A, delta_B = hessian_dissimilarity(self.A, self.weights)
         grads_star = self.grads(self.broadcast(x_star))
         zeta2 = float(self.weights @ np.sum(grads_star * grads_star, axis=1))
         g_star = self.weights @ grads_star
@@ -226,7 +232,7 @@ class QuadraticProblem(Problem):
         Without l1: (A_i + lam I) x = b_i - lin_i + lam center_i, solved through the cached
         eigendecomposition A_i = V_i diag(s_i) V_i^T (no refactorisation when lam changes).
         With l1 > 0: closed-form soft-thresholding for diagonal Hessians, otherwise the batched proximal
-        solver of :mod:`fedtheory.local.prox_l1`, driven to a KKT residual <= 1e-12 (relative).
+        solver of :mod:`fedtheory.prox_l1`, driven to a KKT residual <= 1e-12 (relative).
         """
         l1 = check_nonnegative("l1", l1)
         lam_arr = self._check_local_args(lin, center, lam, clients)
@@ -246,8 +252,6 @@ class QuadraticProblem(Problem):
         rhs = b - lin
         rhs += lam_col * center_rows  # rhs is a fresh array: in place saves one (m, d) temporary
         if l1 > 0.0:
-            from ..local.prox_l1 import solve_quadratic_l1
-
             return solve_quadratic_l1(self, rhs, center, lam_arr, l1, clients)
         evals, evecs = self._eig
         if clients is not None:
@@ -276,8 +280,13 @@ class QuadraticProblem(Problem):
 # Generator with exact constants
 # ---------------------------------------------------------------------------------------------------------
 
-def _unit_dissimilarity(G: np.ndarray, weights: np.ndarray, which: str) -> float:
-    delta_A, delta_B = _hessian_dissimilarity(G, weights, which=(which,))
+def unit_dissimilarity(G: np.ndarray, weights: np.ndarray, which: str) -> float:
+    """``which`` (``"delta_A"`` or ``"delta_B"``) of the direction stack G: dividing G by it makes it 1.
+
+    The constructions scale zero-mean directions G_i to a unit dissimilarity before :func:`assemble_quadratic`
+    solves for the scale that hits the requested one.
+    """
+    delta_A, delta_B = hessian_dissimilarity(G, weights, which=(which,))
     return delta_A if which == "delta_A" else delta_B
 
 
@@ -419,16 +428,16 @@ def quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A: float |
     else:
         A_bar0 = s0
         G = rng.standard_normal((n, d))
-    G_mean = _weighted_mean(w, G)
+    G_mean = weighted_mean(w, G)
     if hessians == "dense":  # BLAS may sum (i, j) and (j, i) in different orders: restore exact symmetry
         G_mean = 0.5 * (G_mean + G_mean.T)
     G -= G_mean
-    return _assemble(A_bar0, G, w, mu=mu, L=L, delta=delta, which=which, zeta2=zeta2, x_star_norm=x_star_norm,
-                     rng=rng)
+    return assemble_quadratic(A_bar0, G, w, mu=mu, L=L, delta=delta, which=which, zeta2=zeta2,
+                              x_star_norm=x_star_norm, rng=rng)
 
 
-def _assemble(A_bar0: np.ndarray, G: np.ndarray, w: np.ndarray, *, mu: float, L: float, delta: float, which: str,
-              zeta2: float, x_star_norm: float, rng: np.random.Generator) -> QuadraticProblem:
+def assemble_quadratic(A_bar0: np.ndarray, G: np.ndarray, w: np.ndarray, *, mu: float, L: float, delta: float,
+                       which: str, zeta2: float, x_star_norm: float, rng: np.random.Generator) -> QuadraticProblem:
     """A_i = a (A_bar0 + t G_i) + c I with exact (mu, L, delta), then b_i with exact zeta2 (see quadratic()).
 
     ``G`` (consumed in place) must satisfy sum_i w_i G_i = 0; shared by :func:`quadratic` and the special
@@ -438,7 +447,7 @@ def _assemble(A_bar0: np.ndarray, G: np.ndarray, w: np.ndarray, *, mu: float, L:
     hessians = "dense" if G.ndim == 3 else "diagonal"
     spread = L - mu
     if delta > 0:
-        G /= _unit_dissimilarity(G, w, which)
+        G /= unit_dissimilarity(G, w, which)
         t, lo, hi = _solve_scale(A_bar0, G, spread, delta, which)
         mu0, L0 = lo.min(), hi.max()
         G *= t  # in place: base = A_bar0 + t G without another (n, d, d) temporary

@@ -11,7 +11,7 @@ and Hessian of psi_i; this class adds the perturbation and the exact local solve
     solve_local: argmin_x f_i(x) + <lin_i, x> + lam/2 ||x - center_i||^2 + l1 ||x - center_i||_1,
 
 by batched damped Newton (l1 = 0) or batched proximal Newton (l1 > 0; the inner l1-regularised quadratic
-model is solved exactly by :func:`fedtheory.local.prox_l1.solve_quadratic_l1`), for every client at once,
+model is solved exactly by :func:`fedtheory.prox_l1.solve_quadratic_l1`), for every client at once,
 until the relative gradient (or l1-KKT) residual is <= 1e-12.
 """
 from __future__ import annotations
@@ -20,8 +20,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .._validation import check_nonnegative
 from ..linalg import batched_matvec, sym_extreme_eigs
+from ..prox_l1 import kkt_residual_l1, solve_quadratic_l1
+from ..validation import check_nonnegative
 from .base import Problem, gradient_error_bound
 
 __all__ = ["SmoothProblem", "NEWTON_TOL"]
@@ -214,8 +215,6 @@ class SmoothProblem(Problem):
         return Xn
 
     def _prox_newton(self, X, G, scale, l1, args, max_iter: int = 100):
-        from ..local.prox_l1 import kkt_residual_l1, solve_quadratic_l1
-
         idx, lin, center, lam = args
         eye = np.eye(self.dim)
         active = np.arange(len(X))

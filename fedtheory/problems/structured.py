@@ -38,7 +38,7 @@ from typing import Callable, Literal, Mapping, TypeVar
 import numpy as np
 from scipy import optimize
 
-from .._validation import (available_memory, check_dissimilarity_request, check_int, check_nonnegative, check_real,
+from ..validation import (available_memory, check_dissimilarity_request, check_int, check_nonnegative, check_real,
                            check_seed, check_weights)
 from .base import Certificate, Problem, gradient_error_bound
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_finite_array, check_int, check_nonnegative, check_positive, check_probability
+from ..validation import check_finite_array, check_int, check_nonnegative, check_positive, check_probability
 
 __all__ = ["dense_hessians", "drift_vector", "fedavg_map", "fedavg_fixed_point", "fedprox_map", "fedprox_fixed_point",
            "proxskip_contraction", "proxskip_lyapunov", "fedavg_bias", "fedprox_bias"]

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .._validation import check_finite_array, check_int, check_nonnegative, check_positive, check_real
+from ..validation import check_finite_array, check_int, check_nonnegative, check_positive, check_real
 
 __all__ = [
     "effective_noise", "heterogeneity_factor", "theta", "theorem1_step", "theorem1_bound", "pretuning_bound",

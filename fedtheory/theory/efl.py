@@ -17,7 +17,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_finite_array, check_int, check_nonnegative, check_positive
+from ..validation import check_finite_array, check_int, check_nonnegative, check_positive
 
 __all__ = [
     "efl_coefficients", "assumption5_theta", "theorem1_gamma", "theorem1_step", "theorem1_schedule",

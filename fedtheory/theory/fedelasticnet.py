@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_finite_array, check_int, check_nonnegative, check_positive, check_real
+from ..validation import check_finite_array, check_int, check_nonnegative, check_positive, check_real
 
 __all__ = ["kappa", "kappa0", "kappa_prime", "C0_printed", "C0_corrected", "theorem31_rhs_printed",
            "theorem31_rhs_corrected", "theorem_b6_rhs", "lemma_b4_rhs", "lemma_b5_rhs", "bound28_rhs",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Literal, Sequence
 
-from .._validation import (check_finite_array, check_int, check_nonnegative, check_positive, check_probability,
+from ..validation import (check_finite_array, check_int, check_nonnegative, check_positive, check_probability,
                            check_real)
 
 __all__ = [

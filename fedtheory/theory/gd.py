@@ -1,7 +1,7 @@
 """Gradient descent's classical rates (Nesterov 2004, Thm 2.1.15; Polyak 1987)."""
 from __future__ import annotations
 
-from .._validation import check_nonnegative, check_positive
+from ..validation import check_nonnegative, check_positive
 
 
 def gd_contraction(mu: float, L: float, step: float) -> float:

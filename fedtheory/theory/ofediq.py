@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._validation import (check_finite_array, check_int, check_nonnegative, check_positive, check_probability,
+from ..validation import (check_finite_array, check_int, check_nonnegative, check_positive, check_probability,
                            check_real)
 
 __all__ = [

@@ -17,9 +17,9 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_int, check_positive, check_real, check_seed
 from ..problems.datasets import FederatedData, load_digits, synthetic_fedprox
 from ..problems.partition import partition as _partition
+from ..validation import check_int, check_positive, check_real, check_seed
 from .models import cnn_digits, logistic_regression, mlp
 from .problem import TorchProblem
 

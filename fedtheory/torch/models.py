@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .._validation import check_int, check_seed
+from ..validation import check_int, check_seed
 
 __all__ = ["FlatModel", "logistic_regression", "mlp", "cnn_digits", "ACTIVATIONS"]
 

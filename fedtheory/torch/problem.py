@@ -52,9 +52,9 @@ from typing import Any, Literal, Sequence
 import numpy as np
 import torch
 
-from .._validation import check_int, check_nonnegative, check_weights
 from ..problems.base import Certificate, Problem
 from ..problems.datasets import FederatedData
+from ..validation import check_int, check_nonnegative, check_weights
 from .models import FlatModel
 
 __all__ = ["TorchProblem", "DTYPES", "FISHER_CHUNK_BYTES"]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fedtheory.algorithms import Draw, FedAvg, FedDyn, FedProx, Scaffold
-from fedtheory.algorithms._table import ClientTable, as_table
+from fedtheory.algorithms.client_table import ClientTable, as_table
 from fedtheory.participation import UniformSubset
 from fedtheory.problems import SharedBasisQuadratic, quadratic, structured_quadratic
 from fedtheory.problems import structured as structured_module
@@ -135,7 +135,7 @@ def test_infeasible_and_oversized_requests_are_refused_before_allocating(monkeyp
         structured_quadratic(100, 5, mu=0.1, L=1.0, delta_A=2.0)
     with pytest.raises(ValueError, match="basis"):
         structured_quadratic(100, 5, mu=0.1, L=1.0, basis="dense")
-    import fedtheory._validation as validation
+    import fedtheory.validation as validation
 
     monkeypatch.setattr(validation, "available_memory", lambda: 10**9)
     monkeypatch.setattr(structured_module, "available_memory", lambda: 10**9)
@@ -368,7 +368,7 @@ def test_an_efl_round_touches_only_its_active_clients_rows(monkeypatch):
 def test_every_dense_generator_refuses_before_allocating_and_names_the_structured_family(make, monkeypatch):
     import tracemalloc
 
-    import fedtheory._validation as validation
+    import fedtheory.validation as validation
 
     monkeypatch.setattr(validation, "available_memory", lambda: 4 * 2**30)
     tracemalloc.start()

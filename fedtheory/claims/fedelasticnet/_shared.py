@@ -15,7 +15,7 @@ __all__ = ["all_clients", "local_solutions", "alg3_round_terms", "expected_parti
 
 
 def all_clients(problem):
-    from ...algorithms._local import Draw
+    from ...algorithms.federated import Draw
 
     return Draw(clients=np.arange(problem.n_clients, dtype=np.int64))
 

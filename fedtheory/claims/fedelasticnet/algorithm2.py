@@ -69,7 +69,7 @@ def _alg2_instances(thorough: bool):
                  "1e-12 relative, over several rounds with the same sampled clients",
        kind="identity", instances=_alg2_instances)
 def check_algorithm2(inst: dict) -> Evidence:
-    from ...algorithms._local import Draw
+    from ...algorithms.federated import Draw
     from ...algorithms.scaffold import Scaffold
     from ...participation import UniformSubset
 

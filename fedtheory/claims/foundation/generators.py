@@ -113,7 +113,7 @@ def _solve_instances(thorough: bool):
                  "points whose relative (l1-)KKT residual is <= 1e-12 for every client",
        kind="identity", instances=_solve_instances)
 def check_logistic_solve_local(inst: dict) -> Evidence:
-    from ...local.prox_l1 import kkt_residual_l1
+    from ...prox_l1 import kkt_residual_l1
 
     p = logistic(**inst["problem"])
     lam, l1 = inst["lam"], inst["l1"]

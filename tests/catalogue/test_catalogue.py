@@ -19,7 +19,7 @@ from fedtheory.algorithms import GradientDescent
 from fedtheory.cli import main as cli_main
 from fedtheory.run import run
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NAMES = catalogue.names()
 #: Instances whose arrays are shipped (NAME.npz); the cross-device ones (``"ship_arrays": false``) are generated
 #: from their seed and checked against a recorded fingerprint (tests/test_scale.py).

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedtheory.algorithms import FedAvg, FedDyn, FedProx, Scaffnew, Scaffold
-from fedtheory.algorithms._local import threshold, vector_bits
+from fedtheory.algorithms.federated import threshold, vector_bits
 from fedtheory.local.gd import local_gd, soft_threshold
 from fedtheory.participation import Bernoulli, Full, UniformSubset
 from fedtheory.problems.quadratic import quadratic

@@ -1,5 +1,8 @@
 """Batched exact solver for l1-regularised local subproblems (FedElasticNet's local solve).
 
+A numerical kernel beside :mod:`fedtheory.linalg`: the problems' ``solve_local`` call it (and the claims check
+its KKT residual), so it depends on nothing above linear algebra.
+
 For every client i we solve, in the shifted variable y = x - center_i,
 
     min_y  1/2 y^T H_i y + g_i^T y + l1 ||y||_1,     H_i = A_i + lam_i I  (positive definite),
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..linalg import batched_matvec
+from .linalg import batched_matvec
 
 
 def kkt_residual_l1(grad_smooth: np.ndarray, y: np.ndarray, l1: float) -> np.ndarray:

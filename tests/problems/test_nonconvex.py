@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 from scipy import optimize
 
 from fedtheory.claims import REGISTRY
-from fedtheory.local.prox_l1 import kkt_residual_l1
+from fedtheory.prox_l1 import kkt_residual_l1
 from fedtheory.problems import NonconvexProblem, nonconvex
 from fedtheory.strategies import nonconvex_params
 from fedtheory.testing import assert_oracles_match_finite_differences

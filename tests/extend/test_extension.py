@@ -174,7 +174,7 @@ def test_the_example_package_uses_only_the_public_api() -> None:
     from pathlib import Path
     import re
 
-    root = Path(__file__).resolve().parents[1] / "examples" / "momentum_fedavg"
+    root = Path(__file__).resolve().parents[2] / "examples" / "momentum_fedavg"
     imports = [m for p in root.rglob("*.py") for m in re.findall(r"^(?:from|import) (fedtheory[\w.]*)",
                                                                   p.read_text(), flags=re.M)]
     assert imports and not [m for m in imports if any(part.startswith("_") for part in m.split("."))], imports

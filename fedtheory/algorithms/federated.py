@@ -30,9 +30,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .._validation import check_bool, check_positive
 from ..participation import Full, Participation, UniformSubset, as_participation
 from ..problems.base import Problem
+from ..validation import check_bool, check_positive
 from .base import FLOAT_BITS, RoundLog, State
 
 __all__: list[str] = []
