@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..claims.registry import FALSE_KINDS, Claim, load_all
+from ..papers import all_papers, coverage, qualified_summary, render_totals
 from .symbols import symbols
 
 __all__ = ["ledger_counts", "blocks", "update_readme"]
@@ -79,8 +80,6 @@ def _false_table(claims: list[Claim]) -> str:
 
 def _coverage_totals(claims: list[Claim]) -> str:
     """The per-paper coverage totals and the sentence on derived, narrower and measured statements."""
-    from ..papers import all_papers, coverage, qualified_summary, render_totals
-
     papers = all_papers()
     rows = coverage(papers, claims)
     return render_totals(rows, {p.key: p.key for p in papers}) + "\n\n" + qualified_summary(rows) + "\n"
