@@ -227,7 +227,10 @@ def _with_without_correction(inst: dict) -> dict[str, tuple[float, float, float]
                  "gradients (delayed GD) then converge *faster* (dominant root ~ 1 - eta a - tau (eta a)^2)",
        kind="counterexample", expected="violated", instances=_corr_value_instances,
        false_kind="reading",
-       reading="App. G.3's \"sending the correction is crucial\" read as universal (dropping it never converges faster, on any problem and step); read as the paper writes it, an empirical remark about its CIFAR-100 runs, it is not refuted: on the same quadratics the estimation error without the correction is 6-9x larger (docofl.correction_value.corrected)")
+       reading=("App. G.3's \"sending the correction is crucial\" read as universal (dropping it never converges "
+                "faster, on any problem and step); read as the paper writes it, an empirical remark about its "
+                "CIFAR-100 runs, it is not refuted: on the same quadratics the estimation error without the "
+                "correction is 6-9x larger (docofl.correction_value.corrected)"))
 
 
 def check_correction_value(inst: dict) -> Evidence:

@@ -288,7 +288,8 @@ def _a5_instances(thorough: bool):
        statement="with p_tau^k = E p^k / s_tau^k, s ~ U{s_min..E}: max p_tau^k / p^k = E / s_min and "
                  "E[sum_k p_tau^k s_tau^k] = E (exact enumeration); EFL's step/decay reproduce Theorem 1's eta_tau",
        kind="identity", derived=True, instances=_a5_instances,
-       narrower="Assumption 5 for EFL's own coefficients with s uniform on {s_min..E} (theta = E/s_min, derived by fedtheory), and Theorem 1's step")
+       narrower=("Assumption 5 for EFL's own coefficients with s uniform on {s_min..E} (theta = E/s_min, derived by "
+                 "fedtheory), and Theorem 1's step"))
 def check_assumption5(inst: dict) -> Evidence:
     E, s_min, n = inst["E"], inst["s_min"], inst["n"]
     problem = efl_harness(seed=inst["seed"], n=n, d=3)
@@ -325,7 +326,8 @@ def _cor1_instances(thorough: bool):
        statement="with C_tau = tau C, the abandonment threshold y* = f_1(T)/J decreases in E always and in T once "
                  "E T >= gamma (the regime of eq. 9); y* T E^2 J / C -> 1 (eq. 9 up to a factor E)",
        kind="monotonicity", instances=_cor1_instances,
-       narrower="eq. (9) up to a factor E: the threshold y* = f_1(T)/J derived from eq. (8) behaves like C/(T E^2 J), while eq. (9) prints (C/J)/(T E); its monotonicity in E and T is what is asserted")
+       narrower=("eq. (9) up to a factor E: the threshold y* = f_1(T)/J derived from eq. (8) behaves like C/(T E^2 "
+                 "J), while eq. (9) prints (C/J)/(T E); its monotonicity in E and T is what is asserted"))
 def check_corollary1(inst: dict) -> Evidence:
     C, J, gamma = inst["C"], inst["J"], inst["gamma"]
     Es = [1, 2, 5, 10, 20]

@@ -59,7 +59,8 @@ _B6_SPACE = alg3_space(
                  "<gamma^{t-1} - theta*, s_bar^t>, V = ||gamma - theta*||^2 + kappa C; and (27), (28), (29), "
                  "B.4, B.5 each hold (conditional expectations by enumerating client subsets)",
        kind="bound", space=_B6_SPACE, cost="slow",
-       narrower="Theorem B.6 in its proof's weaker form, with the factor d in the floor kappa' lambda1^2 d (the printed floor has no d; that form is only measured, fedelasticnet.thmB6.printed_without_d)")
+       narrower=("Theorem B.6 in its proof's weaker form, with the factor d in the floor kappa' lambda1^2 d (the "
+                 "printed floor has no d; that form is only measured, fedelasticnet.thmB6.printed_without_d)"))
 def check_b6_per_round(inst) -> Evidence:
     problem, alg, T = inst
     res = lyapunov_margins(problem, alg, T)
