@@ -41,5 +41,23 @@ def test_the_readmes_generated_numbers_are_current():
     from fedtheory.report.readme import update_readme
 
     readme = (ROOT / "README.md").read_text()
-    assert "<!-- generated: ledger-summary -->" in readme and "<!-- generated: false-statements -->" in readme
+    for name in ("ledger-summary", "false-statements", "coverage-totals"):
+        assert f"<!-- generated: {name} -->" in readme, f"README has no generated block {name!r}"
     assert update_readme(readme) == readme, "stale: run python -m fedtheory.report.readme README.md"
+
+
+def test_the_false_statements_come_in_three_tables():
+    # The papers' statements false as printed, those false under a named reading, and fedtheory's own readings
+    # or folklore (not statements of the papers), in this order, each claim in the table of its false_kind.
+    from fedtheory.claims import load_all
+    from fedtheory.report.readme import blocks
+
+    tables = blocks()["false-statements"]
+    heads = ("**False as printed**", "**False under a named reading**",
+             "**fedtheory's own readings or folklore found false**")
+    assert tables.index(heads[0]) < tables.index(heads[1]) < tables.index(heads[2])
+    parts = dict(zip(("printed", "reading", "ours"), (tables.split(heads[1])[0], tables.split(heads[1])[1].split(
+        heads[2])[0], tables.split(heads[2])[1])))
+    for c in load_all().values():
+        if c.expected == "violated":
+            assert f"`{c.id}`" in parts[c.false_kind], c.id

@@ -29,6 +29,11 @@ Expectation = Literal["holds", "violated", "exploratory"]
 Cost = Literal["fast", "slow"]
 COSTS = ("fast", "slow")
 EXPECTATIONS = ("holds", "violated", "exploratory")
+#: What kind of false statement a claim expected to be violated records: ``"printed"`` (the paper's statement as
+#: printed), ``"reading"`` (the paper's statement under one reading of an ambiguous text, named in ``reading``
+#: with the verdict under the other reading) or ``"ours"`` (fedtheory's own reading, or folklore, that the paper
+#: does not state: its maths is checked, but it is not a statement of the paper).
+FALSE_KINDS = ("printed", "reading", "ours")
 PAPERS = ("foundation", "classic", "fedelasticnet", "docofl", "fedred", "ofediq", "efl", "neural")
 KINDS = ("identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point", "statistical",
          "counterexample", "invariant", "qualitative")
@@ -238,6 +243,16 @@ class Claim:
     #: hypothesis examples in the default test run ("slow" claims run under ``pytest -m slow``). A claim is slow
     #: when one example takes more than about a second.
     cost: Cost = "fast"
+    #: For a claim expected to be violated, which kind of false statement it records (one of
+    #: :data:`FALSE_KINDS`); empty otherwise.
+    false_kind: str = ""
+    #: For ``false_kind="reading"``: the reading under which the statement is false, and the verdict under the
+    #: other reading (e.g. "sign(0) = 0 as printed; under a sub-gradient, as eq. (11) needs, both hold").
+    reading: str = ""
+    #: What this check covers less than the statements it cites (participation, horizon, the proof's weaker
+    #: form, a factor); empty when it checks them as printed. The coverage table reports a statement checked
+    #: only this way as ``checked-narrower``, with this text.
+    narrower: str = ""
 
     @property
     def reference(self) -> str:
@@ -295,6 +310,7 @@ class ClaimResult:
         c = self.claim
         return {"id": c.id, "paper": c.paper, "reference": c.reference, "statement": c.statement,
                 "kind": c.kind, "expected": c.expected, "derived": c.derived, "notes": c.notes,
+                "false_kind": c.false_kind, "reading": c.reading, "narrower": c.narrower,
                 "cites": [f"{x.paper}:{x.label}" for x in c.citations],
                 "status": self.status, "worst_tightness": _num(self.worst_tightness), "error": self.error,
                 "seconds": self.seconds, "evidence": [e.as_dict() for e in self.evidence]}
@@ -306,7 +322,8 @@ REGISTRY: dict[str, Claim] = {}
 def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Kind,
                 instances: Callable[[bool], Iterable[Any]] | None, expected: Expectation, derived: bool,
                 notes: str, space: Any, cites: Sequence[str],
-                pep: Callable[[Any], tuple[float, float] | None] | None, cost: Cost = "fast") -> dict[str, Any]:
+                pep: Callable[[Any], tuple[float, float] | None] | None, cost: Cost = "fast",
+                false_kind: str = "", reading: str = "", narrower: str = "") -> dict[str, Any]:
     """The fields of a claim, checked (a bad one is named in the error), before its check function is known.
 
     Built-in claims go through :func:`claim`, which also registers them; a researcher's own claims through
@@ -351,9 +368,34 @@ def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Ki
         raise bad("cost", f"must be one of {COSTS}, got {cost!r}")
     if pep is not None and not callable(pep):
         raise TypeError(f"claim {id!r}: pep must be a function instance -> (PEP worst value, bound), got {pep!r}")
+    _check_false_kind(bad, expected=expected, derived=derived, false_kind=false_kind, reading=reading,
+                      narrower=narrower)
     return dict(id=id, paper=paper, source=reference.strip(), statement=statement, kind=kind, instances=instances,
                 expected=expected, derived=derived, notes=notes, space=space, cites=tuple(cites), pep=pep,
-                cost=cost)
+                cost=cost, false_kind=false_kind, reading=reading.strip(), narrower=narrower.strip())
+
+
+def _check_false_kind(bad: Callable[[str, str], ValueError], *, expected: str, derived: bool, false_kind: str,
+                      reading: str, narrower: str) -> None:
+    """Only a claim expected to be violated says which kind of false statement it records (and, for a reading,
+    the reading and the other reading's verdict; :func:`claim` requires the kind of every built-in one); only a
+    check of a statement that holds can be narrower than it."""
+    for name, value in (("false_kind", false_kind), ("reading", reading), ("narrower", narrower)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+    if false_kind not in ("",) + FALSE_KINDS:
+        raise bad("false_kind", f"must be one of {FALSE_KINDS} (or empty), got {false_kind!r}")
+    if false_kind and expected != "violated":
+        raise bad("false_kind", f"is {false_kind!r} but expected={expected!r}: only a claim expected to be "
+                                "violated records a false statement")
+    if derived and false_kind in ("printed", "reading"):
+        raise bad("false_kind", f"is {false_kind!r} but the claim is derived: a derived statement is not the "
+                                "paper's, so it is false_kind='ours'")
+    if (false_kind == "reading") != bool(reading.strip()):
+        raise bad("reading", "must name the reading and the verdict under the other reading exactly when "
+                             "false_kind='reading'")
+    if narrower.strip() and expected == "violated":
+        raise bad("narrower", "is for checks of statements that hold; a recorded counterexample is not narrower")
 
 
 def with_check(fields: dict[str, Any], check: Callable[[Any], Evidence]) -> Claim:
@@ -367,7 +409,8 @@ def with_check(fields: dict[str, Any], check: Callable[[Any], Evidence]) -> Clai
 def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "",
           instances: Callable[[bool], Iterable[Any]] | None = None, expected: Expectation = "holds",
           derived: bool = False, notes: str = "", space: Any = None, cites: Sequence[str] = (),
-          pep: Callable[[Any], tuple[float, float] | None] | None = None, cost: Cost = "fast"
+          pep: Callable[[Any], tuple[float, float] | None] | None = None, cost: Cost = "fast",
+          false_kind: str = "", reading: str = "", narrower: str = ""
           ) -> Callable[[Callable[[Any], Evidence]], Claim]:
     """Decorator registering a check function as a built-in claim; returns the :class:`Claim` (callable like
     the check).
@@ -379,13 +422,19 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
     statements that are not the paper's own (an inequality derived by fedtheory, or a
     corrected version of a false statement); put ``.derived`` or ``.corrected`` in their ids too. ``cites``
     names the paper's numbered statements the claim checks (see :attr:`Claim.cites`); ``pep`` is the exact
-    worst case over the class, see :attr:`Claim.pep`.
+    worst case over the class, see :attr:`Claim.pep`. A claim with ``expected="violated"`` gives ``false_kind``
+    (and ``reading`` for a statement false under one reading); ``narrower`` says what the check covers less than
+    the statements it cites (see :attr:`Claim.narrower`).
     """
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {PAPERS}, got {paper!r}")
+    if expected == "violated" and not false_kind:
+        raise ValueError(f"claim {id!r}: false_kind must be one of {FALSE_KINDS} for a claim expected to be violated "
+                         "(the paper's printed statement, a reading of it, or fedtheory's own)")
     fields = declaration(id=id, paper=paper, reference=reference, statement=statement, kind=kind,
                          instances=instances, expected=expected, derived=derived, notes=notes, space=space,
-                         cites=cites, pep=pep, cost=cost)
+                         cites=cites, pep=pep, cost=cost, false_kind=false_kind, reading=reading,
+                         narrower=narrower)
 
     def wrap(fn: Callable[[Any], Evidence]) -> Claim:
         if id in REGISTRY:

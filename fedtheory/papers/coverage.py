@@ -1,27 +1,43 @@
-"""Coverage of the papers' statements by the claims ledger: what is checked, recorded false, not checkable, open.
+"""Coverage of the papers' statements by the claims ledger: one status per statement, from a stated set.
 
-The status of a statement is computed from the registered claims' ``cites`` and the paper's inventory
-(:mod:`fedtheory.papers.inventory`), never written by hand, so the table cannot drift from the ledger:
+The status of a statement is computed from the registered claims that cite it and the paper's inventory
+(:mod:`fedtheory.papers.inventory`), never written by hand, so the table cannot drift from the ledger. In order
+of precedence:
 
-* **false**: a claim citing it expects the paper's statement to be violated (``expected="violated"``, not a
-  derived or corrected claim); the corrected statement is registered next to it;
-* **checked**: some claim cites it, or (tables, figures) a notebook or docs section reproduces it;
-* **not checkable**: the inventory gives the reason;
+* **false**: a claim citing it finds the printed statement violated (``expected="violated"``,
+  ``false_kind="printed"``); the corrected statement is registered next to it;
+* **false-under-reading**: a claim finds it violated under one reading of an ambiguous text
+  (``false_kind="reading"``; the claim names the reading and the verdict under the other reading);
+* **checked**: a claim checks the printed statement as printed (expected to hold, not derived, not narrower);
+* **checked-derived**: the printed formula is not recoverable; the inventory's ``reconstruction`` says what is
+  checked instead, and the claims checking it are marked derived;
+* **checked-narrower**: the claims check less than the statement (participation, horizon, the proof's weaker
+  form, a factor); their ``narrower`` says what;
+* **measured**: only exploratory claims measure it (an experiment on a stand-in, never counted as checked); the
+  inventory says whether the stand-in reproduces the paper's shape;
+* **not-checkable**: the inventory gives the reason;
 * **open**: none of these: checkable, not checked yet.
+
+fedtheory's own readings that turn out false (``false_kind="ours"``) are not statements of the papers and give
+no statement a status.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..claims.registry import Claim
 from .inventory import Paper, Statement
 
-__all__ = ["StatementCoverage", "coverage", "totals", "render_totals", "render_markdown", "numbered_statements",
-           "STATUSES", "qualified_summary"]
+__all__ = ["StatementCoverage", "coverage", "totals", "render_totals", "render_markdown", "render_json",
+           "numbered_statements", "STATUSES", "ASSERTED", "qualified_summary"]
 
-STATUSES = ("checked", "false", "not checkable", "open")
+STATUSES = ("checked", "checked-derived", "checked-narrower", "measured", "false", "false-under-reading",
+            "not-checkable", "open")
+#: The statuses with an asserted verdict on the statement (it can fail): what "checked of checkable" counts.
+ASSERTED = ("checked", "checked-derived", "checked-narrower", "false", "false-under-reading")
 
 
 @dataclass(frozen=True)
@@ -30,26 +46,88 @@ class StatementCoverage:
     statement: Statement
     status: str
     claims: tuple[str, ...]
-    #: How a checked statement is checked, when not by an assertion of its printed form: "measured" (every
-    #: citing claim records a measurement without asserting a verdict, e.g. an experiment's shape on a small
-    #: stand-in) or "reconstructed" (every citing claim is fedtheory's derived form, e.g. where the printed
-    #: formula is lost in the paper's text); empty otherwise.
-    qualifier: str = ""
+    #: What the status rests on, in one line: the reconstruction, what is narrower, whether the stand-in
+    #: reproduces the paper's shape, the reading, the counterexample's claim, or why it cannot be checked.
+    note: str = ""
 
     @property
     def detail(self) -> str:
-        if self.claims:
-            prefix = {"measured": "measured, not asserted: ",
-                      "reconstructed": "in a form derived by fedtheory: "}.get(self.qualifier, "")
-            return prefix + ", ".join(f"`{c}`" for c in self.claims)
-        if self.statement.reproduced_in:
-            return f"reproduced in {self.statement.reproduced_in}"
-        return self.statement.not_checkable
+        """The claims (or the notebook) and the note, for the coverage page."""
+        cited = ", ".join(f"`{c}`" for c in self.claims)
+        if not cited and self.statement.reproduced_in:
+            cited = f"reproduced in {self.statement.reproduced_in}"
+        return " - ".join(x for x in (cited, self.note) if x)
+
+    def as_record(self) -> dict[str, Any]:
+        """The record of ``fedtheory coverage --json``."""
+        return {"paper": self.paper, "statement": self.statement.label, "status": self.status,
+                "claims": list(self.claims), "note": self.note}
 
 
-def coverage(papers: Sequence[Paper], claims: Iterable[Claim]) -> list[StatementCoverage]:
+def _status(paper: str, s: Statement, cs: Sequence[Claim], strict: bool = True) -> tuple[str, str]:
+    """The status of statement ``s`` and its note, from the claims ``cs`` citing it; ValueError where the
+    claims' flags and the inventory disagree (the message names the claim or statement to fix), or, with
+    ``strict=False`` (a recorded ledger of another version), the closest status with the disagreement as its
+    note."""
+    where = f"{paper}:{s.label}"
+
+    def disagree(message: str, fallback: str) -> tuple[str, str]:
+        if strict:
+            raise ValueError(message)
+        return fallback, f"(the ledger's flags disagree with the inventory: {message})"
+
+    if cs and s.not_checkable:
+        return disagree(f"{where} is marked not checkable ({s.not_checkable!r}) but claims "
+                        f"{[c.id for c in cs]} check it: keep one", "not-checkable")
+    printed = [c for c in cs if c.expected == "violated" and c.false_kind == "printed"]
+    if printed:
+        return "false", "; ".join(f"the printed statement fails: {c.statement} ({c.id})" for c in printed)
+    readings = [c for c in cs if c.expected == "violated" and c.false_kind == "reading"]
+    if readings:
+        return "false-under-reading", "; ".join(f"false under the reading: {c.reading} ({c.id})" for c in readings)
+    holds = [c for c in cs if c.expected == "holds"]
+    full = [c for c in holds if not c.derived and not c.narrower]
+    narrower = [c for c in holds if c.narrower]
+    if s.reconstruction:
+        if full:
+            return disagree(f"{where} is reconstructed ({s.reconstruction!r}), but {[c.id for c in full]} cite "
+                            "it as printed: mark them derived=True, or say on each what it checks of it (narrower=)",
+                            "checked-derived")
+        if any(c.derived and not c.narrower for c in holds):
+            return "checked-derived", s.reconstruction
+        if narrower:
+            return "checked-narrower", _narrower_note(narrower) + f" (reconstruction: {s.reconstruction})"
+        return disagree(f"{where} declares a reconstruction but no claim expected to hold checks it", "open")
+    if full:
+        return "checked", ""
+    if narrower:
+        return "checked-narrower", _narrower_note(narrower)
+    if holds:
+        return disagree(f"{where} is checked only by derived claims {[c.id for c in holds]}: declare the "
+                        "reconstruction in the inventory (reconstruction=), or what the check leaves out on the "
+                        "claim (narrower=)", "checked-derived")
+    measured = [c for c in cs if c.expected == "exploratory"]
+    if measured or s.reproduced_in:
+        if s.reproduced is None:
+            return disagree(f"{where} is only measured ({[c.id for c in measured]}): say whether the stand-in "
+                            "reproduces the paper's shape (reproduced=True/False, stand_in=...)", "measured")
+        return "measured", f"{'reproduced' if s.reproduced else 'not reproduced'}: {s.stand_in}"
+    if s.reproduced is not None:
+        return disagree(f"{where} says reproduced={s.reproduced} but no exploratory claim measures it", "open")
+    if s.not_checkable:
+        return "not-checkable", s.not_checkable
+    return "open", ""
+
+
+def _narrower_note(claims: Sequence[Claim]) -> str:
+    return "; ".join(f"{c.narrower} ({c.id})" for c in claims)
+
+
+def coverage(papers: Sequence[Paper], claims: Iterable[Claim], strict: bool = True) -> list[StatementCoverage]:
     """Every statement of ``papers`` with its status; ValueError if a claim cites a statement not in the
-    inventory (a typo there would silently leave the statement open)."""
+    inventory (a typo there would silently leave the statement open), or if the claims' flags and the inventory
+    disagree (see :func:`_status`; ``strict=False`` reports the disagreement in the note instead, for a ledger
+    recorded by another version)."""
     citing: dict[tuple[str, str], list[Claim]] = {}
     inventory = {(p.key, s.label) for p in papers for s in p.statements}
     keys = {p.key for p in papers}
@@ -65,51 +143,45 @@ def coverage(papers: Sequence[Paper], claims: Iterable[Claim]) -> list[Statement
     for p in papers:
         for s in p.statements:
             cs = citing.get((p.key, s.label), [])
-            if cs and s.not_checkable:
-                raise ValueError(f"{p.key}:{s.label} is marked not checkable ({s.not_checkable!r}) but claims "
-                                 f"{[c.id for c in cs]} check it: keep one")
-            if any(c.expected == "violated" and not c.derived for c in cs):
-                status = "false"
-            elif cs or s.reproduced_in:
-                status = "checked"
-            elif s.not_checkable:
-                status = "not checkable"
-            else:
-                status = "open"
-            qualifier = ""
-            if status == "checked" and cs:
-                if all(c.expected == "exploratory" for c in cs):
-                    qualifier = "measured"
-                elif all(c.derived for c in cs):
-                    qualifier = "reconstructed"
-            out.append(StatementCoverage(p.key, s, status, tuple(c.id for c in cs), qualifier))
+            status, note = _status(p.key, s, cs, strict)
+            out.append(StatementCoverage(p.key, s, status, tuple(c.id for c in cs), note))
     return out
 
 
 def totals(rows: Sequence[StatementCoverage]) -> dict[str, dict[str, int]]:
-    """Per paper: the count of each status and the total."""
+    """Per paper: the count of each status, of measured statements that do not reproduce, and the total."""
     out: dict[str, dict[str, int]] = {}
     for r in rows:
-        t = out.setdefault(r.paper, {**{s: 0 for s in STATUSES}, "total": 0})
+        t = out.setdefault(r.paper, {**{s: 0 for s in STATUSES}, "not reproduced": 0, "total": 0})
         t[r.status] += 1
+        t["not reproduced"] += r.status == "measured" and r.statement.reproduced is False
         t["total"] += 1
     return out
 
 
 def checked_share(t: Mapping[str, int]) -> float:
-    """Checked or recorded false, as a share of the numerically checkable statements."""
-    checkable = t["total"] - t["not checkable"]
-    return (t["checked"] + t["false"]) / checkable if checkable else 1.0
+    """The statements with an asserted verdict (checked in any form, or found false), as a share of the
+    numerically checkable ones (measured and open statements are checkable and not checked)."""
+    checkable = t["total"] - t["not-checkable"]
+    return sum(t[s] for s in ASSERTED) / checkable if checkable else 1.0
 
 
 def render_totals(rows: Sequence[StatementCoverage], citations: Mapping[str, str]) -> str:
     """The per-paper totals as a Markdown table (the README's and ``fedtheory coverage``'s)."""
-    lines = ["| paper | checked | recorded false | not checkable | open | total | checked of checkable |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| paper | checked | checked, derived form | checked, narrower form | measured (not reproduced) | "
+             "false as printed | false under a reading | not checkable | open | total | asserted of checkable |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for key, t in totals(rows).items():
-        lines.append(f"| {citations[key]} | {t['checked']} | {t['false']} | {t['not checkable']} | {t['open']} | "
-                     f"{t['total']} | {checked_share(t):.0%} |")
+        lines.append(f"| {citations[key]} | {t['checked']} | {t['checked-derived']} | {t['checked-narrower']} | "
+                     f"{t['measured']} ({t['not reproduced']}) | {t['false']} | {t['false-under-reading']} | "
+                     f"{t['not-checkable']} | {t['open']} | {t['total']} | {checked_share(t):.0%} |")
     return "\n".join(lines)
+
+
+def render_json(rows: Sequence[StatementCoverage]) -> str:
+    """``fedtheory coverage --json``: every statement's record under ``"statements"``, and the status set."""
+    return json.dumps({"statuses": list(STATUSES), "statements": [r.as_record() for r in rows]}, indent=1,
+                      ensure_ascii=False)
 
 
 def render_markdown(papers: Sequence[Paper], rows: Sequence[StatementCoverage]) -> str:
@@ -118,16 +190,24 @@ def render_markdown(papers: Sequence[Paper], rows: Sequence[StatementCoverage]) 
     out = ["# Coverage of the papers' statements", "",
            "Generated by `fedtheory coverage --write docs/coverage.md` from the claims ledger and the papers' "
            "inventories (`fedtheory/papers/`); `tests/papers/test_coverage.py` fails when this page is out of date or a "
-           "numbered statement of a paper has no entry.", "",
-           "Status: **checked** (a claim of `fedtheory verify` checks it, or a notebook reproduces the "
-           "experiment), **false** (the claim finds the paper's statement violated and a corrected statement is "
-           "registered next to it), **not checkable** (the reason is given), **open** (checkable, not checked "
-           "yet). A statement's proof chain is what `fedtheory verify --explain CLAIM` walks.", "",
+           "numbered statement of a paper has no entry. `fedtheory coverage --json` gives the same statuses as "
+           "records.", "",
+           "Each statement has exactly one status: **checked** (a claim of `fedtheory verify` checks the printed "
+           "statement on instances inside its hypotheses), **checked-derived** (the printed formula is not "
+           "recoverable; the reconstruction checked instead is given), **checked-narrower** (the check covers "
+           "less than the statement; what is narrower is given), **measured** (an experiment on an offline "
+           "stand-in, reported without a verdict, *reproduced* or *not reproduced*; never counted as checked), "
+           "**false** (the printed statement fails; the claim finds the counterexample and a corrected statement "
+           "is registered next to it), **false-under-reading** (false under the reading named, with the verdict "
+           "under the other reading), **not-checkable** (the reason is given), **open** (checkable, not checked "
+           "yet). \"Asserted of checkable\" counts the statements with a verdict that can fail (checked in any "
+           "form, or found false) among those that are not not-checkable. A statement's proof chain is what "
+           "`fedtheory verify --explain CLAIM` walks.", "",
            render_totals(rows, citations), "",
            qualified_summary(rows), ""]
     for p in papers:
-        out += [f"## {p.citation}", "", "| statement | where | what it says | status | claims, or why not | "
-                "proof uses |", "|---|---|---|---|---|---|"]
+        out += [f"## {p.citation}", "", "| statement | where | what it says | status | claims, and what the "
+                "status rests on | proof uses |", "|---|---|---|---|---|---|"]
         for r in rows:
             if r.paper != p.key:
                 continue
@@ -139,14 +219,16 @@ def render_markdown(papers: Sequence[Paper], rows: Sequence[StatementCoverage]) 
 
 
 def qualified_summary(rows: Sequence[StatementCoverage]) -> str:
-    """The sentence saying how many checked statements are only measured, or checked in a derived form."""
-    measured = sum(r.qualifier == "measured" for r in rows)
-    reconstructed = sum(r.qualifier == "reconstructed" for r in rows)
-    return (f"Of the checked statements, {measured} are *measured, not asserted* (an experiment's shape on a small "
-            "offline stand-in, reported without a verdict; the paper's docs page says whether its shape "
-            f"reproduces) and {reconstructed} are checked *in a form derived by fedtheory* (the printed formula is "
-            "not recoverable from the paper's text, or the paper states it only up to constants): their claims "
-            "are marked derived in the ledger.")
+    """The sentence counting the statements that are checked only in a derived or narrower form, or only
+    measured."""
+    n = {s: sum(r.status == s for r in rows) for s in STATUSES}
+    not_reproduced = sum(r.status == "measured" and r.statement.reproduced is False for r in rows)
+    return (f"Of {len(rows)} statements, {n['checked']} are checked as printed, {n['checked-derived']} in a form "
+            f"derived by fedtheory (the printed formula is not recoverable; the reconstruction is given) and "
+            f"{n['checked-narrower']} in a narrower form (what is narrower is given); {n['false']} are false as "
+            f"printed and {n['false-under-reading']} false under a named reading. {n['measured']} are *measured, "
+            f"not asserted* (an experiment's shape on a small offline stand-in, never counted as checked), and "
+            f"{not_reproduced} of these do not reproduce the paper's shape.")
 
 
 def _cell(text: str) -> str:

@@ -46,7 +46,9 @@ NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"  # present in a
 CLAIM_BADGES = {"holds": ("ok", "✓ holds"), "violated-as-recorded": ("recorded", "✗ false as printed (recorded)"),
                 "measured": ("measured", "● measured, no verdict"), "VIOLATED": ("bad", "✗ VIOLATED"),
                 "COUNTEREXAMPLE-LOST": ("bad", "⚠ COUNTEREXAMPLE LOST"), "ERROR": ("bad", "⚠ ERROR")}
-STATEMENT_CLASS = {"checked": "ok", "false": "recorded", "fails": "bad", "not checkable": "na", "open": "open"}
+STATEMENT_CLASS = {"checked": "ok", "checked-derived": "ok", "checked-narrower": "ok", "measured": "open",
+                   "false": "recorded", "false-under-reading": "recorded", "fails": "bad", "not-checkable": "na",
+                   "open": "open"}
 
 CSS = """
 body{font-family:Georgia,'DejaVu Serif','Liberation Serif',serif;font-size:17px;line-height:1.5;color:#1a1a1a;
@@ -190,14 +192,16 @@ def _page(site: _Site, title: str, here: str, body: str) -> str:
 
 def _coverage_table(site: _Site) -> str:
     t = totals(site.rows)
-    out = ['<table><tr><th>paper</th><th class="num">✓ checked</th><th class="num">✗ recorded false</th>'
-           '<th class="num">not checkable</th><th class="num">? open</th><th class="num">total</th>'
-           '<th class="num">checked of checkable</th></tr>']
+    heads = ("✓ checked", "checked, derived form", "checked, narrower form", "measured (not reproduced)",
+             "✗ false as printed", "false under a reading", "not checkable", "? open", "total",
+             "asserted of checkable")
+    out = ["<table><tr><th>paper</th>" + "".join(f'<th class="num">{h}</th>' for h in heads) + "</tr>"]
     for key, x in t.items():
+        cells = (x["checked"], x["checked-derived"], x["checked-narrower"],
+                 f'{x["measured"]} ({x["not reproduced"]})', x["false"], x["false-under-reading"],
+                 x["not-checkable"], x["open"], x["total"], f"{checked_share(x):.0%}")
         out.append(f'<tr><td><a href="{_page_name(key)}#statements">{html.escape(paper(key).citation)}</a></td>'
-                   f'<td class="num">{x["checked"]}</td><td class="num">{x["false"]}</td>'
-                   f'<td class="num">{x["not checkable"]}</td><td class="num">{x["open"]}</td>'
-                   f'<td class="num">{x["total"]}</td><td class="num">{checked_share(x):.0%}</td></tr>')
+                   + "".join(f'<td class="num">{c}</td>' for c in cells) + "</tr>")
     return "".join(out) + "</table>"
 
 
@@ -216,13 +220,15 @@ def _index(site: _Site, source: str) -> str:
         body.append("<h2>Needs attention</h2><ul>" + "".join(
             f"<li>{site.claim_link(r['id'], here)} {_badge(r['status'])}</li>" for r in failed) + "</ul>")
     body += ["<h2>Coverage of the papers' numbered statements</h2>",
-             "<p>A statement is <b>checked</b> when a claim cites it (or a notebook reproduces the experiment), "
-             "<b>recorded false</b> when a claim finds the printed statement violated (a corrected statement is "
-             "checked next to it), <b>not checkable</b> with the reason given, <b>open</b> otherwise.</p>",
+             "<p>Each statement has one status: <b>checked</b> as printed, checked in a <b>derived</b> form (the "
+             "printed formula is not recoverable) or a <b>narrower</b> one (what is narrower is given), "
+             "<b>measured</b> on a stand-in (reproduced or not; never counted as checked), <b>false</b> as printed "
+             "or <b>under a reading</b> (a corrected statement is checked next to it), <b>not checkable</b> with "
+             "the reason given, <b>open</b> otherwise.</p>",
              _coverage_table(site), f"<p class=meta>{_emphasis(pretty(qualified_summary(site.rows)))}</p>"]
     false = [r for r in site.records if r["expected"] == "violated"]
     if false:
-        body.append("<h2>Statements false as printed</h2><p>Each with its counterexample on the claim's page."
+        body.append("<h2>Statements found false</h2><p>Each with its counterexample on the claim's page."
                     "</p><ul>" + "".join(f"<li>{site.claim_link(r['id'], here)} {_badge(r['status'])}: "
                                          f"{pretty(r['statement'])}</li>" for r in false) + "</ul>")
     body.append("<h2>Papers</h2><ul>")
@@ -253,14 +259,12 @@ def _statement_section(site: _Site, key: str, row: StatementCoverage) -> str:
            f'{_statement_badge(status)}</h3><div class=meta>{html.escape(s.where)}</div>'
            f'<p class=says>{pretty(s.summary)}</p>']
     if row.claims:
-        qualifier = {"measured": " (measured, not asserted)",
-                     "reconstructed": " (in a form derived by fedtheory)"}.get(row.qualifier, "")
-        out.append(f"<p class=meta>Checked by{qualifier}: " + ", ".join(
+        out.append("<p class=meta>Cited by: " + ", ".join(
             f"{site.claim_link(c, here)} {_badge(site.by_id[c]['status'])}" for c in row.claims) + "</p>")
     elif s.reproduced_in:
         out.append(f"<p class=meta>Reproduced in {pretty(s.reproduced_in)}</p>")
-    elif s.not_checkable:
-        out.append(f"<p class=meta>Not checkable: {pretty(s.not_checkable)}</p>")
+    if row.note:
+        out.append(f"<p class=meta>{html.escape(row.status)}: {pretty(row.note)}</p>")
     if s.depends_on:
         p = paper(key)
         chain = [*p.proof_chain(s.label), s.label]

@@ -1,7 +1,7 @@
 """A theorem's proof chain as an inline SVG graph: each statement its proof uses, left of the statements using it.
 
 The chain is :meth:`fedtheory.papers.Paper.proof_chain` (the inventory's ``depends_on``, transitively). Each node
-names the statement and its status in words (checked, recorded false, FAILS, not checkable, open) with a
+names the statement and its status in words (the coverage statuses, or FAILS) with a
 colour; a broken link (a claim citing it failed in this run, or recorded the printed statement false) has a
 thick red border and the word "broken". Nodes link to the statement on the paper's page. Drawn directly as
 SVG (boxes, arrows and links), not by matplotlib: it is a diagram, not a plot of data.
@@ -16,8 +16,11 @@ from ..papers import Paper
 __all__ = ["proof_chain_svg", "STATUS_WORDS"]
 
 #: Node fill and the words shown for each statement status of the report.
-STATUS_WORDS = {"checked": ("#d9f0d3", "✓ checked"), "false": ("#fddbc7", "✗ recorded false"),
-                "fails": ("#f4a582", "✗ FAILS in this run"), "not checkable": ("#eeeeee", "– not checkable"),
+STATUS_WORDS = {"checked": ("#d9f0d3", "✓ checked"), "checked-derived": ("#e5f5e0", "✓ checked, derived form"),
+                "checked-narrower": ("#e5f5e0", "✓ checked, narrower"), "measured": ("#deebf7", "~ measured"),
+                "false": ("#fddbc7", "✗ false as printed"),
+                "false-under-reading": ("#fde0ef", "✗ false under a reading"),
+                "fails": ("#f4a582", "✗ FAILS in this run"), "not-checkable": ("#eeeeee", "– not checkable"),
                 "open": ("#fff7bc", "? open")}
 BOX_W, BOX_H, GAP_X, GAP_Y, PAD = 150, 40, 46, 12, 6
 

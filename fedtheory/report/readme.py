@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Iterable
 
 from ..claims import Claim, load_all
+from ..claims.registry import FALSE_KINDS
+from ..papers import all_papers
+from ..papers.coverage import coverage, qualified_summary, render_totals
 from .symbols import symbols
 
 __all__ = ["ledger_counts", "blocks", "update_readme"]
@@ -24,35 +27,71 @@ _BLOCK = re.compile(r"(<!-- generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-
 
 def ledger_counts(claims: Iterable[Claim]) -> dict[str, int]:
     """How many claims there are, and how many are expected to hold, are measurements, and record a false statement
-    (each with its counterexample); ``neural``: the claims that need the torch extra to register."""
+    (each with its counterexample), split by kind (``false_printed``, ``false_reading``, ``false_ours``); ``neural``:
+    the claims that need the torch extra to register."""
     claims = list(claims)
     by_expectation = Counter(c.expected for c in claims)
+    by_kind = Counter(c.false_kind for c in claims if c.expected == "violated")
     return {"claims": len(claims), "hold": by_expectation["holds"], "measured": by_expectation["exploratory"],
             "false": by_expectation["violated"], "neural": sum(c.paper == "neural" for c in claims),
-            "derived": sum(c.derived for c in claims)}
+            "derived": sum(c.derived for c in claims), **{f"false_{k}": by_kind[k] for k in FALSE_KINDS}}
+
+
+def _printed_statements(claims: Iterable[Claim]) -> set[tuple[str, str]]:
+    """The (paper, statement) pairs that claims find false as printed."""
+    return {(x.paper, x.label) for c in claims if c.expected == "violated" and c.false_kind == "printed"
+            for x in c.citations}
 
 
 def _ledger_summary(claims: list[Claim]) -> str:
     n = ledger_counts(claims)
+    printed = len(_printed_statements(claims))
     return (f"`fedtheory verify` checks {n['claims']} claims from the five papers, the classic results they build "
             f"on, the problem generators and the neural backend ({n['claims'] - n['neural']} without the `torch` "
             f"extra, whose {n['neural']} neural claims then register nothing). A passing run reports {n['hold']} "
             f"that hold, {n['measured']} measurements (experiments recorded next to the papers' numbers, without a "
-            f"verdict) and {n['false']} recorded false: each finds its counterexample, and a corrected statement is "
-            f"registered next to it.\n")
+            f"verdict) and {n['false']} recorded false: {n['false_printed']} claims find {printed} of the papers' "
+            f"statements false as printed, {n['false_reading']} find statements false under a named reading, and "
+            f"{n['false_ours']} find fedtheory's own readings or folklore false (not statements of the papers). "
+            f"Each finds its counterexample, and a corrected statement is registered next to it.\n")
+
+
+def _cell(text: str) -> str:
+    return symbols(text).replace("|", chr(92) + "|").replace("\n", " ")
+
+
+def _cited(c: Claim) -> str:
+    return "; ".join(f"{x.paper} {x.label}" for x in c.citations) or "-"
 
 
 def _false_table(claims: list[Claim]) -> str:
-    rows = ["| claim | the statement found false |", "|---|---|"]
-    for c in sorted((c for c in claims if c.expected == "violated"), key=lambda c: c.id):
-        rows.append(f"| `{c.id}` | {symbols(c.statement).replace('|', chr(92) + '|')} |")
-    return "\n".join(rows) + "\n"
+    """Three tables: the papers' statements false as printed, those false under a named reading (with the verdict
+    under the other reading), and fedtheory's own readings or folklore found false."""
+    false = sorted((c for c in claims if c.expected == "violated"), key=lambda c: c.id)
+    out = [f"**False as printed** ({len(_printed_statements(false))} statements):", "",
+           "| statement | claim | the printed statement, and what fails |", "|---|---|---|"]
+    out += [f"| {_cited(c)} | `{c.id}` | {_cell(c.statement)} |" for c in false if c.false_kind == "printed"]
+    out += ["", "**False under a named reading** (the verdict under the other reading is given):", "",
+            "| statement | claim | the reading, and the verdict under the other |", "|---|---|---|"]
+    out += [f"| {_cited(c)} | `{c.id}` | {_cell(c.reading)} |" for c in false if c.false_kind == "reading"]
+    out += ["", "**fedtheory's own readings or folklore found false** (not statements of the papers):", "",
+            "| claim | the reading found false |", "|---|---|"]
+    out += [f"| `{c.id}` | {_cell(c.statement)} |" for c in false if c.false_kind == "ours"]
+    return "\n".join(out) + "\n"
+
+
+def _coverage_totals(claims: list[Claim]) -> str:
+    """The per-paper coverage totals and the sentence on derived, narrower and measured statements."""
+    papers = all_papers()
+    rows = coverage(papers, claims)
+    return render_totals(rows, {p.key: p.key for p in papers}) + "\n\n" + qualified_summary(rows) + "\n"
 
 
 def blocks(claims: Iterable[Claim] | None = None) -> dict[str, str]:
     """Every generated block of the README by name."""
     claims = list(load_all().values() if claims is None else claims)
-    return {"ledger-summary": _ledger_summary(claims), "false-statements": _false_table(claims)}
+    return {"ledger-summary": _ledger_summary(claims), "false-statements": _false_table(claims),
+            "coverage-totals": _coverage_totals(claims)}
 
 
 def update_readme(text: str, rendered: dict[str, str] | None = None) -> str:

@@ -7,10 +7,14 @@ from pathlib import Path
 
 import pytest
 
+import json
+
 from fedtheory.claims import Citation, load_all
+from fedtheory.claims.registry import Claim, claim, declaration, with_check
 from fedtheory.papers import PAPER_KEYS, Paper, Statement, all_papers, paper
-from fedtheory.papers.coverage import (coverage, numbered_statements, qualified_summary, render_markdown,
-                                       render_totals)
+from fedtheory.papers.coverage import (ASSERTED, STATUSES, checked_share, coverage, numbered_statements,
+                                       render_json, render_markdown, totals)
+from fedtheory.report.readme import blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The papers' text conversions sit beside the repository in the development and CI checkouts (they are not
@@ -41,18 +45,107 @@ def test_the_scanner_finds_headings_and_mentions_but_not_inline_citations() -> N
     assert numbered_statements(text) == {"Lemma B.4", "Theorem 3.1", "Algorithm 2", "Figure 7", "Corollary 21"}
 
 
-def test_every_statement_is_covered_one_way_and_every_citation_resolves() -> None:
+def test_every_statement_has_exactly_one_status_from_the_stated_set() -> None:
     rows = coverage(all_papers(), load_all().values())  # raises on a citation missing from an inventory
-    assert {r.status for r in rows} <= {"checked", "false", "not checkable", "open"}
+    assert STATUSES == ("checked", "checked-derived", "checked-narrower", "measured", "false", "false-under-reading",
+                        "not-checkable", "open")
+    keys = [(r.paper, r.statement.label) for r in rows]
+    assert len(keys) == len(set(keys)) == sum(len(p.statements) for p in all_papers())
+    assert {r.status for r in rows} <= set(STATUSES)
     for r in rows:
-        if r.status == "not checkable":
-            assert len(r.statement.not_checkable) > 10, f"{r.paper}:{r.statement.label}: give the reason"
+        where = f"{r.paper}:{r.statement.label}"
+        if r.status in ("checked-derived", "checked-narrower", "false", "false-under-reading", "not-checkable"):
+            assert len(r.note) > 10, f"{where} is {r.status}: the note must say what it rests on"
+        if r.status == "measured":
+            assert r.note.startswith(("reproduced: ", "not reproduced: ")), where
+
+
+def test_the_json_records_are_one_per_statement() -> None:
+    rows = coverage(all_papers(), load_all().values())
+    records = json.loads(render_json(rows))["statements"]
+    assert [set(r) for r in records] == [{"paper", "statement", "status", "claims", "note"}] * len(rows)
+    assert [(r["paper"], r["statement"], r["status"]) for r in records] == \
+        [(r.paper, r.statement.label, r.status) for r in rows]
+
+
+def test_each_claims_derived_flag_is_consistent_with_its_statements_status() -> None:
+    # Computed here from the claims' flags, independently of coverage(): a statement whose printed formula is
+    # reconstructed is cited only by derived claims or by checks that say what they leave out; a statement
+    # checked as printed has a claim that is neither derived nor narrower; one whose checks are all derived is
+    # reconstructed or checked in a narrower form; a statement false as printed has a non-derived claim that
+    # finds it false.
+    claims = load_all()
+    for r in coverage(all_papers(), claims.values()):
+        where = f"{r.paper}:{r.statement.label}"
+        holds = [claims[c] for c in r.claims if claims[c].expected == "holds"]
+        if r.status == "checked-derived":
+            assert r.statement.reconstruction and all(c.derived or c.narrower for c in holds), where
+            assert any(c.derived for c in holds), where
+        elif r.status == "checked":
+            assert not r.statement.reconstruction, where
+            assert any(not c.derived and not c.narrower for c in holds), where
+        elif r.status == "checked-narrower":
+            assert holds and all(c.derived or c.narrower for c in holds), where
+        elif r.status in ("false", "false-under-reading"):
+            kind = "printed" if r.status == "false" else "reading"
+            assert any(not claims[c].derived and claims[c].false_kind == kind for c in r.claims), where
+        else:
+            assert not holds, f"{where} is {r.status} although {[c.id for c in holds]} check it"
+
+
+def _claim(cid: str, **kw) -> Claim:
+    """A claim of paper fedred built as the registry builds one, without registering it."""
+    fields = dict(paper="fedred", reference="", statement="s", kind="identity", instances=lambda thorough: [0],
+                  expected="holds", derived=False, notes="", space=None, cites=(), pep=None)
+    return with_check(declaration(id=cid, **{**fields, **kw}), lambda x: None)
+
+
+def test_a_claim_citing_a_statement_the_inventory_does_not_have_is_refused() -> None:
+    ghost = _claim("test.ghost.thm7", cites=("Theorem 7",))  # FedRed has no Theorem 7
+    with pytest.raises(ValueError, match="Theorem 7, which is not in that paper's inventory"):
+        coverage(all_papers(), [*load_all().values(), ghost])
+
+
+def test_flags_that_disagree_with_the_inventory_are_refused() -> None:
+    reconstructed = Paper("fedred", "P", (Statement("Lemma 1", "", "", reconstruction="the formula is lost"),))
+    plain = Paper("fedred", "P", (Statement("Lemma 1", "", ""),))
+    experiment = Paper("fedred", "P", (Statement("Figure 1", "", ""),))
+    make = _claim
+    printed = make("test.flags.printed", cites=("Lemma 1",))
+    derived = make("test.flags.derived", cites=("Lemma 1",), derived=True)
+    measured = make("test.flags.measured", cites=("Figure 1",), expected="exploratory")
+    with pytest.raises(ValueError, match="reconstructed .* cite it as printed"):
+        coverage([reconstructed], [printed])
+    with pytest.raises(ValueError, match="only by derived claims"):
+        coverage([plain], [derived])
+    with pytest.raises(ValueError, match="reproduced=True/False"):
+        coverage([experiment], [measured])
+    assert coverage([reconstructed], [derived])[0].status == "checked-derived"
+    with pytest.raises(ValueError, match="false_kind"):
+        claim(id="test.flags.violated", paper="fedred", reference="r", statement="s", kind="identity",
+              instances=lambda thorough: [0], expected="violated")
+    with pytest.raises(ValueError, match="reading must name the reading"):
+        claim(id="test.flags.reading", paper="fedred", reference="r", statement="s", kind="identity",
+              instances=lambda thorough: [0], expected="violated", false_kind="reading")
+    with pytest.raises(ValueError, match="false_kind"):
+        claim(id="test.flags.ours", paper="fedred", reference="r", statement="s", kind="identity",
+              instances=lambda thorough: [0], expected="violated", derived=True, false_kind="printed")
+
+
+def test_measured_statements_are_never_counted_as_checked() -> None:
+    rows = coverage(all_papers(), load_all().values())
+    assert "measured" not in ASSERTED and "open" not in ASSERTED
+    for t in totals(rows).values():
+        checkable = t["total"] - t["not-checkable"]
+        asserted = t["checked"] + t["checked-derived"] + t["checked-narrower"] + t["false"] + t["false-under-reading"]
+        assert checked_share(t) == (asserted / checkable if checkable else 1.0)
+        assert asserted + t["measured"] + t["open"] == checkable
 
 
 def test_every_statement_recorded_false_has_a_corrected_claim_next_to_it() -> None:
     claims = load_all()
     for r in coverage(all_papers(), claims.values()):
-        if r.status == "false":
+        if r.status in ("false", "false-under-reading"):
             corrected = [c for c in r.claims if claims[c].derived and claims[c].expected == "holds"]
             assert corrected, f"{r.paper}:{r.statement.label} is recorded false with no corrected claim citing it"
 
@@ -65,12 +158,9 @@ def test_docs_coverage_page_is_up_to_date() -> None:
 
 
 def test_readme_shows_the_per_paper_totals() -> None:
-    papers = all_papers()
-    table = render_totals(coverage(papers, load_all().values()), {p.key: p.key for p in papers})
     readme = (ROOT / "README.md").read_text()
-    assert table in readme, "README's coverage table is stale: paste the table `fedtheory coverage` prints"
-    assert qualified_summary(coverage(papers, load_all().values())) in readme, \
-        "README's sentence on measured and reconstructed statements is stale"
+    block = "<!-- generated: coverage-totals -->\n" + blocks()["coverage-totals"] + "<!-- /generated -->"
+    assert block in readme, "README's coverage block is stale: run `python -m fedtheory.report.readme README.md`"
 
 
 def test_citation_parse_and_its_errors() -> None:
@@ -100,21 +190,3 @@ def test_proof_chain_lists_each_dependency_after_its_own() -> None:
                          Statement("Lemma 3", "", ""),
                          Statement("Theorem 4", "", "", depends_on=("Lemma 2", "Lemma 3", "Lemma 1"))))
     assert p.proof_chain("Theorem 4") == ["Lemma 1", "Lemma 2", "Lemma 3"]
-
-
-def test_checked_statements_say_when_they_are_only_measured_or_reconstructed() -> None:
-    # A statement whose every citing claim is exploratory is measured, not asserted; one whose every citing claim
-    # is fedtheory's derived form is checked in that form. The coverage page must say so next to the claims.
-    rows = coverage(all_papers(), load_all().values())
-    claims = load_all()
-    for r in rows:
-        cs = [claims[c] for c in r.claims]
-        if r.status != "checked" or not cs:
-            assert r.qualifier == ""
-        elif all(c.expected == "exploratory" for c in cs):
-            assert r.qualifier == "measured" and r.detail.startswith("measured, not asserted")
-        elif all(c.derived for c in cs):
-            assert r.qualifier == "reconstructed" and r.detail.startswith("in a form derived by fedtheory")
-        else:
-            assert r.qualifier == "" and r.detail.startswith("`")
-    assert any(r.qualifier == "measured" for r in rows) and any(r.qualifier == "reconstructed" for r in rows)

@@ -120,7 +120,8 @@ def _bias_counterexample(thorough: bool) -> Iterable[Problem]:
        reference="a common reading of client drift (Karimireddy et al. 2020, Section 3), not a theorem; fixed "
                  "point derived by fedtheory (docs/classic.md)",
        statement="FedAvg's fixed-point bias ||x_K - x*|| grows with the number K of local steps",
-       kind="counterexample", instances=_bias_counterexample, expected="violated")
+       kind="counterexample", instances=_bias_counterexample, expected="violated",
+       false_kind="ours")
 def check_fedavg_bias_monotone(problem: Problem) -> Evidence:
     """Computes the closed-form bias for K = 1..30 with eta = 1/L; the statement holds iff it never decreases."""
     eta = 1.0 / problem.certificate.L

@@ -72,7 +72,9 @@ def _moment_instances(thorough: bool):
        statement="for the meta-algorithm with staleness tau on f = a/2 (w - w*)^2, E u_t^2 and the correction "
                  "norm E(w_t - y_t)^2 equal the exact moment recursion P' = A0 P A0^T + A1 P A1^T + eta^2 "
                  "sigma^2 e1 e1^T (MC z <= 5), and both are non-decreasing in omega and in tau",
-       kind="identity", derived=True, instances=_moment_instances)
+       kind="identity", derived=True, instances=_moment_instances,
+       narrower=("the exact second moments of the meta-algorithm with a fixed staleness on a one-dimensional "
+                 "quadratic (a moment recursion derived by fedtheory), not the algorithm on general losses"))
 
 
 def check_second_moments(inst: dict) -> Evidence:

@@ -87,7 +87,9 @@ def check_ecuq_invariants(inst: dict) -> Evidence:
        statement="ECUQ with budget b sends at most b bits per coordinate (the paper's accounting b_w) - "
                  "violated: the budget constrains the entropy H, and the Huffman code it transmits has "
                  "L >= H, often L > b",
-       kind="counterexample", expected="violated", instances=_ecuq_instances)
+       kind="counterexample", expected="violated", instances=_ecuq_instances,
+       false_kind="printed",
+       cites=("Algorithm 4",))
 
 
 def check_ecuq_huffman_budget(inst: dict) -> Evidence:
@@ -99,7 +101,8 @@ def check_ecuq_huffman_budget(inst: dict) -> Evidence:
 
 @claim(id="docofl.ecuq.huffman_budget.corrected", paper="docofl", reference="App. D; Cover & Thomas Thm 5.4.1",
        statement="ECUQ's Huffman-coded payload is below b + 1 bits per coordinate (H <= b and L < H + 1)",
-       kind="bound", derived=True, space=_ECUQ_SPACE)
+       kind="bound", derived=True, space=_ECUQ_SPACE,
+       cites=("Algorithm 4",))
 
 
 def check_ecuq_huffman_corrected(inst: dict) -> Evidence:

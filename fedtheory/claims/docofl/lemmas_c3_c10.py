@@ -222,7 +222,8 @@ def check_lemma_c6(inst: dict) -> Evidence:
        statement="for every a < 1, sum_{k>=1} k a^k = a/(1-a)^2 - violated for a <= -1, where the terms k a^k "
                  "do not tend to 0 and the partial sums oscillate without bound (a = -1: S_{2m} = m, S_{2m+1} = "
                  "-m-1; the closed form is -1/4)",
-       kind="counterexample", expected="violated", instances=lambda thorough: iter([{"a": -1.0}, {"a": -2.0}]))
+       kind="counterexample", expected="violated", instances=lambda thorough: iter([{"a": -1.0}, {"a": -2.0}]),
+       false_kind="printed")
 
 
 def check_lemma_c7_as_printed(inst: dict) -> Evidence:

@@ -178,7 +178,8 @@ def _sync_errors(inst: dict, variant: str) -> tuple[np.ndarray, float]:
        id="efl.sync.printed", paper=PAPER, reference="as printed",
        statement="Alg. 1 as printed (server adds the uncompressed Delta^G and aggregates uncompressed Delta^k while "
                  "clients receive ST(Delta^G)) keeps every client's model equal to the server model",
-       kind="invariant", expected="violated", instances=_sync_instances)
+       kind="invariant", expected="violated", instances=_sync_instances,
+       false_kind="printed")
 def check_sync_printed(inst: dict) -> Evidence:
     """Violated: the desynchronisation is measured round by round (the typo the consistent reading fixes)."""
     errs, scale = _sync_errors(inst, "printed")

@@ -1,5 +1,7 @@
 """EFL, Table 1 (the comparison of rounds to accuracy eps): the claim that EFL's bound is tighter, recorded false
-on the printed rows with its derived characterisation, and the EFL row against Theorem 1's closed form.
+under the reading "an order comparison over every family of instances" (along L = delta = 1/eps the ratio of the
+rows diverges as eps -> 0), with the rows' comparison at fixed constants derived next to it, and the EFL row
+against Theorem 1's closed form.
 """
 from __future__ import annotations
 
@@ -28,40 +30,74 @@ def printed_table1(*, G: float, mu: float, S: float, eps: float, L: float, delta
             "EFL": stat + L / (mu * math.sqrt(eps))}
 
 
+#: The accuracies along which the O(.) of Table 1 is about (eps -> 0): six decades, enough for the log-log slope
+#: of a ratio growing like eps^(-1/2) to be within 0.01 of 1/2 at the last pair of points.
+_EPS_FAMILY = tuple(10.0 ** -k for k in range(2, 14, 2))
+#: A ratio of two orders is bounded (one is O(the other)) iff its log-log slope in 1/eps tends to 0; the
+#: refutation needs the slope along the family to stay at least this far above 0 (the exact slope of the
+#: counterexample family is 1/2).
+_DIVERGENCE_SLOPE = 0.25
+
+
 def _tighter_instances(thorough: bool):
-    # the minimal counterexample first: smoothness large against the gradient bound (G = 1, L = 10, eps = 0.01)
-    yield dict(G=1.0, mu=1.0, S=1.0, eps=0.01, L=10.0, delta=10.0)
-    yield dict(G=10.0, mu=0.1, S=10.0, eps=1e-3, L=1.0, delta=0.5)
+    # Families along which eps -> 0 (the limit the O(.) is about) with the smoothness growing as L = eps^(-power)
+    # and the Hessian dissimilarity delta = L (the largest the row allows): with power = 1 EFL's row exceeds
+    # SCAFFOLD's and MIME's by a factor growing like eps^(-1/2), whatever constants the O(.) hides.
+    yield dict(G=1.0, mu=1.0, S=1.0, power=1.0)
+    yield dict(G=10.0, mu=0.1, S=10.0, power=1.0)
     if thorough:
-        rng = np.random.default_rng(7)
-        for _ in range(50):
-            L = float(10 ** rng.uniform(-1, 2))
-            yield dict(G=float(10 ** rng.uniform(-1, 2)), mu=float(L * 10 ** rng.uniform(-3, 0)),
-                       S=float(rng.integers(1, 100)), eps=float(10 ** rng.uniform(-6, -0.5)), L=L,
-                       delta=float(L * rng.uniform(0, 1)))
+        yield dict(G=1.0, mu=1.0, S=100.0, power=1.5)
+        yield dict(G=0.1, mu=0.01, S=1.0, power=1.0)
+
+
+def _ratio_slope(G: float, mu: float, S: float, power: float) -> dict[str, float]:
+    """The log-log slopes, in 1/eps, of EFL's row over SCAFFOLD's and over MIME's between the last two points of
+    the family L = delta = eps^(-power), and the ratios themselves."""
+    rows = [printed_table1(G=G, mu=mu, S=S, eps=e, L=e ** -power, delta=e ** -power) for e in _EPS_FAMILY]
+    out: dict[str, float] = {}
+    for other in ("SCAFFOLD", "MIME"):
+        r = [row["EFL"] / row[other] for row in rows]
+        out[f"slope_vs_{other}"] = math.log(r[-1] / r[-2]) / math.log(_EPS_FAMILY[-2] / _EPS_FAMILY[-1])
+        out[f"ratios_vs_{other}"] = r
+    return out
 
 
 @claim(cites=("Table 1",),
        id="efl.statements.table1.tighter", paper=PAPER,
        reference="§3.2 ('EFL achieves tighter bound comparing with methods which assume mu-strongly convex'; "
                  "caption: 'preserves the optimal statistical rates ... while improves the optimization')",
-       statement="Table 1's EFL row is at most the SCAFFOLD and MIME rows (the mu-SC methods) for every G, mu, S, "
-                 "eps, L and Hessian dissimilarity delta <= L",
-       kind="counterexample", expected="violated", instances=_tighter_instances)
+       statement="Table 1's EFL row is O(the SCAFFOLD row) and O(the MIME row) (the mu-SC methods): EFL's bound "
+                 "is at most theirs up to constants, for every G, mu, S, eps -> 0, L and Hessian dissimilarity "
+                 "delta <= L",
+       kind="counterexample", expected="violated", instances=_tighter_instances,
+       false_kind="reading",
+       reading="'tighter' as an order comparison over every family of (L, delta, eps): along L = delta = 1/eps, "
+               "eps -> 0, EFL's row over SCAFFOLD's and over MIME's grows like eps^(-1/2), so no hidden constants "
+               "make it tighter; read at fixed L, G, mu, S as eps -> 0, the three rows share the leading term "
+               "G^2/(mu S eps) and EFL's is tighter than SCAFFOLD's second term iff L < G, and never than MIME's "
+               "delta/mu (efl.statements.table1.tighter.corrected): not tighter, not refuted in its leading order")
 def check_table1_tighter(d: dict) -> Evidence:
-    """Counterexample: G = 1, mu = 1, S = 1, eps = 0.01, L = delta = 10: SCAFFOLD 120, MIME 110, EFL 200 rounds
-    (orders): EFL's optimisation term L/(mu sqrt(eps)) exceeds SCAFFOLD's G/(mu sqrt(eps)) + L/mu as soon as
-    L (1 - sqrt(eps)) > G, and MIME's delta/mu whenever delta < L/sqrt(eps)."""
-    rows = printed_table1(**d)
-    lib = th.table1_rounds(G2=d["G"] ** 2, mu=d["mu"], S=d["S"], eps=d["eps"], L=d["L"], delta=d["delta"])
+    """Counterexample family: L = delta = eps^(-1) with G, mu, S fixed and eps = 1e-2 .. 1e-12. The rows are
+    orders with their constants hidden; "EFL = O(SCAFFOLD)" would bound their ratio by a constant as eps -> 0, but
+    EFL / SCAFFOLD = (G^2/(S eps) + eps^(-3/2)) / (G^2/(S eps) + G eps^(-1/2) + eps^(-1)) ~ eps^(-1/2) / (G^2/S + 1)
+    diverges (the same against MIME). Measured: the smaller of the two log-log slopes in 1/eps at the end of the
+    family (1/2 exactly in the limit); the statement holds only if it is at most 0 up to the refutation margin."""
+    out = _ratio_slope(**d)
+    slope = min(out["slope_vs_SCAFFOLD"], out["slope_vs_MIME"])
+    eps = _EPS_FAMILY[-1]
+    lib = th.table1_rounds(G2=d["G"] ** 2, mu=d["mu"], S=d["S"], eps=eps, L=eps ** -d["power"],
+                           delta=eps ** -d["power"])
+    rows = printed_table1(G=d["G"], mu=d["mu"], S=d["S"], eps=eps, L=eps ** -d["power"], delta=eps ** -d["power"])
     transcribed = all(math.isclose(rows[k], lib[k], rel_tol=1e-12) for k in rows)
-    worst = max(rows["EFL"] / rows["SCAFFOLD"], rows["EFL"] / rows["MIME"])
-    return Evidence(", ".join(f"{k}={v:g}" for k, v in d.items()), worst, 1.0, worst <= 1.0 and transcribed,
-                    tightness=worst, details={"rows": rows, "library_transcription_ok": transcribed})
+    return Evidence(", ".join(f"{k}={v:g}" for k, v in d.items()) + ", L = delta = eps^-power, eps -> 0", slope,
+                    _DIVERGENCE_SLOPE, slope <= _DIVERGENCE_SLOPE and transcribed,
+                    details={**out, "eps": list(_EPS_FAMILY), "library_transcription_ok": transcribed})
 
 
 def _tighter_corrected_instances(thorough: bool):
-    yield from _tighter_instances(True if thorough else False)
+    # the fixed-constant counterexample first: smoothness large against the gradient bound
+    yield dict(G=1.0, mu=1.0, S=1.0, eps=0.01, L=10.0, delta=10.0)
+    yield dict(G=10.0, mu=0.1, S=10.0, eps=1e-3, L=1.0, delta=0.5)
     rng = np.random.default_rng(8)
     for _ in range(200 if thorough else 30):
         L = float(10 ** rng.uniform(-1, 2))
@@ -149,7 +185,8 @@ def _rounds_instances(thorough: bool):
                  "0.05), the row's optimisation term; with B > 0 they scale as 1/eps for small eps (slope -1 "
                  "within 0.05), the order of the row's statistical term. The mu-exponent of that term is measured: "
                  "-2 in the theorem's accuracy measure (the table leaves 'eps-accuracy' undefined)",
-       kind="rate", instances=_rounds_instances)
+       kind="rate", instances=_rounds_instances,
+       narrower="the orders of Table 1's EFL row, computed from Theorem 1's reconstructed bound with a constant B_t")
 def check_table1_rounds(d: dict) -> Evidence:
     base = {k: d[k] for k in ("E", "theta", "m", "dist0_sq")}
     eps_small = np.geomspace(1e-10, 1e-8, 5)

@@ -66,7 +66,8 @@ def _random_s_instances(thorough: bool):
        id="efl.theorem1.random_incomplete", paper=PAPER, reference="§4.2-4.3",
        statement="random incomplete updates s_tau^k ~ U{1..k} and eta_tau = 0.5/(tau + 20): EFL weighting converges "
                  "to w* (distance < 1e-2), FedAvg weighting to argmin sum p^k E[s^k] f_k instead",
-       kind="fixed_point", instances=_random_s_instances)
+       kind="fixed_point", instances=_random_s_instances,
+       narrower="the limit only: EFL weighting converges to w* under random incomplete updates, not the bound")
 def check_random_incomplete(inst: dict) -> Evidence:
     problem = efl_harness(seed=inst["seed"])
     n = problem.n_clients
@@ -203,7 +204,8 @@ def _theorem1_compute(inst: dict):
        id="efl.theorem1.bound", paper=PAPER, reference="eq. (7), constants per docs/efl.md",
        statement="EFL weighting (H_tau = 0), Theorem 1's eta_tau: E||w^G_tau - w*||^2 <= C_tau / (tau E + gamma)^2 "
                  "for every tau (B_t's bracket read conservatively)",
-       kind="bound", space=_THEOREM1_SPACE, cost="slow")
+       kind="bound", space=_THEOREM1_SPACE, cost="slow",
+       derived=True)
 def check_theorem1_bound(inst: dict) -> Evidence:
     m2, bound, k, _ = _theorem1_measure(inst)
     ratio = m2[1:] / bound
@@ -219,7 +221,8 @@ def check_theorem1_bound(inst: dict) -> Evidence:
        id="efl.theorem1.rate", paper=PAPER, reference="eq. (7) (C_tau = O(tau) => O(1/tau))",
        statement="with H_tau = 0 and Theorem 1's eta_tau, E||w^G_tau - w*||^2 decays at least like 1/tau: log-log "
                  "slope <= -0.7 over tau E >> gamma",
-       kind="rate", instances=_theorem1_instances)
+       kind="rate", instances=_theorem1_instances,
+       narrower="the 1/tau decay only (log-log slope <= -0.7), not the bound's constants")
 def check_theorem1_rate(inst: dict) -> Evidence:
     m2, _, k, _ = _theorem1_measure(inst)
     T = inst["rounds"]
@@ -242,7 +245,8 @@ def _plateau_instances(thorough: bool):
        id="efl.theorem1.bias_plateau", paper=PAPER, reference="the H_tau J term; §4.1, §4.3",
        statement="with unequal Bernoulli inactivity y = (0, .2, .4, .6, .8) or a departed client, EFL plateaus near "
                  "the re-weighted optimum (no decay to w*); with equal inactivity it approaches w*",
-       kind="qualitative", instances=_plateau_instances)
+       kind="qualitative", instances=_plateau_instances,
+       narrower="the theorem's H_tau term only: unequal inactivity leaves a plateau, equal inactivity does not")
 def check_bias_plateau(inst: dict) -> Evidence:
     problem = efl_harness(seed=inst["seed"])
     n = problem.n_clients
@@ -283,7 +287,9 @@ def _a5_instances(thorough: bool):
        id="efl.assumption5.theta.derived", paper=PAPER,
        statement="with p_tau^k = E p^k / s_tau^k, s ~ U{s_min..E}: max p_tau^k / p^k = E / s_min and "
                  "E[sum_k p_tau^k s_tau^k] = E (exact enumeration); EFL's step/decay reproduce Theorem 1's eta_tau",
-       kind="identity", derived=True, instances=_a5_instances)
+       kind="identity", derived=True, instances=_a5_instances,
+       narrower=("Assumption 5 for EFL's own coefficients with s uniform on {s_min..E} (theta = E/s_min, derived by "
+                 "fedtheory), and Theorem 1's step"))
 def check_assumption5(inst: dict) -> Evidence:
     E, s_min, n = inst["E"], inst["s_min"], inst["n"]
     problem = efl_harness(seed=inst["seed"], n=n, d=3)
@@ -319,7 +325,9 @@ def _cor1_instances(thorough: bool):
        id="efl.corollary1.threshold", paper=PAPER, reference="eqs. (8)-(9)",
        statement="with C_tau = tau C, the abandonment threshold y* = f_1(T)/J decreases in E always and in T once "
                  "E T >= gamma (the regime of eq. 9); y* T E^2 J / C -> 1 (eq. 9 up to a factor E)",
-       kind="monotonicity", instances=_cor1_instances)
+       kind="monotonicity", instances=_cor1_instances,
+       narrower=("eq. (9) up to a factor E: the threshold y* = f_1(T)/J derived from eq. (8) behaves like C/(T E^2 "
+                 "J), while eq. (9) prints (C/J)/(T E); its monotonicity in E and T is what is asserted"))
 def check_corollary1(inst: dict) -> Evidence:
     C, J, gamma = inst["C"], inst["J"], inst["gamma"]
     Es = [1, 2, 5, 10, 20]

@@ -137,7 +137,8 @@ _ARRIVAL_SPACE = _t2_space((ARRIVAL_COUNTEREXAMPLE,) + _T2_DEFAULTS)
        id="efl.theorem2.arrival", paper=PAPER, reference="eq. (11)",
        statement="when client a (n_a samples) joins a federation of n samples, "
                  "||w* - w^*_hat||^2 <= 8 L n_a^2 D_hat_a / (mu^2 (n + n_a)^2)",
-       kind="counterexample", expected="violated", space=_ARRIVAL_SPACE)
+       kind="counterexample", expected="violated", space=_ARRIVAL_SPACE,
+       false_kind="printed")
 def check_t2_arrival(inst: dict) -> Evidence:
     """Violated when the newcomer holds more data than the federation: w^*_hat moves towards c_a, so D_hat_a
     shrinks like (n/(n+n_a))^2 while the shift does not; the minimal counterexample (d=1, n=1, n_a=2, unit

@@ -174,7 +174,8 @@ def _any_lambda2_instances(thorough: bool):
 @claim(id="fedelasticnet.fixed_point.derived", paper="fedelasticnet", reference="docs/fedelasticnet.md ('any lambda2 "
                                                                                 "> 0 (including lambda2 < 27 beta)')",
        statement="Alg. 3 with the sub-gradient reading converges to theta* for any lambda2 > 0 and lambda1 > 0",
-       kind="fixed_point", derived=True, expected="violated", instances=_any_lambda2_instances)
+       kind="fixed_point", derived=True, expected="violated", instances=_any_lambda2_instances,
+       false_kind="ours")
 def check_any_lambda2(inst) -> Evidence:
     """Minimal counterexample (m = 2, d = 1, lambda2 = beta/2, lambda1 = 0.05): after 3 rounds every update is
     exactly zero, the stored states become true gradients and h = grad R(theta^{t-1}), so theta^t =

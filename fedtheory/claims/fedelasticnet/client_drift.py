@@ -70,7 +70,8 @@ def _prox_monotone_instances(thorough: bool):
 @claim(id="fedelasticnet.fedprox.bias_monotone.derived", paper="fedelasticnet",
        reference="docs/fedelasticnet.md ('monotonically decreasing in lambda2 on a grid')",
        statement="||theta_Prox(lambda2) - theta*|| is monotonically decreasing in lambda2",
-       kind="monotonicity", derived=True, expected="violated", instances=_prox_monotone_instances)
+       kind="monotonicity", derived=True, expected="violated", instances=_prox_monotone_instances,
+       false_kind="ours")
 def check_prox_bias_monotone(problem) -> Evidence:
     """Counterexample m = 3, d = 1 (:func:`monotonicity_counterexample`): theta_Prox - theta* changes sign near
     lambda2 ~ 1.4, so its modulus dips to 0 and rises again."""
@@ -143,7 +144,8 @@ def check_fedavg_limit(problem) -> Evidence:
 @claim(id="fedelasticnet.fedavg.bias_monotone.derived", paper="fedelasticnet",
        reference="docs/fedelasticnet.md ('bias grows with K')",
        statement="the bias ||theta_FedAvg(K) - theta*|| of K-step FedAvg is non-decreasing in K",
-       kind="monotonicity", derived=True, expected="violated", instances=_prox_monotone_instances)
+       kind="monotonicity", derived=True, expected="violated", instances=_prox_monotone_instances,
+       false_kind="ours")
 def check_fedavg_bias_monotone(problem) -> Evidence:
     """Counterexample m = 3, d = 1 with eta = 0.5/beta: the bias peaks near K = 4 and falls towards the bias of
     the average of the local optima."""

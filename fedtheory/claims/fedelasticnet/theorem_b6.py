@@ -58,7 +58,9 @@ _B6_SPACE = alg3_space(
                  "kappa0 E[R(gamma^{t-1}) - R*] <= V_{t-1} - E V_t + kappa' lambda1^2 d - (2 lambda1/lambda2) "
                  "<gamma^{t-1} - theta*, s_bar^t>, V = ||gamma - theta*||^2 + kappa C; and (27), (28), (29), "
                  "B.4, B.5 each hold (conditional expectations by enumerating client subsets)",
-       kind="bound", space=_B6_SPACE, cost="slow")
+       kind="bound", space=_B6_SPACE, cost="slow",
+       narrower=("Theorem B.6 in its proof's weaker form, with the factor d in the floor kappa' lambda1^2 d (the "
+                 "printed floor has no d; that form is only measured, fedelasticnet.thmB6.printed_without_d)"))
 def check_b6_per_round(inst) -> Evidence:
     problem, alg, T = inst
     res = lyapunov_margins(problem, alg, T)

@@ -69,7 +69,8 @@ def dane_lyapunov_pep(instance: dict) -> tuple[float, float]:
        id="fedred.dane.lyapunov", paper="fedred", reference="eq. (B.14)",
        statement="Exact DANE with lam = 2 delta_A: f(x^{r+1}) - f* + (lam+mu)/2 mean_i ||x_{i,r+1} - x*||^2 <= "
                  "lam/2 ||x^r - x*||^2 every round, hence ||x^{r+1}-x*||^2 <= lam/(lam+mu) ||x^r-x*||^2",
-       kind="bound", space=SC_SPACE, pep=dane_lyapunov_pep)
+       kind="bound", space=SC_SPACE, pep=dane_lyapunov_pep,
+       derived=True)
 
 
 def check_dane_lyapunov(kw: dict) -> Evidence:
@@ -110,7 +111,8 @@ def _dane_monotone(kw: dict, lam_factor: float) -> Evidence:
 @claim(cites=("Corollary 21",),
        id="fedred.dane.monotone", paper="fedred",
        statement="Exact DANE with lam = 2 delta_A: f(x^{r+1}) + (lam+mu)/2 mean_i ||x_{i,r+1} - x^r||^2 <= f(x^r)",
-       kind="monotonicity", space=SC_SPACE)
+       kind="monotonicity", space=SC_SPACE,
+       derived=True)
 
 
 def check_dane_monotone(kw: dict) -> Evidence:
@@ -135,7 +137,8 @@ _GAP_SPACE = quadratic_space(defaults=SC_DEFAULTS + (dict(n_clients=8, dim=10, m
        id="fedred.dane.gap_bound", paper="fedred", reference="eq. (B.15)",
        statement="Exact DANE with lam = 2 delta_A: f(x^R) - f* <= mu D^2 / (2((1+mu/lam)^R - 1)) <= lam D^2/(2R) "
                  "for every R (mu = 0 included)",
-       kind="bound", space=_GAP_SPACE)
+       kind="bound", space=_GAP_SPACE,
+       derived=True)
 
 
 def check_dane_gap_bound(kw: dict) -> Evidence:

@@ -25,7 +25,9 @@ __all__: list[str] = []
        statement="DANE+ with control variate (B.84) (m = lam = sqrt(L mu), exact solves, strongly convex) converges "
                  "linearly to "
                  "x*, keeps sum_i w_i h_i = 0, and has (x*, h_i = -grad f_i(x*)) as a fixed point",
-       kind="rate", space=SC_SPACE)
+       kind="rate", space=SC_SPACE,
+       narrower=("linear convergence, the invariant sum_i w_i h_i = 0 and the fixed point; Corollary 32's rate is "
+                 "lost and is not asserted"))
 
 
 def check_cv_b84(kw: dict) -> Evidence:

@@ -36,7 +36,7 @@ def _dane_instances(thorough: bool):
     yield "semi_implicit"  # the authors' code's local step lr: explicit GD on F_i with step lr/(1 + lam lr)
 
 
-@claim(cites=("Algorithm 1", "Theorem 1", "Theorem 3"),
+@claim(cites=("Algorithm 1",),
        id="fedred.rounds.dane_reference", paper="fedred",
        reference="the control variate of eq. (1), or the state of eq. (B.84)",
        statement="one round of DANE / DANE+ with the default lam (2 delta_A for standard averaging, 2 delta_B for a "

@@ -31,7 +31,9 @@ def _sgd_instances(thorough: bool):
        id="fedred.fedred_sgd.noise_floor", paper="fedred", reference="the sigma term",
        statement="FedRed-SGD with additive noise of variance sigma^2 plateaus at a level of E[f(x~) - f*] that "
                  "drops by a factor <= 0.7 each time eta is halved, and converges to x* when sigma = 0",
-       kind="statistical", instances=_sgd_instances)
+       kind="statistical", instances=_sgd_instances,
+       narrower=("the stochastic-gradient noise floor only (it falls with the step), not Theorem 9's iteration or "
+                 "communication count"))
 
 
 def check_fedred_sgd_noise_floor(kw: dict) -> Evidence:

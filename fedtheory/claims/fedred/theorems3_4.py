@@ -36,7 +36,8 @@ _INEXACT_SPACE = quadratic_space(
                  "2 (L+lam)/(mu+lam) (1 + log((L+lam)(r+1)/lam)) and total local steps per client <= "
                  "2 * (GD iterations) * log(R+1); DANE+-FGD likewise with <= 2 sqrt((L+lam)/(mu+lam)) (1 + log(...)) "
                  "local steps per round",
-       kind="bound", space=_INEXACT_SPACE)
+       kind="bound", space=_INEXACT_SPACE,
+       derived=True)
 
 
 def check_daneplus_gd_inexact(kw: dict) -> Evidence:
@@ -108,7 +109,7 @@ _DANEPLUS_ACCURACY_SPACE = InstanceSpace(
               {"stopping": "authors", "local_step": 0.15}))
 
 
-@claim(cites=("Theorem 3", "Theorem 4"),
+@claim(cites=("Algorithm 1",),
        id="fedred.daneplus.local_accuracy.derived", paper="fedred", derived=True,
        reference="absolute e_r in Theorem 3, relative e_r in Theorem 4; the authors' code's rule (docs/fedred.md)",
        statement="(derived by fedtheory) every client's local model returned by DANE+ meets its stopping rule, checked from the raw "

@@ -27,7 +27,7 @@ def _alg3_value_instances(thorough: bool):
     yield dict(gamma=0.01, D=34826)
 
 
-@claim(cites=("Algorithm 3", "Figure 3"),
+@claim(cites=("Algorithm 3",),
        id="ofediq.alg3.paper_values", paper=PAPER, reference="Section 4.2.2 worked example",
        statement="Algorithm 3 (log base 2) gives gamma = 0.1 -> s = 17, rho = 0.0326, b = 1134, p = 0.5151 and "
                  "gamma = 0.01 -> OFedIQ(1, 0.086, 3, 777) for D = 34,826, with gamma - p/D <= gamma_actual <= gamma",
@@ -76,7 +76,8 @@ def first_invalid_p(D: int) -> float:
        id="ofediq.alg3.valid_all_gamma", paper=PAPER, reference="input 0 < gamma <= 1",
        statement="Algorithm 3 as printed returns a valid configuration (0 < p <= 1, 1 <= b <= D) with "
                  "gamma_actual <= gamma for every gamma in (0, 1]",
-       kind="counterexample", expected="violated", instances=_alg3_valid_instances)
+       kind="counterexample", expected="violated", instances=_alg3_valid_instances,
+       false_kind="printed")
 def check_alg3_valid(inst: dict) -> Evidence:
     D = inst["D"]
     bad = [g for g in _gamma_grid(inst["grid"]) if not th.algorithm3_raw(float(g), D).valid]
@@ -195,7 +196,9 @@ _EQ15_SPACE = InstanceSpace(
 @claim(id="ofediq.eq15.alpha", paper=PAPER, reference="Section 4.2.2 (i), eq. (15)",
        statement="for p in (0, 0.12], s = ceil(40p), b = D/100, p' = 32p/(1.32 + log2(1+s)): p' <= 1 and "
                  "(2/p')[1 + (10/s)(p' + 1/K)] < 1.357/p (K = 1000): quantization beats OFedAvg's 2/p",
-       kind="bound", space=_EQ15_SPACE)
+       kind="bound", space=_EQ15_SPACE,
+       cites=("eq. (15)",),
+       narrower="p in (0, 0.12] only, where the equal-cost p' is a probability (eq. (15) claims every p < 1)")
 def check_eq15(inst: dict) -> Evidence:
     worst, ok = 0.0, True
     for p in inst["ps"]:
@@ -213,7 +216,9 @@ def _eq15_range_instances(thorough: bool):
 @claim(id="ofediq.eq15.feasible_all_p", paper=PAPER, reference="Section 4.2.2 (i), eq. (14)-(15) ('p < 1')",
        statement="for every OFedAvg rate p in (0, 1) the equal-cost OFedIQ(1, p', ceil(40p), D/100) of eq. (14) "
                  "is feasible (p' <= 1), as step (c) of eq. (15) assumes",
-       kind="counterexample", expected="violated", instances=_eq15_range_instances)
+       kind="counterexample", expected="violated", instances=_eq15_range_instances,
+       false_kind="printed",
+       cites=("eq. (15)",))
 def check_eq15_feasible(inst: dict) -> Evidence:
     bad = [float(p) for p in inst["ps"] if th.eq15_alpha(float(p), inst["K"])[1] > 1]
     lo, hi = 0.01, min(bad) if bad else 1.0
@@ -229,7 +234,8 @@ def check_eq15_feasible(inst: dict) -> Evidence:
 
 @claim(id="ofediq.eq15.feasible_all_p.corrected", paper=PAPER, reference="Section 4.2.2 (i), corrected by fedtheory",
        statement="eq. (14)'s p' <= 1 holds for p in (0, 0.12]",
-       kind="bound", derived=True, space=_EQ15_SPACE)
+       kind="bound", derived=True, space=_EQ15_SPACE,
+       cites=("eq. (15)",))
 def check_eq15_feasible_corrected(inst: dict) -> Evidence:
     worst = max(th.eq15_alpha(float(p), inst["K"])[1] for p in inst["ps"])
     return Evidence("p in (0, 0.12]", worst, 1.0, worst <= 1.0, tightness=worst)

@@ -138,7 +138,8 @@ _LEMMA3_SPACE = InstanceSpace(
 @claim(cites=("Lemma 3",),
        id="ofediq.lemma3.stated", paper=PAPER, reference="eq. (45) as stated",
        statement="sum_l ||w_{t-L+1} - g_{k,t-L+l}||^2 <= (3 beta eta^2 L(L-1)/2) sum_l ||grad_{k,t-L+l}||^2",
-       kind="counterexample", expected="violated", space=_LEMMA3_SPACE)
+       kind="counterexample", expected="violated", space=_LEMMA3_SPACE,
+       false_kind="printed")
 def check_lemma3_stated(inst: dict) -> Evidence:
     drift, gsum, beta, eta, L = _drift_data(inst)
     rhs = th.lemma3_stated_rhs(beta, eta, L, gsum)
