@@ -61,3 +61,11 @@ def test_the_false_statements_come_in_three_tables():
     for c in load_all().values():
         if c.expected == "violated":
             assert f"`{c.id}`" in parts[c.false_kind], c.id
+
+
+def test_every_test_and_benchmark_file_the_docs_name_exists():
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    named = {(doc.name, path) for doc in docs
+             for path in re.findall(r"\b((?:tests|benchmarks)/[A-Za-z0-9_/]+\.py)\b", doc.read_text())}
+    missing = sorted(f"{doc}: {path}" for doc, path in named if not (ROOT / path).exists())
+    assert not missing, missing
