@@ -12,7 +12,9 @@ files of the runs must agree except for the seconds (this script exits 1 otherwi
 The last line is machine-readable:
 ``VERIFY claims=... jobs1_s=... jobsN_s=... ratio=... dask_local_workers=... dask_s=... N=...``
 with ratio = jobsN_s / jobs1_s (dask_local_workers=0 and dask_s=nan without dask). ``--quick`` runs the
-``fedred`` claims only. On a shared machine the times move with the load: compare runs made side by side.
+``fedred`` claims only. On a shared machine the times move with the load: compare runs made side by side, and
+the CPU seconds printed for each local run (which do not depend on the load as much: ``--jobs N`` can at best
+divide the wall time by N while its CPU time stays that of ``--jobs 1`` plus N imports).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -29,13 +32,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def children_cpu() -> float:
+    """User + system CPU seconds of every finished child process (and their finished children)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_verify(selection: list[str], out: Path, extra: list[str]) -> tuple[float, list[dict]]:
-    """(wall seconds, claims.json records) of one ``fedtheory verify`` process."""
+    """(wall seconds, claims.json records) of one ``fedtheory verify`` process; prints its CPU seconds."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    cpu = children_cpu()
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "fedtheory", "verify", "--quiet", "--out", str(out), *selection,
                            *extra], env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
+    # The CPU time (its worker processes included, not a Dask cluster's) tells what the run costs whatever the
+    # load: on a busy machine the wall time of N workers shows the share of the cores they got, not N.
+    print(f"  verify {' '.join(extra)}: {seconds:.1f} s wall, {children_cpu() - cpu:.1f} s CPU", flush=True)
     if proc.returncode not in (0, 1):  # 1: a claim failed, which the comparison below reports
         sys.exit(f"fedtheory verify {' '.join(extra)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
     return seconds, json.loads((out / "claims.json").read_text())

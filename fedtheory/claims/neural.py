@@ -44,9 +44,10 @@ CROSSCHECK_TOL = 1e-8
 
 
 def _claim(**kwargs: Any) -> Callable:
-    """Register with paper="neural" when torch is installed; otherwise leave the function unregistered."""
+    """Register with paper="neural" when torch is installed; otherwise leave the function unregistered. These
+    claims train networks for seconds each: declared slow, so that ``fedtheory verify --jobs`` starts them first."""
     if TORCH_AVAILABLE:
-        return claim(paper="neural", **kwargs)
+        return claim(paper="neural", **{"cost": "slow", **kwargs})
     return lambda fn: fn
 
 

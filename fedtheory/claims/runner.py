@@ -19,7 +19,8 @@ instance, starts its workers with one BLAS thread). ``fedtheory verify --compare
 run: no verdict and no measured number may differ.
 
 Load balance: the claims start longest first (by the seconds of a previous run when the caller knows them,
-else in registry order), so that a long claim does not start last; results come back in registry order.
+else the claims declared ``cost="slow"`` first, each group in registry order), so that a long claim does not
+start last and keep one worker busy alone; the results come back in registry order.
 """
 from __future__ import annotations
 
@@ -177,10 +178,11 @@ def _map(fn: Callable, tasks: Sequence[tuple], jobs: int, scheduler: Any) -> Ite
 # ----- the ledger -----
 
 def _start_order(claims: Sequence[Claim], seconds: Mapping[str, float] | None) -> list[int]:
-    """Positions of ``claims`` longest first by ``seconds`` (unknown claims first: they may be long), ties and
-    no timing at all in registry order."""
-    known = seconds or {}
-    return sorted(range(len(claims)), key=lambda k: -known.get(claims[k].id, float("inf")))
+    """Positions of ``claims`` longest first by ``seconds`` (claims without a time first: they may be long);
+    without any timing, the claims declared slow first; ties in the given order (the sort is stable)."""
+    if seconds:
+        return sorted(range(len(claims)), key=lambda k: -seconds.get(claims[k].id, float("inf")))
+    return sorted(range(len(claims)), key=lambda k: claims[k].cost != "slow")
 
 
 def run_claims(claims: Sequence[Claim], *, thorough: bool = False, jobs: int = 1, scheduler: Any = None,
