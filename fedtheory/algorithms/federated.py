@@ -89,9 +89,14 @@ def upload_log(problem: Problem, uploads: Sequence[np.ndarray], *, down_vectors:
     for U in uploads:
         if U.size == 0:
             continue
-        per_row = np.count_nonzero(U, axis=1)
-        up_nnz += int(per_row.sum())
-        up_bits += float(vector_bits(per_row, d).sum())
+        nnz = np.count_nonzero(U)  # one pass without an axis: several times faster than the per-row count
+        if nnz == U.size:  # dense rows (the usual upload): every row costs the dense encoding, 64 d bits
+            up_nnz += int(nnz)
+            up_bits += float(U.shape[0] * int(vector_bits(d, d)))
+        else:
+            per_row = np.count_nonzero(U, axis=1)
+            up_nnz += int(per_row.sum())
+            up_bits += float(vector_bits(per_row, d).sum())
         up_vectors += U.shape[0]
     down_nnz = d if down_vector is None else int(np.count_nonzero(down_vector))
     return RoundLog(uplink_bits=up_bits, downlink_bits=float(FLOAT_BITS * d * down_vectors),

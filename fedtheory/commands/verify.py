@@ -8,7 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from ..claims import PAPERS, Claim, ClaimResult, evaluate, select
+from ..claims import PAPERS, Claim, ClaimResult, select
+from ..claims.runner import SCALE_EXTRA_HINT, available_cores, dask_client_class, run_claims, run_worst_case
 from ..report import (COMPARE_REPORT_RTOL, COMPARE_ROUNDING_FLOOR, TABLE_HEADER, compare_runs, render_table,
                       render_worst_case, table_rows, terminal_width, write_reports)
 
@@ -34,6 +35,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "tightness; claims that declare a space), and report exact PEP worst cases where one applies.")
     p.add_argument("--evaluations", type=int, default=200,
                    help="Check evaluations per claim for --worst-case (default: %(default)s).")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="Run the claims in N worker processes (default: every core this process may use, here "
+                        f"{available_cores()}; 1 runs them in this process); the reports are the same.")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="Run the claims on the Dask cluster at ADDRESS (tcp://host:port); needs "
+                        f"{SCALE_EXTRA_HINT}.")
     p.add_argument("--compare", metavar="CLAIMS_JSON", type=Path,
                    help="Compare with the claims.json of another run (e.g. another machine or BLAS kernel): "
                         "exit 1 if any claim's status or any instance's verdict differs; report how far the "
@@ -54,23 +61,6 @@ def _report_comparison(results: list[ClaimResult], reference: list[dict], path: 
     for change, where in large[:20]:
         print(f"  moved {change:.2g}: {where}")
     return 1 if diffs else 0
-
-
-def run_worst_case(results: list[ClaimResult], evaluations: int) -> dict[str, dict]:
-    """Adversarial search on every claim that declares an instance space (fedtheory.worstcase)."""
-    from ..worstcase import adversarial_search, pep_worst_case
-
-    out: dict[str, dict] = {}
-    for r in results:
-        if r.claim.space is None or r.error is not None or r.worst_tightness is None:
-            continue  # no space declared, or no bound to approach (identity, rate, ... claims)
-        search = adversarial_search(r.claim, evaluations=evaluations, seed=0)
-        record = {**search.as_dict(), "pep_worst_case": pep_worst_case(r.claim)}
-        # A point where a claim expected to hold fails its own check is a counterexample (its verdict, not
-        # the ratio alone, decides: some checks compare with a stated relative tolerance).
-        record["counterexample_to_expected"] = r.claim.expected == "holds" and search.counterexample
-        out[r.claim.id] = record
-    return out
 
 
 def _prepare_out(out: Path) -> str | None:
@@ -96,6 +86,14 @@ def _read_reference(path: Path) -> list[dict] | str:
     if not isinstance(reference, list):
         return f"--compare {path}: not a claims.json (expected a list of claim records)"
     return reference
+
+
+def _seconds_of(records: list[dict] | str | None) -> dict[str, float]:
+    """{claim id: seconds} of a claims.json (empty when there is none or it cannot be read)."""
+    if not isinstance(records, list):
+        return {}
+    return {r["id"]: r["seconds"] for r in records
+            if isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("seconds"), (int, float))}
 
 
 def _list(claims: list[Claim], width: int) -> str:
@@ -134,22 +132,35 @@ def main(args: argparse.Namespace) -> int:
     reference = _read_reference(args.compare) if args.compare is not None else None
     if isinstance(reference, str):
         problem = problem or reference
+    jobs = available_cores() if args.jobs is None else args.jobs
+    if jobs < 1:
+        problem = problem or f"--jobs must be >= 1 (1 runs the claims in this process), got {jobs}"
+    if args.scheduler is not None:
+        try:
+            dask_client_class()
+        except ImportError:
+            problem = problem or f"--scheduler needs dask.distributed: {SCALE_EXTRA_HINT}"
     if problem is not None:
         print(f"fedtheory verify: {problem}", file=sys.stderr)
         return 2
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover
-        tqdm = None
-    iterator = claims if (args.quiet or tqdm is None) else tqdm(claims, desc="claims", unit="claim",
-                                                                 file=sys.stderr)
-    results = []
-    for c in iterator:
-        if hasattr(iterator, "set_postfix_str"):
-            iterator.set_postfix_str(c.id[-40:])
-        results.append(evaluate(c, thorough=args.thorough))
+    from tqdm import tqdm
+
+    bar = None if args.quiet else tqdm(total=len(claims), desc="claims", unit="claim", file=sys.stderr)
+
+    def done(claim_id: str) -> None:
+        if bar is not None:
+            bar.set_postfix_str(claim_id[-40:], refresh=False)
+            bar.update(1)
+
+    # Longest first by the previous run in --out (or the compared run), when there is one.
+    seconds = _seconds_of(_read_reference(out / "claims.json")) or _seconds_of(reference)
+    results = run_claims(claims, thorough=args.thorough, jobs=jobs, scheduler=args.scheduler, seconds=seconds,
+                         progress=done)
+    if bar is not None:
+        bar.close()
     print(render_table(table_rows(results), TABLE_HEADER, width=width))
-    worst = run_worst_case(results, args.evaluations) if args.worst_case else None
+    worst = (run_worst_case(results, args.evaluations, jobs=jobs, scheduler=args.scheduler)
+             if args.worst_case else None)
     write_reports(results, out, worst)
     if args.html:
         from ..report.html import write_html_report  # matplotlib is imported only when asked for

@@ -42,7 +42,7 @@ def test_out_under_a_file_is_refused_before_any_claim_runs(tmp_path: Path, capsy
     blocker = tmp_path / "file"
     blocker.write_text("")
     ran = []
-    monkeypatch.setattr("fedtheory.commands.verify.evaluate", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr("fedtheory.commands.verify.run_claims", lambda *a, **k: ran.append(a))
     assert cli_main(["verify", "--claim", CHEAP, "--quiet", "--out", str(blocker / "sub" / "dir")]) == 2
     err = capsys.readouterr().err
     assert f"{blocker} is a file, not a folder" in err and not ran
@@ -50,7 +50,7 @@ def test_out_under_a_file_is_refused_before_any_claim_runs(tmp_path: Path, capsy
 
 def test_unreadable_compare_file_is_refused_before_any_claim_runs(tmp_path: Path, capsys, monkeypatch) -> None:
     ran = []
-    monkeypatch.setattr("fedtheory.commands.verify.evaluate", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr("fedtheory.commands.verify.run_claims", lambda *a, **k: ran.append(a))
     bad = tmp_path / "claims.json"
     bad.write_text('{"truncated": ')
     assert cli_main(["verify", "--claim", CHEAP, "--out", str(tmp_path / "o"), "--compare", str(bad)]) == 2

@@ -24,7 +24,8 @@ TORCH_AVAILABLE = torch_available()
 def neural_claim(**kwargs: Any) -> Callable:
     """Register with paper="neural" when torch is installed; otherwise leave the function unregistered."""
     if TORCH_AVAILABLE:
-        return claim(paper="neural", **kwargs)
+        # they train networks for seconds each: declared slow, so that ``fedtheory verify --jobs`` starts them first
+        return claim(paper="neural", **{"cost": "slow", **kwargs})
     return lambda fn: fn
 
 

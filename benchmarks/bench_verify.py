@@ -1,0 +1,106 @@
+"""Wall time of the claims ledger: ``fedtheory verify --jobs 1`` against ``--jobs N`` and a local Dask cluster.
+
+Run: ``python benchmarks/bench_verify.py [--quick] [--paper P ...] [--jobs N] [--dask-workers W]``.
+
+Each run is a fresh ``python -m fedtheory verify --quiet`` process (what a user waits for: start-up, imports,
+the claims and the reports), run one after the other on the same selection: ``--jobs 1`` (in process),
+``--jobs N`` (N spawned worker processes, default 2) and, when dask.distributed is installed,
+``--scheduler`` pointing at a ``LocalCluster`` of W single-threaded worker processes (default 2) started
+beforehand by this script (its start-up is printed, not counted: a cluster outlives one run). The claims.json
+files of the runs must agree except for the seconds (this script exits 1 otherwise).
+
+The last line is machine-readable:
+``VERIFY claims=... jobs1_s=... jobsN_s=... ratio=... dask_local_workers=... dask_s=... N=...``
+with ratio = jobsN_s / jobs1_s (dask_local_workers=0 and dask_s=nan without dask). ``--quick`` runs the
+``fedred`` claims only. On a shared machine the times move with the load: compare runs made side by side, and
+the CPU seconds printed for each local run (which do not depend on the load as much: ``--jobs N`` can at best
+divide the wall time by N while its CPU time stays that of ``--jobs 1`` plus N imports).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def children_cpu() -> float:
+    """User + system CPU seconds of every finished child process (and their finished children)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_verify(selection: list[str], out: Path, extra: list[str]) -> tuple[float, list[dict]]:
+    """(wall seconds, claims.json records) of one ``fedtheory verify`` process; prints its CPU seconds."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    cpu = children_cpu()
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "fedtheory", "verify", "--quiet", "--out", str(out), *selection,
+                           *extra], env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    # The CPU time (its worker processes included, not a Dask cluster's) tells what the run costs whatever the
+    # load: on a busy machine the wall time of N workers shows the share of the cores they got, not N.
+    print(f"  verify {' '.join(extra)}: {seconds:.1f} s wall, {children_cpu() - cpu:.1f} s CPU", flush=True)
+    if proc.returncode not in (0, 1):  # 1: a claim failed, which the comparison below reports
+        sys.exit(f"fedtheory verify {' '.join(extra)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+    return seconds, json.loads((out / "claims.json").read_text())
+
+
+def without_seconds(records: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in records]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="only the fedred claims (a fast check)")
+    ap.add_argument("--paper", action="append", help="only this paper's claims (repeatable; as fedtheory verify)")
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes of the parallel run (default: 2)")
+    ap.add_argument("--dask-workers", type=int, default=2, help="LocalCluster worker processes (default: 2)")
+    args = ap.parse_args(argv)
+    if args.jobs < 2:
+        ap.error(f"--jobs must be >= 2 (it is compared with --jobs 1), got {args.jobs}")
+    if args.dask_workers < 1:
+        ap.error(f"--dask-workers must be >= 1, got {args.dask_workers}")
+    papers = args.paper or (["fedred"] if args.quick else [])
+    selection = [a for p in papers for a in ("--paper", p)]
+
+    with tempfile.TemporaryDirectory(prefix="bench-verify-") as tmp:
+        tmp_path = Path(tmp)
+        t1, serial = run_verify(selection, tmp_path / "jobs1", ["--jobs", "1"])
+        print(f"jobs 1: {t1:.1f} s ({len(serial)} claims)", flush=True)
+        tn, parallel = run_verify(selection, tmp_path / "jobsN", ["--jobs", str(args.jobs)])
+        print(f"jobs {args.jobs}: {tn:.1f} s", flush=True)
+        mismatched = [] if without_seconds(parallel) == without_seconds(serial) else [f"--jobs {args.jobs}"]
+        workers, td = 0, math.nan
+        try:
+            from distributed import LocalCluster
+        except ImportError:
+            print("dask.distributed not installed (pip install 'fedtheory[scale]'): no Dask run")
+        else:
+            start = time.perf_counter()
+            with LocalCluster(n_workers=args.dask_workers, threads_per_worker=1, processes=True,
+                              dashboard_address=None) as cluster:
+                print(f"LocalCluster of {args.dask_workers} workers started in {time.perf_counter() - start:.1f} s "
+                      f"(not counted)", flush=True)
+                td, on_dask = run_verify(selection, tmp_path / "dask", ["--scheduler", cluster.scheduler_address])
+            workers = args.dask_workers
+            print(f"dask, {workers} local workers: {td:.1f} s", flush=True)
+            if without_seconds(on_dask) != without_seconds(serial):
+                mismatched.append("--scheduler")
+    for run in mismatched:
+        print(f"claims.json of {run} differs from --jobs 1 (beyond the seconds)")
+    print(f"VERIFY claims={len(serial)} jobs1_s={t1:.2f} jobsN_s={tn:.2f} ratio={tn / t1:.3f} "
+          f"dask_local_workers={workers} dask_s={td:.2f} N={args.jobs}")
+    return 1 if mismatched else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,246 @@
+"""Running the claims ledger: in this process, in local worker processes, or on a Dask cluster.
+
+``fedtheory verify`` runs every selected claim and reports them in registry order. The claims are
+independent (each check builds its own instances from fixed seeds), so they can run side by side:
+
+* ``jobs=1`` runs them one after the other in this process (:func:`~fedtheory.claims.registry.evaluate`);
+* ``jobs=N > 1`` runs them in N worker processes (:class:`concurrent.futures.ProcessPoolExecutor`, started
+  with ``spawn``: forking a process whose BLAS threads are already running can deadlock);
+* ``scheduler="tcp://host:port"`` (or a ``distributed.Client``) submits them to a Dask cluster (the optional
+  ``scale`` extra).
+
+A :class:`~fedtheory.claims.registry.Claim` holds functions and need not pickle, so a worker receives the
+claim's id (and the module that registered it) and looks it up in its own registry; it returns the evidence,
+the error and the seconds, and this process rebuilds the :class:`~fedtheory.claims.registry.ClaimResult`
+around its own claim object. The records are therefore the serial run's, bitwise, provided the arithmetic
+is: every task runs under this process's BLAS and OpenMP thread counts (``threadpoolctl``), because a
+multi-threaded BLAS reduction may sum in a different order with a different number of threads (Dask, for
+instance, starts its workers with one BLAS thread). ``fedtheory verify --compare`` checks it on a whole
+run: no verdict and no measured number may differ.
+
+Load balance: the claims start longest first (by the seconds of a previous run when the caller knows them,
+else the claims declared ``cost="slow"`` first, each group in registry order), so that a long claim does not
+start last and keep one worker busy alone; the results come back in registry order.
+"""
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import os
+import pickle
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from .._validation import check_int
+from .registry import REGISTRY, Claim, ClaimResult, Evidence, evaluate
+
+__all__ = ["available_cores", "run_claims", "run_worst_case", "SCALE_EXTRA_HINT"]
+
+#: What to install for ``scheduler=`` (named in the error when dask.distributed is missing).
+SCALE_EXTRA_HINT = "pip install 'fedtheory[scale]'"
+
+#: ``progress`` callback: called once per finished claim with its id.
+Progress = Callable[[str], None]
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform reports it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS and Windows have no sched_getaffinity
+        return max(1, os.cpu_count() or 1)
+
+
+def check_jobs(jobs: int) -> int:
+    """``jobs`` as a positive int; ValueError naming ``jobs`` and the valid range otherwise."""
+    jobs = check_int("jobs", jobs)
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1 (1 runs the claims in this process), got {jobs}")
+    return jobs
+
+
+# ----- what a worker runs -----
+
+def thread_limits() -> dict[str, int]:
+    """This process's thread count of every loaded BLAS and OpenMP library, keyed by library file prefix."""
+    from threadpoolctl import threadpool_info
+
+    return {info["prefix"]: int(info["num_threads"]) for info in threadpool_info()}
+
+
+def _registered(claim_id: str, module: str) -> Claim:
+    """The claim ``claim_id`` of this process's registry, importing ``module`` (its check's) if needed."""
+    if claim_id not in REGISTRY:
+        importlib.import_module("fedtheory.claims")
+        if claim_id not in REGISTRY:
+            importlib.import_module(module)
+    try:
+        return REGISTRY[claim_id]
+    except KeyError:
+        raise ValueError(f"claim {claim_id!r} is not registered when {module} is imported in a worker process; "
+                         f"register it on import of that module, or run it with jobs=1") from None
+
+
+def _portable(evidence: list[Evidence]) -> list[Evidence]:
+    """The evidence as is when it pickles; otherwise with its details reduced to their JSON form (the same
+    claims.json record, see :meth:`Evidence.as_dict`)."""
+    try:
+        pickle.dumps(evidence)
+        return evidence
+    except Exception:  # noqa: BLE001 - any unpicklable detail (a lambda, a generator, a mapping proxy)
+        return [Evidence(e.instance, e.measured, e.theory, e.holds, e.tightness, e.as_dict()["details"])
+                for e in evidence]
+
+
+def evaluate_by_id(claim_id: str, module: str, thorough: bool,
+                   limits: Mapping[str, int]) -> tuple[list[Evidence], str | None, float]:
+    """Worker task: evaluate a registered claim under the given thread counts; (evidence, error, seconds)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=dict(limits)):
+        result = evaluate(_registered(claim_id, module), thorough=thorough)
+    return _portable(list(result.evidence)), result.error, result.seconds
+
+
+def worst_case_by_id(claim_id: str, module: str, evaluations: int, limits: Mapping[str, int]) -> dict[str, Any]:
+    """Worker task: the adversarial search and PEP worst case of one claim (see :func:`run_worst_case`)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=dict(limits)):
+        return _worst_case_record(_registered(claim_id, module), evaluations)
+
+
+def _worst_case_record(claim: Claim, evaluations: int) -> dict[str, Any]:
+    from ..worstcase import adversarial_search, pep_worst_case
+
+    search = adversarial_search(claim, evaluations=evaluations, seed=0)
+    record = {**search.as_dict(), "pep_worst_case": pep_worst_case(claim)}
+    # A point where a claim expected to hold fails its own check is a counterexample (its verdict, not the ratio
+    # alone, decides: some checks compare with a stated relative tolerance).
+    record["counterexample_to_expected"] = claim.expected == "holds" and search.counterexample
+    return record
+
+
+# ----- executors: (task function, argument tuples in start order) -> (position, result) as they finish -----
+
+def _run_local(fn: Callable, tasks: Sequence[tuple], jobs: int) -> Iterator[tuple[int, Any]]:
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
+        futures = {pool.submit(fn, *args): k for k, args in enumerate(tasks)}
+        for future in as_completed(futures):
+            yield futures[future], _outcome(future)
+
+
+def dask_client_class() -> type:
+    """``distributed.Client``; ImportError naming the extra to install when dask.distributed is missing."""
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        raise ImportError(f"a Dask scheduler needs dask.distributed: {SCALE_EXTRA_HINT}") from exc
+    return Client
+
+
+def _run_dask(fn: Callable, tasks: Sequence[tuple], scheduler: Any) -> Iterator[tuple[int, Any]]:
+    Client = dask_client_class()
+    from distributed import as_completed as dask_completed
+
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        # Higher priority starts first: the tasks are given longest first.
+        futures = {client.submit(fn, *args, pure=False, priority=len(tasks) - k): k for k, args in enumerate(tasks)}
+        for future in dask_completed(list(futures)):
+            yield futures[future], _outcome(future)
+    finally:
+        if client is not scheduler:
+            client.close()
+
+
+class _TaskFailed:
+    """A task whose worker raised or died (the claim becomes an ERROR result, as a crash in process would)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+def _outcome(future: Any) -> Any:
+    try:
+        return future.result()
+    except Exception as exc:  # noqa: BLE001 - a dead worker process, an unpicklable result, a lost Dask worker
+        return _TaskFailed(f"{type(exc).__name__} in the worker: {exc}")
+
+
+def _map(fn: Callable, tasks: Sequence[tuple], jobs: int, scheduler: Any) -> Iterator[tuple[int, Any]]:
+    if scheduler is not None:
+        return _run_dask(fn, tasks, scheduler)
+    return _run_local(fn, tasks, jobs)
+
+
+# ----- the ledger -----
+
+def _start_order(claims: Sequence[Claim], seconds: Mapping[str, float] | None) -> list[int]:
+    """Positions of ``claims`` longest first by ``seconds`` (claims without a time first: they may be long);
+    without any timing, the claims declared slow first; ties in the given order (the sort is stable)."""
+    if seconds:
+        return sorted(range(len(claims)), key=lambda k: -seconds.get(claims[k].id, float("inf")))
+    return sorted(range(len(claims)), key=lambda k: claims[k].cost != "slow")
+
+
+def run_claims(claims: Sequence[Claim], *, thorough: bool = False, jobs: int = 1, scheduler: Any = None,
+               seconds: Mapping[str, float] | None = None, progress: Progress | None = None) -> list[ClaimResult]:
+    """Evaluate ``claims`` and return their results in the given order.
+
+    ``jobs``: 1 runs them in this process; N > 1 in N spawned worker processes. ``scheduler``: a Dask scheduler
+    address or ``distributed.Client`` (then ``jobs`` is ignored). ``seconds``: each claim's duration in an
+    earlier run, to start the longest first. ``progress(claim_id)`` is called as each claim finishes. With
+    workers, every claim must be registered on import of a module (the built-in claims are, by
+    ``fedtheory.claims``); the results equal the serial run's (see the module docstring).
+    """
+    jobs = check_jobs(jobs)
+    if scheduler is None and (jobs == 1 or len(claims) <= 1):
+        results = []
+        for c in claims:
+            results.append(evaluate(c, thorough=thorough))
+            if progress is not None:
+                progress(c.id)
+        return results
+    order = _start_order(claims, seconds)
+    limits = thread_limits()
+    tasks = [(claims[k].id, claims[k].check.__module__, thorough, limits) for k in order]
+    results: list[ClaimResult | None] = [None] * len(claims)
+    for position, outcome in _map(evaluate_by_id, tasks, jobs, scheduler):
+        k = order[position]
+        c = claims[k]
+        if isinstance(outcome, _TaskFailed):
+            results[k] = ClaimResult(c, [], outcome.message, 0.0)
+        else:
+            evidence, error, elapsed = outcome
+            results[k] = ClaimResult(c, evidence, error, elapsed)
+        if progress is not None:
+            progress(c.id)
+    return results  # type: ignore[return-value]  (every position is filled: one outcome per task)
+
+
+def searchable(result: ClaimResult) -> bool:
+    """Whether ``--worst-case`` searches a claim: it declares a space, ran, and has a bound to approach."""
+    return result.claim.space is not None and result.error is None and result.worst_tightness is not None
+
+
+def run_worst_case(results: Iterable[ClaimResult], evaluations: int, *, jobs: int = 1,
+                   scheduler: Any = None) -> dict[str, dict]:
+    """Adversarial search (:mod:`fedtheory.worstcase`) on every claim that declares an instance space, one
+    claim per task when ``jobs`` > 1 or ``scheduler`` is given; {claim id: its record}, in the given order.
+
+    Claims without a space, with an error, or without a bound to approach (identity, rate claims) are skipped.
+    """
+    jobs = check_jobs(jobs)
+    claims = [r.claim for r in results if searchable(r)]
+    if scheduler is None and (jobs == 1 or len(claims) <= 1):
+        return {c.id: _worst_case_record(c, evaluations) for c in claims}
+    limits = thread_limits()
+    tasks = [(c.id, c.check.__module__, evaluations, limits) for c in claims]
+    found: dict[int, dict] = {}
+    for position, outcome in _map(worst_case_by_id, tasks, jobs, scheduler):
+        if isinstance(outcome, _TaskFailed):
+            raise RuntimeError(f"worst-case search of {claims[position].id}: {outcome.message}")
+        found[position] = outcome
+    return {c.id: found[k] for k, c in enumerate(claims)}
