@@ -31,7 +31,7 @@ import pickle
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from .._validation import check_int
+from ..validation import check_int
 from .registry import REGISTRY, Claim, ClaimResult, Evidence, evaluate
 
 __all__ = ["available_cores", "run_claims", "run_worst_case", "SCALE_EXTRA_HINT"]
