@@ -50,7 +50,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in
     "claims bench conformance",                                       # what runs the algorithms
     "papers.coverage papers.chain",                                   # what reads the claims
     "worstcase report",
-    "extend",
+    "extend ledger",                                                  # the claim API; running the ledger
     "pytest_plugin commands",
     "cli",
     "__main__",

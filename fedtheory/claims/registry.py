@@ -242,7 +242,7 @@ class Claim:
     #: "fast" or "slow": whether the parametrised property test of every claim with a space runs this claim's
     #: hypothesis examples in the default test run ("slow" claims run under ``pytest -m slow``). A claim is slow
     #: when one example takes more than about a second. ``fedtheory verify --jobs`` also starts slow claims first
-    #: when it has no timings of an earlier run (:mod:`fedtheory.claims.runner`).
+    #: when it has no timings of an earlier run (:mod:`fedtheory.ledger`).
     cost: Cost = "fast"
     #: For a claim expected to be violated, which kind of false statement it records (one of
     #: :data:`FALSE_KINDS`); empty otherwise.

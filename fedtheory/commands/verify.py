@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 from ..claims import PAPERS, Claim, ClaimResult, select
-from ..claims.runner import SCALE_EXTRA_HINT, available_cores, dask_client_class, run_claims, run_worst_case
+from ..ledger import SCALE_EXTRA_HINT, available_cores, dask_client_class, run_claims, run_worst_case
 from ..report import (COMPARE_REPORT_RTOL, COMPARE_ROUNDING_FLOOR, TABLE_HEADER, compare_runs, render_table,
                       render_worst_case, table_rows, terminal_width, write_reports)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fedtheory.claims.registry import REGISTRY, Claim, Evidence
-from fedtheory.claims.runner import run_claims, run_worst_case
+from fedtheory.ledger import run_claims, run_worst_case
 from fedtheory.cli import main as cli_main
 
 #: Cheap claims from six modules: bounds, identities, a recorded counterexample (violated-as-recorded), claims

@@ -31,8 +31,8 @@ import pickle
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from ..validation import check_int
-from .registry import REGISTRY, Claim, ClaimResult, Evidence, evaluate
+from .validation import check_int
+from .claims.registry import REGISTRY, Claim, ClaimResult, Evidence, evaluate
 
 __all__ = ["available_cores", "run_claims", "run_worst_case", "SCALE_EXTRA_HINT"]
 
@@ -111,7 +111,7 @@ def worst_case_by_id(claim_id: str, module: str, evaluations: int, limits: Mappi
 
 
 def _worst_case_record(claim: Claim, evaluations: int) -> dict[str, Any]:
-    from ..worstcase import adversarial_search, pep_worst_case
+    from .worstcase import adversarial_search, pep_worst_case
 
     search = adversarial_search(claim, evaluations=evaluations, seed=0)
     record = {**search.as_dict(), "pep_worst_case": pep_worst_case(claim)}
