@@ -68,3 +68,20 @@ def test_plotting_does_not_import_bench():
         imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level
                      and node.module is None for alias in node.names}
         assert forbidden not in imported and f"fedtheory.{forbidden}" not in imported, (module, forbidden)
+
+
+def test_every_docs_page_a_claim_names_ships_in_the_package():
+    """A pip user has the docs inside the package (fedtheory/docs/), so a claim's reference may cite them; a
+    "module docstring" or a design file outside the package may not be cited."""
+    import re
+    from pathlib import Path
+
+    import fedtheory
+    from fedtheory.claims import load_all
+
+    shipped = Path(fedtheory.__file__).parent / "docs"
+    for c in load_all().values():
+        text = " ".join((c.reference, c.statement, c.notes))
+        for page in re.findall(r"\bdocs/([\w/-]+\.md)", text):
+            assert (shipped / page).is_file(), f"{c.id} cites docs/{page}, which the package does not ship"
+        assert "module docstring" not in text and "DESIGN.md" not in text, c.id

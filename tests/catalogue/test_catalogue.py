@@ -265,6 +265,8 @@ def test_installed_package_finds_the_catalogue(tmp_path):
         shutil.copy(REPO / item, src / item)
     shutil.copytree(REPO / "fedtheory", src / "fedtheory", ignore=shutil.ignore_patterns("__pycache__"))
     site, members = _build_package(src, tmp_path)
+    # the documentation pages ship inside the package (fedtheory/docs links to docs/): claims cite them
+    assert "fedtheory/docs/design.md" in members and "fedtheory/docs/tutorials/verify-your-own-theorem.md" in members
     for name in NAMES:
         assert f"fedtheory/catalogue_data/{name}.json" in members
         assert f"fedtheory/catalogue_data/{name}.cert.json" in members

@@ -94,7 +94,7 @@ def check_fedprox_fixed_point(problem: Problem) -> Evidence:
 
 @claim(id="classic.drift.equal_hessians_unbiased", paper=PAPER,
        reference="derived by fedtheory (not stated in the papers): the drift vector v vanishes when all A_i are "
-                 "equal (module docstring)",
+                 "equal (derivation in the docstring of fedtheory.claims.classic.drift)",
        statement="When all A_i are equal (any b_i), the FedAvg (K = 5) and FedProx fixed points equal x* "
                  "(1e-10 relative) and both algorithms converge to x*",
        kind="fixed_point", instances=equal_hessians)
@@ -140,7 +140,7 @@ def _bias_rate_instances(thorough: bool) -> Iterable[Problem]:
     yield from heterogeneous(thorough)
 
 
-@claim(id="classic.fedavg.bias_monotone_in_K.corrected", paper=PAPER, reference="derived here (module docstring)",
+@claim(id="classic.fedavg.bias_monotone_in_K.corrected", paper=PAPER, reference="derived by fedtheory (the docstring of fedtheory.claims.classic.drift)",
        statement="For small local steps FedAvg's bias grows linearly in K: ||x_K - x*|| = eta (K-1)/2 ||v|| "
                  "(1 + O(eta K L)), v = Abar^{-1} sum_i w_i A_i grad f_i(x*); checked as a first-order rate: the "
                  "relative error is <= 10 eta K L at eta K L = 1e-3 and 1e-4, where the bias is increasing in "
@@ -191,7 +191,7 @@ def check_bias_linear_in_zeta(kw: dict) -> Evidence:
 
 
 @claim(id="classic.fedprox.bias_inverse_lambda.derived", paper=PAPER,
-       reference="derived by fedtheory (module docstring; not stated in the papers, which say only that FedProx "
+       reference="derived by fedtheory (the docstring of fedtheory.claims.classic.drift; not stated in the papers, which say only that FedProx "
                  "drifts: Li et al. 2020; Kim et al., Section 3)",
        statement="FedProx's bias shrinks like 1/lambda: lambda ||x_lambda - x*|| -> ||v|| (v as for FedAvg); the "
                  "relative error is <= 1e-2 at lambda = 1e3 L kappa_f and <= 1e-3 at 10x that "
