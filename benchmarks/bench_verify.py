@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+ENVIRONMENT = dict(os.environ)
 
 
 def children_cpu() -> float:
@@ -40,7 +41,9 @@ def children_cpu() -> float:
 
 def run_verify(selection: list[str], out: Path, extra: list[str]) -> tuple[float, list[dict]]:
     """(wall seconds, claims.json records) of one ``fedtheory verify`` process; prints its CPU seconds."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    # The environment this script started with: starting a LocalCluster sets OMP/OPENBLAS/MKL_NUM_THREADS=1 in
+    # this process's environment (for its workers), which a verify started afterwards would inherit.
+    env = {**ENVIRONMENT, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), ENVIRONMENT.get("PYTHONPATH")]))}
     cpu = children_cpu()
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "fedtheory", "verify", "--quiet", "--out", str(out), *selection,

@@ -13,9 +13,10 @@ A :class:`~fedtheory.claims.registry.Claim` holds functions and need not pickle,
 claim's id (and the module that registered it) and looks it up in its own registry; it returns the evidence,
 the error and the seconds, and this process rebuilds the :class:`~fedtheory.claims.registry.ClaimResult`
 around its own claim object. The records are therefore the serial run's, bitwise, provided the arithmetic
-is: every task runs under this process's BLAS and OpenMP thread counts (``threadpoolctl``), because a
-multi-threaded BLAS reduction may sum in a different order with a different number of threads (Dask, for
-instance, starts its workers with one BLAS thread). ``fedtheory verify --compare`` checks it on a whole
+is: every task runs under this process's BLAS and OpenMP thread counts (``threadpoolctl``, and the
+``*_NUM_THREADS`` environment for libraries loaded during the task), because a multi-threaded BLAS reduction
+may sum in a different order with a different number of threads (measured: one ledger number moves by 1.6e-15
+with OPENBLAS_NUM_THREADS=1; Dask starts its workers with that setting). ``fedtheory verify --compare`` checks it on a whole
 run: no verdict and no measured number may differ.
 
 Load balance: the claims start longest first (by the seconds of a previous run when the caller knows them,
@@ -29,6 +30,7 @@ import multiprocessing
 import os
 import pickle
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .validation import check_int
@@ -61,11 +63,43 @@ def check_jobs(jobs: int) -> int:
 
 # ----- what a worker runs -----
 
-def thread_limits() -> dict[str, int]:
-    """This process's thread count of every loaded BLAS and OpenMP library, keyed by library file prefix."""
+#: Environment variables that set the thread count of a numerical library when it loads.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+
+
+def _load_numerical_libraries() -> None:
+    """Load the BLAS and OpenMP libraries the claims use (scipy's BLAS, the OpenMP runtime scikit-learn
+    ships), so that their thread counts can be read here and set in a worker before any claim runs."""
+    import scipy.linalg  # noqa: F401
+    import sklearn  # noqa: F401
+
+
+def thread_settings() -> tuple[dict[str, str | None], dict[str, int]]:
+    """This process's thread environment (:data:`THREAD_VARIABLES`) and the thread count of every loaded BLAS
+    and OpenMP library, keyed by library file prefix."""
     from threadpoolctl import threadpool_info
 
-    return {info["prefix"]: int(info["num_threads"]) for info in threadpool_info()}
+    _load_numerical_libraries()
+    return ({k: os.environ.get(k) for k in THREAD_VARIABLES},
+            {info["prefix"]: int(info["num_threads"]) for info in threadpool_info()})
+
+
+@contextmanager
+def _threads_as(settings: tuple[Mapping[str, str | None], Mapping[str, int]]) -> Iterator[None]:
+    """Run a task with the thread settings of the process that submitted it: its environment for libraries
+    that load during the task (a Dask worker starts with OMP/OPENBLAS_NUM_THREADS=1), its counts for those
+    already loaded."""
+    from threadpoolctl import threadpool_limits
+
+    environment, limits = settings
+    for key, value in environment.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    _load_numerical_libraries()
+    with threadpool_limits(limits=dict(limits)):
+        yield
 
 
 def _registered(claim_id: str, module: str) -> Claim:
@@ -93,20 +127,16 @@ def _portable(evidence: list[Evidence]) -> list[Evidence]:
 
 
 def evaluate_by_id(claim_id: str, module: str, thorough: bool,
-                   limits: Mapping[str, int]) -> tuple[list[Evidence], str | None, float]:
-    """Worker task: evaluate a registered claim under the given thread counts; (evidence, error, seconds)."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=dict(limits)):
+                   settings: tuple[dict, dict]) -> tuple[list[Evidence], str | None, float]:
+    """Worker task: evaluate a registered claim under the given thread settings; (evidence, error, seconds)."""
+    with _threads_as(settings):
         result = evaluate(_registered(claim_id, module), thorough=thorough)
     return _portable(list(result.evidence)), result.error, result.seconds
 
 
-def worst_case_by_id(claim_id: str, module: str, evaluations: int, limits: Mapping[str, int]) -> dict[str, Any]:
+def worst_case_by_id(claim_id: str, module: str, evaluations: int, settings: tuple[dict, dict]) -> dict[str, Any]:
     """Worker task: the adversarial search and PEP worst case of one claim (see :func:`run_worst_case`)."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=dict(limits)):
+    with _threads_as(settings):
         return _worst_case_record(_registered(claim_id, module), evaluations)
 
 
@@ -204,8 +234,8 @@ def run_claims(claims: Sequence[Claim], *, thorough: bool = False, jobs: int = 1
                 progress(c.id)
         return results
     order = _start_order(claims, seconds)
-    limits = thread_limits()
-    tasks = [(claims[k].id, claims[k].check.__module__, thorough, limits) for k in order]
+    settings = thread_settings()
+    tasks = [(claims[k].id, claims[k].check.__module__, thorough, settings) for k in order]
     results: list[ClaimResult | None] = [None] * len(claims)
     for position, outcome in _map(evaluate_by_id, tasks, jobs, scheduler):
         k = order[position]
@@ -236,8 +266,8 @@ def run_worst_case(results: Iterable[ClaimResult], evaluations: int, *, jobs: in
     claims = [r.claim for r in results if searchable(r)]
     if scheduler is None and (jobs == 1 or len(claims) <= 1):
         return {c.id: _worst_case_record(c, evaluations) for c in claims}
-    limits = thread_limits()
-    tasks = [(c.id, c.check.__module__, evaluations, limits) for c in claims]
+    settings = thread_settings()
+    tasks = [(c.id, c.check.__module__, evaluations, settings) for c in claims]
     found: dict[int, dict] = {}
     for position, outcome in _map(worst_case_by_id, tasks, jobs, scheduler):
         if isinstance(outcome, _TaskFailed):

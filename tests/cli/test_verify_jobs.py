@@ -7,6 +7,7 @@ measured numbers (compared as parsed JSON, so bitwise for floats).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -103,8 +104,14 @@ def test_dask_local_cluster_gives_the_serial_records() -> None:
     distributed = pytest.importorskip("distributed", reason="dask.distributed is the optional 'scale' extra")
     claims = [REGISTRY[c] for c in CLAIMS]
     serial = run_claims(claims, jobs=1)
-    # In-process workers (threads of this process): no cluster start-up cost; each task still sets the thread
-    # counts of this process's BLAS, as on a remote worker.
-    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
-        on_dask = run_claims(claims, scheduler=client)
+    environment = dict(os.environ)  # a local cluster sets OMP/OPENBLAS/MKL_NUM_THREADS=1 here for its workers
+    try:
+        # In-process workers (threads of this process): no cluster start-up cost; each task still sets this
+        # process's thread settings, as on a remote worker.
+        with distributed.Client(processes=False, n_workers=1, threads_per_worker=1,
+                                dashboard_address=None) as client:
+            on_dask = run_claims(claims, scheduler=client)
+    finally:
+        os.environ.clear()
+        os.environ.update(environment)
     assert _without_seconds([r.as_dict() for r in on_dask]) == _without_seconds([r.as_dict() for r in serial])
