@@ -1,12 +1,17 @@
-"""Exact worst cases over whole function classes: performance estimation (PEP) with PEPit (docs/worst-case.md).
+"""Worst cases over whole function classes: performance estimation (PEP) with PEPit (docs/worst-case.md).
+
+Exact for GD, FedAvg and Scaffnew; for DANE and FedRed-GD an upper bound over a two-client relaxation of the
+delta-similar class (:func:`_impose_similarity`).
 
 A performance-estimation problem asks for the largest value of a performance measure (here a distance or a
 Lyapunov function after one or two rounds) over *every* function of a class (L-smooth, mu-strongly convex, ...)
 and every starting point in an initial set; Drori & Teboulle (2014) and Taylor, Hendrickx & Glineur (2017) turn
 it into a semidefinite program whose value is exact for the classes used here (their interpolation conditions
 are necessary and sufficient). PEPit (Goujaud et al. 2024; package ``pepit``, the optional ``worst-case`` extra)
-builds the SDP; cvxpy's default solver solves it. SDP solvers are accurate to about 1e-7 relative, which is the
-accuracy of every value below.
+builds the SDP; cvxpy solves it with the interior-point solver CLARABEL (installed with cvxpy >= 1.4), not cvxpy's
+default first-order SCS, whose values here were off by 1e-6 (GD) to 4e-3 (DANE, two rounds) relative. Measured
+against the closed forms (GD's max((1 - gamma mu)^2, (1 - gamma L)^2) and Scaffnew's max(1 - p^2, (1 - gamma mu)^2)
+over grids, ``tests/test_pep.py``), CLARABEL's values are accurate to :data:`SOLVER_REL_ACCURACY` relative.
 
 PEPit ships no federated example. The formulations (docs/worst-case.md has them in full):
 
@@ -24,26 +29,37 @@ PEPit ships no federated example. The formulations (docs/worst-case.md has them 
   similarity with delta_A = delta_B = delta); DANE with exact local solves (an implicit step, the local
   optimality condition imposed on new points); max ||x_R - x*||^2 / ||x_0 - x*||^2 for R = 1, 2 rounds.
 * :func:`fedred_gd_lyapunov`: the same two-client class; one FedRed-GD iteration (linearised local step,
-  communication with probability p, standard averaging, reset); max E[Phi_{k+1}] / Phi_k over both coin
+  communication with probability p, standard averaging, optional reset); max E[Phi_{k+1}] / Phi_k over both coin
   outcomes, Phi = mean_i ||x_i - x*||^2/(2 eta) + (lam + mu)/(2p) ||x~ - x*||^2 (the ledger's
-  ``fedred.fedred_gd.lyapunov.derived``).
+  ``fedred.fedred_gd.lyapunov.derived``), with or without the reset (``reset=``).
 
 Every function returns the SDP's optimal value (a float). A ledger claim with a PEP counterpart declares it at its
 decorator, ``@claim(..., pep=fn)`` with fn: instance -> (PEP value, the claim's bound at that instance) built from
 these functions (e.g. ``classic.gd.contraction`` in fedtheory/claims/classic/gd.py); :func:`claim_pep_tightness`
 reports the largest, over the claim's default points, of PEP value / bound (the bound's exact tightness over the
-whole function class). This module imports nothing from :mod:`fedtheory.claims`.
+whole function class; for DANE and FedRed-GD an upper bound on it, over the two-client relaxation). This module imports nothing from :mod:`fedtheory.claims`.
 """
 from __future__ import annotations
 
 import functools
 import math
+import warnings
 from typing import Any
 
 from .validation import check_int, check_positive
 
-__all__ = ["available", "gd_contraction", "fedavg_round", "proxskip_lyapunov", "dane_rounds", "fedred_gd_lyapunov",
+__all__ = ["SOLVER", "SOLVER_REL_ACCURACY", "available", "gd_contraction", "fedavg_round", "proxskip_lyapunov", "dane_rounds", "fedred_gd_lyapunov",
            "claim_pep_tightness"]
+
+
+#: The SDP solver: CLARABEL, an interior-point method (cvxpy's default for these problems would be SCS, a
+#: first-order method accurate only to about 1e-4 of its residuals).
+SOLVER = "CLARABEL"
+
+#: The relative accuracy of every value this module returns, stated with margin: the largest relative error
+#: measured against closed forms (GD over F(mu, L) and Scaffnew's Lyapunov factor, on the grids of
+#: ``tests/test_pep.py``) is 6e-8; 1e-6 leaves a factor 15 for other parameters and solver versions.
+SOLVER_REL_ACCURACY = 1e-6
 
 
 def available() -> bool:
@@ -73,9 +89,24 @@ def _check_class(mu: float, L: float) -> tuple[float, float]:
 
 
 def _solve(problem: Any) -> float:
-    value = problem.solve(wrapper="cvxpy", verbose=0)
-    if value is None or not math.isfinite(value):
-        raise RuntimeError(f"the PEP's SDP did not solve (value {value})")
+    """The PEP's worst-case value (PEPit's dual value) by :data:`SOLVER`. CLARABEL sometimes stops at "almost
+    solved" (cvxpy's ``optimal_inaccurate``: a feasibility residual above its tolerance); such a value is returned
+    only when the duality gap (PEPit's dual value against cvxpy's primal objective) is within
+    :data:`SOLVER_REL_ACCURACY`, and any other status is an error."""
+    import cvxpy
+
+    if SOLVER not in cvxpy.installed_solvers():
+        raise ImportError(f"fedtheory.pep solves with {SOLVER}, which cvxpy does not find: pip install clarabel")
+    with warnings.catch_warnings():
+        # the status is checked below, with the duality gap
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+        value = problem.solve(wrapper="cvxpy", solver=SOLVER, verbose=0)
+    status, primal = problem.wrapper.prob.status, problem.wrapper.prob.value
+    if value is None or not math.isfinite(value) or status not in ("optimal", "optimal_inaccurate"):
+        raise RuntimeError(f"the PEP's SDP did not solve ({SOLVER} status {status}, value {value})")
+    if status == "optimal_inaccurate" and not abs(primal - value) <= SOLVER_REL_ACCURACY * max(1.0, abs(value)):
+        raise RuntimeError(f"the PEP's SDP solved inaccurately ({SOLVER}): primal {primal} and dual {value} differ "
+                           f"by more than {SOLVER_REL_ACCURACY:g} relative")
     return float(value)
 
 
@@ -250,16 +281,19 @@ def dane_rounds(mu: float, L: float, delta: float, lam: float, rounds: int = 1, 
 
 
 @functools.lru_cache(maxsize=256)
-def fedred_gd_lyapunov(mu: float, L: float, delta: float, lam: float, eta: float, p: float) -> float:
+def fedred_gd_lyapunov(mu: float, L: float, delta: float, lam: float, eta: float, p: float,
+                       reset: bool = True) -> float:
     """max E[Phi_{k+1}] / Phi_k of one FedRed-GD iteration over two clients f_1, f_2 in F(mu, L) with
     delta-Hessian similarity (an upper bound, :func:`_impose_similarity`), over every state (x~, x_1, x_2):
     local step x_i+ = (x_i + lam eta x~ - eta (grad f_i(x_i) + h_i)) / (1 + lam eta), h_i = grad f(x~) -
-    grad f_i(x~); with probability p, x~+ = mean x_i+ and x_i+ <- x~+ (reset);
-    Phi = mean ||x_i - x*||^2/(2 eta) + (lam + mu)/(2p) ||x~ - x*||^2."""
+    grad f_i(x~); with probability p, x~+ = mean x_i+ and, with ``reset`` (Alg. 3's optional reset), x_i+ <- x~+;
+    without it the clients keep x_i+; Phi = mean ||x_i - x*||^2/(2 eta) + (lam + mu)/(2p) ||x~ - x*||^2."""
     mu, L, delta, lam = _check_similarity(mu, L, delta, lam)
     eta = check_positive("eta", eta)
     if not 0.0 < p <= 1.0:
         raise ValueError(f"p must be in (0, 1], got {p}")
+    if not isinstance(reset, bool):
+        raise TypeError(f"reset must be a bool, got {type(reset).__name__}")
     PEP, _, _, _, _ = _pepit()
     pep = PEP()
     f1, f2 = _similar_clients(pep, mu, L)
@@ -277,14 +311,15 @@ def fedred_gd_lyapunov(mu: float, L: float, delta: float, lam: float, eta: float
            for i, f in enumerate((f1, f2))]
     _impose_similarity(pep, f1, f2, [xs, xt, *X], delta)
     server_new = (new[0] + new[1]) / 2
-    pep.set_performance_metric(p * phi([server_new, server_new], server_new) + (1 - p) * phi(new, xt))
+    after_communication = phi([server_new, server_new] if reset else new, server_new)
+    pep.set_performance_metric(p * after_communication + (1 - p) * phi(new, xt))
     return _solve(pep)
 
 
 def claim_pep_tightness(claim: Any) -> float | None:
     """max over the claim's default instances of PEP value / the paper's bound (None when the claim declares no
     ``pep`` formulation, none applies at its instances, or PEPit is not installed): the bound's exact tightness
-    over its whole function class. The formulation is the claim's own ``pep=`` (:attr:`Claim.pep`), declared at
+    over its whole function class (an upper bound on it, over the two-client relaxation, for DANE and FedRed-GD). The formulation is the claim's own ``pep=`` (:attr:`Claim.pep`), declared at
     its ``@claim`` decorator with the functions of this module."""
     formulation = getattr(claim, "pep", None)
     if formulation is None or not available():

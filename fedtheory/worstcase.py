@@ -7,7 +7,8 @@ simplex) from the best random points, with a fixed budget of check evaluations. 
 search is deterministic given its seed (on one machine). A found ratio > 1 is a counterexample to the
 statement, reported with the point that attains it (reproducible in one call: ``claim(space.build(point))``).
 
-The exact worst cases over whole function classes (performance estimation) are a separate module.
+The worst cases over whole function classes (performance estimation; for DANE and FedRed-GD a two-client
+relaxation) are a separate module.
 """
 from __future__ import annotations
 
@@ -137,7 +138,8 @@ def adversarial_search(claim: Claim, *, evaluations: int = 200, starts: int = 4,
 
 
 def pep_worst_case(claim: Claim) -> float | None:
-    """The exact worst case over the whole function class (performance estimation, :mod:`fedtheory.pep`) as a
+    """The worst case over the whole function class (performance estimation, :mod:`fedtheory.pep`; exact, or for
+    DANE and FedRed-GD an upper bound over the two-client relaxation) as a
     fraction of the claim's bound: the largest PEP value / bound over the claim's default points. None where no
     PEP formulation applies or the optional ``worst-case`` extra (PEPit) is not installed."""
     from .pep import claim_pep_tightness

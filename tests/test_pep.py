@@ -1,8 +1,9 @@
 """Exact worst cases by performance estimation (fedtheory.pep) against closed forms and the ledger.
 
-Tolerance: the SDPs are solved by cvxpy's default interior-point solver, accurate to about 1e-7 relative on
-these small problems (measured: GD's closed form is reproduced to 1.2e-7); 1e-5 leaves two orders of margin and
-is still far below every gap asserted here (the smallest is 4e-2).
+Tolerance: the SDPs are solved by CLARABEL (interior point); fedtheory.pep states its accuracy as
+``SOLVER_REL_ACCURACY`` = 1e-6 relative, with margin over the largest error measured against the closed forms
+below (6e-8, GD's grid; Scaffnew's grid 7e-9). cvxpy's default SCS is off by up to 1.05e-6 on GD's four
+points, above this tolerance. Every gap asserted here is far above it (the smallest is 1e-3).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from fedtheory import pep  # noqa: E402
 from fedtheory.claims import REGISTRY  # noqa: E402
 from fedtheory.worstcase import adversarial_search, pep_worst_case  # noqa: E402
 
-TOL = 1e-5
+TOL = pep.SOLVER_REL_ACCURACY
 CLAIMS = REGISTRY
 
 
@@ -25,9 +26,47 @@ def gd_closed_form(mu: float, L: float, gamma: float) -> float:
     return max((1 - gamma * mu) ** 2, (1 - gamma * L) ** 2)
 
 
+GD_GRID = [(mu, L, fraction * 2 / L) for mu in (0.01, 0.1, 0.5) for L in (1.0, 10.0)
+           for fraction in (0.1, 0.5, 0.9, 0.99)]
+
+
 @pytest.mark.parametrize("mu, L, gamma", [(0.1, 1.0, 1.0), (0.1, 1.0, 1.9), (0.5, 2.0, 0.3), (1.0, 10.0, 0.15)])
 def test_gd_reproduces_its_closed_form(mu, L, gamma):
     assert pep.gd_contraction(mu, L, gamma) == pytest.approx(gd_closed_form(mu, L, gamma), rel=TOL)
+
+
+def test_the_stated_accuracy_holds_over_a_grid():
+    """SOLVER_REL_ACCURACY is what the solver achieves: GD's closed form over 24 (mu, L, gamma), both branches."""
+    errors = [abs(pep.gd_contraction(mu, L, g) / gd_closed_form(mu, L, g) - 1) for mu, L, g in GD_GRID]
+    assert max(errors) <= TOL
+
+
+def scaffnew_closed_form(mu: float, gamma: float, p: float) -> float:
+    """Scaffnew's exact worst Lyapunov factor for gamma <= 1/L: max(1 - p^2, (1 - gamma mu)^2). The skip branch
+    contracts the models as a GD step ((1 - gamma mu)^2 at f_i = mu/2 ||x||^2) and keeps h; the communication
+    branch resets the h part, which keeps a fraction 1 - p^2 of its weight (p of the time, with weight (gamma/p)^2)."""
+    return max(1 - p * p, (1 - gamma * mu) ** 2)
+
+
+SCAFFNEW_GRID = [(gamma_L, p) for gamma_L in (0.1, 0.3, 0.5, 1.0) for p in (0.1, 0.2, 0.3, 0.5, 0.8, 1.0)]
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_scaffnew_worst_case_is_its_closed_form_and_theorem_3_6_is_tight_iff_p2_below_gamma_mu(n):
+    """The PEP value equals max(1 - p^2, (1 - gamma mu)^2) over the grid; Theorem 3.6's 1 - min(gamma mu, p^2)
+    equals it exactly when p^2 <= gamma mu and is strictly above it otherwise (then by (1 - gamma mu) -
+    max(1 - p^2, (1 - gamma mu)^2) > 0, at least 1e-3 on this grid)."""
+    mu, L = 0.1, 1.0
+    grid = SCAFFNEW_GRID if n == 2 else SCAFFNEW_GRID[::5]
+    for gamma_L, p in grid:
+        gamma = gamma_L / L
+        value = pep.proxskip_lyapunov(mu, L, gamma, p, n)
+        assert value == pytest.approx(scaffnew_closed_form(mu, gamma, p), rel=TOL), (gamma, p)
+        bound = 1 - min(gamma * mu, p * p)
+        if p * p <= gamma * mu:
+            assert value == pytest.approx(bound, rel=TOL), (gamma, p)
+        else:
+            assert value < bound - 1e-3, (gamma, p)
 
 
 @pytest.mark.parametrize("zeta2", [0.0, 1.0])
@@ -88,6 +127,20 @@ def test_fedred_gd_obeys_its_contraction(p):
     assert pep.fedred_gd_lyapunov(mu, L, delta, lam, eta, p) <= bound * (1 + TOL)
 
 
+def test_fedred_gd_without_reset_is_its_own_formulation():
+    """reset=False keeps the clients' local models at a communication: a different iteration, whose worst case
+    differs (0.984859 against 0.983757 at the Lemma 35 claim's default point p = 0.5, lam = delta_A = 2), both
+    below the lemma's rate 0.99; the claim's formulation passes its instance's reset through."""
+    args = (1.0, 100.0, 2.0, 2.0, 0.01, 0.5)
+    with_reset, without = pep.fedred_gd_lyapunov(*args), pep.fedred_gd_lyapunov(*args, reset=False)
+    assert abs(without - with_reset) > 1e-3
+    assert max(with_reset, without) <= (1 - min(1.0 * 0.01, 0.5 * 1.0 / 3.0)) * (1 + TOL)
+    claim = CLAIMS["fedred.fedred_gd.lyapunov.derived"]
+    point = claim.space.build({**TWO_CLIENTS, "mu": 1.0, "L": 100.0, "delta_A": 2.0, "p": 0.5, "lam_factor": 1.0,
+                               "reset": 0, "eta_L": 1.0})
+    assert claim.pep(point)[0] == pytest.approx(without, rel=TOL)
+
+
 # ------------------------------------------------------------------ consistency with the ledger's measurements
 
 #: The ledger's claims that declare a PEP formulation (``@claim(..., pep=...)``).
@@ -129,10 +182,11 @@ def test_dane_measurement_never_exceeds_its_pep_worst_case():
     assert dane.check(point).measured <= formulation(point)[0] * (1 + TOL)
 
 
-def test_fedred_measurement_never_exceeds_its_pep_worst_case():
+@pytest.mark.parametrize("reset", [1, 0])
+def test_fedred_measurement_never_exceeds_its_pep_worst_case(reset):
     fedred = CLAIMS["fedred.fedred_gd.lyapunov.derived"]
     formulation = pep_of(fedred.id)
-    point = fedred.space.build({**TWO_CLIENTS, "p": 0.3, "lam_factor": 1.0, "reset": 1, "eta_L": 1.0})
+    point = fedred.space.build({**TWO_CLIENTS, "p": 0.3, "lam_factor": 1.0, "reset": reset, "eta_L": 1.0})
     value, bound = formulation(point)
     assert fedred.check(point).measured <= value / bound * (1 + TOL)  # the claim reports E Phi+/(rho Phi)
 
@@ -187,6 +241,11 @@ def test_pep_module_imports_nothing_from_the_claims():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_reset_must_be_a_bool():
+    with pytest.raises(TypeError, match="reset"):
+        pep.fedred_gd_lyapunov(1.0, 10.0, 0.5, 1.0, 0.1, 0.5, reset=1)
 
 
 def test_results_are_finite_numbers():

@@ -235,8 +235,8 @@ class Claim:
     #: "eq. (15)", "Algorithm 2", "Table 1"); "fedred:Lemma 10" names another paper's. The coverage table
     #: (:mod:`fedtheory.papers`) and the proof chains of ``fedtheory verify --explain`` are built from them.
     cites: tuple[str, ...] = ()
-    #: The exact worst case over the claim's whole function class, where a performance-estimation formulation
-    #: exists: instance -> (the PEP's worst value, the claim's bound at that instance), or None where it does
+    #: The worst case over the claim's whole function class (exact, or an upper bound over a relaxation such as
+    #: the two-client one of DANE and FedRed-GD), where a performance-estimation formulation exists: instance -> (the PEP's worst value, the claim's bound at that instance), or None where it does
     #: not apply to that instance (see :mod:`fedtheory.pep`; ``verify --worst-case`` reports the ratio).
     pep: Callable[[Any], tuple[float, float] | None] | None = None
     #: "fast" or "slow": whether the parametrised property test of every claim with a space runs this claim's

@@ -58,8 +58,8 @@ def render_markdown(records: Sequence[Mapping[str, Any]]) -> str:
     intro = "Tightness is measured / bound at the default instances (1: the bound is attained)."
     if searched:
         intro += (" The worst case is the largest measured / bound the search found over the claim's instance "
-                  "space; the PEP worst case is the exact worst case over the whole function class, as a fraction "
-                  "of the bound.")
+                  "space; the PEP worst case is the worst case over the whole function class, as a fraction of the "
+                  "bound (exact; for DANE and FedRed-GD an upper bound over the two-client relaxation).")
     lines = ["# fedtheory claims ledger", "", intro, "", header + " statement |", rule + "---|"]
     for r in records:
         row = (f"| `{r['id']}` | {r['paper']} | {_cell(r['reference'])} | {r['status']} | {len(r['evidence'])} | "

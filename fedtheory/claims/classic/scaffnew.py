@@ -1,5 +1,12 @@
 """ProxSkip / Scaffnew (Mishchenko et al. 2022): the expected Lyapunov contraction of Theorem 3.6, computed exactly
-over both coin outcomes, and the measured behaviour of the partial-participation variant."""
+over both coin outcomes, and the measured behaviour of the partial-participation variant.
+
+Theorem 3.6's factor 1 - min(gamma mu, p^2) against the exact worst case: over every n-client problem with
+mu-strongly convex L-smooth f_i and gamma <= 1/L, the worst E[Psi_{t+1}] / Psi_t is max(1 - p^2, (1 - gamma mu)^2)
+(:func:`fedtheory.pep.proxskip_lyapunov`), so the factor is tight exactly when p^2 <= gamma mu and strictly loose
+otherwise. ``tests/test_pep.py`` asserts both over a grid of (gamma, p); it is a test rather than a claim because
+it needs the optional PEPit, and the claim below declares the same formulation (``pep=``) for
+``verify --worst-case``."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,8 +1,9 @@
 """Corollary 21 (App. B.1): exact DANE with lam = 2 delta_A, its Lyapunov contraction (B.14), the monotonicity of f
 and the gap bound (B.15); and fedtheory's derived versions with lam = delta_A.
 
-The Lyapunov claim declares its performance-estimation counterpart (:func:`dane_lyapunov_pep`, the exact worst
-case of (B.14)'s left side over the two-client delta-similar class, :func:`fedtheory.pep.dane_rounds`).
+The Lyapunov claim declares its performance-estimation counterpart (:func:`dane_lyapunov_pep`, an upper bound on
+the worst case of (B.14)'s left side over a two-client relaxation of the delta-similar class,
+:func:`fedtheory.pep.dane_rounds`).
 """
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ def _dane_lyapunov(kw: dict, lam_factor: float) -> Evidence:
 def dane_lyapunov_pep(instance: dict) -> tuple[float, float]:
     """(the PEP worst case of (B.14)'s ratio, its bound 1) at the instance's (mu, L, delta_A), lam = 2 delta_A: the
     largest [f(x^1) - f* + (lam + mu)/2 mean_i ||x_{i,1} - x*||^2] / (lam/2 ||x^0 - x*||^2) over every pair of
-    delta-similar clients in F(mu, L) (:func:`fedtheory.pep.dane_rounds`)."""
+    delta-similar clients in F(mu, L) (:func:`fedtheory.pep.dane_rounds`, a two-client relaxation: an upper
+    bound)."""
     c = quadratic_instance(instance).certificate
     # the claim's measured number is the (B.14) ratio, whose bound is 1
     return dane_rounds(c.mu, c.L, c.delta_A, 2.0 * c.delta_A, 1, measure="lyapunov"), 1.0

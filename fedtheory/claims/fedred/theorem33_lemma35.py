@@ -1,8 +1,8 @@
 """Lemma 35 (FedRed-GD) and Theorem 33 (FedRed with exact local solves): the expected Lyapunov contraction, computed
 exactly over both coin outcomes (forms derived by fedtheory, docs/fedred.md).
 
-The Lemma 35 claim declares its performance-estimation counterpart (:func:`fedred_gd_lyapunov_pep`, the exact
-worst case of the expected contraction over the two-client delta-similar class,
+The Lemma 35 claim declares its performance-estimation counterpart (:func:`fedred_gd_lyapunov_pep`, an upper
+bound on the worst case of the expected contraction over a two-client relaxation of the delta-similar class,
 :func:`fedtheory.pep.fedred_gd_lyapunov`).
 """
 from __future__ import annotations
@@ -85,13 +85,13 @@ def _fedred_expected_contraction(kw: dict, exact_solver: bool) -> Evidence:
 
 def fedred_gd_lyapunov_pep(instance: dict) -> tuple[float, float] | None:
     """(the PEP worst case of E Phi_{k+1} / Phi_k, Lemma 35's rate 1 - min{mu eta, p mu/(lam + mu)}) at the
-    instance's parameters, over every pair of delta-similar clients in F(mu, L) and every state
-    (:func:`fedtheory.pep.fedred_gd_lyapunov`); None for mu = 0, where the claim is a telescoped gap bound."""
+    instance's parameters (reset or not), over every pair of delta-similar clients in F(mu, L) and every state
+    (:func:`fedtheory.pep.fedred_gd_lyapunov`, a two-client relaxation: an upper bound); None for mu = 0, where the claim is a telescoped gap bound."""
     c = quadratic_instance(instance).certificate
     if c.mu <= 0:
         return None
     lam, eta = instance["lam_factor"] * c.delta_A, instance["eta_L"] / c.L
-    return (fedred_gd_lyapunov(c.mu, c.L, c.delta_A, lam, eta, instance["p"]),
+    return (fedred_gd_lyapunov(c.mu, c.L, c.delta_A, lam, eta, instance["p"], reset=bool(instance["reset"])),
             th.fedred_gd_contraction(c.mu, lam, eta, instance["p"]))
 
 
