@@ -93,3 +93,19 @@ def test_expected_side_matches_the_paper_on_a_hand_computed_round():
         got, _ = server_step(x, state, delta, dict(h, optimizer=opt))
         assert got[0] == pytest.approx(want, rel=1e-15), opt
     assert set(OPTIMIZERS) == {"fedadam", "fedyogi", "fedadagrad", "fedavgm"}
+
+
+def test_flower_server_optimizers_through_the_family():
+    """Flower 1.42.0 (docs/conformance.md, "Flower"): FedYogi follows Alg. 2 over six rounds; FedAdam's first
+    step carries Adam's bias correction with t = server_round + 1 = 2."""
+    pytest.importorskip("flwr")
+    from fedtheory.conformance.adapters.flower import server_optimizer_round
+    yogi = conformance.check(server_optimizer_round("FedYogi"), "server_optimizer", optimizer="fedyogi",
+                             weighting="num_examples", max_examples=6)
+    assert yogi.passed, yogi.table()
+    adam = conformance.check(server_optimizer_round("FedAdam"), "server_optimizer", optimizer="fedadam",
+                             weighting="num_examples", max_examples=6,
+                             properties=["server_optimizer.first_round"])
+    assert adam.failures[0].diagnosis == "bias correction with step count t = 2 (one ahead of the rounds)"
+    with pytest.raises(ValueError, match="beta1"):
+        server_optimizer_round("FedAdagrad")(np.zeros(1), [], beta1=0.9)

@@ -105,12 +105,11 @@ def _alternatives(inst: Instance, N, x, state, S, h, t: int | None) -> list[tupl
         alts.append(("momentum as a moving average (1 - beta1) Delta", x + h["server_step"] * (
             h["beta1"] * np.asarray(state["m"]) + (1 - h["beta1"]) * delta)))
         return alts
-    step, t = want - x, t or 1
-    alts += [(f"bias correction with step count t = {t} (Kingma & Ba; the paper has none)",
-              _bias_corrected(x, step, h, t)),
-             (f"bias correction with step count t = {t + 1} (one ahead of the rounds)",
-              _bias_corrected(x, step, h, t + 1)),
-             ("tau inside the square root: sqrt(v + tau)",
+    step = want - x
+    counts = [(k, "") for k in (1, 2, 3)] if given else [(t, " (Kingma & Ba; the paper has none)"),
+                                                        (t + 1, " (one ahead of the rounds)")]
+    alts += [(f"bias correction with step count t = {k}{note}", _bias_corrected(x, step, h, k)) for k, note in counts]
+    alts += [("tau inside the square root: sqrt(v + tau)",
               x + h["server_step"] * new["m"] / np.sqrt(new["v"] + h["tau"])),
              ("first moment without the (1 - beta1) factor",
               x + h["server_step"] * (h["beta1"] * np.asarray(state["m"]) + delta) / (np.sqrt(new["v"]) + h["tau"]))]
