@@ -26,7 +26,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised where the extra is missing
     raise ImportError("the Flower adapter needs flwr: pip install 'fedtheory[flower]'") from exc
 
-__all__ = ["strategy_round", "STRATEGIES", "FAMILY"]
+__all__ = ["strategy_round", "server_optimizer_round", "STRATEGIES", "FAMILY", "SERVER_OPTIMIZERS"]
 
 #: Strategy name -> the kit family whose properties are checked (FedAvgM/FedOpt are FedAvg with a server
 #: optimiser: the FedAvg properties that do not pin the server step still apply; see docs/conformance.md).
@@ -101,6 +101,73 @@ def strategy_round(name: str, **strategy_kwargs: Any) -> Callable[..., np.ndarra
         params, _ = strategy.aggregate_fit(1, results, [])
         (x_new,) = parameters_to_ndarrays(params)
         return x_new
+
+    round_fn.__qualname__ = f"flwr.{name}"
+    return round_fn
+
+
+#: Flower's server optimisers -> the ``optimizer`` of the kit's server_optimizer family.
+SERVER_OPTIMIZERS = {"FedAdam": "fedadam", "FedYogi": "fedyogi", "FedAdagrad": "fedadagrad", "FedAvgM": "fedavgm"}
+
+
+def _load_server_state(strategy, name: str, state: dict) -> None:
+    """Put the kit's (m, v) where Flower keeps them: FedOpt's ``m_t``/``v_t`` (lists of layers), FedAvgM's
+    ``momentum_vector`` (the momentum of Flower's pseudo-gradient x - mean, i.e. -m)."""
+    if name == "FedAvgM":
+        strategy.momentum_vector = [-np.asarray(state["m"], dtype=np.float64)]
+        return
+    strategy.m_t = [np.asarray(state["m"], dtype=np.float64)]
+    strategy.v_t = [np.asarray(state["v"], dtype=np.float64)]
+
+
+def server_optimizer_round(name: str) -> Callable[..., tuple[np.ndarray, dict]]:
+    """The contract's round function for Flower's ``FedAdam``, ``FedYogi``, ``FedAdagrad`` or ``FedAvgM`` as the
+    kit's ``server_optimizer`` family: the family's ``server_step``, ``beta1``, ``beta2``, ``tau`` become the
+    strategy's ``eta``/``server_learning_rate``, ``beta_1``/``server_momentum``, ``beta_2``, ``tau``.
+
+    Flower keeps its server state in the strategy object and gets the round number from its server loop
+    (``server_round`` starts at 1). Each call builds the strategy from the server model, loads the state the
+    previous call returned (or the kit's given state), runs configure_fit / the clients / aggregate_fit with
+    ``server_round`` = the number of rounds so far + 1, and returns Flower's own m_t, v_t (FedAvgM: minus its
+    momentum vector) and the round count. A state given without a count is taken as after round 1 (Flower's
+    FedAvgM ignores its momentum vector in round 1). FedAdagrad's constructor has no beta_1 (Flower fixes it
+    at 0): the adapter refuses beta1 != 0 for it."""
+    if name not in SERVER_OPTIMIZERS:
+        raise ValueError(f"name must be one of {', '.join(SERVER_OPTIMIZERS)}, got {name!r}")
+
+    def round_fn(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=0.1, beta1=0.9,
+                 beta2=0.99, tau=1e-3, initial_v=0.0, **_):
+        if initial_v != 0.0:
+            raise ValueError(f"Flower starts v at 0 (np.zeros_like); initial_v must be 0.0, got {initial_v}")
+        if name == "FedAdagrad" and beta1 != 0.0:
+            raise ValueError(f"Flower's FedAdagrad has no beta_1 (fixed at 0.0); beta1 must be 0.0, got {beta1}")
+        if name == "FedAvgM":
+            extra = dict(server_learning_rate=server_step, server_momentum=beta1)
+        elif name == "FedAdagrad":
+            extra = dict(eta=server_step, tau=tau)
+        else:
+            extra = dict(eta=server_step, beta_1=beta1, beta_2=beta2, tau=tau)
+        n = len(clients)
+        strategy = getattr(fl_strategy, name)(fraction_fit=1.0, fraction_evaluate=0.0, min_fit_clients=n,
+                                              min_evaluate_clients=n, min_available_clients=n, initial_parameters=ndarrays_to_parameters([x]),
+                                              **extra)
+        done = 0 if state is None else int(state.get("round", 1))
+        if state is not None and "m" in state:
+            _load_server_state(strategy, name, state)
+        manager = SimpleClientManager()
+        for position, c in enumerate(clients):
+            manager.register(_NumPyClientProxy(c, position, local_steps, local_step))
+        pairs = strategy.configure_fit(done + 1, ndarrays_to_parameters([x]), manager)
+        results = [(proxy, proxy.fit(ins, None, None)) for proxy, ins in pairs]
+        params, _ = strategy.aggregate_fit(done + 1, results, [])
+        (x_new,) = parameters_to_ndarrays(params)
+        out = {"round": done + 1}
+        if name == "FedAvgM":
+            if strategy.momentum_vector is not None:
+                out["m"] = -np.asarray(strategy.momentum_vector[0], dtype=np.float64)
+        else:
+            out.update(m=np.asarray(strategy.m_t[0], dtype=np.float64), v=np.asarray(strategy.v_t[0], dtype=np.float64))
+        return x_new, out
 
     round_fn.__qualname__ = f"flwr.{name}"
     return round_fn

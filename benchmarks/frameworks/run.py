@@ -1,0 +1,135 @@
+"""Re-create each framework's virtual environment and re-run its conformance verdicts (docs/frameworks.md).
+
+    python benchmarks/frameworks/run.py                      # every framework below
+    python benchmarks/frameworks/run.py flgo appfl           # some of them
+    python benchmarks/frameworks/run.py --list               # what would run
+    python benchmarks/frameworks/run.py flgo --recreate      # delete and re-install the venv first
+
+Run it from the repository's root with fedtheory importable (``PYTHONPATH=$PWD``) and hypothesis installed. Each
+framework gets its own venv under ``--venvs`` (default /work/fw-venvs/<name>), created with the interpreter it
+needs and its pinned version (torch 2.13.0 CPU first where it needs torch); its driver
+``fedtheory/conformance/external/<name>_driver.py`` runs inside that venv behind the out-of-process adapter
+(:class:`fedtheory.conformance.adapters.remote.Remote`), one worker per check. Reports go to ``--out``
+(default benchmarks/frameworks/results/<name>/<check>.json and .md) and a summary table is printed.
+
+Not part of CI (network for the installs, minutes per framework): CI tests every driver against a stand-in
+(tests/conformance/test_<name>_driver.py). Run time on the shared 2-core machine, venvs already present:
+about 2-6 min per framework (the first import of a framework is 20-60 s); an install adds 3-15 min.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+EXTERNAL = ROOT / "fedtheory" / "conformance" / "external"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One verdict: the driver's factory checked as ``family`` with ``hyper``."""
+
+    name: str
+    factory: str
+    family: str
+    hyper: dict = field(default_factory=dict)
+    rtol: float = 1e-8
+
+
+@dataclass(frozen=True)
+class Framework:
+    pip: tuple[str, ...]
+    checks: tuple[Check, ...]
+    torch: bool = False
+    python: str = "python3"
+
+
+SO = "server_optimizer"
+FRAMEWORKS: dict[str, Framework] = {
+    "flgo": Framework(("flgo==0.4.4",), torch=True, checks=(
+        Check("fedavg", "fedavg", "fedavg"),
+        Check("fedavg_uniform", "fedavg_uniform", "fedavg", {"weighting": "uniform"}),
+        Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}),
+        Check("scaffold", "scaffold", "scaffold"),
+        Check("feddyn", "feddyn", "feddyn"),
+        Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "server_step": 1.0, "weighting": "num_examples"}),
+    )),
+}
+
+
+def venv_python(venvs: Path, name: str) -> Path:
+    return venvs / name / "bin" / "python"
+
+
+def install(venvs: Path, name: str, fw: Framework, recreate: bool) -> float:
+    """Create the venv with its pins (skipped when it exists, unless ``recreate``); returns seconds spent."""
+    start, where = time.perf_counter(), venvs / name
+    if recreate and where.exists():
+        shutil.rmtree(where)
+    if not venv_python(venvs, name).exists():
+        subprocess.run([fw.python, "-m", "venv", str(where)], check=True)
+        pip = [str(venv_python(venvs, name)), "-m", "pip", "install", "-q"]
+        if fw.torch:
+            subprocess.run(pip + ["torch==2.13.0"], check=True)
+        subprocess.run(pip + list(fw.pip), check=True)
+    return time.perf_counter() - start
+
+
+def run_check(python: Path, check: Check) -> Any:
+    from fedtheory import conformance
+    from fedtheory.conformance.adapters.remote import Remote
+    command = [str(python), Remote.WORKER, f"{check.factory}"]
+    with Remote(command, env={"PYTHONPATH": str(EXTERNAL)}, name=check.factory) as impl:
+        return conformance.check(impl, check.family, rtol=check.rtol, **check.hyper)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help=f"frameworks (default: all of {', '.join(FRAMEWORKS)})")
+    parser.add_argument("--venvs", type=Path, default=Path("/work/fw-venvs"))
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "frameworks" / "results")
+    parser.add_argument("--recreate", action="store_true", help="delete and re-install the venvs")
+    parser.add_argument("--only", default=None, help="run only the check with this name")
+    parser.add_argument("--list", action="store_true")
+    args = parser.parse_args(argv)
+    names = args.names or list(FRAMEWORKS)
+    unknown = set(names) - set(FRAMEWORKS)
+    if unknown:
+        parser.error(f"unknown frameworks {sorted(unknown)}; choose from {', '.join(FRAMEWORKS)}")
+    rows = []
+    for name in names:
+        fw = FRAMEWORKS[name]
+        if args.list:
+            print(name, " ".join(fw.pip), [c.name for c in fw.checks])
+            continue
+        spent = install(args.venvs, name, fw, args.recreate)
+        print(f"{name}: venv ready ({spent:.0f} s)", flush=True)
+        for check in fw.checks:
+            if args.only and check.name != args.only:
+                continue
+            start = time.perf_counter()
+            report = run_check(venv_python(args.venvs, name), Check(
+                check.name, f"{name}_driver:{check.factory}", check.family, check.hyper, check.rtol))
+            seconds = time.perf_counter() - start
+            folder = args.out / name
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{check.name}.json").write_text(json.dumps(report.as_dict(), indent=1))
+            (folder / f"{check.name}.md").write_text(report.markdown())
+            failed = [f"{r.prop.id}: {r.diagnosis}" for r in report.failures]
+            rows.append((name, check.name, check.family, "pass" if report.passed else "FAIL", seconds, failed))
+            print(f"{name} {check.name} as {check.family}: {'pass' if report.passed else 'FAIL'} ({seconds:.0f} s)")
+            print(report.table(), flush=True)
+    for name, check, family, verdict, seconds, failed in rows:
+        print(f"| {name} | {check} | {family} | {verdict} | {seconds:.0f} s | {'; '.join(failed)[:300]} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,234 @@
+"""flgo 0.4.4 through the conformance contract, run in flgo's own virtual environment (not imported by fedtheory:
+it needs torch and flgo). docs/frameworks.md has the command and the verdicts.
+
+    /work/fw-venvs/flgo/bin/python fedtheory/conformance/remote_worker.py flgo_driver:fedavg
+    (PYTHONPATH = this folder; driven by fedtheory.conformance.adapters.remote.Remote)
+
+Each call builds flgo's own objects for one round the way ``flgo.init`` does for a horizontal task: the
+algorithm module's ``Server`` and one ``Client`` per member of the federation (ids 0..N-1, the kit's cids),
+``register_clients``, ``set_data``, flgo's ``GlobalVariable``, ``VirtualCommunicator``, ``ElemClock`` and
+``DefaultSimulator`` (ideal clients), ``initialize()`` with the hyperparameter as ``option['algo_para']``; then
+it runs the server's own ``iterate()`` once. The only things the driver supplies are what a flgo user supplies
+for a regression task: the task calculator (the kit's least squares 1/(2m)||Z x - y||^2, one full batch per
+step) and the model (a float64 linear FModule without bias). The kit picks the participants: ``Server.sample``
+returns them (flgo's own sampling is random; its ``full`` mode is the kit's full participation). Clients that
+do not participate are members without data that are never sampled.
+
+State (read back after the round, loaded before it): SCAFFOLD ``server.cg`` / ``client.c``, FedDyn
+``server.h`` / ``client.gradL``, FedAvgM ``server.v`` (flgo's v = -m: x+ = x - v).
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import torch
+
+torch.set_default_dtype(torch.float64)
+
+import flgo  # noqa: E402
+import flgo.simulator  # noqa: E402
+import flgo.simulator.base  # noqa: E402
+from flgo.algorithm import fedavg as flgo_fedavg  # noqa: E402
+from flgo.algorithm import fedavgm as flgo_fedavgm  # noqa: E402
+from flgo.algorithm import feddyn as flgo_feddyn  # noqa: E402
+from flgo.algorithm import fedprox as flgo_fedprox  # noqa: E402
+from flgo.algorithm import scaffold as flgo_scaffold  # noqa: E402
+from flgo.benchmark.base import BasicTaskCalculator  # noqa: E402
+from flgo.utils import fflow, fmodule  # noqa: E402
+
+
+class LeastSquares(BasicTaskCalculator):
+    """The task calculator a flgo user writes for regression: loss 1/(2m)||Z x - y||^2 on full batches."""
+
+    def compute_loss(self, model, data, *args, **kwargs):
+        Z, y = data
+        return {"loss": 0.5 * torch.mean((model(Z).view(-1) - y) ** 2)}
+
+    def get_dataloader(self, dataset, batch_size=64, *args, **kwargs):
+        return torch.utils.data.DataLoader(dataset, batch_size=len(dataset), shuffle=False)
+
+    def to_device(self, data, *args, **kwargs):
+        return data
+
+    def test(self, model, data, *args, **kwargs):
+        return {}
+
+
+class _Silent:
+    def __getattr__(self, name):
+        return lambda *a, **k: None
+
+
+def _linear(d: int):
+    """An FModule class with a no-argument constructor (flgo's model arithmetic calls ``m.__class__()``)."""
+    def __init__(self):
+        fmodule.FModule.__init__(self)
+        self.lin = torch.nn.Linear(d, 1, bias=False)
+
+    return type(f"Linear{d}", (fmodule.FModule,), {"__init__": __init__, "forward": lambda self, z: self.lin(z)})
+
+
+def _module_of(cls, vec):
+    m = cls()
+    with torch.no_grad():
+        m.lin.weight[:] = torch.tensor(np.asarray(vec, dtype=np.float64))[None, :]
+    return m
+
+
+def _vector(m) -> np.ndarray:
+    return m.lin.weight.detach().numpy().reshape(-1).copy()
+
+
+def _options(local_steps, local_step, algo_para, aggregate):
+    argv, sys.argv = sys.argv, sys.argv[:1]
+    try:
+        option = fflow.read_option_from_command()
+    finally:
+        sys.argv = argv
+    option.update(learning_rate=float(local_step), num_steps=int(local_steps), batch_size=10**9, gpu=[],
+                  optimizer="SGD", momentum=0.0, weight_decay=0.0, clip_grad=0.0, learning_rate_decay=1.0,
+                  algo_para=algo_para, sample="full", proportion=1.0, server_with_cpu=True, no_tqdm=True,
+                  scene="horizontal", task="fedtheory-kit", num_parallels=1)
+    if aggregate is not None:
+        option["aggregate"] = aggregate
+    return option
+
+
+def _federation(algorithm, x, clients, num_clients, option):
+    """flgo.init's horizontal setup for N members, the participants holding the kit's data. Stateful methods
+    (``num_clients`` given) keep members by the kit's cid; stateless ones number this round's clients 0..n-1
+    (the kit may list one client twice)."""
+    gv = fflow.GlobalVariable(logger=_Silent(), dev_list=[torch.device("cpu")])
+    for cls in (algorithm.Server, algorithm.Client):
+        cls.gv, cls.TaskCalculator = gv, LeastSquares
+    slots = [int(c.cid) for c in clients] if num_clients else list(range(len(clients)))
+    N = int(num_clients or len(clients))
+    members = [algorithm.Client(option) for _ in range(N)]
+    for cid, c in enumerate(members):
+        c.id, c.name = cid, f"client{cid}"
+    server = algorithm.Server(option)
+    server.name, server.id = "server", -1
+    server.register_clients(members)
+    Model = _linear(x.size)
+    server.model = _module_of(Model, x)
+    for slot, cl in zip(slots, clients):
+        data = torch.utils.data.TensorDataset(torch.tensor(cl.features), torch.tensor(cl.targets))
+        members[slot].set_data(data, "train")
+    for c in members:
+        if getattr(c, "train_data", None) is None:
+            c.datavol = 0
+    objects = [server, *members]
+    gv.communicator = flgo.VirtualCommunicator(objects)
+    gv.clock = flgo.simulator.base.ElemClock()
+    gv.simulator = flgo.simulator.DefaultSimulator(objects, option)
+    gv.simulator.initialize()
+    gv.clock.register_simulator(simulator=gv.simulator)
+    for ob in objects:
+        ob.initialize()
+        ob.gv = gv
+    gv.simulator.gv = gv
+    gv.clock.gv = gv
+    server.sample = lambda: list(slots)
+    return server, members, Model
+
+
+def _round(algorithm, x, clients, num_clients, local_steps, local_step, algo_para=None, aggregate=None,
+           load=None, read=None, state=None):
+    option = _options(local_steps, local_step, algo_para, aggregate)
+    server, members, Model = _federation(algorithm, x, clients, num_clients, option)
+    if load is not None and state is not None:
+        load(server, members, Model, state)
+    server.iterate()
+    x_new = _vector(server.model)
+    return x_new if read is None else (x_new, read(server, members, state))
+
+
+def fedavg():
+    """flgo.algorithm.fedavg with its default aggregation ('other': num_examples weights over the participants);
+    checked as ``fedavg``. ``fedavg_uniform`` sets option['aggregate'] = 'uniform'."""
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, num_clients=None,
+             **_):
+        if server_step != 1.0:
+            raise ValueError(f"flgo's FedAvg has no server step; server_step must be 1.0, got {server_step}")
+        return _round(flgo_fedavg, x, clients, None, local_steps, local_step)
+    return impl
+
+
+def fedavg_uniform():
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, **_):
+        return _round(flgo_fedavg, x, clients, None, local_steps, local_step, aggregate="uniform")
+    return impl
+
+
+def fedprox():
+    """flgo.algorithm.fedprox (its Server forces aggregation_option = 'uniform'); algo_para = [mu]."""
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, **_):
+        return _round(flgo_fedprox, x, clients, None, local_steps, local_step, algo_para=[float(prox)])
+    return impl
+
+
+def _load_scaffold(server, members, Model, state):
+    server.cg = _module_of(Model, state["c"])
+    for cid, c in state["c_i"].items():
+        members[int(cid)].c = _module_of(Model, c)
+
+
+def _read_scaffold(server, members, state):
+    c_i = dict((state or {"c_i": {}})["c_i"])
+    c_i.update({cid: _vector(c.c) for cid, c in enumerate(members) if c.c is not None})
+    return {"c": _vector(server.cg), "c_i": c_i}
+
+
+def scaffold():
+    """flgo.algorithm.scaffold; algo_para = [eta] (the server step)."""
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, num_clients=None,
+             **_):
+        return _round(flgo_scaffold, x, clients, num_clients, local_steps, local_step,
+                      algo_para=[float(server_step)], load=_load_scaffold, read=_read_scaffold, state=state)
+    return impl
+
+
+def _load_feddyn(server, members, Model, state):
+    server.h = _module_of(Model, state["h"])
+    for cid, g in state["g_i"].items():
+        members[int(cid)].gradL = _module_of(Model, g)
+
+
+def _read_feddyn(server, members, state):
+    g_i = dict((state or {"g_i": {}})["g_i"])
+    g_i.update({cid: _vector(c.gradL) for cid, c in enumerate(members) if c.gradL is not None})
+    return {"h": _vector(server.h), "g_i": g_i}
+
+
+def feddyn():
+    """flgo.algorithm.feddyn; algo_para = [alpha]. Its clients take K SGD steps on their FedDyn objective; the
+    kit's feddyn family solves it exactly, so K = 200 steps of size 1/(L + alpha) (as for FedLab)."""
+    def impl(x, clients, *, state=None, rng=None, alpha=1.0, local_steps=200, local_step=None, num_clients=None,
+             **_):
+        L = max(float(np.linalg.eigvalsh(c.features.T @ c.features / c.num_examples)[-1]) for c in clients)
+        return _round(flgo_feddyn, x, clients, num_clients, local_steps or 200, local_step or 1.0 / (L + alpha),
+                      algo_para=[float(alpha)], load=_load_feddyn, read=_read_feddyn, state=state)
+    return impl
+
+
+def _load_fedavgm(server, members, Model, state):
+    if "m" in state:
+        server.v = _module_of(Model, -np.asarray(state["m"], dtype=np.float64))
+
+
+def _read_fedavgm(server, members, state):
+    return {"m": -_vector(server.v)}
+
+
+def fedavgm():
+    """flgo.algorithm.fedavgm: v = beta v + (x - mean), x+ = x - v (heavy ball with server step 1);
+    algo_para = [beta]; checked as ``server_optimizer`` with optimizer="fedavgm", server_step=1."""
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, beta1=0.9,
+             weighting="uniform", num_clients=None, **_):
+        if server_step != 1.0:
+            raise ValueError(f"flgo's FedAvgM has no server learning rate (it is 1); server_step must be 1.0, "
+                             f"got {server_step}")
+        return _round(flgo_fedavgm, x, clients, num_clients, local_steps, local_step, algo_para=[float(beta1)],
+                      load=_load_fedavgm, read=_read_fedavgm, state=state)
+    return impl
