@@ -239,6 +239,11 @@ class Claim:
     #: hypothesis examples in the default test run ("slow" claims run under ``pytest -m slow``). A claim is slow
     #: when one example takes more than about a second.
     cost: Cost = "fast"
+    #: Why this bound or rate claim cannot tell its algorithm from a broken variant of it (empty when it can):
+    #: ``benchmarks/mutation/discrimination.py`` runs each such claim under broken variants of the algorithm it
+    #: runs (a server that does not learn, a sign flipped, a drift correction removed); a claim none of whose
+    #: default instances reject them says so here, and claims.md and the coverage page show the reason.
+    non_discriminating: str = ""
 
     @property
     def reference(self) -> str:
@@ -296,6 +301,7 @@ class ClaimResult:
         c = self.claim
         return {"id": c.id, "paper": c.paper, "reference": c.reference, "statement": c.statement,
                 "kind": c.kind, "expected": c.expected, "derived": c.derived, "notes": c.notes,
+                "non_discriminating": c.non_discriminating,
                 "cites": [f"{x.paper}:{x.label}" for x in c.citations],
                 "status": self.status, "worst_tightness": _num(self.worst_tightness), "error": self.error,
                 "seconds": self.seconds, "evidence": [e.as_dict() for e in self.evidence]}
@@ -307,7 +313,8 @@ REGISTRY: dict[str, Claim] = {}
 def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Kind,
                 instances: Callable[[bool], Iterable[Any]] | None, expected: Expectation, derived: bool,
                 notes: str, space: Any, cites: Sequence[str],
-                pep: Callable[[Any], tuple[float, float] | None] | None, cost: Cost = "fast") -> dict[str, Any]:
+                pep: Callable[[Any], tuple[float, float] | None] | None, cost: Cost = "fast",
+                non_discriminating: str = "") -> dict[str, Any]:
     """The fields of a claim, checked (a bad one is named in the error), before its check function is known.
 
     Built-in claims go through :func:`claim`, which also registers them; a researcher's own claims through
@@ -352,9 +359,14 @@ def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Ki
         raise bad("cost", f"must be one of {COSTS}, got {cost!r}")
     if pep is not None and not callable(pep):
         raise TypeError(f"claim {id!r}: pep must be a function instance -> (PEP worst value, bound), got {pep!r}")
+    if not isinstance(non_discriminating, str):
+        raise TypeError(f"claim {id!r}: non_discriminating must be a string (the reason), got "
+                        f"{type(non_discriminating).__name__}")
+    if non_discriminating.strip() and kind not in ("bound", "rate"):
+        raise bad("non_discriminating", f"applies to bound and rate claims only, not kind {kind!r}")
     return dict(id=id, paper=paper, source=reference.strip(), statement=statement, kind=kind, instances=instances,
                 expected=expected, derived=derived, notes=notes, space=space, cites=tuple(cites), pep=pep,
-                cost=cost)
+                cost=cost, non_discriminating=non_discriminating.strip())
 
 
 def with_check(fields: dict[str, Any], check: Callable[[Any], Evidence]) -> Claim:
@@ -368,8 +380,8 @@ def with_check(fields: dict[str, Any], check: Callable[[Any], Evidence]) -> Clai
 def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "",
           instances: Callable[[bool], Iterable[Any]] | None = None, expected: Expectation = "holds",
           derived: bool = False, notes: str = "", space: Any = None, cites: Sequence[str] = (),
-          pep: Callable[[Any], tuple[float, float] | None] | None = None, cost: Cost = "fast"
-          ) -> Callable[[Callable[[Any], Evidence]], Claim]:
+          pep: Callable[[Any], tuple[float, float] | None] | None = None, cost: Cost = "fast",
+          non_discriminating: str = "") -> Callable[[Callable[[Any], Evidence]], Claim]:
     """Decorator registering a check function as a built-in claim; returns the :class:`Claim` (callable like
     the check).
 
@@ -380,13 +392,14 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
     statements that are not the paper's own (an inequality derived by fedtheory, or a
     corrected version of a false statement); put ``.derived`` or ``.corrected`` in their ids too. ``cites``
     names the paper's numbered statements the claim checks (see :attr:`Claim.cites`); ``pep`` is the exact
-    worst case over the class, see :attr:`Claim.pep`.
+    worst case over the class, see :attr:`Claim.pep`. ``non_discriminating`` is the reason a bound or rate
+    claim cannot reject broken variants of its algorithm (see :attr:`Claim.non_discriminating`).
     """
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {PAPERS}, got {paper!r}")
     fields = declaration(id=id, paper=paper, reference=reference, statement=statement, kind=kind,
                          instances=instances, expected=expected, derived=derived, notes=notes, space=space,
-                         cites=cites, pep=pep, cost=cost)
+                         cites=cites, pep=pep, cost=cost, non_discriminating=non_discriminating)
 
     def wrap(fn: Callable[[Any], Evidence]) -> Claim:
         if id in REGISTRY:

@@ -35,13 +35,17 @@ class StatementCoverage:
     #: stand-in) or "reconstructed" (every citing claim is fedtheory's derived form, e.g. where the printed
     #: formula is lost in the paper's text); empty otherwise.
     qualifier: str = ""
+    #: (claim id, reason) of the citing bound or rate claims flagged as not discriminating their algorithm from
+    #: a broken variant (:attr:`fedtheory.claims.registry.Claim.non_discriminating`).
+    non_discriminating: tuple[tuple[str, str], ...] = ()
 
     @property
     def detail(self) -> str:
         if self.claims:
             prefix = {"measured": "measured, not asserted: ",
                       "reconstructed": "in a form derived by fedtheory: "}.get(self.qualifier, "")
-            return prefix + ", ".join(f"`{c}`" for c in self.claims)
+            flags = "".join(f"; `{c}` does not discriminate: {why}" for c, why in self.non_discriminating)
+            return prefix + ", ".join(f"`{c}`" for c in self.claims) + flags
         if self.statement.reproduced_in:
             return f"reproduced in {self.statement.reproduced_in}"
         return self.statement.not_checkable
@@ -82,7 +86,9 @@ def coverage(papers: Sequence[Paper], claims: Iterable[Claim]) -> list[Statement
                     qualifier = "measured"
                 elif all(c.derived for c in cs):
                     qualifier = "reconstructed"
-            out.append(StatementCoverage(p.key, s, status, tuple(c.id for c in cs), qualifier))
+            flagged = tuple((c.id, getattr(c, "non_discriminating", "")) for c in cs
+                            if getattr(c, "non_discriminating", ""))
+            out.append(StatementCoverage(p.key, s, status, tuple(c.id for c in cs), qualifier, flagged))
     return out
 
 
