@@ -42,22 +42,23 @@ class Variant:
 def negated(problem: Any) -> Any:
     """A shallow copy of ``problem`` whose gradient oracles return -grad (an algorithm run on it ascends f).
 
-    A dynamic subclass keeps ``isinstance`` (online problems) working; everything else is the original's."""
+    A dynamic subclass keeps ``isinstance`` (online problems) working; each oracle calls the original object's,
+    so an oracle built on another (stochastic gradients on exact ones) is negated once, not twice."""
     base = type(problem)
 
     class Negated(base):  # type: ignore[misc, valid-type]
         def grads(self, *a: Any, **k: Any) -> np.ndarray:
-            return -base.grads(self, *a, **k)
+            return -problem.grads(*a, **k)
 
         def grad(self, *a: Any, **k: Any) -> np.ndarray:
-            return -base.grad(self, *a, **k)
+            return -problem.grad(*a, **k)
 
         def stochastic_grads(self, *a: Any, **k: Any) -> np.ndarray:
-            return -base.stochastic_grads(self, *a, **k)
+            return -problem.stochastic_grads(*a, **k)
 
         if hasattr(base, "grads_at"):
             def grads_at(self, *a: Any, **k: Any) -> np.ndarray:
-                return -base.grads_at(self, *a, **k)
+                return -problem.grads_at(*a, **k)
 
     out = copy.copy(problem)
     object.__setattr__(out, "__class__", Negated)
