@@ -254,6 +254,11 @@ class Claim:
     #: form, a factor); empty when it checks them as printed. The coverage table reports a statement checked
     #: only this way as ``checked-narrower``, with this text.
     narrower: str = ""
+    #: Why this bound or rate claim cannot tell its algorithm from a broken variant of it (empty when it can):
+    #: ``benchmarks/mutation/discrimination.py`` runs each such claim under broken variants of the algorithm it
+    #: runs (a server that does not learn, a sign flipped, a drift correction removed); a claim none of whose
+    #: default instances reject them says so here, and claims.md and the coverage page show the reason.
+    non_discriminating: str = ""
 
     @property
     def reference(self) -> str:
@@ -312,6 +317,7 @@ class ClaimResult:
         return {"id": c.id, "paper": c.paper, "reference": c.reference, "statement": c.statement,
                 "kind": c.kind, "expected": c.expected, "derived": c.derived, "notes": c.notes,
                 "false_kind": c.false_kind, "reading": c.reading, "narrower": c.narrower,
+                "non_discriminating": c.non_discriminating,
                 "cites": [f"{x.paper}:{x.label}" for x in c.citations],
                 "status": self.status, "worst_tightness": _num(self.worst_tightness), "error": self.error,
                 "seconds": self.seconds, "evidence": [e.as_dict() for e in self.evidence]}
@@ -324,7 +330,8 @@ def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Ki
                 instances: Callable[[bool], Iterable[Any]] | None, expected: Expectation, derived: bool,
                 notes: str, space: Any, cites: Sequence[str],
                 pep: Callable[[Any], tuple[float, float] | None] | None, cost: Cost = "fast",
-                false_kind: str = "", reading: str = "", narrower: str = "") -> dict[str, Any]:
+                false_kind: str = "", reading: str = "", narrower: str = "",
+                non_discriminating: str = "") -> dict[str, Any]:
     """The fields of a claim, checked (a bad one is named in the error), before its check function is known.
 
     Built-in claims go through :func:`claim`, which also registers them; a researcher's own claims through
@@ -373,7 +380,8 @@ def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Ki
                       narrower=narrower)
     return dict(id=id, paper=paper, source=reference.strip(), statement=statement, kind=kind, instances=instances,
                 expected=expected, derived=derived, notes=notes, space=space, cites=tuple(cites), pep=pep,
-                cost=cost, false_kind=false_kind, reading=reading.strip(), narrower=narrower.strip())
+                cost=cost, false_kind=false_kind, reading=reading.strip(), narrower=narrower.strip(),
+                non_discriminating=non_discriminating.strip())
 
 
 def _check_false_kind(bad: Callable[[str, str], ValueError], *, expected: str, derived: bool, false_kind: str,
@@ -411,7 +419,8 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
           instances: Callable[[bool], Iterable[Any]] | None = None, expected: Expectation = "holds",
           derived: bool = False, notes: str = "", space: Any = None, cites: Sequence[str] = (),
           pep: Callable[[Any], tuple[float, float] | None] | None = None, cost: Cost = "fast",
-          false_kind: str = "", reading: str = "", narrower: str = ""
+          false_kind: str = "", reading: str = "", narrower: str = "",
+          non_discriminating: str = ""
           ) -> Callable[[Callable[[Any], Evidence]], Claim]:
     """Decorator registering a check function as a built-in claim; returns the :class:`Claim` (callable like
     the check).
@@ -425,7 +434,8 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
     names the paper's numbered statements the claim checks (see :attr:`Claim.cites`); ``pep`` is the exact
     worst case over the class, see :attr:`Claim.pep`. A claim with ``expected="violated"`` gives ``false_kind``
     (and ``reading`` for a statement false under one reading); ``narrower`` says what the check covers less than
-    the statements it cites (see :attr:`Claim.narrower`).
+    the statements it cites (see :attr:`Claim.narrower`). ``non_discriminating`` is the reason a bound or rate
+    claim cannot reject broken variants of its algorithm (see :attr:`Claim.non_discriminating`).
     """
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {PAPERS}, got {paper!r}")
@@ -435,7 +445,7 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
     fields = declaration(id=id, paper=paper, reference=reference, statement=statement, kind=kind,
                          instances=instances, expected=expected, derived=derived, notes=notes, space=space,
                          cites=cites, pep=pep, cost=cost, false_kind=false_kind, reading=reading,
-                         narrower=narrower)
+                         narrower=narrower, non_discriminating=non_discriminating)
 
     def wrap(fn: Callable[[Any], Evidence]) -> Claim:
         if id in REGISTRY:

@@ -144,6 +144,9 @@ def coverage(papers: Sequence[Paper], claims: Iterable[Claim], strict: bool = Tr
         for s in p.statements:
             cs = citing.get((p.key, s.label), [])
             status, note = _status(p.key, s, cs, strict)
+            flagged = [f"`{c.id}` does not discriminate its algorithm from a broken variant: {c.non_discriminating}"
+                       for c in cs if getattr(c, "non_discriminating", "")]
+            note = "; ".join(x for x in (note, *flagged) if x)
             out.append(StatementCoverage(p.key, s, status, tuple(c.id for c in cs), note))
     return out
 

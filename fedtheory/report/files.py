@@ -67,6 +67,12 @@ def render_markdown(records: Sequence[Mapping[str, Any]]) -> str:
         if searched:
             row += f" {_num(r.get('adversarial_tightness'))} | {_num(r.get('pep_worst_case'))} |"
         lines.append(row + f" {_cell(r['statement'])} |")
+    flagged = [r for r in records if r.get("non_discriminating")]
+    if flagged:
+        lines += ["", "## Non-discriminating bound and rate claims", "",
+                  "These claims hold for their algorithm but also for a broken variant of it "
+                  "(`benchmarks/mutation/discrimination.py`); the reason each cannot be made to tell them apart:", ""]
+        lines += [f"- `{r['id']}`: {symbols(r['non_discriminating'])}" for r in flagged]
     details = [r for r in records if r["status"] != "holds"]
     if details:
         lines += ["", "## Details of claims that do not simply hold", ""]

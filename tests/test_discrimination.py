@@ -1,0 +1,83 @@
+"""The discrimination harness (benchmarks/mutation/discrimination.py) can fail: known claims reject the broken
+variants of their algorithm, a deliberately weak claim is reported as not discriminating, and the algorithms
+are restored after every broken run."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fedtheory.algorithms import GradientDescent
+from fedtheory.claims.registry import Evidence, claim, declaration, with_check
+from fedtheory.problems.quadratic import QuadraticProblem
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks" / "mutation"))
+
+import discrimination as disc  # noqa: E402
+from variants import VARIANTS  # noqa: E402
+
+
+@pytest.mark.parametrize("cid", ["classic.gd.contraction", "fedred.dane.lyapunov"])
+def test_known_claims_reject_every_required_variant(cid: str):
+    row = disc.run_claim(cid)
+    assert row["baseline"] == "holds" and row["families"]
+    required = {k: c for k, c in row["cells"].items() if c["role"] == "required"}
+    assert required and all(c["cell"] in disc.REJECT for c in required.values()), required
+    assert disc.discriminates(row)
+
+
+def _weak_claim(bound: float):
+    """GD on a quadratic for 3 rounds, asserting ||x_3 - x*|| <= bound (1e9: a bound no variant breaks)."""
+    fields = declaration(id="test.weak", paper="classic", reference="a test", statement="weak", kind="bound",
+                         instances=lambda thorough: [0], expected="holds", derived=False, notes="", space=None,
+                         cites=(), pep=None)
+
+    def check(seed: int) -> Evidence:
+        rng = np.random.default_rng(seed)
+        A = np.stack([np.diag(rng.uniform(0.1, 1.0, 4)) for _ in range(3)])
+        p = QuadraticProblem(A, rng.standard_normal((3, 4)))
+        gd = GradientDescent()
+        state = gd.init(p, np.ones(4))
+        for _ in range(3):
+            state, _ = gd.round(p, state, np.random.default_rng(0))
+        err = float(np.linalg.norm(state.x - p.certificate.x_star))
+        return Evidence(str(seed), err, bound, err <= bound)
+
+    return with_check(fields, check)
+
+
+def test_a_weak_claim_is_reported_as_not_discriminating():
+    row = disc.evaluate_variants(_weak_claim(1e9))
+    assert row["families"] == ["GradientDescent"]
+    assert all(c["cell"] == "." for c in row["cells"].values() if c["role"] == "required")
+    assert not disc.discriminates(row)
+
+
+def test_the_round_is_restored_after_the_broken_runs():
+    before = GradientDescent.__dict__["round"]
+    disc.evaluate_variants(_weak_claim(1e9))
+    assert GradientDescent.__dict__["round"] is before
+
+
+def test_inert_variants_do_not_count_as_discrimination():
+    row = {"cells": {"A.frozen": {"cell": "~", "role": "required"}, "A.half": {"cell": "X", "role": "factor"}}}
+    assert not disc.discriminates(row)
+    row["cells"]["A.ascent"] = {"cell": "E", "role": "required"}
+    assert disc.discriminates(row)
+    row["cells"]["A.drift"] = {"cell": ".", "role": "required"}
+    assert not disc.discriminates(row)
+
+
+def test_every_family_has_the_required_variants():
+    for family, variants in VARIANTS.items():
+        names = {v.name for v in variants if v.role == "required"}
+        assert {"frozen", "ascent"} <= names, family
+
+
+def test_a_flag_needs_a_bound_or_rate_claim():
+    with pytest.raises(ValueError, match="non_discriminating"):
+        claim(id="test.flag", paper="classic", reference="x", statement="s", kind="identity",
+              instances=lambda thorough: [1], non_discriminating="a reason")
