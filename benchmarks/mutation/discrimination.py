@@ -32,8 +32,10 @@ A claim that cannot be made to discriminate is flagged in the ledger (``@claim(n
 
 The run ends with ``DISCRIMINATION bound_claims=N discriminating=M flagged=F`` and exits 1 when a claim is
 neither discriminating nor flagged, when F > 5% of N, or when a flagged claim does discriminate (a stale flag).
-Results: ``results/discrimination.json`` and ``results/discrimination.md``. Run time: about 15 minutes for every
-claim on one core (``--jobs 2`` halves it), 2 minutes with ``--quick``.
+Results: ``results/discrimination.json`` and ``results/discrimination.md``. Run time: 14 minutes wall time
+for every claim with ``--jobs 2`` on a shared two-core machine (5 CPU-minutes: each broken round also runs the
+faithful one, to tell a live variant from an inert one); ``--quick`` keeps the claims under 1 s in the last
+``results/discrimination.json``.
 """
 from __future__ import annotations
 
