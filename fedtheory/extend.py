@@ -91,9 +91,11 @@ def claim(*, id: str, statement: str, kind: Kind, reference: str = "", space: In
     return wrap
 
 
-def run(c: Claim, thorough: bool = False) -> ClaimResult:
-    """Check ``c`` on its default instances (``thorough``: the space's thorough points too)."""
-    return evaluate(c, thorough)
+def run(c: Claim, thorough: bool = False, budget: float | None = None) -> ClaimResult:
+    """Check ``c`` on its default instances (``thorough``: the space's thorough points too) within a wall-clock
+    ``budget`` in seconds (default: the ledger's per-claim budget, :mod:`fedtheory.claims.budget`; ``math.inf``:
+    none). A check that runs past it ends as an ERROR naming the budget."""
+    return evaluate(c, thorough, budget=budget)
 
 
 def property_test(c: Claim, max_examples: int = 25) -> int:

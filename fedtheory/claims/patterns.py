@@ -8,6 +8,9 @@
 * :func:`fixed_point_move` -- the fixed-point shape: the largest change of any state array over every outcome
   of one round started at the claimed fixed point.
 * :func:`relative_error` -- the identity shape: max |got - want| relative to the size of ``want``.
+* :func:`run_failure` -- why a run cannot support a verdict ("diverged at round r", or a target not reached):
+  a check that compares runs ends as violated with this reason at once, instead of comparing the numbers of a
+  run that diverged or stalled.
 
 Every algorithm that is deterministic given its draw exposes ``outcomes(problem, state)`` (its exact law of
 draws), so these work for all of them; algorithms with enumerable randomness that cannot be listed (local SGD
@@ -21,7 +24,7 @@ import numpy as np
 
 from ..problems.base import Problem
 
-__all__ = ["expectation", "trajectory", "fixed_point_move", "relative_error", "STATE_ARRAYS"]
+__all__ = ["expectation", "trajectory", "fixed_point_move", "relative_error", "run_failure", "STATE_ARRAYS"]
 
 #: The float arrays a state may carry (server model, local models, control variates, server states).
 STATE_ARRAYS = ("x", "X", "c", "C", "h", "G", "H")
@@ -69,3 +72,14 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
     want = np.asarray(want, dtype=np.float64)
     return float(np.max(np.abs(np.asarray(got) - want), initial=0.0)) / max(1.0, float(np.max(np.abs(want),
                                                                                                    initial=0.0)))
+
+
+def run_failure(trace: Any, name: str, need_target: bool = False) -> str | None:
+    """The reason the run ``trace`` (a :class:`fedtheory.trace.Trace`) cannot support a verdict, or None:
+    "<name> diverged at round r" (a non-finite state or a gap 1e12 times its start, fedtheory/run.py), or, with
+    ``need_target``, "<name> did not reach its target in R rounds" (a run given ``tol`` that did not converge)."""
+    if trace.status == "diverged":
+        return f"{name} diverged at round {trace.stopped_at}"
+    if need_target and trace.status != "converged":
+        return f"{name} did not reach its target in {int(trace.round[-1])} rounds"
+    return None

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 from ..papers.inventory import STATEMENT_KINDS
+from .budget import CLAIM_BUDGET_SECONDS, THOROUGH_BUDGET_SECONDS, BudgetExceeded, wall_clock_budget
 
 Kind = Literal["identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point",
                "statistical", "counterexample", "invariant", "qualitative"]
@@ -470,15 +471,24 @@ def _evidence_of(c: Claim, value: Any) -> Evidence:
     return value
 
 
-def evaluate(c: Claim, thorough: bool = False, instances: Iterable[Any] | None = None) -> ClaimResult:
+def evaluate(c: Claim, thorough: bool = False, instances: Iterable[Any] | None = None,
+             budget: float | None = None) -> ClaimResult:
     """Run a claim on its default instances (or on ``instances``); an exception becomes an ERROR result, not a
-    crash."""
+    crash, and so does a check that runs past its wall-clock ``budget`` in seconds (default
+    :data:`~fedtheory.claims.budget.CLAIM_BUDGET_SECONDS`, or ``THOROUGH_BUDGET_SECONDS`` with ``thorough``;
+    ``math.inf``: no budget; where it is enforced: :mod:`fedtheory.claims.budget`)."""
+    if budget is None:
+        budget = THOROUGH_BUDGET_SECONDS if thorough else CLAIM_BUDGET_SECONDS
     start = time.perf_counter()
     evidence: list[Evidence] = []
     try:
-        for inst in (c.instances(thorough) if instances is None else instances):
-            evidence.append(_evidence_of(c, c.check(inst)))
+        with wall_clock_budget(budget, f"claim {c.id!r}"):
+            for inst in (c.instances(thorough) if instances is None else instances):
+                evidence.append(_evidence_of(c, c.check(inst)))
         error = None if evidence else "no instances"
+    except BudgetExceeded as exc:
+        error = (f"{exc} (fedtheory.claims.budget; a stalled check) after {len(evidence)} instance(s); "
+                 f"stopped in:\n{traceback.format_exc(limit=-3)}")
     except Exception as exc:  # noqa: BLE001 - the ledger reports any failure of a check
         error = f"claim {c.id!r}: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"
     return ClaimResult(c, evidence, error, time.perf_counter() - start)

@@ -139,10 +139,13 @@ def local_descent(grad_F: Callable[[np.ndarray, np.ndarray], np.ndarray], X0: np
             better = gnorm < best_norm[rows]
             best_norm[rows[better]] = gnorm[better]
             best_X[rows[better]] = Y[better]
-        satisfied = rule.satisfied(Y, G, X0 if len(rows) == m else X0[rows])
+        # A row whose iterate or gradient overflowed can never meet its rule: it stops now, not converged,
+        # and returns its non-finite point, so the caller sees the divergence instead of max_steps more steps.
+        finite = np.isfinite(Y).all(axis=1) & np.isfinite(G).all(axis=1)
+        satisfied = rule.satisfied(Y, G, X0 if len(rows) == m else X0[rows]) & finite
         last = k == max_steps
-        done = satisfied | last
-        converged[rows[done]] = (np.full(len(rows), last) if rule.kind == "steps" else satisfied)[done]
+        done = satisfied | last | ~finite
+        converged[rows[done]] = ((np.full(len(rows), last) if rule.kind == "steps" else satisfied) & finite)[done]
         out[rows[done]] = Y[done]
         out_norm[rows[done]] = gnorm[done]
         keep = ~done

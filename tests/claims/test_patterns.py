@@ -83,3 +83,23 @@ def test_fixed_point_move(problem):
 def test_relative_error():
     assert relative_error(np.array([1.0, 2.0]), np.array([1.0, 2.5])) == pytest.approx(0.5 / 2.5)
     assert relative_error(np.array([1e-3]), np.array([0.0])) == pytest.approx(1e-3)  # small states: absolute
+
+
+def test_run_failure_names_the_divergence_round_and_a_missed_target():
+    """A run whose gradient step is 3/L diverges (|1 - 3| = 2 > 1 along the top eigenvector): the reason names
+    the round the run stopped at; a converging run without a target has none, and with too few rounds to reach
+    its tol it is a missed target."""
+    from fedtheory.claims.patterns import run_failure
+    from fedtheory.run import run
+
+    GD = GradientDescent
+
+    problem = quadratic(n_clients=2, dim=3, mu=1.0, L=10.0, seed=0)
+    x0 = np.ones(problem.dim)
+    diverged = run(GD(step=3.0 / problem.certificate.L), problem, 500, x0=x0)
+    assert diverged.status == "diverged"
+    assert run_failure(diverged, "GD") == f"GD diverged at round {diverged.stopped_at}"
+    fine = run(GD(step=1.0 / problem.certificate.L), problem, 5, x0=x0)
+    assert fine.status == "completed" and run_failure(fine, "GD") is None
+    short = run(GD(step=1.0 / problem.certificate.L), problem, 5, x0=x0, tol=1e-30)
+    assert run_failure(short, "GD", need_target=True) == "GD did not reach its target in 5 rounds"

@@ -14,6 +14,7 @@ from ...problems.constructions import vary_L
 from ...problems.quadratic import QuadraticProblem, quadratic
 from ...run import run
 from ...theory import fedred as th
+from ..patterns import run_failure
 from ..registry import Evidence, claim
 from ._shared import describe, gd_iterations_to_gap, quadratic_instance, start_point
 
@@ -236,7 +237,14 @@ def check_fedred_vs_daneplus(kw: dict) -> Evidence:
         lam, eta = 2 * c.delta_A, 1.0 / c.L
         gd_K = gd_iterations_to_gap(problem, x0, eps, step=1.0 / c.L)
         fr = run(FedRed(lam=lam, eta=eta), problem, 20 * gd_K, x0=x0, tol=eps, seed=seed)
-        dp = run(DANEPlus(lam=lam, solver="gd"), problem, 2000, x0=x0, tol=eps)
+        # the claim requires fewer than gd_K / 3 rounds of DANE+-GD: a run that needs more fails it, so it
+        # stops there rather than at 2000 rounds (a stalled DANE+ then ends in seconds)
+        dp = run(DANEPlus(lam=lam, solver="gd"), problem, min(2000, math.ceil(gd_K / 3)), x0=x0, tol=eps)
+        # "at equal accuracy": a run that diverged or never reached eps has no count to compare
+        failure = run_failure(fr, "FedRed-GD", need_target=True) or run_failure(dp, "DANE+-GD", need_target=True)
+        if failure is not None:
+            return Evidence(describe({k: v for k, v in kw.items() if k != "seeds"}), math.inf, 1.0, False,
+                            details={"failure": f"seed {seed}: {failure}", "runs": rows})
         fr_evals, dp_evals = float(np.sum(fr.local_grad_evals)), float(np.sum(dp.local_grad_evals))
         ratios.append(fr_evals / dp_evals)
         fr_comm, dp_comm = float(np.sum(fr.communicated)), float(np.sum(dp.communicated))
@@ -307,6 +315,9 @@ def check_nonconvex_L_scaling(kw: dict) -> Evidence:
         while float(np.sum(problem.grad(state.x) ** 2)) > 1e-8 * g0 and R < 10**4:
             state, log = dp.round(problem, state, rng)
             R, evals = R + 1, evals + log.local_grad_evals
+            if not np.all(np.isfinite(state.x)):
+                return Evidence(describe({k: v for k, v in kw.items() if k not in ("L_targets", "seeds")}),
+                                math.inf, 2.0, False, details={"failure": f"DANE+-GD diverged at round {R}"})
         rows.append({"L": c.L, "F0": problem.gap(x0), "fedred_comms": float(np.mean(comms)), "fedred_iterations": float(np.mean(iters)),
                      "daneplus_rounds": R, "daneplus_local_evals_per_client": evals / problem.n_clients})
     first, last = rows[0], rows[-1]
