@@ -8,8 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..conformance.families import FAMILIES
 from ..optional import require
 from ..user_code import import_user_module
+
+
+#: Exit status of ``fedtheory conform`` by verdict (2 is bad input).
+EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,13 +23,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "as with python -m), call it with no arguments to get the implementation, "
                                    "check it against the family's properties, print a table and write "
                                    "conformance.json and conformance.md. Exit status 0 if it conforms, 1 if a "
-                                   "property fails, 2 on bad input. Needs the test extra (hypothesis): "
+                                   "property fails, 2 on bad input, 3 if inconclusive (nothing failed but a core "
+                                   "property could not be checked, e.g. on an opaque state; the report says which "
+                                   "and why). Needs the test extra (hypothesis): "
                                    "pip install 'fedtheory[test]'.")
     p.add_argument("target", metavar="PACKAGE.MODULE:FACTORY",
                    help="The module to import and the function in it that returns the implementation.")
     p.add_argument("--as", dest="family", required=True, metavar="FAMILY",
-                   help="The paper family to check against, e.g. fedavg, scaffold, fedprox, feddyn, scaffnew, dane, "
-                        "fedred, docofl, ofediq, efl (an unknown name lists them all).")
+                   help=f"The paper family to check against: {', '.join(FAMILIES)}.")
     p.add_argument("--hyper", action="append", default=[], metavar="NAME=VALUE",
                    help="A hyperparameter (repeatable), e.g. local_steps=5; VALUE is parsed as JSON, 'none' = None.")
     p.add_argument("--rtol", type=float, default=1e-8,
@@ -57,7 +63,7 @@ def load(target: str) -> Any:
 
 def main(args: argparse.Namespace) -> int:
     require("hypothesis", "fedtheory conform")
-    from ..conformance import FAMILIES, check
+    from ..conformance import check
 
     try:
         if args.family not in FAMILIES:
@@ -78,6 +84,7 @@ def main(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "conformance.json").write_text(json.dumps(report.as_dict(), indent=2))
     (out / "conformance.md").write_text(report.markdown())
-    verdict = "conforms" if report.passed else f"FAILS {len(report.failures)} properties"
+    verdict = {"pass": "conforms", "fail": f"FAILS {len(report.failures)} properties",
+               "inconclusive": "INCONCLUSIVE (nothing failed, but a core property could not be checked)"}[report.verdict]
     print(f"\n{args.target} as {args.family}: {verdict}. Reports in {out}/conformance.json and {out}/conformance.md")
-    return 0 if report.passed else 1
+    return EXIT_CODES[report.verdict]

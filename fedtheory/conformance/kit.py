@@ -83,7 +83,10 @@ def not_applicable(why: str) -> Outcome:
 class Property:
     """A checkable statement of a paper: its id ("family.name"), source, statement, cases and check.
 
-    ``expensive`` properties (convergence runs, Monte Carlo) get fewer hypothesis examples by default."""
+    ``expensive`` properties (convergence runs, Monte Carlo) get fewer hypothesis examples by default. ``core``
+    properties are what a verdict rests on: they compare the implementation's own output with the paper's on every
+    implementation the contract allows (an opaque state included); a report whose core property did not apply is
+    "inconclusive", never "pass" (:attr:`fedtheory.conformance.search.Report.verdict`)."""
 
     id: str
     family: str
@@ -92,6 +95,7 @@ class Property:
     cases: Callable[[Mapping[str, Any]], st.SearchStrategy]
     check: Callable[[Any, Mapping[str, Any], Mapping[str, Any], float], Outcome]
     expensive: bool = False
+    core: bool = False
 
 
 #: family -> its properties in the order they are declared (filled by :func:`prop` as family modules load).
@@ -99,7 +103,8 @@ REGISTRY: dict[str, list[Property]] = {}
 
 
 def prop(*, id: str, family: str, reference: str, statement: str,  # noqa: A002 -- the property's id
-         cases: Callable[[Mapping[str, Any]], st.SearchStrategy], expensive: bool = False) -> Callable:
+         cases: Callable[[Mapping[str, Any]], st.SearchStrategy], expensive: bool = False,
+         core: bool = False) -> Callable:
     """Declare the decorated ``check(impl, case, hyper, rtol) -> Outcome`` as a property of ``family``."""
     if family not in families.FAMILIES:
         raise ValueError(f"family must be one of {', '.join(families.FAMILIES)}, got {family!r}")
@@ -109,7 +114,8 @@ def prop(*, id: str, family: str, reference: str, statement: str,  # noqa: A002 
     def register(check: Callable) -> Callable:
         if any(p.id == id for p in REGISTRY.get(family, [])):
             raise ValueError(f"property {id!r} is declared twice")
-        REGISTRY.setdefault(family, []).append(Property(id, family, reference, statement, cases, check, expensive))
+        REGISTRY.setdefault(family, []).append(Property(id, family, reference, statement, cases, check, expensive,
+                                                        core))
         return check
     return register
 

@@ -20,7 +20,12 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from .kit import HOLDS, NOT_APPLICABLE, VIOLATED, Outcome, Property, default_hyper, properties_of, property_by_id
 
-__all__ = ["check", "Report", "PropertyResult", "Counterexample", "SEARCH_SEED", "SHRINK_BUDGET_S"]
+__all__ = ["check", "Report", "PropertyResult", "Counterexample", "SEARCH_SEED", "SHRINK_BUDGET_S", "PASS", "FAIL",
+           "INCONCLUSIVE"]
+
+#: A report's verdicts: no property violated and the core ones checked / a property violated / nothing violated
+#: but a core property did not apply, or no property applied at all (``fedtheory conform`` exits 0 / 1 / 3).
+PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 
 #: Examples per property in the default profile (cheap properties / the convergence runs).
 DEFAULT_EXAMPLES = (20, 8)
@@ -89,8 +94,38 @@ class Report:
     results: list[PropertyResult] = field(default_factory=list)
 
     @property
+    def verdict(self) -> str:
+        """"fail" when a property is violated; "inconclusive" when none is but a core property (one that compares
+        the implementation's own output with the paper's) did not apply, or no property applied at all: the
+        report then says what could not be checked and why (:attr:`unchecked`); "pass" otherwise."""
+        if self.failures:
+            return FAIL
+        if self.unchecked_core or not any(r.status == HOLDS for r in self.results):
+            return INCONCLUSIVE
+        return PASS
+
+    @property
     def passed(self) -> bool:
-        return all(r.status != VIOLATED for r in self.results)
+        """The verdict is "pass": nothing violated and every core property checked."""
+        return self.verdict == PASS
+
+    @property
+    def unchecked(self) -> list[PropertyResult]:
+        """The properties that did not apply (their ``diagnosis`` says why)."""
+        return [r for r in self.results if r.status == NOT_APPLICABLE]
+
+    @property
+    def unchecked_core(self) -> list[PropertyResult]:
+        return [r for r in self.unchecked if r.prop.core]
+
+    def why_inconclusive(self) -> str:
+        """One line per core property that could not be checked, with the reason ('' unless inconclusive)."""
+        if self.verdict != INCONCLUSIVE:
+            return ""
+        missing = self.unchecked_core or self.unchecked
+        if not missing:
+            return "no property was run"
+        return "\n".join(f"not checked: {r.prop.id} ({r.prop.statement}): {r.diagnosis}" for r in missing)
 
     @property
     def failures(self) -> list[PropertyResult]:
@@ -102,20 +137,25 @@ class Report:
         header = ("property", "status", "measured", "theory", "examples", "s", "diagnosis")
         widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
         line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
-        return "\n".join([line(header), line(tuple("-" * w for w in widths)), *map(line, rows)])
+        return "\n".join([line(header), line(tuple("-" * w for w in widths)), *map(line, rows)]
+                         + ([f"inconclusive: {self.why_inconclusive()}"] if self.verdict == INCONCLUSIVE else []))
 
     def as_dict(self) -> dict:
         return {"implementation": self.name, "family": self.family, "hyper": _plain(self.hyper),
-                "passed": self.passed, "results": [r.as_dict() for r in self.results]}
+                "passed": self.passed, "verdict": self.verdict,
+                "not_checked": [{"property": r.prop.id, "core": r.prop.core, "why": r.diagnosis} for r in self.unchecked],
+                "results": [r.as_dict() for r in self.results]}
 
     def markdown(self) -> str:
         lines = [f"# Conformance of `{self.name}` as {self.family}", "",
-                 f"Hyperparameters: `{json.dumps(_plain(self.hyper))}`. Verdict: "
-                 f"**{'pass' if self.passed else 'FAIL'}**.", "",
+                 f"Hyperparameters: `{json.dumps(_plain(self.hyper))}`. Verdict: **{self.verdict}**.", "",
                  "| property | reference | status | measured | theory | diagnosis |", "|---|---|---|---|---|---|"]
         for r in self.results:
             lines.append(f"| `{r.prop.id}` | {r.prop.reference} | {r.status} | {_fmt(r.measured)} | "
                          f"{_fmt(r.theory)} | {r.diagnosis} |")
+        if self.verdict == INCONCLUSIVE:
+            lines += ["", "Inconclusive: nothing failed, but these core properties could not be checked:", ""]
+            lines += [f"- {line}" for line in self.why_inconclusive().splitlines()]
         for r in self.failures:
             lines += ["", f"## `{r.prop.id}`", "", r.prop.statement, "", "Shrunk counterexample "
                       "(`Counterexample(**this).reproduce(impl)`):", "",

@@ -8,6 +8,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
+from ...statekit import opaque
 from ...textbook import client_data, client_weights
 
 __all__ = ["dane", "TEXTBOOK", "WRONG", "CORRECT"]
@@ -28,6 +29,8 @@ def dane(x, clients, *, state=None, rng=None, lam=1.0, local_steps=None, local_s
     G = np.stack([A @ at - b for _, _, A, b in data])
     if control_variate == "scaffnew":
         H = np.stack([np.asarray(state["h_i"][c.cid], dtype=dtype) for c in clients]) if state else w @ G - G
+        if state is None and slip == "b84_start":
+            H = -H  # h_0 = grad f_i(x^0) - grad f(x^0): still sums to zero, but not the paper's start
     else:
         H = w @ G - G
         H = {"cv_sign": -H, "no_cv": 0 * H}.get(slip, H)
@@ -82,6 +85,11 @@ WRONG: list[Variant] = [
     Variant("dane", "b84_m_half", partial(dane, slip="b84_m_half"), {"control_variate": "scaffnew", "m": 0.7}),
     Variant("dane", "b84_sign", partial(dane, slip="b84_sign"), {"control_variate": "scaffnew", "m": 0.7}),
     Variant("dane", "b84_stale", partial(dane, slip="b84_stale"), {"control_variate": "scaffnew", "m": 0.7}),
+    Variant("dane", "b84_sign_opaque_state", opaque(partial(dane, slip="b84_sign")),
+            {"control_variate": "scaffnew", "m": 0.7}),
+    Variant("dane", "b84_wrong_start_opaque_state", opaque(partial(dane, slip="b84_start")),
+            {"control_variate": "scaffnew", "m": 0.7}),
+    Variant("dane", "b84_wrong_start", partial(dane, slip="b84_start"), {"control_variate": "scaffnew", "m": 0.7}),
     Variant("dane", "random_ignores_draw", partial(dane, slip="random_ignores_draw"), {"averaging": "random"}),
     Variant("dane", "random_first", partial(dane, slip="random_first"), {"averaging": "random"}),
 ]
@@ -91,4 +99,5 @@ CORRECT: list[Variant] = [
             {"control_variate": "scaffnew", "local_steps": 3}, 1e-4),
     Variant("dane", "preconditioned_step", _dane_preconditioned),
     Variant("dane", "random_selection", dane, {"averaging": "random"}),
+    Variant("dane", "b84_opaque_state", opaque(dane), {"control_variate": "scaffnew", "m": 0.7}),
 ]

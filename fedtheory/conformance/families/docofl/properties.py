@@ -62,7 +62,7 @@ def _run(impl, case, hyper, rounds, grid=None):
         yield t, err, inst, S, leads
 
 
-@prop(id="docofl.one_round", family="docofl",
+@prop(id="docofl.one_round", family="docofl", core=True,
       reference=_REF,
       statement="round 0 equals the closed form with the kit's compressors",
       cases=_cases)
@@ -89,7 +89,7 @@ def no_compression(impl, case, hyper, rtol) -> Outcome:
     return verdict(True, worst, rtol)
 
 
-@prop(id="docofl.multi_round", family="docofl",
+@prop(id="docofl.multi_round", family="docofl", core=True,
       reference=f"{_REF}; footnote 3 (correction against the compressed anchor)",
       statement=f"{ROUNDS} rounds with anchors, queue and leads equal the recursion",
       cases=_cases)

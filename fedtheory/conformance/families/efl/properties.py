@@ -76,7 +76,7 @@ def _diagnose(inst, x, got, steps, hyper, rtol) -> str:
     return "differs from eqs. (4)-(6)"
 
 
-@prop(id="efl.one_round", family="efl",
+@prop(id="efl.one_round", family="efl", core=True,
       reference=_REF,
       statement="round 1 with the kit's s_k: w^G + ST(sum_k p_tau^k ST(Delta^k)) (or as printed), s_k = 0 contributes "
              "nothing, p_tau^k = E p^k / s_k",
@@ -93,7 +93,7 @@ def one_round(impl, case, hyper, rtol) -> Outcome:
     return verdict(err <= rtol, err, rtol, "" if err <= rtol else _diagnose(inst, inst.x0, got, steps, hyper, rtol))
 
 
-@prop(id="efl.multi_round", family="efl",
+@prop(id="efl.multi_round", family="efl", core=True,
       reference=f"{_REF}; Alg. 2 (ST), error feedback eq. (5)",
       statement=f"{ROUNDS} rounds from the implementation's own state (residuals, broadcasts) equal the recursion",
       cases=_cases(True))

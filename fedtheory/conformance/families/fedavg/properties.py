@@ -86,7 +86,7 @@ def k1_is_gd(impl, case, hyper, rtol) -> Outcome:
                                       diagnose(inst, inst.x0, got, S, h, rtol, "fedavg"))
 
 
-@prop(id="fedavg.one_round", family="fedavg",
+@prop(id="fedavg.one_round", family="fedavg", core=True,
       reference=f"{MCMAHAN}; closed form derived by fedtheory (docs/classic.md)",
       statement="one round equals x + eta_g sum a_i N_i (b_i - A_i x) on quadratics", cases=_plain)
 def one_round(impl, case, hyper, rtol, family: str = "fedavg") -> Outcome:

@@ -17,7 +17,7 @@ def _cases(hyper: Mapping[str, Any]):
     return stateful.stateful_cases(hyper, "feddyn")
 
 
-@prop(id="feddyn.converges", family="feddyn", reference=ACAR,
+@prop(id="feddyn.converges", family="feddyn", core=True, reference=ACAR,
       statement="converges to x* exactly (1e-6 relative) under heterogeneity", cases=_cases, expensive=True)
 def converges(impl, case, hyper, rtol) -> Outcome:
     return stateful.converges(impl, case, hyper, rtol, "feddyn")
@@ -41,7 +41,7 @@ def server_state(impl, case, hyper, rtol) -> Outcome:
     return stateful.server_state(impl, case, hyper, rtol, "feddyn")
 
 
-@prop(id="feddyn.multi_round", family="feddyn", reference="Acar et al. 2021, Alg. 1",
+@prop(id="feddyn.multi_round", family="feddyn", core=True, reference="Acar et al. 2021, Alg. 1",
       statement=f"{stateful.ROUNDS} rounds from the implementation's own state (zero start, random participants) "
                 "equal the closed-form recursion; a readable state equals it too", cases=_cases)
 def multi_round(impl, case, hyper, rtol) -> Outcome:

@@ -27,7 +27,7 @@ def _alg1_locals(inst, x, h):
                              lam1=h["l1"], mode=h["l1_mode"])
 
 
-@prop(id="fedelasticnet_fedavg.one_round", family="fedelasticnet_fedavg", reference=f"{KIM}, Alg. 1 lines 5-8, eq. (4)",
+@prop(id="fedelasticnet_fedavg.one_round", family="fedelasticnet_fedavg", core=True, reference=f"{KIM}, Alg. 1 lines 5-8, eq. (4)",
       statement="th^t = th^{t-1} + sum_k n_k/n Delta_k, Delta_k = exact soft-threshold solve (diagonal) or K steps",
       cases=elastic_cases)
 def one_round(impl, case, hyper, rtol) -> Outcome:

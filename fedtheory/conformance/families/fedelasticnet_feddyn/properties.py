@@ -21,7 +21,7 @@ def one_round(impl, case, hyper, rtol) -> Outcome:
     return elasticnet.one_round(impl, case, hyper, rtol, "fedelasticnet_feddyn")
 
 
-@prop(id="fedelasticnet_feddyn.multi_round", family="fedelasticnet_feddyn", reference=f"{KIM}, Alg. 3; Lemma B.2",
+@prop(id="fedelasticnet_feddyn.multi_round", family="fedelasticnet_feddyn", core=True, reference=f"{KIM}, Alg. 3; Lemma B.2",
       statement=f"{elasticnet.ROUNDS} rounds from the implementation's own state equal the recursion; h = 1/m sum g_k",
       cases=elastic_cases)
 def multi_round(impl, case, hyper, rtol) -> Outcome:

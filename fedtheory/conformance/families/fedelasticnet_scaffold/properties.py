@@ -47,7 +47,7 @@ def first_step(impl, case, hyper, rtol) -> Outcome:
                    "the first local step does not read sign(0) as declared by l1_mode")
 
 
-@prop(id="fedelasticnet_scaffold.multi_round", family="fedelasticnet_scaffold", reference=f"{KIM}, Alg. 2",
+@prop(id="fedelasticnet_scaffold.multi_round", family="fedelasticnet_scaffold", core=True, reference=f"{KIM}, Alg. 2",
       statement=f"{elasticnet.ROUNDS} rounds from the implementation's own state equal the recursion; c = 1/m sum c_k",
       cases=elastic_cases)
 def multi_round(impl, case, hyper, rtol) -> Outcome:

@@ -18,7 +18,7 @@ LI = "Li et al. 2020 (FedProx), Alg. 2, eq. (2)"
 _plain = cases_with(lambda draw, p: {})
 
 
-@prop(id="fedprox.one_round", family="fedprox", reference=f"{LI}; closed form derived by fedtheory (docs/classic.md)",
+@prop(id="fedprox.one_round", family="fedprox", core=True, reference=f"{LI}; closed form derived by fedtheory (docs/classic.md)",
       statement="one round equals the closed form with N_i for f_i + lam/2||. - x||^2", cases=_plain)
 def one_round(impl, case, hyper, rtol) -> Outcome:
     return fedavg.one_round(impl, case, hyper, rtol, family="fedprox")

@@ -167,7 +167,7 @@ def fixed_point(impl, case, hyper, rtol) -> Outcome:
     return verdict(worst <= rtol, worst, rtol, "" if worst <= rtol else "x* moves (drift not corrected)")
 
 
-@prop(id="fedred.multi_round", family="fedred",
+@prop(id="fedred.multi_round", family="fedred", core=True,
       reference=f"{_REF}; sum_i w_i h_i = 0 by (4)",
       statement=f"{ROUNDS} iterations from the implementation's own state equal the closed-form recursion",
       cases=_cases)

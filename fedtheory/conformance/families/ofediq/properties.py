@@ -55,7 +55,7 @@ def _draw_arg(inst, part, U):
             "uniforms": {c.cid: U[i].tolist() for i, c in enumerate(inst.clients)}}
 
 
-@prop(id="ofediq.steps", family="ofediq",
+@prop(id="ofediq.steps", family="ofediq", core=True,
       reference=f"{_REF}; regret eq. (3)",
       statement=f"{STEPS} time steps with the kit's coins and uniforms equal eqs. (6)-(9); the reported regret equals "
              "the exact comparator's",

@@ -17,7 +17,7 @@ def _cases(hyper: Mapping[str, Any]):
     return stateful.stateful_cases(hyper, "scaffnew")
 
 
-@prop(id="scaffnew.converges", family="scaffnew", reference=MISHCHENKO,
+@prop(id="scaffnew.converges", family="scaffnew", core=True, reference=MISHCHENKO,
       statement="converges to x* exactly (1e-6 relative) under heterogeneity", cases=_cases, expensive=True)
 def converges(impl, case, hyper, rtol) -> Outcome:
     return stateful.converges(impl, case, hyper, rtol, "scaffnew")
@@ -41,7 +41,7 @@ def server_state(impl, case, hyper, rtol) -> Outcome:
     return stateful.server_state(impl, case, hyper, rtol, "scaffnew")
 
 
-@prop(id="scaffnew.multi_round", family="scaffnew", reference="Mishchenko et al. 2022, Alg. 2 (ProxSkip)",
+@prop(id="scaffnew.multi_round", family="scaffnew", core=True, reference="Mishchenko et al. 2022, Alg. 2 (ProxSkip)",
       statement=f"{stateful.ROUNDS} rounds from the implementation's own state (zero start, random participants) "
                 "equal the closed-form recursion; a readable state equals it too", cases=_cases)
 def multi_round(impl, case, hyper, rtol) -> Outcome:

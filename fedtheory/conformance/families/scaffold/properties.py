@@ -17,7 +17,7 @@ def _cases(hyper: Mapping[str, Any]):
     return stateful.stateful_cases(hyper, "scaffold")
 
 
-@prop(id="scaffold.converges", family="scaffold", reference=KARIMIREDDY,
+@prop(id="scaffold.converges", family="scaffold", core=True, reference=KARIMIREDDY,
       statement="converges to x* exactly (1e-6 relative) under heterogeneity", cases=_cases, expensive=True)
 def converges(impl, case, hyper, rtol) -> Outcome:
     return stateful.converges(impl, case, hyper, rtol, "scaffold")
@@ -41,7 +41,7 @@ def server_state(impl, case, hyper, rtol) -> Outcome:
     return stateful.server_state(impl, case, hyper, rtol, "scaffold")
 
 
-@prop(id="scaffold.multi_round", family="scaffold", reference="Karimireddy et al. 2020, Alg. 1 (option II, eq. (5))",
+@prop(id="scaffold.multi_round", family="scaffold", core=True, reference="Karimireddy et al. 2020, Alg. 1 (option II, eq. (5))",
       statement=f"{stateful.ROUNDS} rounds from the implementation's own state (zero start, random participants) "
                 "equal the closed-form recursion; a readable state equals it too", cases=_cases)
 def multi_round(impl, case, hyper, rtol) -> Outcome:
