@@ -61,6 +61,15 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("feddyn", "feddyn", "feddyn"),
         Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "server_step": 1.0, "weighting": "num_examples"}),
     )),
+    "nvflare": Framework(("nvflare==2.9.0",), torch=True, checks=(
+        Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}),
+        Check("fedavg_num_examples", "fedavg", "fedavg"),
+        Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}),
+        Check("scaffold", "scaffold", "scaffold"),
+        Check("fedopt_sgdm", "fedavgm", SO, {"optimizer": "fedavgm"}),
+        Check("fedopt_adam", "fedadam", SO, {"optimizer": "fedadam"}),
+        Check("fedopt_adagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0}),
+    )),
 }
 
 

@@ -1,0 +1,274 @@
+"""NVIDIA FLARE 2.9.0 through the conformance contract, run in NVFlare's own virtual environment (not imported by
+fedtheory: it needs torch and nvflare). docs/frameworks.md has the command and the verdicts.
+
+    /work/fw-venvs/nvflare/bin/python fedtheory/conformance/remote_worker.py nvflare_driver:fedavg
+    (PYTHONPATH = this folder; driven by fedtheory.conformance.adapters.remote.Remote)
+
+Server side: NVFlare's own controllers run their own ``run()`` for one round -- ``FedAvg`` (its in-time
+``WeightedAggregationHelper`` weighted by ``NUM_STEPS_CURRENT_ROUND``, ``fedprox_mu`` sent as metadata),
+``Scaffold`` (``scaffold_aggregate_fn`` and its global-control update) and ``FedOpt`` (a torch optimizer on the
+server: SGD with momentum, Adam, Adagrad). What the driver replaces is the runtime around a controller: the
+FL context is a plain ``FLContext``, events and logging are silent, ``sample_clients`` returns this round's
+participants, and ``send_model`` / ``send_model_and_wait`` run the clients in process and hand their results to
+the controller's own callback, as NVFlare's simulator does over its network.
+
+Client side: what an NVFlare user writes with the Client API, as in NVFlare's examples -- a float64
+``Linear(d, 1, bias=False)``, K full-batch ``torch.optim.SGD`` steps on the kit's least squares
+1/(2m)||Z x - y||^2, ``PTFedProxLoss(mu)`` against the received model when the metadata carries ``fedprox_mu``,
+``PTScaffoldHelper`` (``model_update`` after each step, ``terms_update`` after training) for SCAFFOLD, and the
+result's ``NUM_STEPS_CURRENT_ROUND`` = K as in the examples (steps taken).
+"""
+from __future__ import annotations
+
+import copy
+import importlib
+
+import numpy as np
+import torch
+
+torch.set_default_dtype(torch.float64)
+
+from nvflare.apis.fl_context import FLContext  # noqa: E402
+from nvflare.apis.signal import Signal  # noqa: E402
+from nvflare.app_common.abstract.fl_model import FLModel, ParamsType  # noqa: E402
+from nvflare.app_common.app_constant import AlgorithmConstants  # noqa: E402
+from nvflare.app_common.workflows.fedavg import FedAvg  # noqa: E402
+from nvflare.app_common.workflows.scaffold import Scaffold  # noqa: E402
+from nvflare.app_opt.pt.fedopt_ctl import FedOpt  # noqa: E402
+from nvflare.app_opt.pt.fedproxloss import PTFedProxLoss  # noqa: E402
+from nvflare.app_opt.pt.scaffold import PTScaffoldHelper  # noqa: E402
+from nvflare.apis.fl_constant import FLMetaKey  # noqa: E402
+
+KEY = "lin.weight"
+
+
+class Net(torch.nn.Module):
+    def __init__(self, d: int):
+        super().__init__()
+        self.lin = torch.nn.Linear(d, 1, bias=False)
+
+    def forward(self, z):
+        return self.lin(z)
+
+
+def _net(vec) -> Net:
+    vec = np.asarray(vec, dtype=np.float64)
+    net = Net(vec.size)
+    with torch.no_grad():
+        net.lin.weight[:] = torch.tensor(vec)[None, :]
+    return net
+
+
+def _weights(net) -> np.ndarray:
+    return net.lin.weight.detach().numpy().copy()
+
+
+# ----------------------------------------------------------------- the client (the user's training script)
+
+class KitClient:
+    """One site: the kit's data, and for SCAFFOLD its own PTScaffoldHelper (c_i lives there)."""
+
+    def __init__(self, client):
+        self.client = client
+        self.Z, self.y = torch.tensor(client.features), torch.tensor(client.targets)
+        self.scaffold = None
+
+    def train(self, received: FLModel, local_steps: int, local_step: float, send_diff: bool) -> FLModel:
+        w0 = np.asarray(received.params[KEY], dtype=np.float64).reshape(-1)
+        model, global_model = _net(w0), _net(w0)
+        optimizer = torch.optim.SGD(model.parameters(), lr=local_step)
+        mu = (received.meta or {}).get(AlgorithmConstants.FEDPROX_MU)
+        prox = PTFedProxLoss(mu=float(mu)) if mu else None
+        ctrl = None
+        if AlgorithmConstants.SCAFFOLD_CTRL_GLOBAL in (received.meta or {}):
+            if self.scaffold is None:
+                self.scaffold = PTScaffoldHelper()
+                self.scaffold.init(model)
+            self.scaffold._prepare_model(model)
+            self.scaffold.load_global_controls(received.meta[AlgorithmConstants.SCAFFOLD_CTRL_GLOBAL])
+            ctrl = self.scaffold.get_params()
+        for _ in range(local_steps):
+            optimizer.zero_grad()
+            loss = 0.5 * torch.mean((model(self.Z).view(-1) - self.y) ** 2)
+            if prox is not None:
+                loss = loss + prox(model, global_model)
+            loss.backward()
+            optimizer.step()
+            if ctrl is not None:
+                self.scaffold.model_update(model, local_step, *ctrl)
+        meta = {FLMetaKey.NUM_STEPS_CURRENT_ROUND: local_steps}
+        if ctrl is not None:
+            self.scaffold.terms_update(model, local_step, *ctrl, global_model)
+            meta[AlgorithmConstants.SCAFFOLD_CTRL_DIFF] = self.scaffold.get_delta_controls()
+        w = _weights(model)
+        params = {KEY: w - w0[None, :]} if send_diff else {KEY: w}
+        return FLModel(params=params, params_type=ParamsType.DIFF if send_diff else ParamsType.FULL, meta=meta,
+                       current_round=received.current_round)
+
+
+# ----------------------------------------------------------------- the runtime around a controller
+
+class _Silent:
+    def __call__(self, *a, **k):
+        return None
+
+
+def _build_component(config: dict):
+    """What the server engine's component builder does with {"path": ..., "args": ...}."""
+    module, _, name = config["path"].rpartition(".")
+    return getattr(importlib.import_module(module), name)(**config.get("args", {}))
+
+
+def _wire(ctl, sites: dict, local_steps, local_step, send_diff=False):
+    """Replace the controller's runtime (context, events, network) by in-process calls."""
+    ctl.fl_ctx = FLContext()
+    ctl.engine = None
+    ctl.abort_signal = Signal()
+    for name in ("info", "warning", "debug", "error", "exception", "event", "fire_event_with_data", "save_model",
+                 "log_info", "log_warning", "log_debug", "_maybe_cleanup_memory"):
+        setattr(ctl, name, _Silent())
+    ctl.panic = lambda msg, *a, **k: (_ for _ in ()).throw(RuntimeError(msg))
+    ctl.sample_clients = lambda num_clients=None: list(sites)
+    ctl.get_num_standing_tasks = lambda: 0
+    ctl.build_component = _build_component
+
+    def run_sites(targets, data):
+        out = []
+        for name in targets:
+            res = sites[name].train(copy.deepcopy(data), local_steps, local_step, send_diff)
+            res.meta["client_name"] = name
+            out.append(res)
+        return out
+
+    def send_model(task_name="train", targets=None, data=None, callback=None, **_):
+        for res in run_sites(targets, data):
+            callback(res)
+
+    ctl.send_model = send_model
+    ctl.send_model_and_wait = lambda task_name="train", targets=None, data=None, **_: run_sites(targets, data)
+
+
+def _sites(clients, persistent=None):
+    """site name -> KitClient for this round's participants (persistent SCAFFOLD sites are reused)."""
+    out = {}
+    for pos, c in enumerate(clients):
+        name = f"site-{c.cid}" if persistent is not None else f"site-{pos}"
+        if persistent is not None:
+            persistent.setdefault(name, KitClient(c))
+            persistent[name].client = c
+            out[name] = persistent[name]
+        else:
+            out[name] = KitClient(c)
+    return out
+
+
+def fedavg(fedprox: bool = False):
+    """NVFlare's ``FedAvg`` controller (``fedprox_mu`` set for FedProx)."""
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=None, **_):
+        ctl = FedAvg(num_clients=len(clients), num_rounds=1, model=FLModel(params={KEY: np.asarray(x)[None, :]},
+                                                                          params_type=ParamsType.FULL),
+                     fedprox_mu=float(prox) if fedprox else None)
+        _wire(ctl, _sites(clients), local_steps, local_step)
+        model = {}
+        update = ctl.update_model
+        ctl.update_model = lambda m, r: model.setdefault("m", update(m, r))
+        ctl.run()
+        return np.asarray(model["m"].params[KEY], dtype=np.float64).reshape(-1)
+    return impl
+
+
+def fedprox():
+    return fedavg(fedprox=True)
+
+
+def scaffold():
+    """NVFlare's ``Scaffold`` controller with ``PTScaffoldHelper`` sites. The sites (each keeps c_i in its
+    helper, as a site does between rounds) live in this worker across calls; the kit's state is loaded into
+    them and into the controller's ``_global_ctrl_weights`` before the round and read back after it."""
+    persistent: dict = {}
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, num_clients=None,
+             **_):
+        if server_step != 1.0:
+            raise ValueError(f"NVFlare's Scaffold has no server step; server_step must be 1.0, got {server_step}")
+        ctl = Scaffold(num_clients=len(clients), num_rounds=1)
+        sites = _sites(clients, persistent)
+        _wire(ctl, sites, local_steps, local_step)
+        ctl.load_model = lambda: FLModel(params={KEY: np.asarray(x)[None, :]}, params_type=ParamsType.FULL)
+        ctl.start_round, ctl.current_round = 0, 0
+        ctl.initialize = None
+        ctl.model = ctl.load_model()
+        c = np.zeros(x.size) if state is None else np.asarray(state["c"], dtype=np.float64)
+        ctl._global_ctrl_weights = {KEY: c[None, :].copy()}
+        for name, site in sites.items():
+            cid = int(name.split("-")[1])
+            ci = None if state is None else state["c_i"].get(cid)
+            site.scaffold = PTScaffoldHelper()
+            site.scaffold.init(_net(x))
+            if ci is not None:
+                site.scaffold.c_local.load_state_dict({KEY: torch.tensor(np.asarray(ci)[None, :])})
+        ctl._run_rounds()
+        c_i = dict((state or {"c_i": {}})["c_i"])
+        for name, site in sites.items():
+            c_i[int(name.split("-")[1])] = site.scaffold.c_local.state_dict()[KEY].numpy().reshape(-1).copy()
+        return (np.asarray(ctl.model.params[KEY], dtype=np.float64).reshape(-1),
+                {"c": np.asarray(ctl._global_ctrl_weights[KEY], dtype=np.float64).reshape(-1), "c_i": c_i})
+    return impl
+
+
+def _fedopt(optimizer: str):
+    """NVFlare's ``FedOpt`` controller with a torch optimizer on the server (``optimizer_args``) and a constant
+    learning rate (``lr_scheduler_args`` = ConstantLR with factor 1; NVFlare's default is a cosine schedule).
+    The controller (with its server model and optimizer state) lives in the worker across calls; the kit's
+    state names the round, and a state the kit did not produce restarts the controller."""
+    kept: dict = {}
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=0.1, beta1=0.9,
+             beta2=0.99, tau=1e-3, initial_v=0.0, **_):
+        args = {"lr": float(server_step)}
+        if optimizer == "SGD":
+            args["momentum"] = float(beta1)
+        elif optimizer == "Adam":
+            args.update(betas=(float(beta1), float(beta2)), eps=float(tau))
+        else:
+            if beta1 != 0.0:
+                raise ValueError(f"torch.optim.Adagrad has no momentum; beta1 must be 0.0, got {beta1}")
+            args.update(eps=float(tau), initial_accumulator_value=float(initial_v))
+        token = None if state is None else state.get("token")
+        if token is None or kept.get("token") != token:
+            source = _net(x)
+            ctl = FedOpt(num_clients=len(clients), num_rounds=1, source_model=source,
+                         optimizer_args={"path": f"torch.optim.{optimizer}", "args": args},
+                         lr_scheduler_args={"path": "torch.optim.lr_scheduler.ConstantLR",
+                                            "args": {"factor": 1.0, "total_iters": 0}}, device="cpu",
+                         model=FLModel(params={KEY: np.asarray(x)[None, :]}, params_type=ParamsType.FULL))
+            kept.clear()
+            kept.update(ctl=ctl, round=0, first=True)
+        ctl = kept["ctl"]
+        _wire(ctl, _sites(clients), local_steps, local_step, send_diff=True)
+        ctl.model = FLModel(params={KEY: np.asarray(x)[None, :]}, params_type=ParamsType.FULL)
+        ctl.start_round = kept["round"]
+        if kept.pop("first", False):
+            ctl.run()          # builds the optimizer and the schedule, then FedAvg.run's round
+        else:
+            FedAvg.run(ctl)    # later rounds: the same optimizer (its state is the server state)
+        kept["round"] += 1
+        kept["token"] = f"{id(ctl)}:{kept['round']}"
+        x_new = np.asarray(ctl.torch_model.lin.weight.detach().numpy(), dtype=np.float64).reshape(-1).copy()
+        return x_new, {"token": kept["token"]}
+    return impl
+
+
+def fedavgm():
+    """FedOpt with torch.optim.SGD(lr = eta, momentum = beta1): heavy ball on -Delta (FedAvgM)."""
+    return _fedopt("SGD")
+
+
+def fedadam():
+    """FedOpt with torch.optim.Adam(lr = eta, betas = (beta1, beta2), eps = tau)."""
+    return _fedopt("Adam")
+
+
+def fedadagrad():
+    """FedOpt with torch.optim.Adagrad(lr = eta, eps = tau, initial_accumulator_value = v_-1)."""
+    return _fedopt("Adagrad")

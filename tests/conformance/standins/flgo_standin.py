@@ -1,0 +1,243 @@
+"""A stand-in for flgo 0.4.4 with the shape flgo_driver uses: ``flgo.VirtualCommunicator``, ``flgo.simulator``
+(``DefaultSimulator``, ``base.ElemClock``), ``flgo.benchmark.base.BasicTaskCalculator``, ``flgo.utils.fflow``
+(``GlobalVariable``, ``read_option_from_command``), ``flgo.utils.fmodule.FModule`` (model arithmetic through
+``m.__class__()``) and ``flgo.algorithm.{fedavg,fedprox,scaffold,feddyn,fedavgm}`` (``Server``/``Client`` with
+``register_clients``, ``set_data``, ``initialize`` -> ``init_algo_para``, ``iterate``). The algorithms are
+re-typed from flgo's source as read for docs/frameworks.md; ``SLIP`` switches one deviation on for the power
+check. ``install()`` puts the modules in ``sys.modules``."""
+from __future__ import annotations
+
+import copy
+import sys
+import types
+
+import torch
+
+SLIP: dict = {"scaffold_c_over_S": False}
+
+
+def _mod(name, **attrs):
+    m = types.ModuleType(name)
+    m.__dict__.update(attrs)
+    return m
+
+
+class FModule(torch.nn.Module):
+    def _new(self, fn):
+        res = self.__class__()
+        for p_res, *ps in zip(res.parameters(), self.parameters(), *[o.parameters() for o in fn[1]]):
+            with torch.no_grad():
+                p_res.copy_(fn[0](*ps))
+        return res
+
+    def __add__(self, other):
+        return self._new((lambda a, b: a + b, [other]))
+
+    def __sub__(self, other):
+        return self._new((lambda a, b: a - b, [other]))
+
+    def __mul__(self, s):
+        return self._new((lambda a: a * s, []))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, s):
+        return self._new((lambda a: a / s, []))
+
+    def __neg__(self):
+        return self * -1.0
+
+    def zeros_like(self):
+        return self * 0.0
+
+    def freeze_grad(self):
+        for p in self.parameters():
+            p.requires_grad = False
+
+    def to(self, *a, **k):
+        return self
+
+
+def _model_sum(ms):
+    out = ms[0]
+    for m in ms[1:]:
+        out = out + m
+    return out
+
+
+def _model_average(ms):
+    return _model_sum(ms) / len(ms)
+
+
+class BasicTaskCalculator:
+    def __init__(self, device, optimizer_name="SGD"):
+        self.device, self.optimizer_name = device, optimizer_name
+
+    def get_optimizer(self, model=None, lr=0.1, weight_decay=0.0, momentum=0.0):
+        return torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
+
+
+class GlobalVariable:
+    def __init__(self, logger=None, dev_list=None, **_):
+        self.logger, self.dev_list = logger, dev_list
+
+    def apply_for_device(self):
+        return self.dev_list[0]
+
+
+def read_option_from_command():
+    return {"aggregate": "other", "algo_para": None, "learning_rate": 0.1, "num_steps": 1, "batch_size": 64}
+
+
+class VirtualCommunicator:
+    def __init__(self, objects):
+        self.objects_map = {o.id: o for o in objects}
+
+    def request(self, source, target, package):
+        return self.objects_map[target].reply(package)
+
+
+class ElemClock:
+    def register_simulator(self, simulator=None):
+        self.simulator = simulator
+
+
+class DefaultSimulator:
+    def __init__(self, objects, option):
+        self.objects = objects
+
+    def initialize(self):
+        pass
+
+
+class BasicClient:
+    def __init__(self, option):
+        self.option, self.id, self.train_data = option, None, None
+        self.calculator = self.TaskCalculator(self.gv.apply_for_device(), option["optimizer"])
+        self.learning_rate, self.num_steps = option["learning_rate"], option["num_steps"]
+
+    def set_data(self, data, flag="train"):
+        setattr(self, flag + "_data", data)
+        self.datavol = len(data)
+
+    def initialize(self):
+        pass
+
+    def get_batch_data(self):
+        return next(iter(self.calculator.get_dataloader(self.train_data)))
+
+    def _steps(self, model, extra=lambda model: 0.0, correct=None):
+        opt = self.calculator.get_optimizer(model, lr=self.learning_rate)
+        for _ in range(self.num_steps):
+            model.zero_grad()
+            loss = self.calculator.compute_loss(model, self.get_batch_data())["loss"] + extra(model)
+            loss.backward()
+            if correct:
+                correct(model)
+            opt.step()
+
+    def train(self, model):
+        self._steps(model)
+
+    def reply(self, pkg):
+        model = pkg["model"]
+        self.train(model)
+        return {"model": model}
+
+
+class BasicServer:
+    def __init__(self, option):
+        self.option, self.aggregation_option, self.clients = option, option["aggregate"], []
+
+    def register_clients(self, clients):
+        self.clients, self.num_clients = clients, len(clients)
+
+    def init_algo_para(self, defaults):
+        values = self.option["algo_para"] or list(defaults.values())
+        for (name, _), v in zip(defaults.items(), values):
+            for o in [self, *self.clients]:
+                setattr(o, name, v)
+
+    def initialize(self):
+        pass
+
+    def communicate(self, selected):
+        replies = [self.gv.communicator.request(-1, cid, self.pack(cid)) for cid in selected]
+        self.received_clients = selected
+        return {k: [r[k] for r in replies] for k in replies[0]}
+
+    def pack(self, cid):
+        return {"model": copy.deepcopy(self.model)}
+
+    def aggregate(self, models):
+        if self.aggregation_option == "uniform":
+            return _model_average(models)
+        p = [self.clients[c].datavol for c in self.received_clients]
+        return _model_sum([m * (pk / sum(p)) for m, pk in zip(models, p)])
+
+    def iterate(self):
+        self.selected_clients = self.sample()
+        self.model = self.aggregate(self.communicate(self.selected_clients)["model"])
+
+
+class ScaffoldServer(BasicServer):
+    def initialize(self):
+        self.init_algo_para({"eta": 1.0})
+        self.cg = self.model.zeros_like()
+
+    def pack(self, cid):
+        return {"model": copy.deepcopy(self.model), "cg": self.cg}
+
+    def iterate(self):
+        self.selected_clients = self.sample()
+        res = self.communicate(self.selected_clients)
+        n = len(res["dc"]) if SLIP["scaffold_c_over_S"] else self.num_clients
+        self.model = self.model + self.eta * _model_average(res["dy"])
+        self.cg = self.cg + _model_sum(res["dc"]) / n
+
+
+class ScaffoldClient(BasicClient):
+    def initialize(self):
+        self.c = None
+
+    def reply(self, pkg):
+        model, cg = pkg["model"], pkg["cg"]
+        src = copy.deepcopy(model)
+        if self.c is None:
+            self.c = cg.zeros_like()
+
+        def correct(m):
+            for pm, pcg, pc in zip(m.parameters(), cg.parameters(), self.c.parameters()):
+                pm.grad = pm.grad - pc + pcg
+        self._steps(model, correct=correct)
+        dy = model - src
+        dc = -dy / (self.num_steps * self.learning_rate) - cg
+        self.c = self.c + dc
+        return {"dy": dy, "dc": dc}
+
+
+def install() -> None:
+    """Register the stand-in as ``flgo`` (and its submodules) in ``sys.modules``."""
+    algo = {"fedavg": (BasicServer, BasicClient), "fedprox": (BasicServer, BasicClient),
+            "feddyn": (BasicServer, BasicClient), "fedavgm": (BasicServer, BasicClient),
+            "scaffold": (ScaffoldServer, ScaffoldClient)}
+    mods = {f"flgo.algorithm.{k}": _mod(f"flgo.algorithm.{k}", Server=type("Server", (s,), {}),
+                                         Client=type("Client", (c,), {})) for k, (s, c) in algo.items()}
+    sim_base = _mod("flgo.simulator.base", ElemClock=ElemClock)
+    mods.update({
+        "flgo": _mod("flgo", VirtualCommunicator=VirtualCommunicator),
+        "flgo.simulator": _mod("flgo.simulator", DefaultSimulator=DefaultSimulator, base=sim_base),
+        "flgo.simulator.base": sim_base,
+        "flgo.algorithm": _mod("flgo.algorithm", **{k: mods[f"flgo.algorithm.{k}"] for k in algo}),
+        "flgo.benchmark": _mod("flgo.benchmark"),
+        "flgo.benchmark.base": _mod("flgo.benchmark.base", BasicTaskCalculator=BasicTaskCalculator),
+        "flgo.utils": _mod("flgo.utils"),
+        "flgo.utils.fflow": _mod("flgo.utils.fflow", GlobalVariable=GlobalVariable,
+                                 read_option_from_command=read_option_from_command),
+        "flgo.utils.fmodule": _mod("flgo.utils.fmodule", FModule=FModule),
+    })
+    for name, mod in mods.items():  # ``import a.b`` binds b as an attribute of a
+        parent, _, child = name.rpartition(".")
+        if parent:
+            setattr(mods[parent], child, mod)
+    sys.modules.update(mods)

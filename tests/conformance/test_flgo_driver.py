@@ -1,0 +1,49 @@
+"""The flgo driver's translation layer (fedtheory/conformance/external/flgo_driver.py) on a stand-in with
+flgo 0.4.4's API shape (tests/conformance/standins/flgo_standin.py): CI does not install flgo. The verdicts on
+flgo's own code are in docs/frameworks.md and are re-run by benchmarks/frameworks/run.py."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("hypothesis")
+
+from fedtheory import conformance  # noqa: E402
+
+from .standins import flgo_standin  # noqa: E402
+
+
+@pytest.fixture()
+def driver(monkeypatch):
+    saved = {k: v for k, v in sys.modules.items() if k == "flgo" or k.startswith("flgo.")}
+    flgo_standin.install()
+    sys.modules.pop("fedtheory.conformance.external.flgo_driver", None)
+    dtype = torch.get_default_dtype()
+    yield importlib.import_module("fedtheory.conformance.external.flgo_driver")
+    torch.set_default_dtype(dtype)  # the driver sets float64 as flgo's worker does
+    for k in [k for k in sys.modules if k == "flgo" or k.startswith("flgo.")]:
+        del sys.modules[k]
+    sys.modules.update(saved)
+    sys.modules.pop("fedtheory.conformance.external.flgo_driver", None)
+
+
+def test_fedavg_through_the_driver_passes(driver):
+    report = conformance.check(driver.fedavg(), "fedavg", max_examples=5)
+    assert report.passed, report.table()
+
+
+def test_scaffold_state_round_trips_through_the_driver(driver):
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4,
+                               properties=["scaffold.one_round", "scaffold.server_state", "scaffold.multi_round"])
+    assert report.passed, report.table()
+    assert all(r.status == "holds" for r in report.results)  # the state is read back, not opaque
+
+
+def test_a_slipped_standin_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(flgo_standin.SLIP, "scaffold_c_over_S", True)
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=8, shrink=False,
+                               properties=["scaffold.server_state", "scaffold.multi_round"])
+    assert not report.passed
