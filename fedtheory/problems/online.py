@@ -24,7 +24,7 @@ F_T(x) - F_T(w*_T) with F_T = (1/K) sum_k f_k. The per-time-step oracles :meth:`
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Literal
+from typing import Literal, Mapping
 
 import numpy as np
 

@@ -24,7 +24,7 @@ from ...kit import (Outcome, cases_with, instance_of, not_applicable, prop, roun
                     scale_of, verdict)
 from ...statekit import make_state, opaque_reason, relative, rows
 
-__all__ = ["HYPER", "PROPERTIES", "expected_iteration", "COIN_ITERATIONS", "COIN_Z"]
+__all__ = ["HYPER", "expected_iteration", "COIN_ITERATIONS", "COIN_Z"]
 
 HYPER: Mapping[str, Any] = {"lam": 1.0, "eta": 0.2, "p": 0.5, "solver": "linearized", "reset": True, "batch_size": None,
                             "weighting": "uniform"}
