@@ -70,6 +70,10 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedopt_adam", "fedadam", SO, {"optimizer": "fedadam"}),
         Check("fedopt_adagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0}),
     )),
+    # fedml imports pkg_resources, which setuptools >= 81 no longer ships
+    "fedml": Framework(("fedml==0.9.6", "setuptools<81"), torch=True, checks=(
+        Check("scaffold", "scaffold", "scaffold"),
+    )),
 }
 
 
