@@ -70,6 +70,26 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedopt_adam", "fedadam", SO, {"optimizer": "fedadam"}),
         Check("fedopt_adagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0}),
     )),
+    "appfl": Framework(("appfl==1.12.0",), torch=True, checks=(
+        Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}),
+        Check("fedavg_sample_size", "fedavg", "fedavg"),
+        Check("fedadam", "fedadam", SO, {"optimizer": "fedadam", "initial_v": "tau^2"}),
+        Check("fedyogi", "fedyogi", SO, {"optimizer": "fedyogi", "initial_v": "tau^2"}),
+        Check("fedadagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "initial_v": "tau^2"}),
+        Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "server_step": 1.0}),
+    )),
+    # fedjax 0.0.17 calls jax.tree_map, which jax 0.6 removed: pin the last jax 0.4 and an optax that accepts it
+    "fedjax": Framework(("fedjax==0.0.17", "jax==0.4.38", "jaxlib==0.4.38", "optax==0.2.4", "chex<0.1.89"), checks=(
+        Check("fedavg", "fedavg", "fedavg"),
+        Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "weighting": "num_examples"}),
+        Check("fedadam", "fedadam", SO, {"optimizer": "fedadam", "weighting": "num_examples"}),
+        Check("fedyogi", "fedyogi", SO, {"optimizer": "fedyogi", "weighting": "num_examples"}),
+        Check("fedadagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0, "weighting": "num_examples"}),
+    )),
+    # fedml imports pkg_resources, which setuptools >= 81 no longer ships
+    "fedml": Framework(("fedml==0.9.6", "setuptools<81"), torch=True, checks=(
+        Check("scaffold", "scaffold", "scaffold"),
+    )),
 }
 
 

@@ -148,18 +148,10 @@ def _wire(ctl, sites: dict, local_steps, local_step, send_diff=False):
     ctl.send_model_and_wait = lambda task_name="train", targets=None, data=None, **_: run_sites(targets, data)
 
 
-def _sites(clients, persistent=None):
-    """site name -> KitClient for this round's participants (persistent SCAFFOLD sites are reused)."""
-    out = {}
-    for pos, c in enumerate(clients):
-        name = f"site-{c.cid}" if persistent is not None else f"site-{pos}"
-        if persistent is not None:
-            persistent.setdefault(name, KitClient(c))
-            persistent[name].client = c
-            out[name] = persistent[name]
-        else:
-            out[name] = KitClient(c)
-    return out
+def _sites(clients, by_cid: bool = False):
+    """site name -> KitClient for this round's participants ("site-<cid>" for the stateful SCAFFOLD, whose
+    state is keyed by client; positions otherwise, since the kit may list one client twice)."""
+    return {f"site-{c.cid if by_cid else pos}": KitClient(c) for pos, c in enumerate(clients)}
 
 
 def fedavg(fedprox: bool = False):
@@ -182,17 +174,16 @@ def fedprox():
 
 
 def scaffold():
-    """NVFlare's ``Scaffold`` controller with ``PTScaffoldHelper`` sites. The sites (each keeps c_i in its
-    helper, as a site does between rounds) live in this worker across calls; the kit's state is loaded into
-    them and into the controller's ``_global_ctrl_weights`` before the round and read back after it."""
-    persistent: dict = {}
+    """NVFlare's ``Scaffold`` controller with ``PTScaffoldHelper`` sites. Each site keeps c_i in its helper (as
+    a site does between rounds): the kit's state is loaded into the helpers and into the controller's
+    ``_global_ctrl_weights`` before the round and read back after it."""
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, num_clients=None,
              **_):
         if server_step != 1.0:
             raise ValueError(f"NVFlare's Scaffold has no server step; server_step must be 1.0, got {server_step}")
         ctl = Scaffold(num_clients=len(clients), num_rounds=1)
-        sites = _sites(clients, persistent)
+        sites = _sites(clients, by_cid=True)
         _wire(ctl, sites, local_steps, local_step)
         ctl.load_model = lambda: FLModel(params={KEY: np.asarray(x)[None, :]}, params_type=ParamsType.FULL)
         ctl.start_round, ctl.current_round = 0, 0

@@ -109,6 +109,10 @@ def _alternatives(inst: Instance, N, x, state, S, h, t: int | None) -> list[tupl
     counts = [(k, "") for k in (1, 2, 3)] if given else [(t, " (Kingma & Ba; the paper has none)"),
                                                         (t + 1, " (one ahead of the rounds)")]
     alts += [(f"bias correction with step count t = {k}{note}", _bias_corrected(x, step, h, k)) for k, note in counts]
+    if h["optimizer"] == "fedadam":  # torch.optim.Adam, optax.adam: tau added to the bias-corrected sqrt(v)
+        alts += [(f"Adam of Kingma & Ba with step count t = {k}: m/(1 - beta1^t) / (sqrt(v/(1 - beta2^t)) + tau)",
+                  x + h["server_step"] * new["m"] / (1 - h["beta1"] ** k)
+                  / (np.sqrt(new["v"] / (1 - h["beta2"] ** k)) + h["tau"])) for k, _ in counts]
     alts += [("tau inside the square root: sqrt(v + tau)",
               x + h["server_step"] * new["m"] / np.sqrt(new["v"] + h["tau"])),
              ("first moment without the (1 - beta1) factor",

@@ -1,0 +1,125 @@
+"""APPFL 1.12.0 through the conformance contract, run in APPFL's own virtual environment (not imported by fedtheory:
+it needs torch and appfl). docs/frameworks.md has the command and the verdicts.
+
+    /work/fw-venvs/appfl/bin/python fedtheory/conformance/remote_worker.py appfl_driver:fedadam
+    (PYTHONPATH = this folder; driven by fedtheory.conformance.adapters.remote.Remote)
+
+Clients: APPFL's ``VanillaTrainer`` (``mode="step"``, ``num_local_steps`` = K, ``optim="SGD"``, lr = eta_l, one
+full batch per step, no validation), with the kit's least squares 1/(2m)||Z x - y||^2 as ``loss_fn`` and a
+float64 ``Linear(d, 1, bias=False)``. Server: APPFL's aggregators (``FedAvgAggregator``, ``FedAvgMAggregator``,
+``FedAdamAggregator``, ``FedYogiAggregator``, ``FedAdagradAggregator``) with their documented
+``aggregator_configs`` (``server_learning_rate``, ``server_momentum_param_1``/``_2``, ``server_adapt_param``,
+``client_weights_mode``). ``aggregate({client_id: local state})`` is the round. The aggregator object holds the
+server state (m, v) between rounds, so it lives in the worker; the state returned to the kit is the
+aggregator's own ``m_vector``/``v_vector`` (FedAvgM: its momentum), and a state the kit gives is loaded there.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from omegaconf import DictConfig
+
+torch.set_default_dtype(torch.float64)
+
+from appfl.algorithm.aggregator import (FedAdagradAggregator, FedAdamAggregator, FedAvgAggregator,  # noqa: E402
+                                        FedAvgMAggregator, FedYogiAggregator)
+from appfl.algorithm.trainer import VanillaTrainer  # noqa: E402
+
+KEY = "weight"
+
+
+class _Silent:
+    """APPFL's trainer logs through ``logger.log_title`` / ``log_content``; the kit needs no log."""
+
+    def __getattr__(self, name):
+        return lambda *a, **k: None
+
+
+class HalfMSE(torch.nn.Module):
+    def forward(self, out, target):
+        return 0.5 * torch.mean((out.view(-1) - target) ** 2)
+
+
+def _model(x) -> torch.nn.Linear:
+    model = torch.nn.Linear(np.size(x), 1, bias=False)
+    with torch.no_grad():
+        model.weight[:] = torch.tensor(np.asarray(x, dtype=np.float64))[None, :]
+    return model
+
+
+def _local_state(x, client, local_steps, local_step) -> dict:
+    data = torch.utils.data.TensorDataset(torch.tensor(client.features), torch.tensor(client.targets))
+    configs = DictConfig({"mode": "step", "num_local_steps": int(local_steps), "optim": "SGD",
+                          "optim_args": {"lr": float(local_step)}, "train_batch_size": client.num_examples,
+                          "train_data_shuffle": False, "do_validation": False, "device": "cpu",
+                          })
+    trainer = VanillaTrainer(model=_model(x), loss_fn=HalfMSE(), metric=lambda y, p: 0.0, train_dataset=data,
+                             train_configs=configs, logger=_Silent())
+    trainer.train()
+    out = trainer.get_parameters()
+    return out[0] if isinstance(out, tuple) else out
+
+
+def _round(aggregator, x, clients, local_steps, local_step, weighting):
+    aggregator.global_state = {KEY: torch.tensor(np.asarray(x, dtype=np.float64))[None, :]}
+    if weighting == "num_examples":
+        aggregator.client_sample_size = {pos: c.num_examples for pos, c in enumerate(clients)}
+    local = {pos: _local_state(x, c, local_steps, local_step) for pos, c in enumerate(clients)}
+    new = aggregator.aggregate(local)
+    return new[KEY].detach().numpy().reshape(-1).copy()
+
+
+def _configs(weighting, **extra) -> DictConfig:
+    mode = "sample_size" if weighting == "num_examples" else "equal"
+    return DictConfig({"client_weights_mode": mode, **extra})
+
+
+def fedavg():
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, weighting="num_examples", **_):
+        return _round(FedAvgAggregator(_model(x), _configs(weighting)), x, clients, local_steps, local_step,
+                      weighting)
+    return impl
+
+
+_CLASSES = {"fedadam": FedAdamAggregator, "fedyogi": FedYogiAggregator, "fedadagrad": FedAdagradAggregator,
+            "fedavgm": FedAvgMAggregator}
+
+
+def _server_optimizer(name: str):
+    kept: dict = {}
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=0.1, beta1=0.9,
+             beta2=0.99, tau=1e-3, weighting="uniform", **_):
+        configs = _configs(weighting, server_learning_rate=float(server_step), server_adapt_param=float(tau),
+                           server_momentum_param_1=float(beta1), server_momentum_param_2=float(beta2))
+        aggregator = _CLASSES[name](_model(x), configs)
+        if state is not None and "m" in state:  # the kit's (or our own returned) state, where APPFL keeps it
+            m = torch.tensor(np.asarray(state["m"], dtype=np.float64))[None, :]
+            if name == "fedavgm":
+                aggregator.v_vector = {KEY: m.clone()}
+            else:
+                aggregator.m_vector = {KEY: m.clone()}
+                aggregator.v_vector = {KEY: torch.tensor(np.asarray(state["v"], dtype=np.float64))[None, :]}
+        x_new = _round(aggregator, x, clients, local_steps, local_step, weighting)
+        if name == "fedavgm":
+            return x_new, {"m": aggregator.v_vector[KEY].numpy().reshape(-1).copy()}
+        return x_new, {"m": aggregator.m_vector[KEY].numpy().reshape(-1).copy(),
+                       "v": aggregator.v_vector[KEY].numpy().reshape(-1).copy()}
+    kept["impl"] = impl
+    return impl
+
+
+def fedadam():
+    return _server_optimizer("fedadam")
+
+
+def fedyogi():
+    return _server_optimizer("fedyogi")
+
+
+def fedadagrad():
+    return _server_optimizer("fedadagrad")
+
+
+def fedavgm():
+    return _server_optimizer("fedavgm")

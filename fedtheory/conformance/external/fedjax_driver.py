@@ -1,0 +1,107 @@
+"""FedJAX 0.0.17 through the conformance contract, run in FedJAX's own virtual environment (not imported by
+fedtheory: it needs jax and fedjax). docs/frameworks.md has the command and the verdicts.
+
+    /work/fw-venvs/fedjax/bin/python fedtheory/conformance/remote_worker.py fedjax_driver:fedavg
+    (PYTHONPATH = this folder; driven by fedtheory.conformance.adapters.remote.Remote)
+
+``fedjax.algorithms.fed_avg.federated_averaging(grad_fn, client_optimizer, server_optimizer, hparams)`` is the
+algorithm: its ``init`` and ``apply`` run one round, clients train with ``fedjax.optimizers.sgd(eta_l)``, the
+server averages the deltas weighted by the clients' example counts and applies ``server_optimizer`` to them
+(FedJAX's deltas are server - client, a gradient). Server optimizers, FedJAX's own constructors:
+``sgd(eta)`` (FedAvg), ``sgd(eta, momentum=beta1)`` (FedAvgM), ``adam(eta, b1, b2, eps=tau)``,
+``yogi(eta, b1, b2, eps=tau)``, ``adagrad(eta, initial_accumulator_value=v_-1, eps=tau)``. The driver supplies
+what a user supplies: ``grad_fn`` of the kit's least squares 1/(2m)||Z x - y||^2 (float64: jax_enable_x64),
+the parameters ``{"w": x}`` and the client data as a dataset whose ``shuffle_repeat_batch`` yields K full
+batches (FedJAX's own batching shuffles and cannot give K full batches to clients of different sizes). The
+server optimizer's state (FedJAX's ``ServerState``) lives in the worker between rounds; the kit gets an opaque
+token for it.
+"""
+from __future__ import annotations
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import fedjax  # noqa: E402
+from fedjax.algorithms import fed_avg  # noqa: E402
+
+
+def _loss(params, Z, y):
+    return 0.5 * jnp.mean((Z @ params["w"] - y) ** 2)
+
+
+def _grad_fn(params, batch, rng):
+    return jax.grad(_loss)(params, batch["x"], batch["y"])
+
+
+class FullBatches:
+    """A client dataset: ``len`` = m, and ``shuffle_repeat_batch`` -> K full batches (in order)."""
+
+    def __init__(self, client, steps):
+        self.batch = {"x": jnp.asarray(client.features), "y": jnp.asarray(client.targets)}
+        self.m, self.steps = client.num_examples, steps
+
+    def __len__(self):
+        return self.m
+
+    def shuffle_repeat_batch(self, hparams):
+        return [self.batch] * self.steps
+
+
+def _server(name, server_step, beta1, beta2, tau, initial_v):
+    opt = fedjax.optimizers
+    if name == "fedavg":
+        return opt.sgd(server_step)
+    if name == "fedavgm":
+        return opt.sgd(server_step, momentum=beta1)
+    if name == "fedadam":
+        return opt.adam(server_step, b1=beta1, b2=beta2, eps=tau)
+    if name == "fedyogi":
+        return opt.yogi(server_step, b1=beta1, b2=beta2, eps=tau)
+    if beta1 != 0.0:
+        raise ValueError(f"fedjax.optimizers.adagrad has no momentum; beta1 must be 0.0, got {beta1}")
+    return opt.adagrad(server_step, initial_accumulator_value=initial_v, eps=tau)
+
+
+def _make(name: str):
+    kept: dict = {}
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, beta1=0.9,
+             beta2=0.99, tau=1e-3, initial_v=0.0, **_):
+        algorithm = fed_avg.federated_averaging(_grad_fn, fedjax.optimizers.sgd(local_step),
+                                                _server(name, server_step, beta1, beta2, tau, initial_v),
+                                                fedjax.ShuffleRepeatBatchHParams(batch_size=1))
+        token = None if state is None else state.get("token")
+        if token is None or kept.get("token") != token:
+            server_state = algorithm.init({"w": jnp.asarray(x)})
+        else:
+            server_state = kept["state"]
+        batches = [(i, FullBatches(c, int(local_steps)), jax.random.PRNGKey(i)) for i, c in enumerate(clients)]
+        server_state, _ = algorithm.apply(server_state, batches)
+        kept["round"] = kept.get("round", 0) + 1
+        kept.update(state=server_state, token=f"{name}:{kept['round']}")
+        x_new = np.asarray(server_state.params["w"], dtype=np.float64).copy()
+        return x_new if name == "fedavg" else (x_new, {"token": kept["token"]})
+    return impl
+
+
+def fedavg():
+    return _make("fedavg")
+
+
+def fedavgm():
+    return _make("fedavgm")
+
+
+def fedadam():
+    return _make("fedadam")
+
+
+def fedyogi():
+    return _make("fedyogi")
+
+
+def fedadagrad():
+    return _make("fedadagrad")

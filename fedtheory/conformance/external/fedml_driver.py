@@ -1,0 +1,90 @@
+"""FedML 0.9.6 through the conformance contract, run in FedML's own virtual environment (not imported by fedtheory:
+it needs torch and fedml). docs/frameworks.md has the command and the verdicts.
+
+    /work/fw-venvs/fedml/bin/python fedtheory/conformance/remote_worker.py fedml_driver:scaffold
+    (PYTHONPATH = this folder; driven by fedtheory.conformance.adapters.remote.Remote)
+
+SCAFFOLD: FedML's single-process simulator ``fedml.simulation.sp.scaffold.scaffold_trainer.ScaffoldTrainer``
+runs its own ``train()`` for one communication round (``comm_round = 1``) with its ``Client`` objects, its
+``ScaffoldModelTrainer`` and ``FedMLAggOperator.agg``. The driver supplies what a FedML user supplies: the
+dataset tuple (one full batch per client, so ``epochs`` = K gives K steps), the model (a float64
+``Linear(d, 1, bias=False)``) and the ``args``. Two things are replaced around it: the trainer's criterion
+(``nn.CrossEntropyLoss`` is hard-coded in ``ScaffoldModelTrainer.train``; the kit's regression needs
+1/(2m)||Z x - y||^2, so the module's ``nn`` is given that loss under the name) and the MLOps/testing calls
+(no-ops). The kit picks the participants (``_client_sampling`` returns them). State: the server's
+``c_model_global`` and each ``Client.c_model_local``, loaded from the kit's mapping and read back.
+"""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import torch
+
+torch.set_default_dtype(torch.float64)
+
+import fedml.ml.trainer.scaffold_trainer as fedml_scaffold_model_trainer  # noqa: E402
+import fedml.simulation.sp.scaffold.scaffold_trainer as fedml_scaffold  # noqa: E402
+
+
+class HalfMSE(torch.nn.Module):
+    """The kit's least squares 1/(2m)||Z x - y||^2 (FedML's trainer calls it as criterion(model(Z), y))."""
+
+    def forward(self, out, target):
+        return 0.5 * torch.mean((out.view(-1) - target) ** 2)
+
+
+fedml_scaffold_model_trainer.nn = types.SimpleNamespace(CrossEntropyLoss=HalfMSE)
+
+
+class _Silent:
+    """MLOps reporting off: every attribute is a no-op callable that also has every attribute."""
+
+    def __getattr__(self, name):
+        return _Silent()
+
+    def __call__(self, *a, **k):
+        return None
+
+
+fedml_scaffold.mlops = _Silent()
+
+
+def _model(x):
+    model = torch.nn.Linear(x.size, 1, bias=False)
+    with torch.no_grad():
+        model.weight[:] = torch.tensor(np.asarray(x, dtype=np.float64))[None, :]
+    return model
+
+
+def scaffold():
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, num_clients=None,
+             **_):
+        N = int(num_clients or len(clients))
+        ids = [int(c.cid) for c in clients]
+        train = {i: [] for i in range(N)}
+        sizes = {i: 1 for i in range(N)}
+        for c in clients:
+            train[int(c.cid)] = [(torch.tensor(c.features), torch.tensor(c.targets))]
+            sizes[int(c.cid)] = c.num_examples
+        args = types.SimpleNamespace(
+            federated_optimizer="SCAFFOLD", client_optimizer="sgd", learning_rate=float(local_step),
+            epochs=int(local_steps), server_lr=float(server_step), comm_round=1, client_num_in_total=N,
+            client_num_per_round=len(ids), initialize_all_clients=True, frequency_of_the_test=1, dataset="kit",
+            weight_decay=0.0)
+        dataset = [sum(sizes.values()), 0, None, None, sizes, train, {i: [] for i in range(N)}, 1]
+        trainer = fedml_scaffold.ScaffoldTrainer(dataset, _model(x), torch.device("cpu"), args)
+        trainer._client_sampling = lambda round_idx, total, per_round: list(ids)
+        trainer._local_test_on_all_clients = lambda round_idx: None
+        key = "weight"
+        if state is not None:
+            trainer.c_model_global.weight.data[:] = torch.tensor(np.asarray(state["c"]))[None, :]
+            for cid, ci in state["c_i"].items():
+                trainer.client_list[int(cid)].c_model_local.weight.data[:] = torch.tensor(np.asarray(ci))[None, :]
+        trainer.train()
+        x_new = trainer.model_trainer.get_model_params()[key].numpy().reshape(-1).copy()
+        c_i = dict((state or {"c_i": {}})["c_i"])
+        for cid in ids:
+            c_i[cid] = trainer.client_list[cid].c_model_local.weight.detach().numpy().reshape(-1).copy()
+        return x_new, {"c": trainer.c_model_global.weight.detach().numpy().reshape(-1).copy(), "c_i": c_i}
+    return impl

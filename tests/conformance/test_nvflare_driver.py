@@ -1,0 +1,62 @@
+"""The NVFlare driver's translation layer (fedtheory/conformance/external/nvflare_driver.py) on a stand-in with
+NVFlare 2.9.0's API shape (tests/conformance/standins/nvflare_standin.py): CI does not install NVFlare. The
+verdicts on NVFlare's own code are in docs/frameworks.md and are re-run by benchmarks/frameworks/run.py."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("hypothesis")
+
+from fedtheory import conformance  # noqa: E402
+
+from .standins import nvflare_standin  # noqa: E402
+
+DRIVER = "fedtheory.conformance.external.nvflare_driver"
+
+
+@pytest.fixture()
+def driver():
+    saved = {k: v for k, v in sys.modules.items() if k == "nvflare" or k.startswith("nvflare.")}
+    nvflare_standin.install()
+    sys.modules.pop(DRIVER, None)
+    dtype = torch.get_default_dtype()
+    yield importlib.import_module(DRIVER)
+    torch.set_default_dtype(dtype)
+    for k in [k for k in sys.modules if k == "nvflare" or k.startswith("nvflare.")]:
+        del sys.modules[k]
+    sys.modules.update(saved)
+    sys.modules.pop(DRIVER, None)
+
+
+def test_fedavg_and_fedprox_pass_uniformly_weighted(driver):
+    assert conformance.check(driver.fedavg(), "fedavg", weighting="uniform", max_examples=4).passed
+    assert conformance.check(driver.fedprox(), "fedprox", weighting="uniform", max_examples=4,
+                             properties=["fedprox.one_round", "fedprox.zero_prox"]).passed
+
+
+def test_scaffold_state_is_read_back_and_the_server_average_over_participants_is_found(driver):
+    """NVFlare's Scaffold controller adds the participants' weighted mean of dc_i to c (the paper: 1/N sum): the
+    same under full participation, different under partial participation."""
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4,
+                               properties=["scaffold.fixed_point", "scaffold.one_round"])
+    status = {r.prop.id: r.status for r in report.results}
+    assert status["scaffold.fixed_point"] == "holds", report.table()  # readable state, full participation
+    assert status["scaffold.one_round"] == "violated"
+    assert report.failures[0].diagnosis == "the update of c differs from the paper's"
+
+
+def test_fedopt_keeps_the_server_optimizer_across_rounds(driver):
+    report = conformance.check(driver.fedavgm(), "server_optimizer", optimizer="fedavgm", max_examples=4,
+                               properties=["server_optimizer.first_round", "server_optimizer.multi_round"])
+    assert report.passed, report.table()
+
+
+def test_a_slipped_standin_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(nvflare_standin.SLIP, "scaffold_correction_sign", True)
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4, shrink=False,
+                               properties=["scaffold.fixed_point"])
+    assert not report.passed
