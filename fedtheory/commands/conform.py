@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"The paper family to check against: {', '.join(FAMILIES)}.")
     p.add_argument("--hyper", action="append", default=[], metavar="NAME=VALUE",
                    help="A hyperparameter (repeatable), e.g. local_steps=5; VALUE is parsed as JSON, 'none' = None.")
+    p.add_argument("--fixed", action="append", default=[], metavar="NAME",
+                   help="A hyperparameter the implementation does not take (repeatable), e.g. server_step: the kit "
+                        "keeps it at its value when it also draws hyperparameters in the paper's ranges.")
     p.add_argument("--rtol", type=float, default=1e-8,
                    help="The relative tolerance of identities (default %(default)g; about 1e-4 for float32 code).")
     p.add_argument("--max-examples", type=int, default=None, help="Hypothesis examples per property.")
@@ -75,7 +78,8 @@ def main(args: argparse.Namespace) -> int:
                 raise ValueError(f"--hyper must be NAME=VALUE, got {item!r}")
             hyper[name] = _value(value)
         impl = load(args.target)
-        report = check(impl, args.family, name=args.target, rtol=args.rtol, max_examples=args.max_examples, **hyper)
+        report = check(impl, args.family, name=args.target, rtol=args.rtol, max_examples=args.max_examples,
+                       fixed=tuple(args.fixed), **hyper)
     except (ValueError, ImportError, AttributeError) as exc:
         print(f"fedtheory conform: {exc}", file=sys.stderr)
         return 2

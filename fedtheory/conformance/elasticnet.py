@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from . import expected as ex
 from . import expected_elasticnet as een
-from .instance import make_instance
+from .instance import instance_params_of, make_instance
 from .instance_diag import make_diagonal_instance
 from .kit import Outcome, instance_params, not_applicable, round_hyper, run_round, scale_of, verdict
-from .statekit import opaque_reason, relative, rows
+from .statekit import opaque_reason, relative, rows_or_initial
 
 __all__ = ["KIM", "ROUNDS", "elastic_cases", "elastic_instance", "ambiguous", "one_round", "multi_round"]
 
@@ -48,8 +48,7 @@ def elastic_cases(hyper: Mapping[str, Any]) -> st.SearchStrategy:
 
 
 def elastic_instance(case, hyper):
-    keys = ("n", "d", "mu", "L", "delta_frac", "zeta2", "sizes", "weighting", "seed")
-    params = {k: case[k] for k in keys}
+    params = instance_params_of(case)
     exact = "alpha" in hyper or hyper.get("local_steps") is None
     return make_diagonal_instance(params) if exact else make_instance(params)
 
@@ -92,15 +91,17 @@ def _step(family, *args):
     return _alg2_step(*args) if family == "fedelasticnet_scaffold" else _alg3_step(*args)
 
 
-def _subset(rng, n):
-    return np.sort(rng.choice(n, size=rng.integers(1, n + 1), replace=False))
+def _subset(rng, n, strict=False):
+    """A random non-empty subset of n clients (``strict``: not all of them, when n > 1)."""
+    size = rng.integers(1, n) if strict and n > 1 else rng.integers(1, n + 1)
+    return np.sort(rng.choice(n, size=size, replace=False))
 
 
 def _compare(inst, state, family, x_got, x_want, server, C, scale):
     server_key, client_key = _KEYS[family]
     pairs = {"model": (x_got, x_want)}
     if not opaque_reason(state, [server_key, client_key]):
-        got_C = rows(state, client_key, inst)
+        got_C = rows_or_initial(state, client_key, inst, np.zeros((inst.n, inst.d)))
         got_s = np.asarray(state[server_key], dtype=np.float64)
         pairs.update({client_key: (got_C, C), server_key: (got_s, server),
                       f"{server_key} - sum_i w_i {client_key}": (got_s - inst.weights @ got_C, np.zeros(inst.d))})
@@ -155,7 +156,7 @@ def multi_round(impl, case, hyper, rtol, family: str) -> Outcome:
     server, C = np.zeros(inst.d), np.zeros((inst.n, inst.d))
     state, err, hist = None, 0.0, []
     for t in range(ROUNDS):
-        S = np.arange(inst.n) if t == 0 else _subset(rng, inst.n)
+        S = _subset(rng, inst.n, strict=t == 0)  # round 1 leaves a client out: it joins later
         hist.append(S.tolist())
         x_want, server, C, margin = _step(family, inst, x_want, server, C, S, round_hyper(hyper, inst))
         scale = scale_of(inst, inst.x0, x_want) + float(np.abs(C).max())

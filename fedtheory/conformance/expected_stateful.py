@@ -28,11 +28,12 @@ def _residual(inst: Instance, x: np.ndarray, S: np.ndarray) -> np.ndarray:
 
 
 def scaffold_step(inst: Instance, x, c, C, S, *, local_steps: int, local_step: float, server_step: float,
-                  weighting: str):
-    """(x+, c+, C+) of one SCAFFOLD round over the participants S."""
+                  weighting: str, option: str = "II"):
+    """(x+, c+, C+) of one SCAFFOLD round over the participants S; c_i+ by option I (grad f_i(x)) or option II
+    (c_i - c + (x - y_i)/(K eta_l)) of Karimireddy et al. (2020), eq. (4)."""
     a, w = ex.aggregation_weights(inst, S, weighting), inst.weights[S]
     dy = np.einsum("nij,nj->ni", ex.local_operators(inst, local_steps, local_step)[S], _residual(inst, x, S) + C[S] - c)
-    dc = -c - dy / (local_steps * local_step)
+    dc = -_residual(inst, x, S) - C[S] if option == "I" else -c - dy / (local_steps * local_step)
     C = C.copy()
     C[S] += dc
     return x + server_step * a @ dy, c + w @ dc, C

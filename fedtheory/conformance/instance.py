@@ -21,7 +21,41 @@ import numpy as np
 
 from ..problems.quadratic import QuadraticProblem, quadratic
 
-__all__ = ["Client", "Instance", "make_instance"]
+__all__ = ["Client", "Instance", "make_instance", "INSTANCE_KEYS", "ID_SCHEMES", "client_ids", "ids_of", "instance_params_of"]
+
+#: The case keys an instance is built from; "ids" (the clients' ids) is optional: positions 0..n-1 when absent.
+INSTANCE_KEYS = ("n", "d", "mu", "L", "delta_frac", "zeta2", "sizes", "weighting", "seed", "ids")
+#: How the kit labels clients: ids from 10 on (so an id used as a list index is out of range), sparse ids in an
+#: order unrelated to the list's, or the list positions.
+ID_SCHEMES = ("offset", "shuffled", "positions")
+
+
+def client_ids(n: int, scheme: str, seed: int) -> list[int]:
+    """The n clients' ids under ``scheme`` (one of :data:`ID_SCHEMES`)."""
+    if scheme == "offset":
+        return list(range(10, 10 + n))
+    if scheme == "shuffled":
+        rng = np.random.default_rng(seed + 1)
+        return [int(v) for v in 100 + rng.permutation(rng.choice(900, size=n, replace=False))]
+    if scheme == "positions":
+        return list(range(n))
+    raise ValueError(f"scheme must be one of {ID_SCHEMES}, got {scheme!r}")
+
+
+def instance_params_of(case: Mapping[str, Any]) -> dict:
+    """The instance parameters of a case (its :data:`INSTANCE_KEYS`; the round's own draws are left out)."""
+    return {k: case[k] for k in INSTANCE_KEYS if k in case}
+
+
+def ids_of(params: Mapping[str, Any], n: int) -> list[int]:
+    """The clients' ids from ``params["ids"]`` (n distinct integers), positions when absent."""
+    ids = params.get("ids")
+    if ids is None:
+        return list(range(n))
+    ids = [int(i) for i in ids]
+    if len(ids) != n or len(set(ids)) != n:
+        raise ValueError(f"ids must be n = {n} distinct integers, got {params['ids']!r}")
+    return ids
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,7 +128,8 @@ def _one_dim(n: int, mu: float, L: float, zeta2: float, w: np.ndarray, rng: np.r
 
 
 def make_instance(params: Mapping[str, Any]) -> Instance:
-    """Build an :class:`Instance` from ``params`` (keys: n, d, mu, L, delta_frac, zeta2, sizes, weighting, seed).
+    """Build an :class:`Instance` from ``params`` (keys: n, d, mu, L, delta_frac, zeta2, sizes, weighting, seed,
+    optionally ids: the clients' ids, positions by default).
 
     ``delta_frac`` in [0, 0.4] requests delta_B = delta_frac (L - mu) (always feasible, see
     :func:`fedtheory.strategies.quadratic_params`); ``sizes`` are the clients' num_examples (each >= d);
@@ -116,12 +151,12 @@ def make_instance(params: Mapping[str, Any]) -> Instance:
                          weights=w, seed=seed)
     A = prob.A if prob.A.ndim == 3 else np.einsum("nd,de->nde", prob.A, np.eye(d))
     s, V = np.linalg.eigh(A)
-    clients = []
+    clients, ids = [], ids_of(params, n)
     for i in range(n):  # construction only (not a hot path): one factorisation per client
         Q, _ = np.linalg.qr(rng.standard_normal((int(sizes[i]), d)))
         Z = np.sqrt(sizes[i]) * (Q * np.sqrt(np.maximum(s[i], 0.0))) @ V[i].T
         y = Z @ np.linalg.solve(A[i], prob.b[i])
-        clients.append(Client(i, Z, y))
+        clients.append(Client(ids[i], Z, y))
     # The data define the clients; recompute (A_i, b_i) from them so both sides describe exactly one problem
     # (the factorisation is exact up to rounding of order cond(A_i) eps).
     A_data = np.stack([c.features.T @ c.features / c.num_examples for c in clients])

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .instance import Client, Instance
+from .instance import Client, Instance, ids_of
 
 __all__ = ["make_diagonal_instance", "diagonal_of"]
 
@@ -27,6 +27,7 @@ def make_diagonal_instance(params: Mapping[str, Any]) -> Instance:
     w = sizes / sizes.sum() if params["weighting"] == "num_examples" else np.full(n, 1.0 / n)
     mu, L = float(params["mu"]), float(params["L"])
     rng = np.random.default_rng(int(params["seed"]))
+    ids = ids_of(params, n)
     s = mu + (L - mu) * rng.random((n, d))
     s.flat[0], s.flat[-1] = mu, L
     b = rng.standard_normal(d)[None] + np.sqrt(float(params.get("zeta2", 1.0))) * rng.standard_normal((n, d))
@@ -34,7 +35,7 @@ def make_diagonal_instance(params: Mapping[str, Any]) -> Instance:
     for i in range(n):  # construction only: one factorisation per client
         Q, _ = np.linalg.qr(rng.standard_normal((int(sizes[i]), d)))
         Z = np.sqrt(sizes[i]) * Q * np.sqrt(s[i])
-        clients.append(Client(i, Z, Z @ (b[i] / s[i])))
+        clients.append(Client(ids[i], Z, Z @ (b[i] / s[i])))
     A = np.stack([c.features.T @ c.features / c.num_examples for c in clients])
     A = 0.5 * (A + np.swapaxes(A, 1, 2))
     b_data = np.stack([c.features.T @ c.targets / c.num_examples for c in clients])

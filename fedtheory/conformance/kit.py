@@ -21,7 +21,7 @@ state, another averaging), like a claim whose ``applies`` is false on an instanc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -32,10 +32,10 @@ except ImportError as exc:  # pragma: no cover -- hypothesis is the optional tes
 
 from . import families
 from .contract import call_round
-from .instance import Instance, make_instance
+from .instance import ID_SCHEMES, Instance, client_ids, instance_params_of, make_instance
 
 __all__ = ["HOLDS", "VIOLATED", "NOT_APPLICABLE", "Outcome", "verdict", "not_applicable", "Property", "prop",
-           "properties_of", "property_by_id", "default_hyper", "Variant", "instance_params", "one_round_L",
+           "properties_of", "property_by_id", "default_hyper", "hyper_ranges", "varied_hyper", "Variant", "instance_params", "one_round_L",
            "plain_cases", "cases_with", "instance_of", "round_hyper", "run_round", "scale_of", "relative_error",
            "identity"]
 
@@ -127,11 +127,41 @@ def properties_of(family: str) -> tuple[Property, ...]:
 
 
 def property_by_id(property_id: str) -> Property:
+    """The property of ``property_id`` ("family.name", or "family.name @ hyper" for a kit-drawn hyperparameter set)."""
+    property_id = property_id.split(" @ ", 1)[0]
     family = property_id.split(".", 1)[0]
     found = [p for p in properties_of(family) if p.id == property_id] if family in families.FAMILIES else []
     if not found:
         raise ValueError(f"no conformance property {property_id!r}")
     return found[0]
+
+
+def hyper_ranges(family: str) -> Mapping[str, tuple]:
+    """The ranges of the paper's hyperparameters the kit draws from (its properties module's ``RANGES``)."""
+    return getattr(families.load(family, "properties"), "RANGES", {})
+
+
+#: Hyperparameter sets the kit draws per check, and the seed they are drawn from (fixed: the same every run).
+VARIATIONS, VARIATION_SEED = 2, 20240611
+
+
+def varied_hyper(family: str, hyper: Mapping[str, Any], index: int, fixed: Sequence[str] = ()) -> dict:
+    """The ``index``-th hyperparameter set drawn by the kit: ``hyper`` with every hyperparameter of
+    :func:`hyper_ranges` redrawn in its range (integers uniformly, reals uniformly), away from the user's value;
+    ``None`` values (an exact local solve), choices (weighting, options) and the names in ``fixed`` (what the
+    implementation declares it does not take, e.g. a server step it does not have) are kept as declared."""
+    rng = np.random.default_rng(VARIATION_SEED + index)
+    out = dict(hyper)
+    for name, (lo, hi) in hyper_ranges(family).items():
+        if hyper.get(name) is None or name in fixed:
+            continue
+        for _ in range(20):
+            value = int(rng.integers(lo, hi + 1)) if isinstance(lo, int) and isinstance(hi, int) else \
+                round(float(rng.uniform(lo, hi)), 4)
+            if value != hyper[name]:
+                break
+        out[name] = value
+    return out
 
 
 def default_hyper(family: str) -> Mapping[str, Any]:
@@ -156,18 +186,22 @@ class Variant:
 @st.composite
 def instance_params(draw, hyper: Mapping[str, Any], *, L_max: float, kappa_max: float = 50.0, min_clients: int = 1,
                     max_clients: int = 6, max_dim: int = 50, heterogeneous: bool = False) -> dict:
-    """Instance parameters: n, d (1..50, small favoured so shrinking goes there), mu, L, delta, zeta2, sizes."""
+    """Instance parameters: n, d (1..50, small favoured so shrinking goes there), mu, L, delta, zeta2, sizes, and
+    the clients' ids (:data:`fedtheory.conformance.instance.ID_SCHEMES`: from 10 on, sparse and shuffled, or the
+    positions), so an implementation that uses an id as a list index fails."""
     n = draw(st.integers(min_clients, max_clients))
     d = draw(st.one_of(st.integers(1, 6), st.integers(1, max_dim)))
     L = draw(st.floats(L_max / 4, L_max))
     mu = L / draw(st.floats(1.0, kappa_max))
     lo = 0.05 if heterogeneous else 0.0
     sizes = draw(st.lists(st.integers(d, 3 * d + 10), min_size=n, max_size=n))
-    return {"n": n, "d": d, "mu": mu, "L": L,
-            "delta_frac": draw(st.floats(max(lo, 0.0), 0.4)) if n > 1 else 0.0,
-            "zeta2": draw(st.floats(max(lo, 0.1 if heterogeneous else 0.0), 4.0)) if n > 1 else 0.0,
-            "sizes": sizes, "weighting": hyper.get("weighting", "num_examples"),
-            "seed": draw(st.integers(0, 2**31 - 1))}
+    params = {"n": n, "d": d, "mu": mu, "L": L,
+              "delta_frac": draw(st.floats(max(lo, 0.0), 0.4)) if n > 1 else 0.0,
+              "zeta2": draw(st.floats(max(lo, 0.1 if heterogeneous else 0.0), 4.0)) if n > 1 else 0.0,
+              "sizes": sizes, "weighting": hyper.get("weighting", "num_examples"),
+              "seed": draw(st.integers(0, 2**31 - 1))}
+    params["ids"] = client_ids(n, draw(st.sampled_from(ID_SCHEMES)), params["seed"])
+    return params
 
 
 def one_round_L(hyper: Mapping[str, Any]) -> float:
@@ -197,8 +231,7 @@ def cases_with(extra: Callable[[Any, dict], dict]) -> Callable[..., st.SearchStr
 
 def instance_of(case: Mapping[str, Any]) -> Instance:
     """The problem of a case (its instance parameters; the round's own draws are ignored)."""
-    return make_instance({k: case[k] for k in ("n", "d", "mu", "L", "delta_frac", "zeta2", "sizes", "weighting",
-                                               "seed")})
+    return make_instance(instance_params_of(case))
 
 
 def round_hyper(hyper: Mapping[str, Any], inst: Instance, **over: Any) -> dict:

@@ -13,12 +13,13 @@ import json
 import time
 import traceback
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from .kit import HOLDS, NOT_APPLICABLE, VIOLATED, Outcome, Property, default_hyper, properties_of, property_by_id
+from .kit import (HOLDS, NOT_APPLICABLE, VARIATIONS, VIOLATED, Outcome, Property, default_hyper, properties_of,
+                  property_by_id, varied_hyper)
 
 __all__ = ["check", "Report", "PropertyResult", "Counterexample", "SEARCH_SEED", "SHRINK_BUDGET_S", "PASS", "FAIL",
            "INCONCLUSIVE"]
@@ -27,8 +28,10 @@ __all__ = ["check", "Report", "PropertyResult", "Counterexample", "SEARCH_SEED",
 #: but a core property did not apply, or no property applied at all (``fedtheory conform`` exits 0 / 1 / 3).
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 
-#: Examples per property in the default profile (cheap properties / the convergence runs).
+#: Examples per property in the default profile (cheap properties / the convergence runs), and per core property
+#: at each kit-drawn hyperparameter set.
 DEFAULT_EXAMPLES = (20, 8)
+VARIED_EXAMPLES = 8
 SHRINK_BUDGET_S = 6.0
 #: The seed of every search. Hypothesis derandomizes from a digest of the search function's source; this is that
 #: digest for the source the kit's recorded verdicts were made with, pinned so that editing the search code does
@@ -257,14 +260,17 @@ def _search(prop: Property, impl: Any, hyper: Mapping[str, Any], rtol: float, ma
 
 def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: float = 1e-8,
           max_examples: int | None = None, properties: list[str] | None = None, fail_fast: bool = False,
-          shrink: bool = True, **hyper: Any) -> Report:
+          shrink: bool = True, vary: bool = True, fixed: Sequence[str] = (), **hyper: Any) -> Report:
     """Check ``impl`` (see :mod:`fedtheory.conformance.contract`) against the properties of ``claims``.
 
     ``hyper`` overrides the family's defaults (:func:`fedtheory.conformance.kit.default_hyper`);
     ``rtol`` is the identity tolerance (1e-8 for float64 code, about 1e-4 for float32 code);
     ``max_examples`` overrides the default hypothesis examples per property; ``properties`` selects by id;
     ``fail_fast`` stops at the first failing property and ``shrink=False`` reports the first failing case
-    unshrunk (both for screening many implementations, e.g. the kit's power measurement).
+    unshrunk (both for screening many implementations, e.g. the kit's power measurement). ``vary`` (default) also
+    runs the core properties at :data:`~fedtheory.conformance.kit.VARIATIONS` hyperparameter sets drawn in the
+    paper's ranges (:func:`~fedtheory.conformance.kit.varied_hyper`), reported as "<property> @ <what changed>";
+    ``fixed`` names the hyperparameters the implementation does not take (kept at their value there).
     """
     props = properties_of(claims)
     if properties is not None:
@@ -278,11 +284,28 @@ def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: f
         raise ValueError(f"hyperparameters for {claims} are {sorted(defaults)}; unknown: {sorted(unknown)}")
     if not (0 < rtol < 1):
         raise ValueError(f"rtol must be in (0, 1), got {rtol}")
+    if set(fixed) - set(defaults):
+        raise ValueError(f"fixed must name hyperparameters of {claims} ({sorted(defaults)}); unknown: "
+                         f"{sorted(set(fixed) - set(defaults))}")
     full = {**defaults, **hyper}
     report = Report(claims, name or getattr(impl, "__qualname__", type(impl).__name__), full)
     for prop in props:
         n = max_examples or DEFAULT_EXAMPLES[1 if prop.expensive else 0]
         report.results.append(_search(prop, impl, full, rtol, n, shrink))
         if fail_fast and report.results[-1].status == VIOLATED:
+            return report
+    if not vary:
+        return report
+    # the core properties again at hyperparameters the kit draws in the paper's ranges (the same every run)
+    for index in range(VARIATIONS):
+        varied = varied_hyper(claims, full, index, fixed)
+        if varied == full:
             break
+        note = ", ".join(f"{k}={v}" for k, v in varied.items() if v != full[k])
+        for prop in (p for p in props if p.core and not p.expensive):
+            res = _search(replace(prop, id=f"{prop.id} @ {note}"), impl, varied, rtol,
+                          min(max_examples or VARIED_EXAMPLES, VARIED_EXAMPLES), shrink)
+            report.results.append(res)
+            if fail_fast and res.status == VIOLATED:
+                return report
     return report

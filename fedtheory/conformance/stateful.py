@@ -7,7 +7,8 @@ layouts are :data:`fedtheory.conformance.contract.STATE_KEYS`; the expected side
 :mod:`fedtheory.conformance.expected` and :mod:`fedtheory.conformance.expected_stateful`.
 
 Multi-round: round 1 starts from ``state=None`` (the papers' zero initialisation: c = c_i = 0, h = g_i = 0,
-h_i = 0); every later round is called with the state the implementation returned, while the kit advances the
+h_i = 0) with a strict subset of the clients (SCAFFOLD, FedDyn), so some join later from that initial state;
+every later round is called with the state the implementation returned, while the kit advances the
 closed-form recursion with the same participants (and Scaffnew's local-step counts). The model is compared
 every round, so a slip carried in the state (a control variate not stored, stored for the wrong client, updated
 from a stale value) is caught even when the state is opaque; a readable state is compared too, with the
@@ -24,7 +25,7 @@ from . import expected as ex
 from . import expected_stateful as es
 from .contract import STATE_KEYS
 from .kit import Outcome, cases_with, identity, instance_of, not_applicable, round_hyper, run_round, scale_of, verdict
-from .statekit import opaque_reason, relative, rows
+from .statekit import opaque_reason, relative, rows_or_initial
 
 __all__ = ["ROUNDS", "stateful_cases", "converges", "one_round", "fixed_point", "server_state", "multi_round"]
 
@@ -160,7 +161,7 @@ def one_round(impl, case, hyper, rtol, family: str) -> Outcome:
     if family == "scaffold":
         c = state["c"]
         dy = np.einsum("nij,nj->ni", ex.local_operators(inst, h["local_steps"], h["local_step"])[S], r + C[S] - c)
-        dc = -c - dy / (h["local_steps"] * h["local_step"])
+        dc = -r - C[S] if h.get("option") == "I" else -c - dy / (h["local_steps"] * h["local_step"])
         want_x, want_server = x + h["server_step"] * a @ dy, c + w @ dc
         want_C[S] += dc
     elif family == "feddyn":
@@ -187,7 +188,7 @@ def one_round(impl, case, hyper, rtol, family: str) -> Outcome:
 def _step(family: str, inst, x, server, C, S, h: Mapping[str, Any]):
     if family == "scaffold":
         return es.scaffold_step(inst, x, server, C, S, local_steps=h["local_steps"], local_step=h["local_step"],
-                                server_step=h["server_step"], weighting=h["weighting"])
+                                server_step=h["server_step"], weighting=h["weighting"], option=h.get("option", "II"))
     if family == "feddyn":
         return es.feddyn_step(inst, x, server, C, S, alpha=h["alpha"], weighting=h["weighting"])
     return es.scaffnew_step(inst, x, C, local_steps=h["local_steps"], step=h["step"], p=h["p"],
@@ -207,9 +208,9 @@ def multi_round(impl, case, hyper, rtol, family: str) -> Outcome:
         if family == "scaffnew":  # the kit draws ProxSkip's local-step count (a geometric number of coins)
             S = np.arange(inst.n)
             h["local_steps"] = int(rng.geometric(hyper["p"]))
-        else:  # a random non-empty subset; the first round has everyone so every c_i/g_i is set once
-            S = np.arange(inst.n) if t == 0 else np.sort(rng.choice(inst.n, size=rng.integers(1, inst.n + 1),
-                                                                     replace=False))
+        else:  # random non-empty subsets; the first one leaves a client out, who joins later from the initial state
+            size = rng.integers(1, inst.n) if t == 0 and inst.n > 1 else rng.integers(1, inst.n + 1)
+            S = np.sort(rng.choice(inst.n, size=size, replace=False))
         history.append(S.tolist() if family != "scaffnew" else h["local_steps"])
         x_want, server, C = _step(family, inst, x_want, server, C, S, h)
         x_got, state = run_round(impl, inst, x_got, S, h, state, seed=t)
@@ -217,9 +218,9 @@ def multi_round(impl, case, hyper, rtol, family: str) -> Outcome:
         pairs = {"model": (x_got, x_want)}
         keys = [k for k in (server_key, client_key) if k]
         if not opaque_reason(state, keys):
-            pairs[client_key] = (rows(state, client_key, inst), C)
+            got_C = rows_or_initial(state, client_key, inst, np.zeros((inst.n, inst.d)))
+            pairs[client_key] = (got_C, C)
             if server_key:
-                got_C = rows(state, client_key, inst)
                 pairs[server_key] = (np.asarray(state[server_key], dtype=np.float64), server)
                 pairs[f"{server_key} - sum_i w_i {client_key}"] = (
                     np.asarray(state[server_key], dtype=np.float64) - inst.weights @ got_C, np.zeros(inst.d))

@@ -18,7 +18,7 @@ import numpy as np
 
 from .instance import Instance
 
-__all__ = ["opaque_reason", "rows", "make_state", "relative", "opaque", "forgetful", "by_position", "zero_absent"]
+__all__ = ["opaque_reason", "rows", "rows_or_initial", "make_state", "relative", "opaque", "forgetful", "by_position", "zero_absent"]
 
 
 def opaque_reason(state: Any, keys: Sequence[str]) -> str:
@@ -36,6 +36,14 @@ def rows(state: Mapping[str, Any], key: str, inst: Instance) -> np.ndarray:
     if missing:
         raise KeyError(f"state[{key!r}] has no entry for clients {missing}")
     return np.stack([np.asarray(part[c.cid], dtype=np.float64).reshape(-1) for c in inst.clients])
+
+
+def rows_or_initial(state: Mapping[str, Any], key: str, inst: Instance, initial: np.ndarray) -> np.ndarray:
+    """(n, d) float64 from ``state[key]`` = {cid: vector}; a client without an entry has its ``initial`` row (the
+    paper's initial value: an implementation need not store clients it has not seen)."""
+    part = state[key]
+    return np.stack([np.asarray(part[c.cid], dtype=np.float64).reshape(-1) if c.cid in part else initial[i]
+                     for i, c in enumerate(inst.clients)])
 
 
 def make_state(inst: Instance, **parts: np.ndarray) -> dict:

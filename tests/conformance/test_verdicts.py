@@ -63,5 +63,5 @@ def test_an_opaque_dane_b84_slip_is_no_longer_a_pass():
     v = next(w for w in WRONG if w.name == "b84_sign_opaque_state")
     report = check(v.impl, v.family, shrink=False, **v.hyper)
     assert report.verdict == "fail"
-    assert [r.prop.id for r in report.failures] == ["dane.multi_round"]
+    assert {r.prop.id.split(" @ ")[0] for r in report.failures} == {"dane.multi_round"}
     assert np.isfinite(report.failures[0].measured)

@@ -5,25 +5,42 @@ from the clients' data (A_i = Z_i^T Z_i / m_i, b_i = Z_i^T y_i / m_i) and run on
 with the participants as the draw. Stateful methods need all N clients in the problem (their server state is
 weighted by 1/N); clients that do not participate are never touched by ``round_given``, so they enter as
 placeholders (A = I, b = 0) with their weight 1/N -- which is why the stateful adapters support the papers' uniform
-weighting only. Client ids must be the integers 0..N-1 (the kit's are).
+weighting only. Client ids are labels, never positions: :func:`population` gives the rows' ids (the clients
+stored in the state, then this round's participants, sorted), :func:`state_rows` and :func:`keyed` move a state
+``{cid: vector}`` in and out of those rows.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from ...algorithms import Draw
 from ...problems.quadratic import QuadraticProblem
 
-__all__ = ["problem_of", "round_function", "state_rows", "stacked"]
+__all__ = ["problem_of", "population", "round_function", "state_rows", "keyed", "stacked"]
 
 
-def problem_of(clients, weighting: str, num_clients: int | None = None) -> tuple[QuadraticProblem, np.ndarray]:
-    """The quadratic of the clients (all N rows when ``num_clients`` is given) and the participants' rows."""
+def population(clients, num_clients: int | None, *parts: Mapping | None) -> list:
+    """The ids of the problem's rows: every id stored in ``parts`` (a state's per-client mappings) and this round's
+    participants, sorted; the N - len(ids) rows after them are placeholders for clients never seen."""
+    ids = sorted({c.cid for c in clients}.union(*(set(p) for p in parts if p)))
+    if num_clients is not None and len(ids) > num_clients:
+        raise ValueError(f"num_clients = {num_clients} but {len(ids)} client ids were seen: {ids}")
+    return ids
+
+
+def problem_of(clients, weighting: str, num_clients: int | None = None,
+               ids: Sequence | None = None) -> tuple[QuadraticProblem, np.ndarray]:
+    """The quadratic of the clients (all N rows when ``num_clients`` is given: row r is client ``ids[r]``, by
+    default the participants' ids sorted) and the participants' rows."""
     d = clients[0].features.shape[1]
     n = len(clients) if num_clients is None else num_clients
-    rows = np.arange(n) if num_clients is None else np.array([int(c.cid) for c in clients])
+    if num_clients is None:
+        rows = np.arange(n)
+    else:
+        where = {cid: r for r, cid in enumerate(population(clients, num_clients) if ids is None else ids)}
+        rows = np.array([where[c.cid] for c in clients])
     A = np.broadcast_to(np.eye(d), (n, d, d)).copy()
     b = np.zeros((n, d))
     for r, c in zip(rows, clients):  # adapter glue: one Gram matrix per client
@@ -63,14 +80,23 @@ def round_function(make_algorithm: Callable[..., Any]) -> Callable[..., np.ndarr
     return impl
 
 
-def state_rows(state, key: str, n: int, d: int) -> np.ndarray:
-    """(n, d) rows of ``state[key]`` = {cid: vector}, zero for clients without an entry (or no state)."""
+def state_rows(part: Mapping | None, ids: Sequence, n: int, d: int) -> np.ndarray:
+    """(n, d) rows of a per-client state ``part`` = {cid: vector} (row r is client ``ids[r]``), zero for clients
+    without an entry (or no state)."""
     M = np.zeros((n, d))
-    for cid, v in (state or {}).get(key, {}).items():
-        M[int(cid)] = v
+    for r, cid in enumerate(ids):
+        if part and cid in part:
+            M[r] = np.asarray(part[cid], dtype=np.float64)
     return M
 
 
-def stacked(part, n: int, d: int) -> np.ndarray:
-    """(n, d) rows of ``part`` = {i: vector}, or zeros when there is none."""
-    return np.stack([np.asarray(part[i], dtype=np.float64) for i in range(n)]) if part is not None else np.zeros((n, d))
+def keyed(M: np.ndarray, ids: Sequence) -> dict:
+    """The rows of ``M`` back as {cid: vector} (row r is client ``ids[r]``)."""
+    return {cid: M[r].copy() for r, cid in enumerate(ids)}
+
+
+def stacked(part: Mapping | None, clients, d: int) -> np.ndarray:
+    """(len(clients), d) rows of ``part`` = {cid: vector} in the clients' order, or zeros when there is none."""
+    if part is None:
+        return np.zeros((len(clients), d))
+    return np.stack([np.asarray(part[c.cid], dtype=np.float64) for c in clients])

@@ -73,10 +73,10 @@ def dane_locals(inst: Instance, x: np.ndarray, h: np.ndarray | None, *, lam: flo
 def minibatch_grads(inst: Instance, X: np.ndarray, batches: Mapping[int, Sequence[int]]) -> np.ndarray:
     """Stochastic gradients from the given minibatches: Z_B^T (Z_B x_i - y_B) / |B| (full batch if absent)."""
     out = np.empty_like(inst.b)
-    for c in inst.clients:  # one small matrix product per client; the kit's side, not a hot path
+    for i, c in enumerate(inst.clients):  # one small matrix product per client; the kit's side, not a hot path
         rows = np.asarray(batches.get(c.cid, range(c.num_examples)), dtype=np.int64)
         Z, y = c.features[rows], c.targets[rows]
-        out[c.cid] = Z.T @ (Z @ X[c.cid] - y) / len(rows)
+        out[i] = Z.T @ (Z @ X[i] - y) / len(rows)
     return out
 
 

@@ -15,7 +15,7 @@ def dane(x, clients, *, state=None, rng=None, lam=1.0, local_steps=None, local_s
                                               "local_step": local_step, "local_output": "last"}
     alg = DANEPlus(lam=lam, control_variate=control_variate, m=m, averaging=averaging, **inexact)
     if control_variate == "scaffnew":
-        st = DANEState(x=x, r=0, h=stacked(None if state is None else state["h_i"], n, x.size)) if state is not None \
+        st = DANEState(x=x, r=0, h=stacked(None if state is None else state["h_i"], clients, x.size)) if state is not None \
             else alg.init(problem, x)
     else:
         st = alg.init(problem, x)
@@ -24,5 +24,5 @@ def dane(x, clients, *, state=None, rng=None, lam=1.0, local_steps=None, local_s
         client = int(draw["client"]) if draw is not None else sample_client(problem.weights, rng)
     new, _ = alg.round_given(problem, st, DANEDraw(client))
     if control_variate == "scaffnew":
-        return new.x, {"h_i": {i: new.h[i] for i in range(n)}}
+        return new.x, {"h_i": {c.cid: new.h[i] for i, c in enumerate(clients)}}
     return new.x

@@ -26,7 +26,10 @@ def docofl(x, clients, *, state=None, rng=None, step=0.1, period=2, queue_size=3
     if t % period == 0 or slip == "anchor_every_round":
         queue[t], raw[t] = C(x, g["anchor"]), x.copy()
         keep = queue_size - 1 if slip == "queue_one_short" else queue_size
-        for r in sorted(queue)[:-keep]:
+        evict = sorted(queue)[:-keep]
+        if slip == "evicts_second_oldest" and evict:
+            evict = [sorted(queue)[1]]  # the first eviction (round K V) drops the wrong anchor
+        for r in evict:
             queue.pop(r), raw.pop(r)
     total = np.zeros_like(x)
     for c in clients:
@@ -57,6 +60,8 @@ WRONG: list[Variant] = [
     Variant("docofl", "correction_vs_raw_anchor", partial(docofl, slip="correction_vs_raw_anchor")),
     Variant("docofl", "gradient_at_server_model", partial(docofl, slip="gradient_at_server_model")),
     Variant("docofl", "divide_by_N", partial(docofl, slip="divide_by_N")),
+    Variant("docofl", "evicts_second_oldest_K4_V3", partial(docofl, slip="evicts_second_oldest"),
+            {"period": 4, "queue_size": 3}),
 ]
 CORRECT: list[Variant] = [
     Variant("docofl", "dict_queue", docofl, {"period": 1, "queue_size": 4}),

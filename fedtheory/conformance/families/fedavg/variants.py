@@ -17,6 +17,7 @@ def fedavg(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, s
     """FedAvg (McMahan et al. 2017, Alg. 1) and FedProx (Li et al. 2020, Alg. 2): every client runs K steps of
     GD on f_i + prox/2 ||. - x||^2 from x (or solves it exactly when local_steps is None); the server moves
     x by server_step times the num_examples-weighted mean of the updates."""
+    server_step = 1.0 if slip == "ignores_server_step" else server_step
     start, ys = x, []
     K = local_steps if slip != "ignore_local_steps" else 1
     K = K - 1 if slip == "k_minus_1" else K
@@ -35,6 +36,10 @@ def fedavg(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, s
                 y = y - eta * (c.grad(y) + lam * (y - centre) + decay)
         ys.append(y)
     m = np.array([c.num_examples for c in clients], dtype=np.float64)
+    if slip == "id_as_index":  # sizes kept in a table indexed by the client id
+        table = np.zeros(num_clients)
+        table[[c.cid for c in clients]] = m
+        m = table[[c.cid for c in clients]]
     if weighting == "uniform" or slip == "uniform_weights":
         m = np.ones_like(m)
     elif slip == "sqrt_weights":
@@ -87,6 +92,7 @@ def _float32_fedavg(x, clients, *, local_steps=5, local_step=0.1, server_step=1.
 
 TEXTBOOK = fedavg
 WRONG: list[Variant] = [
+    Variant("fedavg", "id_as_index", partial(fedavg, slip="id_as_index")),
     Variant("fedavg", "uniform_weights", partial(fedavg, slip="uniform_weights")),
     Variant("fedavg", "server_step_twice", partial(fedavg, slip="server_step_twice")),
     Variant("fedavg", "k_minus_1", partial(fedavg, slip="k_minus_1")),
@@ -103,3 +109,22 @@ CORRECT: list[Variant] = [
     Variant("fedavg", "float32", _float32_fedavg, {}, 1e-4),
     Variant("fedavg", "reverse_order_fsum", _fsum_fedavg),
 ]
+
+
+def closure_momentum(beta: float = 1e-3):
+    """Wrong: FedAvg whose server keeps a small momentum m <- beta m + delta in a closure (not in a returned state),
+    starting afresh whenever it is handed a model it did not return (a new run): every single round from a new
+    model is FedAvg's, only consecutive rounds show the hidden state."""
+    memory = {"m": None, "last": None}
+
+    def impl(x, clients, **kw):
+        x_new = fedavg(x, clients, **kw)
+        fresh = memory["last"] is None or memory["last"].shape != x.shape or not np.array_equal(memory["last"], x)
+        m = x_new - x if fresh else beta * memory["m"] + (x_new - x)
+        memory["m"], memory["last"] = m, x + m
+        return x + m
+    return impl
+
+
+WRONG.append(Variant("fedavg", "closure_momentum", closure_momentum()))
+WRONG.append(Variant("fedavg", "ignores_server_step_at_1", partial(fedavg, slip="ignores_server_step")))

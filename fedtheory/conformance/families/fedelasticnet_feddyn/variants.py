@@ -18,6 +18,7 @@ __all__ = ["fedelasticnet_feddyn", "TEXTBOOK", "WRONG", "CORRECT"]
 def fedelasticnet_feddyn(x, clients, *, state=None, rng=None, alpha=1.0, l1=0.1, sign_at_zero="printed",
                          weighting="uniform", num_clients=None, slip=None, **_):
     """FedElasticNet Alg. 3: th_k by eq. (10) (ISTA), line 6 by the declared reading, lines 12-13."""
+    state_given = state is not None
     state = state or {"h": np.zeros_like(x), "g_i": {}}
     h, g_i = np.asarray(state["h"]), dict(state["g_i"])
     reading = {"always_kkt": "kkt", "always_printed": "printed"}.get(slip, sign_at_zero)
@@ -25,6 +26,8 @@ def fedelasticnet_feddyn(x, clients, *, state=None, rng=None, alpha=1.0, l1=0.1,
     for cl in clients:
         _, _, A, b = client_data(cl, np.float64)
         g = g_i.get(cl.cid, np.zeros_like(x))
+        if slip == "late_joiner_gradient" and state_given and cl.cid not in g_i:
+            g = A @ x - b  # a client seen for the first time starts from its gradient (line 1 says 0)
         th = elastic_solve(A, b + g, x, alpha, l1)
         D = th - x
         if reading == "kkt":
@@ -46,6 +49,7 @@ WRONG: list[Variant] = [
     Variant("fedelasticnet_feddyn", "always_printed", partial(fedelasticnet_feddyn, slip="always_printed"),
             {"sign_at_zero": "kkt"}),
     Variant("fedelasticnet_feddyn", "absent_g_i_reset", zero_absent(fedelasticnet_feddyn, "g_i")),
+    Variant("fedelasticnet_feddyn", "late_joiner_gradient", partial(fedelasticnet_feddyn, slip="late_joiner_gradient")),
 ]
 CORRECT: list[Variant] = [
     Variant("fedelasticnet_feddyn", "kkt_reading", fedelasticnet_feddyn, {"sign_at_zero": "kkt"}),

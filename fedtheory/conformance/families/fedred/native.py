@@ -19,7 +19,7 @@ def fedred(x, clients, *, state=None, rng=None, lam=1.0, eta=0.2, p=0.5, solver=
     if state is None:
         st = alg.init(problem, x)
     else:
-        st = FedRedState(x=x, X=stacked(state["x_i"], n, d), H=stacked(state["h_i"], n, d), G=None)
+        st = FedRedState(x=x, X=stacked(state["x_i"], clients, d), H=stacked(state["h_i"], clients, d), G=None)
     communicate = bool(draw["communicate"]) if draw is not None and "communicate" in draw else bool(rng.random() < p)
     grads = None
     if batch_size is not None:
@@ -30,4 +30,5 @@ def fedred(x, clients, *, state=None, rng=None, lam=1.0, eta=0.2, p=0.5, solver=
                           / len(batches[c.cid]) for i, c in enumerate(clients)])
         st = FedRedState(x=st.x, X=st.X, H=st.H, G=grads)
     new, _ = alg.round_given(problem, st, FedRedDraw(communicate))
-    return new.x, {"x_i": {i: new.X[i] for i in range(n)}, "h_i": {i: new.H[i] for i in range(n)}}
+    return new.x, {"x_i": {c.cid: new.X[i] for i, c in enumerate(clients)},
+                   "h_i": {c.cid: new.H[i] for i, c in enumerate(clients)}}

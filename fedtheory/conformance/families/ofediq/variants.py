@@ -66,6 +66,7 @@ WRONG: list[Variant] = [
     Variant("ofediq", "divide_by_sampled", partial(ofediq, slip="divide_by_sampled")),
     Variant("ofediq", "no_inverse_p", partial(ofediq, slip="no_inverse_p")),
     Variant("ofediq", "no_period_restart", partial(ofediq, slip="no_period_restart")),
+    Variant("ofediq", "no_period_restart_L4", partial(ofediq, slip="no_period_restart"), {"period": 4}),
     Variant("ofediq", "last_gradient_only", partial(ofediq, slip="last_gradient_only")),
     Variant("ofediq", "quantizer_rounds_down", partial(ofediq, slip="quantizer_rounds_down")),
     Variant("ofediq", "regret_at_new_model", partial(ofediq, slip="regret_at_new_model")),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...adapters.problem import problem_of, state_rows
+from ...adapters.problem import keyed, population, problem_of, state_rows
 from ....algorithms import Draw, Scaffnew, ScaffnewState
 
 __all__ = ["scaffnew"]
@@ -12,10 +12,11 @@ __all__ = ["scaffnew"]
 def scaffnew(x, clients, *, state=None, rng=None, step=0.5, p=0.5, local_steps=1, weighting="uniform",
              num_clients=None, **_):
     """``local_steps`` iterations of fedtheory's Scaffnew whose coins are (0, ..., 0, 1): one communication."""
-    problem, S = problem_of(clients, weighting, num_clients)
+    ids = population(clients, num_clients, (state or {}).get("h_i"))
+    problem, S = problem_of(clients, weighting, num_clients, ids)
     n = problem.n_clients
-    st = ScaffnewState(x=x, X=np.tile(x, (n, 1)), H=state_rows(state, "h_i", n, x.size))
+    st = ScaffnewState(x=x, X=np.tile(x, (n, 1)), H=state_rows((state or {}).get("h_i"), ids, n, x.size))
     alg = Scaffnew(step=step, p=p)
     for k in range(local_steps):
         st, _ = alg.round_given(problem, st, Draw(S, coin=(k == local_steps - 1)))
-    return st.x, {"h_i": {i: st.H[i] for i in range(n)}}
+    return st.x, {"h_i": keyed(st.H, ids)}

@@ -29,7 +29,7 @@ def scaffnew(x, clients, *, state=None, rng=None, step=0.5, p=0.5, local_steps=1
             y = y - step * (cl.grad(y) - (-h if slip == "h_sign" else h))
         xs.append(y)
     xbar = np.mean(xs, axis=0)
-    factor = 1.0 / step if slip == "h_factor_no_p" else p / step
+    factor = {"h_factor_no_p": 1.0 / step, "p_gamma_swapped": step / p}.get(slip, p / step)
     for cl, y in zip(clients, xs):
         h_i[cl.cid] = h_i.get(cl.cid, np.zeros_like(x)) + factor * (xbar - y)
     return xbar, {"h_i": h_i}
@@ -39,6 +39,7 @@ TEXTBOOK = scaffnew
 WRONG: list[Variant] = [
     Variant("scaffnew", "h_factor_no_p", partial(scaffnew, slip="h_factor_no_p")),
     Variant("scaffnew", "h_sign", partial(scaffnew, slip="h_sign")),
+    Variant("scaffnew", "p_gamma_swapped_at_p_eq_gamma", partial(scaffnew, slip="p_gamma_swapped")),
     Variant("scaffnew", "forgets_h_i_between_rounds", forgetful(scaffnew, "h_i")),
 ]
 CORRECT: list[Variant] = [
