@@ -133,7 +133,7 @@ def _diagnose(inst, N, x, got, state, S, h, t, rtol) -> str:
 
 # ----------------------------------------------------------------- properties
 
-@prop(id="server_optimizer.first_round", family="server_optimizer", reference=f"{REDDI} (first round, m_-1 = 0)",
+@prop(id="server_optimizer.first_round", family="server_optimizer", core=True, reference=f"{REDDI} (first round, m_-1 = 0)",
       statement="the first round from no state is x + eta m_0/(sqrt(v_0) + tau) (FedAvgM: x + eta Delta_0), "
                 "Delta_0 the clients' weighted mean delta in closed form", cases=_cases)
 def first_round(impl, case, hyper, rtol) -> Outcome:
@@ -182,7 +182,7 @@ def from_state(impl, case, hyper, rtol) -> Outcome:
     return verdict(True, err, rtol)
 
 
-@prop(id="server_optimizer.multi_round", family="server_optimizer", reference=REDDI,
+@prop(id="server_optimizer.multi_round", family="server_optimizer", core=True, reference=REDDI,
       statement=f"{ROUNDS} rounds from the implementation's own state (random participants) equal the recursion "
                 "of Alg. 2; a readable state (m, v) equals it too", cases=_cases)
 def multi_round(impl, case, hyper, rtol) -> Outcome:
