@@ -177,14 +177,14 @@ def _measured(result: Any) -> list[float]:
 
 def run_claim(cid: str) -> dict[str, Any]:
     """The claim's baseline status, the families it runs, and every variant's cell."""
-    from fedtheory.claims.registry import load_all
+    from fedtheory.claims import load_all
 
     return evaluate_variants(load_all()[cid])
 
 
 def evaluate_variants(c: Any) -> dict[str, Any]:
     """:func:`run_claim` for a :class:`~fedtheory.claims.registry.Claim` (registered or not)."""
-    from fedtheory.claims.registry import evaluate
+    from fedtheory.claims import evaluate
 
     cid = c.id
     clear_caches()
@@ -278,7 +278,7 @@ def summary_line(rows: list[dict[str, Any]]) -> str:
 
 
 def select_ids(args: argparse.Namespace) -> list[str]:
-    from fedtheory.claims.registry import load_all
+    from fedtheory.claims import load_all
 
     reg = load_all()
     ids = [c.id for c in reg.values() if c.kind in KINDS and c.expected == "holds"]

@@ -92,6 +92,9 @@ class ImportGraph:
                         papers.add(kw.value.value)
                     elif kw.arg == "paper" and isinstance(kw.value, ast.Name) and kw.value.id in consts:
                         papers.add(consts[kw.value.id])
+                    elif kw.arg == "paper" and mod.split(".")[:2] == ["fedtheory", "claims"] and mod.count(".") >= 3:
+                        # a paper's package (fedtheory.claims.<key>.<module>) imports its PAPER key from _shared
+                        papers.add(mod.split(".")[2])
                     elif kw.arg == "paper":
                         raise ValueError(f"{mod}: cannot resolve paper={ast.unparse(kw.value)} statically")
         return papers

@@ -379,6 +379,12 @@ def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Ki
         raise TypeError(f"claim {id!r}: pep must be a function instance -> (PEP worst value, bound), got {pep!r}")
     _check_false_kind(bad, expected=expected, derived=derived, false_kind=false_kind, reading=reading,
                       narrower=narrower)
+    if not isinstance(non_discriminating, str):
+        raise TypeError(f"claim {id!r}: non_discriminating must be a string (the reason), got "
+                        f"{type(non_discriminating).__name__}")
+    if non_discriminating.strip() and kind not in ("bound", "rate"):
+        raise bad("non_discriminating", f"is for bound and rate claims (a claim whose algorithm a broken variant "
+                                        f"could still satisfy), not kind={kind!r}")
     return dict(id=id, paper=paper, source=reference.strip(), statement=statement, kind=kind, instances=instances,
                 expected=expected, derived=derived, notes=notes, space=space, cites=tuple(cites), pep=pep,
                 cost=cost, false_kind=false_kind, reading=reading.strip(), narrower=narrower.strip(),
