@@ -37,8 +37,12 @@ def test_a_cpu_without_avx2_runs_no_forced_kernel(tmp_path: Path, flags: str) ->
 def test_ci_runs_the_default_kernel_and_one_thread_unconditionally() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert "bash .ci/kernels" in ci
-    # the default kernel's ledger is README command 1's run on the base install, which every comparison reads
-    assert 'cp fedtheory-claims/claims.json "$out/default/claims.json"' in ci
+    # the default kernel's ledger is README command 1's run on the base install, which every comparison reads;
+    # it is kept aside before any later step (the example package's plugin run) writes its own default ledger
+    keep = ci.index("cp fedtheory-claims/claims.json .ci-reference/claims.json")
+    assert ci.index("{ pip install . && fedtheory verify; }") < keep < ci.index("pip install torch==")
+    assert keep < ci.index("python -m pytest -q -p no:cacheprovider examples/momentum_fedavg")
+    assert 'cp .ci-reference/claims.json "$out/default/claims.json"' in ci
     assert '--compare "$out/default/claims.json"' in ci
     assert '\nstart_check "OPENBLAS_NUM_THREADS=1" OPENBLAS_NUM_THREADS=1' in ci
     # the comparisons run side by side; CI must still wait for every one and fail when any fails
