@@ -21,7 +21,10 @@ run: no verdict and no measured number may differ.
 
 Load balance: the claims start longest first (by the seconds of a previous run when the caller knows them,
 else the claims declared ``cost="slow"`` first, each group in registry order), so that a long claim does not
-start last and keep one worker busy alone; the results come back in registry order.
+start last and keep one worker busy alone; the results come back in registry order. The claims of the papers in
+:data:`ONE_WORKER_PAPERS` (the torch benchmarks) form a single task: each worker that ran one of them would
+import torch (1-2 s of CPU) and start torch's own thread pool next to the other workers' BLAS (measured on two
+cores: ``--paper neural`` took 17 CPU-seconds with two workers against 10 in one process, for the same wall time).
 """
 from __future__ import annotations
 
@@ -126,12 +129,20 @@ def _portable(evidence: list[Evidence]) -> list[Evidence]:
                 for e in evidence]
 
 
-def evaluate_by_id(claim_id: str, module: str, thorough: bool,
-                   settings: tuple[dict, dict]) -> tuple[list[Evidence], str | None, float]:
-    """Worker task: evaluate a registered claim under the given thread settings; (evidence, error, seconds)."""
+#: Papers whose claims run together in one worker task (see the module docstring).
+ONE_WORKER_PAPERS = ("neural",)
+
+
+def evaluate_by_id(claims: Sequence[tuple[str, str]], thorough: bool,
+                   settings: tuple[dict, dict]) -> list[tuple[list[Evidence], str | None, float]]:
+    """Worker task: evaluate registered claims, given as (claim id, module of its check), one after the other
+    under the given thread settings; [(evidence, error, seconds)] in the given order."""
+    outcomes = []
     with _threads_as(settings):
-        result = evaluate(_registered(claim_id, module), thorough=thorough)
-    return _portable(list(result.evidence)), result.error, result.seconds
+        for claim_id, module in claims:
+            result = evaluate(_registered(claim_id, module), thorough=thorough)
+            outcomes.append((_portable(list(result.evidence)), result.error, result.seconds))
+    return outcomes
 
 
 def worst_case_by_id(claim_id: str, module: str, evaluations: int, settings: tuple[dict, dict]) -> dict[str, Any]:
@@ -207,12 +218,16 @@ def _map(fn: Callable, tasks: Sequence[tuple], jobs: int, scheduler: Any) -> Ite
 
 # ----- the ledger -----
 
-def _start_order(claims: Sequence[Claim], seconds: Mapping[str, float] | None) -> list[int]:
-    """Positions of ``claims`` longest first by ``seconds`` (claims without a time first: they may be long);
-    without any timing, the claims declared slow first; ties in the given order (the sort is stable)."""
+def _batches(claims: Sequence[Claim], seconds: Mapping[str, float] | None) -> list[list[int]]:
+    """The worker tasks as lists of positions in ``claims``: one task for the claims of
+    :data:`ONE_WORKER_PAPERS`, one per other claim; longest first by ``seconds`` (a task's time is its claims'
+    sum; a claim without a time counts as infinite: it may be long), without any timing the tasks holding a claim
+    declared slow first (the shared task counts as slow); ties in the given order (the sort is stable)."""
+    shared = [k for k, c in enumerate(claims) if c.paper in ONE_WORKER_PAPERS]
+    batches = ([shared] if shared else []) + [[k] for k, c in enumerate(claims) if c.paper not in ONE_WORKER_PAPERS]
     if seconds:
-        return sorted(range(len(claims)), key=lambda k: -seconds.get(claims[k].id, float("inf")))
-    return sorted(range(len(claims)), key=lambda k: claims[k].cost != "slow")
+        return sorted(batches, key=lambda b: -sum(seconds.get(claims[k].id, float("inf")) for k in b))
+    return sorted(batches, key=lambda b: not (b is shared or any(claims[k].cost == "slow" for k in b)))
 
 
 def run_claims(claims: Sequence[Claim], *, thorough: bool = False, jobs: int = 1, scheduler: Any = None,
@@ -233,21 +248,21 @@ def run_claims(claims: Sequence[Claim], *, thorough: bool = False, jobs: int = 1
             if progress is not None:
                 progress(c.id)
         return results
-    order = _start_order(claims, seconds)
+    batches = _batches(claims, seconds)
     settings = thread_settings()
-    tasks = [(claims[k].id, claims[k].check.__module__, thorough, settings) for k in order]
+    tasks = [([(claims[k].id, claims[k].check.__module__) for k in batch], thorough, settings) for batch in batches]
     results: list[ClaimResult | None] = [None] * len(claims)
     for position, outcome in _map(evaluate_by_id, tasks, jobs, scheduler):
-        k = order[position]
-        c = claims[k]
-        if isinstance(outcome, _TaskFailed):
-            results[k] = ClaimResult(c, [], outcome.message, 0.0)
-        else:
-            evidence, error, elapsed = outcome
-            results[k] = ClaimResult(c, evidence, error, elapsed)
-        if progress is not None:
-            progress(c.id)
-    return results  # type: ignore[return-value]  (every position is filled: one outcome per task)
+        for j, k in enumerate(batches[position]):
+            c = claims[k]
+            if isinstance(outcome, _TaskFailed):
+                results[k] = ClaimResult(c, [], outcome.message, 0.0)
+            else:
+                evidence, error, elapsed = outcome[j]
+                results[k] = ClaimResult(c, evidence, error, elapsed)
+            if progress is not None:
+                progress(c.id)
+    return results  # type: ignore[return-value]  (every position is filled: one outcome per claim of a task)
 
 
 def searchable(result: ClaimResult) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fedtheory.claims.registry import REGISTRY, Claim, Evidence
-from fedtheory.ledger import run_claims, run_worst_case
+from fedtheory.ledger import ONE_WORKER_PAPERS, _batches, run_claims, run_worst_case
 from fedtheory.cli import main as cli_main
 
 #: Cheap claims from six modules: bounds, identities, a recorded counterexample (violated-as-recorded), claims
@@ -45,12 +45,28 @@ def test_jobs_2_writes_the_serial_claims_json_but_for_the_seconds(tmp_path: Path
 
 
 def test_results_come_back_in_the_given_order_whatever_order_they_start_in() -> None:
-    claims = [REGISTRY[c] for c in CLAIMS]
+    # with two claims of the torch benchmarks, which run as one task
+    claims = [REGISTRY[c] for c in CLAIMS] + [c for c in REGISTRY.values() if c.paper in ONE_WORKER_PAPERS][:2]
     serial = run_claims(claims, jobs=1)
     # Start the last claim first (it "took" longest), the first one last.
     parallel = run_claims(claims, jobs=2, seconds={c.id: float(k) for k, c in enumerate(claims)})
     assert [r.claim for r in parallel] == claims
     assert _without_seconds([r.as_dict() for r in parallel]) == _without_seconds([r.as_dict() for r in serial])
+
+
+def test_the_torch_claims_form_one_task_and_the_others_one_task_each() -> None:
+    # Built from the registry, not from _batches: every claim of a ONE_WORKER_PAPERS paper in one task, in
+    # registry order; every other claim alone; each claim in exactly one task.
+    claims = list(REGISTRY.values())
+    shared = [k for k, c in enumerate(claims) if c.paper in ONE_WORKER_PAPERS]
+    assert len(shared) > 1
+    for seconds in (None, {c.id: 1.0 for c in claims}):
+        batches = _batches(claims, seconds)
+        assert sorted(k for b in batches for k in b) == list(range(len(claims)))
+        assert shared in batches and all(len(b) == 1 for b in batches if b is not shared and b != shared)
+    # longest first: the shared task's time is its claims' sum
+    seconds = {c.id: (1.0 if c.paper in ONE_WORKER_PAPERS else 2.0) for c in claims}
+    assert _batches(claims, seconds)[0] == shared
 
 
 def test_worst_case_searches_spread_over_jobs_find_the_serial_records(tmp_path: Path) -> None:
