@@ -10,10 +10,10 @@ import numpy as np
 
 from ...algorithms.efl import EFL
 from ...compressors.st import SparseTernary
+from ...run import run
 from ..patterns import relative_error
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
-from ._shared import distance, final_model
 from .harness import efl_harness
 
 __all__ = []
@@ -212,18 +212,28 @@ def _placement_instances(thorough: bool):
 @claim(cites=("Algorithm 2",), id="efl.compression.placement.derived", paper=PAPER, reference="eqs. (5)-(6) with ST, "
                                                                                               "§5.4",
        statement="with ST and random s_tau^k, pre-scaling the local displacement by p_tau^k before client error "
-                 "feedback converges to w* (distance < 1e-2), while applying p_tau^k at the server after error "
-                 "feedback (the print) stalls at least 5x farther away",
+                 "feedback converges to w* (mean distance over the last half of the run < 1e-2), while applying "
+                 "p_tau^k at the server after error feedback (the print) stalls at least 5x farther away",
        kind="fixed_point", derived=True, instances=_placement_instances)
 def check_placement(inst: dict) -> Evidence:
     """Server-side weighting multiplies a residual created in round tau by a later round's E p^k / s^k, which
-    moves the fixed point; client-side scaling puts the weight inside the residual."""
+    moves the fixed point; client-side scaling puts the weight inside the residual.
+
+    The distance is averaged over the last half of the run: the sparsified iterates keep moving in a
+    neighbourhood of w* (client side: between 0.001 and 0.0099 over the last 500 of 2000 rounds), and which
+    coordinates cross the ST threshold in a given round depends on rounding, so the last iterate's distance moved
+    by 39% between two BLAS kernels (0.0036 vs 0.0059) while its mean over the last 1000 rounds moves by 0.5%."""
     problem = efl_harness(seed=inst["seed"])
     n = problem.n_clients
-    xs = problem.certificate.x_star
     kw = dict(E=n, step=0.5, decay=20, s_min=1, s_max=tuple(range(1, n + 1)), q=inst["q"])
-    server = distance(final_model(EFL(scaling="server", **kw), problem, inst["rounds"], seed=1), xs)
-    client = distance(final_model(EFL(scaling="client", **kw), problem, inst["rounds"], seed=1), xs)
+    tail = inst["rounds"] // 2
+
+    def mean_tail_distance(scaling: str) -> float:
+        dist2 = run(EFL(scaling=scaling, **kw), problem, inst["rounds"], seed=1).columns["dist2"][-tail:]
+        return float(np.mean(np.sqrt(dist2)))
+
+    server, client = mean_tail_distance("server"), mean_tail_distance("client")
     return Evidence(f"harness seed={inst['seed']} q={inst['q']} T={inst['rounds']}", client, 1e-2,
                     client < 1e-2 and server >= 5 * client,
-                    details={"client_side_dist": client, "server_side_dist": server})
+                    details={"client_side_mean_dist": client, "server_side_mean_dist": server,
+                             "averaged_rounds": tail})
