@@ -127,22 +127,33 @@ def _contrast_instances(thorough: bool):
                  "below both FedDyn's and Alg. 1's over long horizons",
        kind="qualitative", derived=True, instances=_contrast_instances)
 def check_cumulative_nnz(inst) -> Evidence:
+    """FedDyn's and Alg. 1's updates converge to zero without ever being thresholded, so when one of their
+    coordinates becomes an exact zero is decided by rounding: starting 1e-15 away from the same point moves
+    FedDyn's cumulative count by 10% (29308 to 32724 on the default instance). Each count is therefore taken over
+    five starts x0 = k 1e-15 (k = 0..4), and the comparison uses the least of the other algorithms' counts and the
+    most of Alg. 3's; the spread is reported."""
     from ...run import run
 
     problem, participation, T = inst
     beta = problem.certificate.L
     algs = contrast_algorithms(0.1 * beta, beta, 1e-3, 1e-4, participation)
-    cum, tail = {}, {}
+    starts = [np.full(problem.dim, k * 1e-15) for k in range(5)]
+    cum, spread, tail = {}, {}, {}
     for name, alg in algs.items():
-        trace = run(alg, problem, T, seed=0)
-        cum[name] = float(trace.cumulative("uplink_nnz")[-1])
+        counts = []
+        for x0 in starts:
+            trace = run(alg, problem, T, seed=0, x0=x0)
+            counts.append(float(trace.cumulative("uplink_nnz")[-1]))
+        spread[name] = [min(counts), max(counts)]
+        cum[name] = counts[0]
         tail[name] = float(np.mean(trace.uplink_nnz[-20:]) / max(1.0, np.mean(trace.participants[-20:])))
-    holds = cum["Alg. 3"] < cum["FedDyn"] and cum["Alg. 3"] < cum["Alg. 1"]
+    ours = spread["Alg. 3"][1]
+    others = min(spread["FedDyn"][0], spread["Alg. 1"][0])
     return Evidence(f"{problem.hessians} quadratic m={problem.n_clients} d={problem.dim} T={T} "
-                    f"{type(participation).__name__}", cum["Alg. 3"], min(cum["FedDyn"], cum["Alg. 1"]), bool(holds),
-                    tightness=cum["Alg. 3"] / cum["FedDyn"],
-                    details={"cumulative_nnz": cum, "tail_nnz_per_client": tail,
-                             "reduction_vs_FedDyn": 1 - cum["Alg. 3"] / cum["FedDyn"]})
+                    f"{type(participation).__name__}", ours, others, bool(ours < others),
+                    tightness=ours / spread["FedDyn"][0],
+                    details={"cumulative_nnz_from_0": cum, "cumulative_nnz_spread_over_starts": spread,
+                             "tail_nnz_per_client": tail, "reduction_vs_FedDyn": 1 - ours / spread["FedDyn"][0]})
 
 
 def _accounting_instances(thorough: bool):
