@@ -96,6 +96,9 @@ class Property:
     check: Callable[[Any, Mapping[str, Any], Mapping[str, Any], float], Outcome]
     expensive: bool = False
     core: bool = False
+    #: How many cases at most, whatever the caller's ``max_examples``: 1 for a statistical test that controls its
+    #: own false-rejection rate (each more case would add that rate again).
+    examples: int | None = None
 
 
 #: family -> its properties in the order they are declared (filled by :func:`prop` as family modules load).
@@ -104,7 +107,7 @@ REGISTRY: dict[str, list[Property]] = {}
 
 def prop(*, id: str, family: str, reference: str, statement: str,  # noqa: A002 -- the property's id
          cases: Callable[[Mapping[str, Any]], st.SearchStrategy], expensive: bool = False,
-         core: bool = False) -> Callable:
+         core: bool = False, examples: int | None = None) -> Callable:
     """Declare the decorated ``check(impl, case, hyper, rtol) -> Outcome`` as a property of ``family``."""
     if family not in families.FAMILIES:
         raise ValueError(f"family must be one of {', '.join(families.FAMILIES)}, got {family!r}")
@@ -115,7 +118,7 @@ def prop(*, id: str, family: str, reference: str, statement: str,  # noqa: A002 
         if any(p.id == id for p in REGISTRY.get(family, [])):
             raise ValueError(f"property {id!r} is declared twice")
         REGISTRY.setdefault(family, []).append(Property(id, family, reference, statement, cases, check, expensive,
-                                                        core))
+                                                        core, examples))
         return check
     return register
 

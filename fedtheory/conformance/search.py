@@ -216,7 +216,8 @@ class _Fail(AssertionError):
 def _search(prop: Property, impl: Any, hyper: Mapping[str, Any], rtol: float, max_examples: int,
             shrink: bool = True) -> PropertyResult:
     # shrink=False is a zero shrinking budget, not a change of hypothesis phases (which would change the cases)
-    budget = SHRINK_BUDGET_S if shrink else 0.0
+    # A property with its own case count is a statistical test: a smaller case is not a simpler counterexample.
+    budget = SHRINK_BUDGET_S if shrink and not prop.examples else 0.0
     cache: dict[str, Outcome] = {}
     seen = {"worst": -np.inf, "theory": np.nan, "n": 0, "fail": None, "budget_hit": False}
     start = time.perf_counter()
@@ -291,6 +292,7 @@ def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: f
     report = Report(claims, name or getattr(impl, "__qualname__", type(impl).__name__), full)
     for prop in props:
         n = max_examples or DEFAULT_EXAMPLES[1 if prop.expensive else 0]
+        n = min(n, prop.examples) if prop.examples else n
         report.results.append(_search(prop, impl, full, rtol, n, shrink))
         if fail_fast and report.results[-1].status == VIOLATED:
             return report

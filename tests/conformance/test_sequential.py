@@ -1,0 +1,65 @@
+"""The sequential coin test (fedtheory/conformance/sequential.py): its stated power and false-rejection rate,
+recomputed on coins simulated here (NumPy's generator, not the kit's), and its use by fedred.coin_frequency."""
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+import pytest
+
+from fedtheory.conformance.sequential import ALPHA, DELTA, MAX_SAMPLES, bernoulli_sprt
+
+
+def _coin(p: float, seed: int):
+    """A Bernoulli(p) coin drawn ahead in one array (fast), handed out one event at a time."""
+    events = iter((np.random.default_rng(seed).random(MAX_SAMPLES) < p).tolist())
+    return events.__next__
+
+
+@pytest.mark.parametrize("p0, shift", [(0.5, DELTA), (0.5, -DELTA), (0.1, DELTA), (0.9, -DELTA)])
+def test_a_coin_off_by_delta_is_rejected_with_power_at_least_095(p0: float, shift: float) -> None:
+    # p0 = 1/2 has the largest variance p(1 - p), so the fewest bits of evidence per call: the hardest p0.
+    runs = 200
+    rejected = sum(bernoulli_sprt(_coin(p0 + shift, seed), p0).rejected for seed in range(runs))
+    assert rejected / runs >= 0.95
+
+
+def test_a_right_coin_is_rejected_at_most_alpha_of_the_time() -> None:
+    # At alpha = 1e-6 no simulation could see a rejection; at alpha = 0.05 the same construction (Ville's
+    # inequality on each side's likelihood ratio) must keep the rate of a right coin under 0.05.
+    runs = 400
+    rejected = sum(bernoulli_sprt(_coin(0.5, seed), 0.5, alpha=0.05).rejected for seed in range(runs))
+    assert rejected / runs <= 0.05
+    assert ALPHA == 1e-6
+
+
+def test_a_right_coin_stops_early_and_the_counts_are_its_own() -> None:
+    result = bernoulli_sprt(_coin(0.3, 7), 0.3)
+    assert not result.rejected and 0 < result.samples < MAX_SAMPLES
+    assert abs(result.frequency - 0.3) < DELTA
+    calls = []
+    # always an event: each call adds log(0.53 / 0.5) to the upper side's log-LR, which rejects at log(2 / alpha)
+    assert bernoulli_sprt(lambda: calls.append(1) or True, 0.5).rejected
+    assert len(calls) == math.ceil(math.log(2 / ALPHA) / math.log((0.5 + DELTA) / 0.5))
+
+
+@pytest.mark.parametrize("kwargs, name", [({"p0": 0.0}, "p0"), ({"p0": 1.0}, "p0"), ({"p0": 0.5, "delta": 0.6}, "delta"),
+                                          ({"p0": 0.5, "alpha": 0.0}, "alpha"), ({"p0": 0.5, "max_samples": 0},
+                                                                                 "max_samples")])
+def test_bad_parameters_are_refused_by_name(kwargs: dict, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        bernoulli_sprt(lambda: True, **kwargs)
+
+
+def test_the_kit_rejects_the_fedred_coin_of_one_third_where_p_is_03() -> None:
+    """The coin the earlier 400-iteration z-test accepted (z = 2.6 against 5); the right coin passes."""
+    pytest.importorskip("hypothesis")
+    from fedtheory import conformance
+    from fedtheory.conformance.families.fedred import variants
+
+    wrong = partial(variants.fedred, slip="own_coin_one_third")
+    for impl, status in ((wrong, "violated"), (variants.fedred, "holds")):
+        report = conformance.check(impl, "fedred", properties=["fedred.coin_frequency"], p=0.3, vary=False)
+        assert report.results[0].status == status
+        assert report.results[0].examples == 1
