@@ -160,6 +160,14 @@ def daneplus_local_cv(sign: float) -> Callable[..., Any]:
     return apply
 
 
+def fedred_local_cv(sign: float) -> Callable[..., Any]:
+    """FedRed's local solver (``local_step``) with its control variates h_i multiplied by ``sign`` in the local
+    objective (0: dropped; -1: the sign flipped)."""
+    def apply(orig: Callable[..., Any], a: Any, problem: Any, state: Any, *rest: Any) -> Any:
+        return orig(a, problem, replace(state, H=sign * np.asarray(state.H)), *rest)
+    return apply
+
+
 def scaffnew_no_communication(orig: Round, a: Any, problem: Any, state: Any, draw: Any) -> tuple[Any, Any]:
     """Scaffnew whose server never averages: every coin comes up tails (local GD with a frozen h)."""
     if a.round_unit != "step":
@@ -254,6 +262,10 @@ VARIANTS: dict[str, list[Variant]] = {
         Variant("no_drift_correction", "required", "control variates h_i kept at 0", with_zeroed("H")),
         Variant("half_step", "factor", "the reference point's update halved",
                 fedred_reference(lambda x, x_new: 0.5 * (x + x_new))),
+        Variant("local_cv_dropped", "local", "the local objective's control variates dropped (h_i = 0)",
+                fedred_local_cv(0.0), method="local_step"),
+        Variant("local_cv_sign", "local", "the local objective's control variates with their sign flipped",
+                fedred_local_cv(-1.0), method="local_step"),
     ],
     "DoCoFL": [
         Variant("frozen", "required", FROZEN, step_scaled(0.0)),
