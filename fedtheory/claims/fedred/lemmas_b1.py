@@ -81,7 +81,12 @@ _L19_SPACE = _convex_space(dict(lam_factor=2.0, local_steps=2), lam_low=0.0)
                  "every client, round and x, F_{i,r}(x) >= F_{i,r}(x_{i,r+1}) + <grad F_{i,r}(x_{i,r+1}), x - "
                  "x_{i,r+1}> + (mu + lam)/2 ||x - x_{i,r+1}||^2, F_{i,r}(x) = f_i(x) + <h_{i,r}, x> + "
                  "lam/2||x - x^r||^2; equality along the client's lowest-curvature direction",
-       kind="bound", space=_L19_SPACE)
+       kind="bound", space=_L19_SPACE,
+       non_discriminating="the (mu + lam)-strong convexity of F_{i,r} written at the local output: F_{i,r}(x) - "
+                          "F_{i,r}(y) - <grad F_{i,r}(y), x - y> is the same quadratic form in x - y for every y, "
+                          "control variate h_{i,r} and center x^r, so it holds at whatever point any local solver "
+                          "returns and no server or local-solver variant can violate it; Lemma 20 "
+                          "(fedred.appendix.daneplus_one_round.derived), which rests on it, rejects them")
 
 
 def check_daneplus_strong_convexity(kw: dict) -> Evidence:
