@@ -30,7 +30,7 @@ required variant is rejected. Factor variants (``half_step``, ``uniform_weights`
 A claim that calls a family's local solver but never runs its round (every required variant inert: a per-point
 lemma about the local step) is judged on the family's local variants instead (role ``local``, e.g. DANE+'s
 control variate dropped or sign-flipped in the local objective): at least one live, every live one rejected.
-Elsewhere the local variants are shown only.
+Elsewhere the local variants are not run (they would be shown only).
 A claim that cannot be made to discriminate is flagged in the ledger (``@claim(non_discriminating=
 "reason")``), shown in claims.md and the coverage page; F must stay at most 5% of N.
 
@@ -204,36 +204,42 @@ def evaluate_variants(c: Any) -> dict[str, Any]:
         return row
     budget = max(MIN_BUDGET, BUDGET_FACTOR * base.seconds)
     signal.signal(signal.SIGALRM, _alarm)
-    for fam in rec.families:
-        for v in VARIANTS[fam]:
-            start = time.perf_counter()
-            clear_caches()
-            with Patch(fam, v) as p:
-                signal.setitimer(signal.ITIMER_REAL, budget)
-                try:
-                    r = evaluate(c)
-                except Budget:  # raised outside a check (e.g. between instances): the same verdict
-                    r = None
-                finally:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
-            status = "ERROR" if r is None else r.status
-            error = "time budget exceeded" if r is None else (r.error or "").splitlines()[0][:200] if r.error else ""
-            if p.bug:
-                cell = "?"
-            elif p.not_applicable and not p.live:
-                cell = "-"
-            elif status == "VIOLATED":
-                cell = "X"
-            elif status == "ERROR":
-                cell = "E"
-            elif not p.live:
-                cell = "~"
-            else:
-                cell = "."
-            moved = r is None or _measured(r) != _measured(base)
-            row["cells"][f"{fam}.{v.name}"] = {"cell": cell, "role": v.role, "status": status, "error": error,
-                                               "bug": p.bug, "moved": moved, "measured": _measured(r),
-                                               "seconds": round(time.perf_counter() - start, 2)}
+    # The local variants last, and only for a claim whose required variants are all inert (elsewhere they
+    # would be shown only: not run, so they cost nothing there).
+    order = [(fam, v) for fam in rec.families for v in VARIANTS[fam] if v.role != "local"] + \
+        [(fam, v) for fam in rec.families for v in VARIANTS[fam] if v.role == "local"]
+    for fam, v in order:
+        if v.role == "local" and any(c["role"] == "required" and c["cell"] not in ("~", "-")
+                                     for c in row["cells"].values()):
+            continue
+        start = time.perf_counter()
+        clear_caches()
+        with Patch(fam, v) as p:
+            signal.setitimer(signal.ITIMER_REAL, budget)
+            try:
+                r = evaluate(c)
+            except Budget:  # raised outside a check (e.g. between instances): the same verdict
+                r = None
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        status = "ERROR" if r is None else r.status
+        error = "time budget exceeded" if r is None else (r.error or "").splitlines()[0][:200] if r.error else ""
+        if p.bug:
+            cell = "?"
+        elif p.not_applicable and not p.live:
+            cell = "-"
+        elif status == "VIOLATED":
+            cell = "X"
+        elif status == "ERROR":
+            cell = "E"
+        elif not p.live:
+            cell = "~"
+        else:
+            cell = "."
+        moved = r is None or _measured(r) != _measured(base)
+        row["cells"][f"{fam}.{v.name}"] = {"cell": cell, "role": v.role, "status": status, "error": error,
+                                           "bug": p.bug, "moved": moved, "measured": _measured(r),
+                                           "seconds": round(time.perf_counter() - start, 2)}
     row["measured"] = _measured(base)
     return row
 
@@ -263,8 +269,8 @@ def render(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
              f"Command: `{meta['command']}`; {meta['when']}; {meta['seconds']:.0f} s wall time.", "",
              "Cells: X rejected (VIOLATED), E rejected (ERROR: diverged or over budget), . not rejected, "
              "~ inert at these instances, - not applicable, ? variant bug. Required variants: frozen, ascent and "
-             "the family's correction/state; the local-solver variants (local_*) are required of a claim that "
-             "never runs the round; the others, in parentheses, are shown only "
+             "the family's correction/state; the local-solver variants (local_*) are run for, and required of, a "
+             "claim that never runs the round; the others, in parentheses, are shown only "
              "(benchmarks/mutation/discrimination.py).",
              "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:

@@ -13,7 +13,7 @@ in the table but not required, since a slower or reweighted algorithm can still 
 ``"local"`` variants break a family's local solver (``method``: the method they replace, called as
 ``variant(orig, alg, *args)`` with the faithful method ``orig``), and are required of the claims that call that
 solver but never run the family's round (per-point lemmas about the local step, where a server that does not
-learn is not a plausible break: nothing they state involves the server).
+learn is not a plausible break: nothing they state involves the server); the harness runs them only there.
 
 The variants are built from the algorithms' public state: a variant changes the input state of the faithful
 round (the control variates zeroed), its output (the server update reflected or dropped, made consistent with
