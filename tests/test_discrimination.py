@@ -81,3 +81,24 @@ def test_a_flag_needs_a_bound_or_rate_claim():
     with pytest.raises(ValueError, match="non_discriminating"):
         claim(id="test.flag", paper="classic", reference="x", statement="s", kind="identity",
               instances=lambda thorough: [1], non_discriminating="a reason")
+
+
+def test_a_claim_that_never_runs_the_round_is_judged_on_the_local_variants():
+    row = {"cells": {"A.frozen": {"cell": "~", "role": "required"}, "A.local_x": {"cell": "X", "role": "local"}}}
+    assert disc.judged_on(row) == "local" and disc.discriminates(row)
+    row["cells"]["A.local_y"] = {"cell": ".", "role": "local"}
+    assert not disc.discriminates(row)
+    row["cells"]["A.frozen"]["cell"] = "X"  # the claim runs the round: the local variants are shown only
+    assert disc.judged_on(row) == "required" and disc.discriminates(row)
+
+
+def test_a_local_solver_claim_rejects_the_local_variants_and_the_solver_is_restored():
+    from fedtheory.algorithms import DANEPlus
+
+    before = DANEPlus.__dict__["local_models"]
+    row = disc.run_claim("fedred.daneplus.local_accuracy.derived")
+    assert DANEPlus.__dict__["local_models"] is before
+    assert disc.judged_on(row) == "local"
+    local = {k: c for k, c in row["cells"].items() if c["role"] == "local"}
+    assert local and all(c["cell"] in disc.REJECT for c in local.values()), local
+    assert disc.discriminates(row)

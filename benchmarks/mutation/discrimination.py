@@ -27,6 +27,10 @@ variant itself raised a programming error (never counted as a rejection).
 frozen server, ascent, the family's drift correction or carried state) is live at its instances and every live
 required variant is rejected. Factor variants (``half_step``, ``uniform_weights``, ``no_ipw``,
 ``no_correction``) are shown but not required: an upper bound can hold for a slower or reweighted algorithm.
+A claim that calls a family's local solver but never runs its round (every required variant inert: a per-point
+lemma about the local step) is judged on the family's local variants instead (role ``local``, e.g. DANE+'s
+control variate dropped or sign-flipped in the local objective): at least one live, every live one rejected.
+Elsewhere the local variants are not run (they would be shown only).
 A claim that cannot be made to discriminate is flagged in the ledger (``@claim(non_discriminating=
 "reason")``), shown in claims.md and the coverage page; F must stay at most 5% of N.
 
@@ -57,7 +61,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from variants import VARIANTS, family_classes, family_of  # noqa: E402
+from variants import VARIANTS, family_classes, family_of, local_methods  # noqa: E402
 
 KINDS = ("bound", "rate")
 REJECT = ("X", "E")
@@ -77,6 +81,8 @@ def _alarm(signum: int, frame: Any) -> None:
 
 
 def _arrays(state: Any) -> list[np.ndarray]:
+    if isinstance(state, np.ndarray):  # a local solver's output (its first element: the local models)
+        return [state] if state.dtype.kind == "f" else []
     out = []
     for v in vars(state).values():
         if hasattr(v, "peek"):
@@ -100,8 +106,9 @@ def _differs(a: Any, b: Any) -> bool:
 class Patch:
     """While active, the family's round runs the broken ``variant`` and records whether it was live."""
 
-    def __init__(self, family: str, variant: Any | None) -> None:
-        self.cls, self.method = family_classes()[family]
+    def __init__(self, family: str, variant: Any | None, method: str | None = None) -> None:
+        method = method or getattr(variant, "method", None)
+        self.cls, self.method = family_classes()[family] if method is None else local_methods()[(family, method)]
         self.family, self.variant = family, variant
         self.live = False
         self.not_applicable = False
@@ -114,15 +121,15 @@ class Patch:
         patch = self
 
         @functools.wraps(orig)
-        def wrapped(a: Any, problem: Any, state: Any, arg: Any) -> Any:
+        def wrapped(a: Any, *args: Any) -> Any:
             fam = family_of(a)
             if fam is not None:
                 patch.families.add(fam)
             if patch.variant is None or fam != patch.family:
-                return orig(a, problem, state, arg)
-            faithful = orig(a, problem, state, arg)
+                return orig(a, *args)
+            faithful = orig(a, *args)
             try:
-                broken = patch.variant.apply(orig, a, problem, state, arg)
+                broken = patch.variant.apply(orig, a, *args)
             except NotImplementedError:
                 patch.not_applicable = True
                 return faithful
@@ -144,7 +151,8 @@ class Recorder:
     """Every family's round instrumented (no variant): which families a claim runs."""
 
     def __enter__(self) -> "Recorder":
-        self.patches = [Patch(f, None) for f in family_classes()]
+        self.patches = [Patch(f, None) for f in family_classes()] + \
+            [Patch(f, None, method) for f, method in local_methods()]
         for p in self.patches:
             p.__enter__()
         return self
@@ -196,43 +204,57 @@ def evaluate_variants(c: Any) -> dict[str, Any]:
         return row
     budget = max(MIN_BUDGET, BUDGET_FACTOR * base.seconds)
     signal.signal(signal.SIGALRM, _alarm)
-    for fam in rec.families:
-        for v in VARIANTS[fam]:
-            start = time.perf_counter()
-            clear_caches()
-            with Patch(fam, v) as p:
-                signal.setitimer(signal.ITIMER_REAL, budget)
-                try:
-                    r = evaluate(c)
-                except Budget:  # raised outside a check (e.g. between instances): the same verdict
-                    r = None
-                finally:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
-            status = "ERROR" if r is None else r.status
-            error = "time budget exceeded" if r is None else (r.error or "").splitlines()[0][:200] if r.error else ""
-            if p.bug:
-                cell = "?"
-            elif p.not_applicable and not p.live:
-                cell = "-"
-            elif status == "VIOLATED":
-                cell = "X"
-            elif status == "ERROR":
-                cell = "E"
-            elif not p.live:
-                cell = "~"
-            else:
-                cell = "."
-            moved = r is None or _measured(r) != _measured(base)
-            row["cells"][f"{fam}.{v.name}"] = {"cell": cell, "role": v.role, "status": status, "error": error,
-                                               "bug": p.bug, "moved": moved, "measured": _measured(r),
-                                               "seconds": round(time.perf_counter() - start, 2)}
+    # The local variants last, and only for a claim whose required variants are all inert (elsewhere they
+    # would be shown only: not run, so they cost nothing there).
+    order = [(fam, v) for fam in rec.families for v in VARIANTS[fam] if v.role != "local"] + \
+        [(fam, v) for fam in rec.families for v in VARIANTS[fam] if v.role == "local"]
+    for fam, v in order:
+        if v.role == "local" and any(c["role"] == "required" and c["cell"] not in ("~", "-")
+                                     for c in row["cells"].values()):
+            continue
+        start = time.perf_counter()
+        clear_caches()
+        with Patch(fam, v) as p:
+            signal.setitimer(signal.ITIMER_REAL, budget)
+            try:
+                r = evaluate(c)
+            except Budget:  # raised outside a check (e.g. between instances): the same verdict
+                r = None
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        status = "ERROR" if r is None else r.status
+        error = "time budget exceeded" if r is None else (r.error or "").splitlines()[0][:200] if r.error else ""
+        if p.bug:
+            cell = "?"
+        elif p.not_applicable and not p.live:
+            cell = "-"
+        elif status == "VIOLATED":
+            cell = "X"
+        elif status == "ERROR":
+            cell = "E"
+        elif not p.live:
+            cell = "~"
+        else:
+            cell = "."
+        moved = r is None or _measured(r) != _measured(base)
+        row["cells"][f"{fam}.{v.name}"] = {"cell": cell, "role": v.role, "status": status, "error": error,
+                                           "bug": p.bug, "moved": moved, "measured": _measured(r),
+                                           "seconds": round(time.perf_counter() - start, 2)}
     row["measured"] = _measured(base)
     return row
 
 
+def judged_on(row: dict[str, Any]) -> str:
+    """The role of the variants a row is judged on: ``required``, or ``local`` when every required variant is
+    inert (the claim never runs the family's round; module docstring)."""
+    live = [c for c in row["cells"].values() if c["role"] == "required" and c["cell"] not in ("~", "-")]
+    return "required" if live or not any(c["role"] == "local" for c in row["cells"].values()) else "local"
+
+
 def discriminates(row: dict[str, Any]) -> bool:
-    """At least one live required variant, and every live required variant rejected (module docstring)."""
-    req = [c["cell"] for c in row["cells"].values() if c["role"] == "required" and c["cell"] not in ("~", "-")]
+    """At least one live variant of the role the row is judged on, and every live one rejected."""
+    role = judged_on(row)
+    req = [c["cell"] for c in row["cells"].values() if c["role"] == role and c["cell"] not in ("~", "-")]
     return bool(req) and all(x in REJECT for x in req)
 
 
@@ -247,14 +269,17 @@ def render(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
              f"Command: `{meta['command']}`; {meta['when']}; {meta['seconds']:.0f} s wall time.", "",
              "Cells: X rejected (VIOLATED), E rejected (ERROR: diverged or over budget), . not rejected, "
              "~ inert at these instances, - not applicable, ? variant bug. Required variants: frozen, ascent and "
-             "the family's correction/state; the others are shown only (benchmarks/mutation/discrimination.py).",
+             "the family's correction/state; the local-solver variants (local_*) are run for, and required of, a "
+             "claim that never runs the round; the others, in parentheses, are shown only "
+             "(benchmarks/mutation/discrimination.py).",
              "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
+        role = judged_on(r)
         for fam in r["families"]:
             cells = []
             for n in names:
                 c = r["cells"].get(f"{fam}.{n}")
-                cells.append("" if c is None else (c["cell"] if c["role"] == "required" else f"({c['cell']})"))
+                cells.append("" if c is None else (c["cell"] if c["role"] in ("required", role) else f"({c['cell']})"))
             lines.append("| " + " | ".join([f"`{r['id']}`", fam, *cells, verdict(r)]) + " |")
     lines += ["", summary_line(rows)]
     return "\n".join(lines) + "\n"

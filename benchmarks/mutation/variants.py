@@ -9,7 +9,11 @@ so DANE shares DANE+'s variants and FedProx FedAvg's.
 
 ``role``: ``"required"`` variants break the convergence the bound or rate claims are about (a claim that
 discriminates rejects each of them); ``"factor"`` variants (a step halved, the weights made uniform) are shown
-in the table but not required, since a slower or reweighted algorithm can still satisfy an upper bound.
+in the table but not required, since a slower or reweighted algorithm can still satisfy an upper bound;
+``"local"`` variants break a family's local solver (``method``: the method they replace, called as
+``variant(orig, alg, *args)`` with the faithful method ``orig``), and are required of the claims that call that
+solver but never run the family's round (per-point lemmas about the local step, where a server that does not
+learn is not a plausible break: nothing they state involves the server); the harness runs them only there.
 
 The variants are built from the algorithms' public state: a variant changes the input state of the faithful
 round (the control variates zeroed), its output (the server update reflected or dropped, made consistent with
@@ -32,9 +36,10 @@ VariantFn = Callable[[Round, Any, Any, Any, Any], tuple[Any, Any]]
 @dataclass(frozen=True)
 class Variant:
     name: str
-    role: str  # "required" or "factor"
+    role: str  # "required", "factor" or "local"
     description: str
     apply: VariantFn
+    method: str | None = None  # the local-solver method a "local" variant replaces (None: the family's round)
 
 
 # ----- helpers -----------------------------------------------------------------------------------------------
@@ -138,6 +143,31 @@ def daneplus_cv_dropped(orig: Round, a: Any, problem: Any, state: Any, draw: Any
     return replace(new, h=zero_h if a.control_variate == "scaffnew" else state.h), log
 
 
+def daneplus_local_cv(sign: float) -> Callable[..., Any]:
+    """DANE+'s local solver (``local_models``) with its control variate h_i multiplied by ``sign`` in the local
+    objective F_i = f_i + <sign h_i, x> + lam/2 ||x - x^r||^2 (0: dropped, FedProx's local problems; -1: the
+    sign flipped); it reports the h it used, as a consistent implementation of that slip would."""
+    def apply(orig: Callable[..., Any], a: Any, problem: Any, state: Any, clients: Any = None,
+              seed: Any = None) -> Any:
+        if a.control_variate == "gradient":
+            G = problem.grads(problem.broadcast(state.x))
+            h = problem.weights @ G - G
+        else:
+            h = state.h
+        broken = copy.copy(a)  # DANE refuses control_variate='scaffnew' in __post_init__: set it on a copy
+        object.__setattr__(broken, "control_variate", "scaffnew")
+        return orig(broken, problem, replace(state, h=sign * h), clients, seed)
+    return apply
+
+
+def fedred_local_cv(sign: float) -> Callable[..., Any]:
+    """FedRed's local solver (``local_step``) with its control variates h_i multiplied by ``sign`` in the local
+    objective (0: dropped; -1: the sign flipped)."""
+    def apply(orig: Callable[..., Any], a: Any, problem: Any, state: Any, *rest: Any) -> Any:
+        return orig(a, problem, replace(state, H=sign * np.asarray(state.H)), *rest)
+    return apply
+
+
 def scaffnew_no_communication(orig: Round, a: Any, problem: Any, state: Any, draw: Any) -> tuple[Any, Any]:
     """Scaffnew whose server never averages: every coin comes up tails (local GD with a frozen h)."""
     if a.round_unit != "step":
@@ -219,6 +249,10 @@ VARIANTS: dict[str, list[Variant]] = {
         Variant("no_drift_correction", "required", "control variate h_i removed (local prox steps: FedProx)",
                 daneplus_cv_dropped),
         Variant("half_step", "factor", HALF, step_scaled(0.5)),
+        Variant("local_cv_dropped", "local", "the local objective's control variate dropped (h_i = 0: FedProx)",
+                daneplus_local_cv(0.0), method="local_models"),
+        Variant("local_cv_sign", "local", "the local objective's control variate with its sign flipped (-h_i)",
+                daneplus_local_cv(-1.0), method="local_models"),
     ],
     "FedRed": [
         Variant("frozen", "required", "the reference point never moves: x~+ = x~",
@@ -228,6 +262,10 @@ VARIANTS: dict[str, list[Variant]] = {
         Variant("no_drift_correction", "required", "control variates h_i kept at 0", with_zeroed("H")),
         Variant("half_step", "factor", "the reference point's update halved",
                 fedred_reference(lambda x, x_new: 0.5 * (x + x_new))),
+        Variant("local_cv_dropped", "local", "the local objective's control variates dropped (h_i = 0)",
+                fedred_local_cv(0.0), method="local_step"),
+        Variant("local_cv_sign", "local", "the local objective's control variates with their sign flipped",
+                fedred_local_cv(-1.0), method="local_step"),
     ],
     "DoCoFL": [
         Variant("frozen", "required", FROZEN, step_scaled(0.0)),
@@ -257,6 +295,16 @@ def family_classes() -> dict[str, tuple[type, str]]:
     for name in VARIANTS:
         cls = getattr(alg, name)
         out[name] = (cls, "round" if name == "GradientDescent" else "round_given")
+    return out
+
+
+def local_methods() -> dict[tuple[str, str], tuple[type, str]]:
+    """(family, method) -> (the class whose method the family's "local" variants replace, the method name)."""
+    out = {}
+    for name, variants in VARIANTS.items():
+        for v in variants:
+            if v.method is not None:
+                out[(name, v.method)] = (getattr(alg, name), v.method)
     return out
 
 

@@ -31,7 +31,7 @@ from ...participation import UniformSubset
 from ...problems.structured import SharedBasisQuadratic, structured_quadratic
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
-from ..tolerances import IDENTITY_TOL
+from ..tolerances import IDENTITY_TOL, Z_MONTE_CARLO
 from ._shared import PAPER
 
 __all__: list[str] = []
@@ -95,6 +95,33 @@ def _prox_solution(problem: SharedBasisQuadratic, x: np.ndarray, lin: np.ndarray
         rhs = c + lam * z - (lin[sl] @ Q if lin is not None else 0.0)
         out[sl] = (rhs / (s + lam)) @ Q.T
     return out
+
+
+def _fedavg_stationary_sq_error(problem: SharedBasisQuadratic, S: int, eta: float, K: int) -> float:
+    """E||x - x*||^2 at stationarity of FedAvg (server step 1, K local GD steps of size eta) under
+    UniformSubset(S), in closed form (derived by fedtheory for this family, independently of the algorithm).
+
+    In eigen-coordinates every coordinate j evolves alone: z+ = (1 - alpha) z + beta with alpha = mean_{i in S}
+    a_ij, beta = mean_{i in S} a_ij z*_ij, a_ij = 1 - (1 - eta s_ij)^K (the module docstring's local contraction).
+    The draw is independent of z, so the stationary moments are m = E beta / E alpha and
+    E z^2 = (2 E[(1 - alpha) beta] m + E beta^2) / (1 - E (1 - alpha)^2), with the sampling-without-replacement
+    moments E[mean_S u mean_S v] = u_bar v_bar + (n - S)/(S (n - 1)) cov(u, v). The result is the drift bias
+    ||x_FedAvg - x*||^2 plus the sampling noise."""
+    n = problem.n_clients
+    Q = problem.Q if problem.Q is not None else np.eye(problem.dim)
+    a = 1.0 - (1.0 - eta * problem.s) ** K
+    g = a * (problem.c / problem.s)
+    fpc = (n - S) / (S * (n - 1)) if n > 1 else 0.0
+
+    def second(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        ub, vb = u.mean(axis=0), v.mean(axis=0)
+        return ub * vb + fpc * np.mean((u - ub) * (v - vb), axis=0)
+
+    Ea, Eb = a.mean(axis=0), g.mean(axis=0)
+    m = Eb / Ea
+    E2 = (2.0 * (Eb - second(a, g)) * m + second(g, g)) / (1.0 - (1.0 - 2.0 * Ea + second(a, a)))
+    zs = Q.T @ problem.certificate.x_star
+    return float(np.sum(E2 - 2.0 * m * zs + zs ** 2))
 
 
 def _blocks(n: int, S: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -227,7 +254,9 @@ def _rate_space() -> InstanceSpace:
                  "reported",
        statement="With UniformSubset(S) participation SCAFFOLD (option II, eta_l = 1/(2L)) drives ||x - x*|| below "
                  "1e-8 ||x_0 - x*|| on a heterogeneous quadratic within 150 (n/S + kappa) rounds, while FedAvg with "
-                 "the same steps stays above 1e-3 ||x_0 - x*|| (its biased fixed point); 10^5 clients under "
+                 "the same steps stays above 1e-3 ||x_0 - x*||: its mean ||x - x*||^2 over the second half of the "
+                 "rounds is its exact stationary value (drift bias plus sampling noise, closed form in "
+                 "eigen-coordinates) within Z_MONTE_CARLO batch-means standard errors; 10^5 clients under "
                  "--thorough",
        kind="rate", space=_rate_space(), derived=True, cost="slow",
        notes="The round budget 150 (n/S + kappa) is fedtheory's choice (Thm III states O(n/S + kappa) rounds per "
@@ -261,9 +290,19 @@ def check_scaffold_no_drift(inst: dict[str, Any]) -> Evidence:
     rate = float(np.exp(np.polyfit(np.arange(half.size), np.log(np.maximum(half, 1e-300)), 1)[0])) \
         if half.size > 2 else float("nan")
     fedavg_floor = float(np.min(fa[len(fa) // 2:]))
-    holds = sc[-1] <= 1e-8 and fedavg_floor >= 1e-3
+    # FedAvg's floor is where its own dynamics settle, not where it happens to stop (a server that does not
+    # learn also "stays above 1e-3"): the second half's mean squared error against the closed form, within
+    # Z standard errors of 25 batch means (the rounds are correlated; a batch spans many mixing times).
+    sq = (np.asarray(fa[len(fa) // 2:]) * e0) ** 2
+    batches = np.array([b.mean() for b in np.array_split(sq, 25)])
+    stationary = _fedavg_stationary_sq_error(problem, S, eta, K)
+    se = float(batches.std(ddof=1)) / math.sqrt(batches.size)
+    fedavg_z = abs(float(sq.mean()) - stationary) / max(se, 1e-300)
+    holds = sc[-1] <= 1e-8 and fedavg_floor >= 1e-3 and fedavg_z <= Z_MONTE_CARLO
     return Evidence(_describe(inst), sc[-1], 1e-8, holds,
                     details={"rounds_budget": budget, "scaffold_rounds": reached["scaffold"],
+                             "fedavg_mean_sq_error_second_half": float(sq.mean()),
+                             "fedavg_stationary_sq_error": stationary, "fedavg_standard_errors": fedavg_z,
                              "scaffold_per_round_contraction": rate,
                              "scaffold_contraction_times_(n/S+kappa)": (1 - rate) * (n / S + c.L / c.mu)
                              if math.isfinite(rate) else float("nan"),

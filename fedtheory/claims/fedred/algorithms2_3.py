@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from ...algorithms.dane import DANE
-from ...algorithms.fedred import FedRed, FedRedDraw
+from ...algorithms.fedred import FedRed
 from ...run import run
 from ...theory import fedred as th
 from ..patterns import relative_error
@@ -68,10 +68,21 @@ def check_fedred_local_solvers(inst: dict) -> Evidence:
     m, M = eig.min(axis=1) + total, eig.max(axis=1) + total
     state = alg.init(problem, np.array([2.0, -1.0, 0.5]))
     rng = np.random.default_rng(1)
-    for _ in range(3):  # local models away from the server model
-        state = alg.round_given(problem, state, FedRedDraw(bool(rng.random() < 0.3)))[0]
+    for _ in range(3):  # local models away from the server model; Alg. 2's communication done here (the
+        # statement is about the local solver at this state: the server is not under test)
+        X = alg.local_step(problem, state)[0]
+        if rng.random() < 0.3:
+            x_ref = problem.weights @ X
+            G = problem.grads(problem.broadcast(x_ref))
+            state = replace(state, x=x_ref, X=np.array(problem.broadcast(x_ref)) if alg.reset else X,
+                            H=problem.weights @ G - G, G=None)
+        else:
+            state = replace(state, X=X, G=None)
+    # control variates (4) at the reference point from the raw A_i, b_i, never the state's: a solver that
+    # drops or flips them in its local objective must miss x_i*
+    G = np.einsum("nij,j->ni", problem.A, state.x) - problem.b
     C = (lam * state.x + state.X / eta) / total
-    rhs = problem.b - state.H + total * C
+    rhs = problem.b - (problem.weights @ G - G) + total * C
     X_star = np.linalg.solve(problem.A + total * np.eye(problem.dim), rhs[..., None])[..., 0]
 
     def gap(X: np.ndarray) -> np.ndarray:
@@ -79,7 +90,7 @@ def check_fedred_local_solvers(inst: dict) -> Evidence:
         E = X - X_star
         return 0.5 * (np.einsum("ni,nij,nj->n", E, problem.A, E) + total * np.sum(E * E, axis=1))
 
-    X = alg.round_given(problem, state, FedRedDraw(False))[0].X
+    X = alg.local_step(problem, state)[0]
     K, X0 = inst["local_steps"], state.X
     # Floating-point floor (docs/design.md): iterates carry errors of ~1e-16 of their size, so distances below
     # 1e-12 of ||x_0|| + ||x_i*|| (and the matching F-gaps, M/2 times their square) are not resolved.

@@ -24,11 +24,15 @@ __all__ = ["daneplus_nonconvex_run", "sandwich_coefficients", "nonconvex_round_c
 # ---------------------------------------------------------------------------------------------------------
 
 
-def daneplus_nonconvex_run(kw: dict, *, stopping: str = "steps", tol: float = 0.0
+def daneplus_nonconvex_run(kw: dict, *, stopping: str = "steps", tol: float = 0.0, server: bool = True
                            ) -> tuple[NonconvexProblem, float, list[dict]]:
     """DANE+-GD on the non-convex family with lam = lam_factor delta_B and randomized single-model selection;
     per round: x^r, all local models, their grad F_{i,r} (from the oracle), the selected client, x^{r+1}.
-    Stops once ||grad f(x^r)|| <= 1e-8 ||grad f(x^0)|| (the floating-point floor)."""
+    Stops once ||grad f(x^r)|| <= 1e-8 ||grad f(x^0)|| (the floating-point floor).
+
+    ``h`` is control variate (1) recomputed from the oracle, ``h_alg`` the one the local solver used. With
+    ``server=False`` the selection x^{r+1} = x_{i_r,r+1} is done here rather than by the algorithm's round (the
+    per-point lemmas are about the local objective at the points x^r; the server is not under test)."""
     problem = nonconvex_instance(kw)
     lam = float(kw["lam_factor"]) * problem.certificate.delta_B
     alg = DANEPlus(lam=lam, solver="gd", stopping=stopping, tol=tol, local_steps=int(kw.get("local_steps", 5)),
@@ -40,13 +44,14 @@ def daneplus_nonconvex_run(kw: dict, *, stopping: str = "steps", tol: float = 0.
     for r in range(int(kw.get("rounds", 20))):
         if float(np.linalg.norm(problem.grad(state.x))) <= 1e-8 * g0:
             break  # a stationary point to rounding: the inequalities' sides are rounding noise below this
-        X, _, _, extra = alg.local_models(problem, state)
+        X, h_alg, _, extra = alg.local_models(problem, state)
         G = problem.grads(problem.broadcast(state.x))
         h = problem.weights @ G - G
         gradF = problem.grads(X) + h + lam * (X - state.x)
         draw = alg.draw(problem, state, rng)
-        new, _ = alg.round_given(problem, state, draw)
-        records.append(dict(x=state.x, X=X, h=h, gradF=gradF, client=draw.client, x_new=new.x,
+        new = alg.round_given(problem, state, draw)[0] if server else \
+            replace(state, x=X[draw.client], r=state.r + 1)
+        records.append(dict(x=state.x, X=X, h=h, h_alg=h_alg, gradF=gradF, client=draw.client, x_new=new.x,
                             steps=extra.get("local_steps_max", 0.0), r=r))
         state = new
     return problem, lam, records
@@ -81,13 +86,15 @@ _NC_STRICT_SPACE = replace(_NC_SPACE, regime=lambda point: float(point["lam_fact
 
 
 def check_gradient_transfer(kw: dict) -> Evidence:
-    problem, lam, records = daneplus_nonconvex_run(kw)
+    """F_{i,r} is the local objective the algorithm's solver minimises (its control variate h_alg); grad f and
+    grad h_i = grad f - grad f_i are evaluated independently from the oracle."""
+    problem, lam, records = daneplus_nonconvex_run(kw, server=False)
     dB = problem.certificate.delta_B
     rng = np.random.default_rng(kw["seed"] + 3)
     worst, ratio, ident = -np.inf, 0.0, 0.0
     for rec in records:
         for Z in (rec["X"], rec["X"] + rng.standard_normal(rec["X"].shape)):
-            gradF = problem.grads(Z) + rec["h"] + lam * (Z - rec["x"])
+            gradF = problem.grads(Z) + rec["h_alg"] + lam * (Z - rec["x"])
             gf = np.array([problem.grad(z) for z in Z])
             dist = np.linalg.norm(Z - rec["x"], axis=1)
             lhs = np.linalg.norm(gf, axis=1)
@@ -121,17 +128,19 @@ def sandwich_coefficients(lam: float, delta_B: float) -> tuple[float, float]:
 
 
 def check_model_sandwich(kw: dict) -> Evidence:
-    problem, lam, records = daneplus_nonconvex_run(kw)
+    """F_{i,r} is the local objective the algorithm's solver minimises (its control variate h_alg); f is
+    evaluated independently from the oracle."""
+    problem, lam, records = daneplus_nonconvex_run(kw, server=False)
     dB = problem.certificate.delta_B
     rng = np.random.default_rng(kw["seed"] + 4)
     worst, ratio = -np.inf, 0.0
     for rec in records:
-        x = rec["x"]
+        x, h = rec["x"], rec["h_alg"]
         fx = problem.value(x)
-        Fx = problem.values(problem.broadcast(x)) + rec["h"] @ x
+        Fx = problem.values(problem.broadcast(x)) + h @ x
         for Z in (rec["X"], rec["X"] + rng.standard_normal(rec["X"].shape) * np.exp(rng.uniform(-3, 1))):
             d2 = np.sum((Z - x) ** 2, axis=1)
-            dF = problem.values(Z) + np.sum(rec["h"] * Z, axis=1) + 0.5 * lam * d2 - Fx
+            dF = problem.values(Z) + np.sum(h * Z, axis=1) + 0.5 * lam * d2 - Fx
             df = np.array([problem.value(z) for z in Z]) - fx
             c_lo, c_hi = sandwich_coefficients(lam, dB)
             lo, hi = df + c_lo * d2, df + c_hi * d2
