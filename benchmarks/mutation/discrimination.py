@@ -27,6 +27,8 @@ variant itself raised a programming error (never counted as a rejection).
 frozen server, ascent, the family's drift correction or carried state) is live at its instances and every live
 required variant is rejected. Factor variants (``half_step``, ``uniform_weights``, ``no_ipw``,
 ``no_correction``) are shown but not required: an upper bound can hold for a slower or reweighted algorithm.
+The local variants (DoCoFL's ``no_correction``, FedDyn's ``local_correction_flipped``) break a client's step,
+which per-round lemmas on that step are about; they are shown with the factor variants.
 A claim that cannot be made to discriminate is flagged in the ledger (``@claim(non_discriminating=
 "reason")``), shown in claims.md and the coverage page; F must stay at most 5% of N.
 
