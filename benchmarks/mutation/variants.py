@@ -67,7 +67,7 @@ def negated(problem: Any) -> Any:
 
 def local_linear_flipped(problem: Any) -> Any:
     """A shallow copy of ``problem`` whose exact local solver sees the linear term with its sign flipped: a
-    client asked for argmin f_i(x) - <lin, x> + prox minimises f_i(x) + <lin, x> + prox (as :func:`negated`)."""
+    client asked for argmin f_i(x) + <lin, x> + prox minimises f_i(x) - <lin, x> + prox (as :func:`negated`)."""
     base = type(problem)
 
     class Flipped(base):  # type: ignore[misc, valid-type]
