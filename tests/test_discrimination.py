@@ -102,3 +102,26 @@ def test_a_local_solver_claim_rejects_the_local_variants_and_the_solver_is_resto
     local = {k: c for k, c in row["cells"].items() if c["role"] == "local"}
     assert local and all(c["cell"] in disc.REJECT for c in local.values()), local
     assert disc.discriminates(row)
+def test_feddyn_local_correction_flipped_changes_only_the_local_solve():
+    """The local variant solves each client's problem with the correction's sign flipped: from g_k = 0 it is the
+    faithful round; from g_k != 0 the local solutions are those of L_k + <g_k, theta> + prox, checked against
+    the problem's own solver."""
+    from fedtheory.algorithms import FedDyn
+    from fedtheory.algorithms.federated import Draw
+    from variants import feddyn_local_correction_flipped
+
+    rng = np.random.default_rng(0)
+    A = np.stack([np.diag(rng.uniform(0.5, 2.0, 3)) for _ in range(4)])
+    p = QuadraticProblem(A, rng.standard_normal((4, 3)))
+    alg = FedDyn(alpha=2.0)
+    draw = Draw(clients=np.arange(4))
+    state = alg.init(p, np.ones(3))
+    orig = FedDyn.round_given
+    same, _ = feddyn_local_correction_flipped(orig, alg, p, state, draw)
+    assert np.array_equal(same.x, orig(alg, p, state, draw)[0].x)
+    state, _ = orig(alg, p, state, draw)  # now g_k != 0
+    broken, _ = feddyn_local_correction_flipped(orig, alg, p, state, draw)
+    G = state.G.peek()
+    want = p.solve_local(G, np.broadcast_to(state.x, (4, 3)), 2.0)  # argmin L_k + <g_k, theta> + prox
+    assert np.allclose(state.x + broken.last_upload, want, rtol=1e-12, atol=1e-12)
+    assert not np.allclose(broken.x, orig(alg, p, state, draw)[0].x)

@@ -31,6 +31,8 @@ A claim that calls a family's local solver but never runs its round (every requi
 lemma about the local step) is judged on the family's local variants instead (role ``local``, e.g. DANE+'s
 control variate dropped or sign-flipped in the local objective): at least one live, every live one rejected.
 Elsewhere the local variants are not run (they would be shown only).
+DoCoFL's ``no_correction`` and FedDyn's ``local_correction_flipped`` also break a client's step, which
+per-round lemmas on that step are about; they are run on every claim and shown with the factor variants.
 A claim that cannot be made to discriminate is flagged in the ledger (``@claim(non_discriminating=
 "reason")``), shown in claims.md and the coverage page; F must stay at most 5% of N.
 

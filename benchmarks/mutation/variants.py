@@ -70,6 +70,20 @@ def negated(problem: Any) -> Any:
     return out
 
 
+def local_linear_flipped(problem: Any) -> Any:
+    """A shallow copy of ``problem`` whose exact local solver sees the linear term with its sign flipped: a
+    client asked for argmin f_i(x) + <lin, x> + prox minimises f_i(x) - <lin, x> + prox (as :func:`negated`)."""
+    base = type(problem)
+
+    class Flipped(base):  # type: ignore[misc, valid-type]
+        def solve_local(self, lin: np.ndarray, *a: Any, **k: Any) -> np.ndarray:
+            return problem.solve_local(-np.asarray(lin), *a, **k)
+
+    out = copy.copy(problem)
+    object.__setattr__(out, "__class__", Flipped)
+    return out
+
+
 def step_scaled(factor: float) -> VariantFn:
     """The server update x+ - x multiplied by ``factor`` (0: the server does not learn; -1: ascent)."""
     def apply(orig: Round, a: Any, problem: Any, state: Any, draw: Any) -> tuple[Any, Any]:
@@ -175,6 +189,15 @@ def scaffnew_no_communication(orig: Round, a: Any, problem: Any, state: Any, dra
     return orig(a, problem, state, replace(draw, coin=False))
 
 
+def feddyn_local_correction_flipped(orig: Round, a: Any, problem: Any, state: Any, draw: Any) -> tuple[Any, Any]:
+    """FedDyn whose clients flip the sign of the dynamic correction in their local objective: they minimise
+    L_k(theta) + <g_k, theta> + lambda2/2 ||theta - theta^{t-1}||^2 (+ lambda1 ||.||_1) instead of
+    L_k - <g_k, theta> (the exact local solver; inert with solver='gd'). The server and the state updates are
+    the faithful ones. A break of the local step that per-round lemmas on the local solutions (FedElasticNet
+    Lemma B.5) are about, which a frozen or reflected server update does not reach."""
+    return orig(a, local_linear_flipped(problem), state, draw)
+
+
 def efl_frozen(orig: Round, a: Any, problem: Any, state: Any, draw: Any) -> tuple[Any, Any]:
     """EFL whose server keeps w^G and broadcasts nothing (the clients restart from their round-start model)."""
     new, log = orig(a, problem, state, draw)
@@ -242,6 +265,9 @@ VARIANTS: dict[str, list[Variant]] = {
         Variant("state_not_carried", "required", "dynamic state h, g_i not carried (kept at 0: FedProx)",
                 with_zeroed("h", "G")),
         Variant("half_step", "factor", HALF, step_scaled(0.5)),
+        Variant("local_correction_flipped", "factor",
+                "the local objective's correction sign flipped: clients minimise L_k + <g_k, theta> + prox",
+                feddyn_local_correction_flipped),
     ],
     "DANEPlus": [
         Variant("frozen", "required", FROZEN, step_scaled(0.0)),

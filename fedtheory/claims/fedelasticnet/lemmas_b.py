@@ -172,7 +172,13 @@ _B4_CORRECTED_SPACE = alg3_space([alg3_point(27.0, 0.3, "kkt", 200)],
                                                                               "(docs/fedelasticnet.md)",
        statement="Lemma B.4 holds every round when Alg. 3 uses the exact KKT sub-gradient s of eq. (11) in lines "
                  "6 and 12 and in the lemma's sign term",
-       kind="bound", derived=True, space=_B4_CORRECTED_SPACE, cost="slow")
+       kind="bound", derived=True, space=_B4_CORRECTED_SPACE, cost="slow",
+       non_discriminating=(
+           "FedDyn's state-not-carried variant (h, g_k kept at 0) is not rejected at any point: Lemma B.4 bounds "
+           "one round from the state it is given, and that variant runs each round from h = g_k = 0, a state "
+           "Alg. 3 can be in (searched: margin <= 0 to rounding for lambda2/beta in [0.1, 27], lambda1 in "
+           "{0, 0.3, 1}, m in {2, 5}, d in {1, 4}, full and single-client participation, 2 seeds); the frozen "
+           "server and ascent are rejected (benchmarks/mutation/discrimination.py)"))
 def check_b4_corrected(inst) -> Evidence:
     problem, alg, T = inst
     res = lyapunov_margins(problem, alg, T)

@@ -38,7 +38,10 @@ _THM2_SPACE = InstanceSpace(
               dict(K=8, T=120, D=6, L=1, s=1, b=1, frac=0.9, heterogeneity=2.0, drift=1.0, seeds=20, seed=9),
               # OFedIQ's default step (half the bound, so frac is 0.5 by construction)
               dict(K=8, T=120, D=6, L=1, s=2, b=2, frac=0.5, heterogeneity=1.0, seeds=12, seed=13,
-                   default_step=True)),
+                   default_step=True),
+              # a horizon where the rate term dominates (one feature, strong heterogeneity, a moving comparator):
+              # a model that never leaves w_1 = 0 has linear regret ~3.8x the bound at T = 200
+              dict(K=2, T=200, D=1, L=1, s=4, b=1, frac=0.99, heterogeneity=3.0, drift=1.0, seeds=10, seed=3)),
     thorough=(dict(K=20, T=400, D=10, L=1, s=2, b=5, frac=0.9, heterogeneity=1.0, seeds=100, seed=10),))
 
 
@@ -80,7 +83,9 @@ _THM2_L_SPACE = InstanceSpace(
     regime=lambda pt: pt["b"] <= pt["D"] and pt["T"] >= pt["L"],
     build=lambda pt: {**pt, "T": pt["T"] - pt["T"] % pt["L"]},
     defaults=(dict(K=20, T=200, D=10, L=2, s=3, b=2, frac=0.5, heterogeneity=1.0, seeds=15, seed=11),
-              dict(K=10, T=160, D=5, L=4, s=2, b=1, frac=0.9, heterogeneity=1.0, drift=1.0, seeds=15, seed=12)),
+              dict(K=10, T=160, D=5, L=4, s=2, b=1, frac=0.9, heterogeneity=1.0, drift=1.0, seeds=15, seed=12),
+              # as for L = 1: a frozen model's linear regret is ~1.9x the bound at T = 200
+              dict(K=2, T=200, D=1, L=2, s=4, b=1, frac=0.99, heterogeneity=3.0, drift=1.0, seeds=10, seed=3)),
     thorough=(dict(K=20, T=400, D=10, L=8, s=3, b=2, frac=0.9, heterogeneity=2.0, seeds=60, seed=13),))
 
 

@@ -2,6 +2,8 @@
 instances, and the exact second-moment recursion against Monte Carlo runs."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
@@ -59,3 +61,22 @@ def test_theorem1_quantities_are_consistent():
     assert con >= lit  # the conservative reading of Theorem 1's B for theta >= 1 (fedtheory's, docs/efl.md)
     rows = th.table1_rounds(G2=1.0, mu=0.1, S=10, eps=1e-3, L=1.0)
     assert rows["EFL"] == 1.0 / (0.1 * 10 * 1e-3) + 1.0 / (0.1 * np.sqrt(1e-3))
+
+
+def test_theorem1_bound_rejects_a_server_that_does_not_learn(monkeypatch):
+    """At the bound's last default point (w_0 far from w*) EFL keeps the bound and a server that keeps w^G and
+    broadcasts nothing breaks it (its model never leaves w_0 while the bound falls below ||w_0 - w*||^2)."""
+    claim = REGISTRY["efl.theorem1.bound"]
+    inst = claim.space.defaults[-1]
+    assert inst.get("start") and claim.check(inst).holds
+    round_given = EFL.round_given
+
+    def frozen(self, problem, state, draw):
+        new, log = round_given(self, problem, state, draw)
+        return replace(new, x=state.x, broadcast=np.zeros_like(state.broadcast), server_res=state.server_res), log
+
+    monkeypatch.setattr(EFL, "round_given", frozen)
+    # a shorter horizon than the default's (the claim caches its computation per instance); the bound is
+    # checked at every tau, and it falls below ||w_0 - w*||^2 within the first rounds
+    ev = claim.check({**inst, "rounds": 50})
+    assert not ev.holds and ev.measured > 1.1

@@ -1,11 +1,12 @@
 """FedElasticNet, the lemmas of Appendix B.2 (fedtheory/claims/fedelasticnet/lemmas_b.py) on hypothesis-drawn
-quadratics beyond the claims' own instances."""
+quadratics beyond the claims' own instances, and Lemma B.5 against a broken local step."""
+import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
 from fedtheory.claims import REGISTRY
 from fedtheory.claims.fedelasticnet import algorithm3, lemma_b3_errors, lemma_b5_margins, spec_problem
-from fedtheory.problems.quadratic import quadratic
+from fedtheory.problems.quadratic import QuadraticProblem, quadratic
 from fedtheory.strategies import quadratic_params
 
 small = dict(min_clients=2, max_clients=5, min_dim=2, max_dim=4, max_condition=30.0)
@@ -46,3 +47,15 @@ def test_lemma_b5_margin_is_negative_and_not_vacuous() -> None:
     alg = algorithm3(27.0 * problem.certificate.L, 0.3, "kkt")
     res = lemma_b5_margins(problem, alg, 30)
     assert res["worst"] < 0 and res["tightness"] > 0
+
+
+def test_lemma_b5_rejects_a_flipped_local_correction(monkeypatch):
+    """Lemma B.5 bounds the local solutions' spread eps_t: with the clients' correction sign flipped (they minimise
+    L_k + <g_k, theta> + prox, the server unchanged) it fails at the claim's first two defaults, which FedDyn keeps."""
+    claim = REGISTRY["fedelasticnet.statements.lemma_b5"]
+    insts = list(claim.instances(False))[:2]
+    assert all(claim.check(inst).holds for inst in insts)
+    solve_local = QuadraticProblem.solve_local
+    monkeypatch.setattr(QuadraticProblem, "solve_local",
+                        lambda self, lin, *a, **k: solve_local(self, -np.asarray(lin), *a, **k))
+    assert not any(claim.check(inst).holds for inst in insts)
