@@ -1,0 +1,67 @@
+"""The fl4health driver's translation layer (fedtheory/conformance/external/fl4health_driver.py) on a stand-in with
+fl4health 0.4.2's API shape (tests/conformance/standins/fl4health_standin.py) over Flower's real ``Parameters`` and
+``FitRes``: CI does not install fl4health. The verdicts on fl4health's own code are in docs/frameworks.md and are
+re-run by benchmarks/frameworks/run.py."""
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("flwr")
+pytest.importorskip("hypothesis")
+
+from fedtheory import conformance  # noqa: E402
+
+from .standins import fl4health_standin  # noqa: E402
+
+DRIVER = "fedtheory.conformance.external.fl4health_driver"
+
+
+@pytest.fixture()
+def driver():
+    saved = {k: v for k, v in sys.modules.items() if k == "fl4health" or k.startswith("fl4health.")}
+    flwr_level = logging.getLogger("flwr").level
+    fl4health_standin.install()
+    sys.modules.pop(DRIVER, None)
+    dtype = torch.get_default_dtype()
+    yield importlib.import_module(DRIVER)
+    torch.set_default_dtype(dtype)  # the driver sets float64 as fl4health's worker does
+    logging.getLogger("flwr").setLevel(flwr_level)
+    for k in [k for k in sys.modules if k == "fl4health" or k.startswith("fl4health.")]:
+        del sys.modules[k]
+    sys.modules.update(saved)
+    sys.modules.pop(DRIVER, None)
+
+
+def test_fedavg_and_fedprox_pass_weighted_and_uniform(driver):
+    # fl4health's BasicFedAvg and FedAvgWithAdaptiveConstraint have no server step: declared fixed
+    assert conformance.check(driver.fedavg(), "fedavg", max_examples=4, fixed=["server_step"]).passed
+    assert conformance.check(driver.fedavg_uniform(), "fedavg", weighting="uniform", max_examples=4,
+                             fixed=["server_step"]).passed
+    report = conformance.check(driver.fedprox(), "fedprox", max_examples=4, fixed=["server_step"],
+                               properties=["fedprox.one_round", "fedprox.zero_prox"])
+    assert report.passed, report.table()
+
+
+def test_scaffold_state_is_read_back_by_client_id(driver):
+    """The kit relabels client ids (10.., sparse): c_i must come back under the kit's ids, and one round from a
+    given state must be the paper's (all clients hold a c_i, so fl4health's c_i = c initialisation is not used)."""
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4,
+                               properties=["scaffold.one_round", "scaffold.fixed_point"])
+    assert report.passed, report.table()
+    assert all(r.status == "holds" for r in report.results)  # the state is read back, not opaque
+
+
+def test_a_slipped_standin_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(fl4health_standin.SLIP, "fedavg_unweighted", True)
+    report = conformance.check(driver.fedavg(), "fedavg", max_examples=4, shrink=False, fixed=["server_step"],
+                               properties=["fedavg.one_round"])
+    assert not report.passed
+    monkeypatch.setitem(fl4health_standin.SLIP, "scaffold_c_without_fraction", True)
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4, shrink=False,
+                               properties=["scaffold.one_round"])
+    assert not report.passed
