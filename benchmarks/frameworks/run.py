@@ -98,6 +98,8 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedprox", "fedprox", "fedprox", fixed=("server_step",)),
         Check("fedprox_uniform", "fedprox_uniform", "fedprox", {"weighting": "uniform"}, fixed=("server_step",)),
         Check("scaffold", "scaffold", "scaffold"),
+        # ClientLevelDPFedAvgM with no noise and no clipping: server momentum (FedAvgM)
+        Check("dp_fedavgm", "fedavgm", SO, {"optimizer": "fedavgm"}),
     )),
 }
 

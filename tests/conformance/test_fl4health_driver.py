@@ -65,3 +65,20 @@ def test_a_slipped_standin_is_rejected(driver, monkeypatch):
     report = conformance.check(driver.scaffold(), "scaffold", max_examples=4, shrink=False,
                                properties=["scaffold.one_round"])
     assert not report.passed
+
+
+def test_dp_fedavgm_without_noise_is_server_momentum_and_the_round_one_alias_is_found(driver, monkeypatch):
+    """ClientLevelDPFedAvgM with no noise and no clipping is FedAvgM; with fl4health's own first-round reference
+    weights (a view of the model's, fl4health/clients/clipping_client.py, set_parameters) every client sends a zero
+    update in round 1 on CPU, and the kit names the first round."""
+    properties = ["server_optimizer.first_round", "server_optimizer.from_state", "server_optimizer.multi_round"]
+    report = conformance.check(driver.fedavgm(), "server_optimizer", optimizer="fedavgm", max_examples=4,
+                               properties=properties)
+    assert report.passed, report.table()
+    assert all(r.status == "holds" for r in report.results)  # m is read back, not opaque
+    monkeypatch.setitem(fl4health_standin.SLIP, "clipping_reference_aliases_model", True)
+    report = conformance.check(driver.fedavgm(), "server_optimizer", optimizer="fedavgm", max_examples=4,
+                               shrink=False, properties=properties)
+    status = {r.prop.id: r.status for r in report.results}
+    assert status == {"server_optimizer.first_round": "violated", "server_optimizer.from_state": "holds",
+                      "server_optimizer.multi_round": "violated"}, report.table()

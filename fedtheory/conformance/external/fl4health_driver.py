@@ -35,9 +35,11 @@ torch.set_default_dtype(torch.float64)
 
 from flwr.common import Code, FitRes, Status, ndarrays_to_parameters, parameters_to_ndarrays  # noqa: E402
 from fl4health.clients.basic_client import BasicClient  # noqa: E402
+from fl4health.clients.clipping_client import NumpyClippingClient  # noqa: E402
 from fl4health.clients.fed_prox_client import FedProxClient  # noqa: E402
 from fl4health.clients.scaffold_client import ScaffoldClient  # noqa: E402
 from fl4health.strategies.basic_fedavg import BasicFedAvg  # noqa: E402
+from fl4health.strategies.client_dp_fedavgm import ClientLevelDPFedAvgM  # noqa: E402
 from fl4health.strategies.fedavg_with_adaptive_constraint import FedAvgWithAdaptiveConstraint  # noqa: E402
 from fl4health.strategies.scaffold import Scaffold  # noqa: E402
 
@@ -89,7 +91,8 @@ def _user_client(base):
     return KitClient
 
 
-_CLIENTS = {base: _user_client(base) for base in (BasicClient, FedProxClient, ScaffoldClient)}
+_CLIENTS = {base: _user_client(base) for base in (BasicClient, FedProxClient, ScaffoldClient,
+                                                              NumpyClippingClient)}
 
 
 class _Proxy:
@@ -99,9 +102,9 @@ class _Proxy:
         self.cid = str(cid)
 
 
-def _fit(members, parameters, local_steps):
+def _fit(members, parameters, local_steps, **extra):
     """Each participant's own ``fit``; returns the ``(proxy, FitRes)`` list ``aggregate_fit`` takes."""
-    config = {"current_server_round": 1, "local_steps": int(local_steps)}
+    config = {"current_server_round": 1, "local_steps": int(local_steps), **extra}
     sent = parameters_to_ndarrays(parameters)
     results = []
     for name, member in members:
@@ -182,4 +185,34 @@ def scaffold():
         for cid, member in members:
             c_i[cid] = _vector(member.client_control_variates)
         return _vector(strategy.server_model_weights), {"c": _vector(strategy.server_control_variates), "c_i": c_i}
+    return impl
+
+
+#: A clipping bound no update reaches (a finite one: the noise's standard deviation is multiplier x bound)
+NO_CLIPPING = 1e12
+
+
+def fedavgm():
+    """``ClientLevelDPFedAvgM`` with its privacy switched off -- ``weight_noise_multiplier = 0``, a clipping bound
+    no update reaches, no adaptive clipping, ``weighted_aggregation=False`` (its default) -- and
+    ``NumpyClippingClient``s: server momentum m_t = beta m_{t-1} + mean Delta_i, x + lr m_t (Hsu et al. 2019; the
+    strategy's docstring cites Andrew et al. 2021). Checked as ``server_optimizer`` with optimizer="fedavgm",
+    beta1 = ``beta`` and server_step = ``server_learning_rate``. The strategy keeps m_t in ``self.m_t``: the kit's
+    state ``{"m": m}`` is loaded there before the round and read back after it (v is not used). The clients see
+    the Flower round the state stands for: ``current_server_round`` 1 without a state (the first round, where
+    ``NumpyClippingClient.set_parameters`` takes its reference weights from the model itself), 2 with one."""
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, beta1=0.9,
+             **_):
+        strategy = ClientLevelDPFedAvgM(initial_parameters=ndarrays_to_parameters(_model(x)),
+                                        server_learning_rate=float(server_step), beta=float(beta1),
+                                        weight_noise_multiplier=0.0, clipping_noise_multiplier=0.0,
+                                        initial_clipping_bound=NO_CLIPPING, adaptive_clipping=False,
+                                        min_available_clients=1)
+        if state is not None and state.get("m") is not None:
+            strategy.m_t = _model(state["m"])
+        members = [(pos, _CLIENTS[NumpyClippingClient](c, local_step)) for pos, c in enumerate(clients)]
+        results = _fit(members, strategy.initialize_parameters(None), local_steps, adaptive_clipping=False,
+                       current_server_round=1 if state is None else 2)
+        strategy.aggregate_fit(1, results, [])
+        return _vector(strategy.current_weights), {"m": _vector(strategy.m_t), "v": np.zeros(x.size)}
     return impl

@@ -2,9 +2,10 @@
 ``get_data_loaders``, ``get_optimizer``, ``get_criterion``; ``fit`` -> ``setup_client``, ``set_parameters``,
 ``update_before_train``, ``train_by_steps`` -> ``train_step`` with ``transform_gradients``, ``update_after_train``,
 ``get_parameters``), ``FedProxClient`` (mu packed after the weights, ``(mu/2)||w - w_t||^2`` added to the loss),
-``ScaffoldClient`` (c - c_i added to the gradient, c_i by option II, c_i initialised to the server's c) and the
-strategies ``BasicFedAvg`` (``weighted_aggregation``), ``FedAvgWithAdaptiveConstraint`` and ``Scaffold``
-(x + lr (mean y_i - x), c + fraction_fit mean dc_i), over Flower's real ``Parameters`` / ``FitRes``. Re-typed
+``ScaffoldClient`` (c - c_i added to the gradient, c_i by option II, c_i initialised to the server's c),
+``NumpyClippingClient`` (sends its clipped update y_i - x) and the strategies ``BasicFedAvg``
+(``weighted_aggregation``), ``FedAvgWithAdaptiveConstraint``, ``Scaffold`` (x + lr (mean y_i - x), c +
+fraction_fit mean dc_i) and ``ClientLevelDPFedAvgM`` (its noise-free path: server momentum), over Flower's real ``Parameters`` / ``FitRes``. Re-typed
 from fl4health's source as read for docs/frameworks.md; ``SLIP`` switches one deviation on. ``install()`` puts
 the modules in ``sys.modules``."""
 from __future__ import annotations
@@ -18,7 +19,9 @@ import numpy as np
 import torch
 from flwr.common import ndarrays_to_parameters, parameters_to_ndarrays
 
-SLIP: dict = {"scaffold_c_without_fraction": False, "fedavg_unweighted": False}
+SLIP: dict = {"scaffold_c_without_fraction": False, "fedavg_unweighted": False,
+              # fl4health 0.4.2's own NumpyClippingClient on CPU: round 1's reference weights alias the model's
+              "clipping_reference_aliases_model": False}
 
 
 class BasicClient:
@@ -128,6 +131,22 @@ class ScaffoldClient(BasicClient):
         return super().get_parameters(config) + self.client_control_variates_updates
 
 
+class NumpyClippingClient(BasicClient):
+    def set_parameters(self, parameters, config, fitting_round):
+        self.clipping_bound = float(np.asarray(parameters[-1]).reshape(-1)[0])
+        super().set_parameters(parameters[:-1], config, fitting_round)
+        if config["current_server_round"] == 1 and SLIP["clipping_reference_aliases_model"]:
+            self.initial_weights = [v.numpy() for v in self.model.state_dict().values()]  # a view, not a copy
+        else:
+            self.initial_weights = [np.asarray(a).copy() for a in parameters[:-1]]
+
+    def get_parameters(self, config):
+        update = [w - w0 for w, w0 in zip(super().get_parameters(config), self.initial_weights)]
+        norm = float(np.sqrt(sum(np.sum(u ** 2) for u in update)))
+        scale = min(1.0, self.clipping_bound / norm) if norm > self.clipping_bound else 1.0
+        return [u * scale for u in update] + [np.array(0.0)]
+
+
 def _mean(arrays_and_counts, weighted):
     w = np.array([n if weighted else 1.0 for _, n in arrays_and_counts], dtype=np.float64)
     return [sum(wi * a[k] for wi, (a, _) in zip(w, arrays_and_counts)) / w.sum()
@@ -186,11 +205,32 @@ class Scaffold(BasicFedAvg):
         return ndarrays_to_parameters(self.server_model_weights + self.server_control_variates), {}
 
 
+class ClientLevelDPFedAvgM(BasicFedAvg):
+    """Noise-free path only (the driver sets both noise multipliers to 0): unweighted mean of the clients'
+    (clipped) updates, m_t = beta m_{t-1} + mean, x + server_learning_rate m_t."""
+
+    def __init__(self, *, initial_parameters=None, server_learning_rate=1.0, beta=0.9, initial_clipping_bound=0.1,
+                 weight_noise_multiplier=1.0, **kw):
+        self.current_weights = parameters_to_ndarrays(initial_parameters)
+        self.clipping_bound, self.server_learning_rate, self.beta, self.m_t = initial_clipping_bound, \
+            server_learning_rate, beta, None
+        initial_parameters.tensors.extend(ndarrays_to_parameters([np.array([self.clipping_bound])]).tensors)
+        super().__init__(initial_parameters=initial_parameters, weighted_aggregation=False, **kw)
+
+    def aggregate_fit(self, server_round, results, failures):
+        update = _mean([(a[:-1], n) for a, n in self._decoded(results)], weighted=False)
+        self.m_t = update if not self.m_t else [self.beta * m + u for m, u in zip(self.m_t, update)]
+        self.current_weights = [x + self.server_learning_rate * m for x, m in zip(self.current_weights, self.m_t)]
+        return ndarrays_to_parameters(self.current_weights + [np.array([self.clipping_bound])]), {}
+
+
 def install() -> None:
     """Register the stand-in as ``fl4health`` (and the submodules the driver imports) in ``sys.modules``."""
     names = {"fl4health.clients.basic_client": {"BasicClient": BasicClient},
              "fl4health.clients.fed_prox_client": {"FedProxClient": FedProxClient},
              "fl4health.clients.scaffold_client": {"ScaffoldClient": ScaffoldClient},
+             "fl4health.clients.clipping_client": {"NumpyClippingClient": NumpyClippingClient},
+             "fl4health.strategies.client_dp_fedavgm": {"ClientLevelDPFedAvgM": ClientLevelDPFedAvgM},
              "fl4health.strategies.basic_fedavg": {"BasicFedAvg": BasicFedAvg},
              "fl4health.strategies.fedavg_with_adaptive_constraint":
                  {"FedAvgWithAdaptiveConstraint": FedAvgWithAdaptiveConstraint},
