@@ -47,13 +47,25 @@ def test_fedavg_and_fedprox_pass_weighted_and_uniform(driver):
     assert report.passed, report.table()
 
 
+SCAFFOLD_STATE = ["scaffold.one_round", "scaffold.fixed_point", "scaffold.server_state", "scaffold.multi_round"]
+
+
 def test_scaffold_state_is_read_back_by_client_id(driver):
-    """The kit relabels client ids (10.., sparse): c_i must come back under the kit's ids, and one round from a
-    given state must be the paper's (all clients hold a c_i, so fl4health's c_i = c initialisation is not used)."""
-    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4,
-                               properties=["scaffold.one_round", "scaffold.fixed_point"])
+    """The kit relabels client ids (10.., sparse): c_i must come back under the kit's ids, across rounds with
+    clients joining late."""
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4, properties=SCAFFOLD_STATE)
     assert report.passed, report.table()
     assert all(r.status == "holds" for r in report.results)  # the state is read back, not opaque
+
+
+def test_scaffold_late_joiner_starting_at_c_is_found_as_in_fl4health(driver, monkeypatch):
+    """fl4health's ScaffoldClient starts a client's c_i at the server's c: one round from a full state is still
+    the paper's, but a client joining after round 1 breaks c = (1/N) sum c_i (the verdict on fl4health 0.4.2)."""
+    monkeypatch.setitem(fl4health_standin.SLIP, "scaffold_new_client_starts_at_c", True)
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4, properties=SCAFFOLD_STATE)
+    status = {r.prop.id: r.status for r in report.results}
+    assert status["scaffold.one_round"] == status["scaffold.fixed_point"] == "holds", report.table()
+    assert status["scaffold.multi_round"] == "violated", report.table()
 
 
 def test_a_slipped_standin_is_rejected(driver, monkeypatch):

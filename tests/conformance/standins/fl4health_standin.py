@@ -2,11 +2,12 @@
 ``get_data_loaders``, ``get_optimizer``, ``get_criterion``; ``fit`` -> ``setup_client``, ``set_parameters``,
 ``update_before_train``, ``train_by_steps`` -> ``train_step`` with ``transform_gradients``, ``update_after_train``,
 ``get_parameters``), ``FedProxClient`` (mu packed after the weights, ``(mu/2)||w - w_t||^2`` added to the loss),
-``ScaffoldClient`` (c - c_i added to the gradient, c_i by option II, c_i initialised to the server's c),
+``ScaffoldClient`` (c - c_i added to the gradient, c_i by option II, a new client's c_i = 0),
 ``NumpyClippingClient`` (sends its clipped update y_i - x) and the strategies ``BasicFedAvg``
 (``weighted_aggregation``), ``FedAvgWithAdaptiveConstraint``, ``Scaffold`` (x + lr (mean y_i - x), c +
 fraction_fit mean dc_i) and ``ClientLevelDPFedAvgM`` (its noise-free path: server momentum), over Flower's real ``Parameters`` / ``FitRes``. Re-typed
-from fl4health's source as read for docs/frameworks.md; ``SLIP`` switches one deviation on. ``install()`` puts
+from fl4health's source as read for docs/frameworks.md, written as the papers; ``SLIP`` switches one deviation
+on, fl4health's two defects among them. ``install()`` puts
 the modules in ``sys.modules``."""
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ import torch
 from flwr.common import ndarrays_to_parameters, parameters_to_ndarrays
 
 SLIP: dict = {"scaffold_c_without_fraction": False, "fedavg_unweighted": False,
+              # fl4health 0.4.2's own ScaffoldClient: a client's first c_i is a copy of the server's c (Alg. 1: 0)
+              "scaffold_new_client_starts_at_c": False,
               # fl4health 0.4.2's own NumpyClippingClient on CPU: round 1's reference weights alias the model's
               "clipping_reference_aliases_model": False}
 
@@ -114,7 +117,8 @@ class ScaffoldClient(BasicClient):
         super().set_parameters(parameters[:size], config, fitting_round)
         self.server_model_weights = [p.detach().numpy().copy() for p in self.model.parameters()]
         if self.client_control_variates is None:
-            self.client_control_variates = copy.deepcopy(self.server_control_variates)
+            self.client_control_variates = copy.deepcopy(self.server_control_variates) \
+                if SLIP["scaffold_new_client_starts_at_c"] else [np.zeros_like(c) for c in self.server_control_variates]
 
     def transform_gradients(self, losses):
         for p, ci, c in zip(self.model.parameters(), self.client_control_variates, self.server_control_variates):
