@@ -1,11 +1,12 @@
 """fl4health 0.4.2 NumpyClippingClient sends a zero update in the first round on CPU, without fedtheory.
 
-Run with fl4health's venv: /work/fw-venvs/fl4health/bin/python benchmarks/frameworks/repro/fl4health_clipping_first_round.py
+Run with fl4health's venv (from the repository's root):
+    /work/fw-venvs/fl4health/bin/python benchmarks/frameworks/repro/fl4health_clipping_first_round.py
 
-NumpyClippingClient.set_parameters, first fitting round (fl4health/clients/clipping_client.py, the branch
+NumpyClippingClient.set_parameters, first fitting round (fl4health/clients/clipping_client.py line 176, the branch
 ``current_server_round == 1 and fitting_round``), keeps its reference weights as
 ``self.parameter_exchanger.push_parameters(self.model)``, i.e. ``[val.cpu().numpy() for val in
-model.state_dict().values()]`` (fl4health/parameter_exchange/full_exchanger.py). On CPU ``.cpu()`` is the same
+model.state_dict().values()]`` (fl4health/parameter_exchange/full_exchanger.py line 30). On CPU ``.cpu()`` is the same
 tensor and ``.numpy()`` shares its memory, so the optimizer's in-place steps move the "initial" weights with the
 model and ``compute_weight_update_and_clip`` returns new - old = 0. The server (ClientLevelDPFedAvgM, client-level
 DP FedAvgM; Andrew et al. 2021 / McMahan et al. 2018, DP-FedAvg) then does not move in round 1 and its momentum

@@ -1,14 +1,15 @@
 """fl4health 0.4.2 SCAFFOLD: a client that joins after the first round starts from c_i = c, not 0, without fedtheory.
 
-Run with fl4health's venv: /work/fw-venvs/fl4health/bin/python benchmarks/frameworks/repro/fl4health_scaffold_late_joiner.py
+Run with fl4health's venv (from the repository's root):
+    /work/fw-venvs/fl4health/bin/python benchmarks/frameworks/repro/fl4health_scaffold_late_joiner.py
 
 Karimireddy et al. (2020), Alg. 1, option II, with every c_i initialised to 0 (as fl4health's own ScaffoldServer
-documents without warm start: "If false, variates are initialized to 0", fl4health/servers/scaffold_server.py):
-c = (1/N) sum_i c_i after every round, and a client's first local steps are corrected by c - 0 = c.
-fl4health's ScaffoldClient.set_parameters (fl4health/clients/scaffold_client.py, ``if self.client_control_variates
-is None: self.client_control_variates = copy.deepcopy(self.server_control_variates)``) starts a client that was
-not in the first round from c_i = c: its first steps are uncorrected and c = (1/N) sum_i c_i no longer holds
-(the comment there says the copy keeps c the average of the c_i; with N fixed it does not). With full
+documents without warm start: "If false, variates are initialized to 0", fl4health/servers/scaffold_server.py
+line 68): c = (1/N) sum_i c_i after every round, and a client's first local steps are corrected by c - 0 = c.
+fl4health's ScaffoldClient.set_parameters (fl4health/clients/scaffold_client.py lines 134-135,
+``if self.client_control_variates is None: self.client_control_variates =
+copy.deepcopy(self.server_control_variates)``) starts a client that was not in the first round from c_i = c:
+its first steps are uncorrected and c = (1/N) sum_i c_i no longer holds (the comment there says the copy keeps c the average of the c_i; with N fixed it does not). With full
 participation from round 1 (c = 0 then) the two agree.
 
 Two clients, N = 2 (fraction_fit = 1/2 then 1): round 1 client 1 alone, round 2 both. fl4health's own Scaffold

@@ -5,9 +5,9 @@
 ``ScaffoldClient`` (c - c_i added to the gradient, c_i by option II, a new client's c_i = 0),
 ``NumpyClippingClient`` (sends its clipped update y_i - x) and the strategies ``BasicFedAvg``
 (``weighted_aggregation``), ``FedAvgWithAdaptiveConstraint``, ``Scaffold`` (x + lr (mean y_i - x), c +
-fraction_fit mean dc_i) and ``ClientLevelDPFedAvgM`` (its noise-free path: server momentum), over Flower's real ``Parameters`` / ``FitRes``. Re-typed
-from fl4health's source as read for docs/frameworks.md, written as the papers; ``SLIP`` switches one deviation
-on, fl4health's two defects among them. ``install()`` puts
+fraction_fit mean dc_i) and ``ClientLevelDPFedAvgM`` (its noise-free path: server momentum), over Flower's real
+``Parameters`` / ``FitRes``. Re-typed from fl4health's source as read for docs/frameworks.md, written as the
+papers; ``SLIP`` switches one deviation on, fl4health's two defects among them. ``install()`` puts
 the modules in ``sys.modules``."""
 from __future__ import annotations
 
@@ -203,7 +203,8 @@ class Scaffold(BasicFedAvg):
         size = len(self.server_model_weights)
         mean = _mean(self._decoded(results), weighted=False)
         weights, dc = mean[:size], mean[size:]
-        self.server_model_weights = [x + self.learning_rate * (y - x) for x, y in zip(self.server_model_weights, weights)]
+        self.server_model_weights = [x + self.learning_rate * (y - x)
+                                     for x, y in zip(self.server_model_weights, weights)]
         fraction = 1.0 if SLIP["scaffold_c_without_fraction"] else self.fraction_fit
         self.server_control_variates = [c + fraction * d for c, d in zip(self.server_control_variates, dc)]
         return ndarrays_to_parameters(self.server_model_weights + self.server_control_variates), {}
