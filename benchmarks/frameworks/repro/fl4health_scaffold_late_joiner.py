@@ -9,8 +9,9 @@ line 68): c = (1/N) sum_i c_i after every round, and a client's first local step
 fl4health's ScaffoldClient.set_parameters (fl4health/clients/scaffold_client.py lines 134-135,
 ``if self.client_control_variates is None: self.client_control_variates =
 copy.deepcopy(self.server_control_variates)``) starts a client that was not in the first round from c_i = c:
-its first steps are uncorrected and c = (1/N) sum_i c_i no longer holds (the comment there says the copy keeps c the average of the c_i; with N fixed it does not). With full
-participation from round 1 (c = 0 then) the two agree.
+its first steps are uncorrected and c = (1/N) sum_i c_i no longer holds (the comment there says the copy keeps
+c the average of the c_i; with N fixed it does not). With full participation from round 1 (c = 0 then) the two
+agree.
 
 Two clients, N = 2 (fraction_fit = 1/2 then 1): round 1 client 1 alone, round 2 both. fl4health's own Scaffold
 strategy and ScaffoldClient against the same recursion in plain NumPy. The one cause: with
