@@ -41,6 +41,7 @@ class Check:
     family: str
     hyper: dict = field(default_factory=dict)
     rtol: float = 1e-8
+    fixed: tuple[str, ...] = ()  # hyperparameters the framework does not take (no server step): not drawn
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,16 @@ FRAMEWORKS: dict[str, Framework] = {
     "fedml": Framework(("fedml==0.9.6", "setuptools<81"), torch=True, checks=(
         Check("scaffold", "scaffold", "scaffold"),
     )),
+    # fl4health 0.4.2 needs Python 3.10 and pins torch==2.6.0 itself; its FedAvg and FedProx have no server step
+    "fl4health": Framework(("fl4health==0.4.2",), python="python3.10", checks=(
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
+        Check("fedavg_uniform", "fedavg_uniform", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
+        Check("fedprox", "fedprox", "fedprox", fixed=("server_step",)),
+        Check("fedprox_uniform", "fedprox_uniform", "fedprox", {"weighting": "uniform"}, fixed=("server_step",)),
+        Check("scaffold", "scaffold", "scaffold"),
+        # ClientLevelDPFedAvgM with no noise and no clipping: server momentum (FedAvgM)
+        Check("dp_fedavgm", "fedavgm", SO, {"optimizer": "fedavgm"}),
+    )),
 }
 
 
@@ -116,7 +127,7 @@ def run_check(python: Path, check: Check) -> Any:
     from fedtheory.conformance.adapters.remote import Remote
     command = [str(python), Remote.WORKER, f"{check.factory}"]
     with Remote(command, env={"PYTHONPATH": str(EXTERNAL)}, name=check.factory) as impl:
-        return conformance.check(impl, check.family, rtol=check.rtol, **check.hyper)
+        return conformance.check(impl, check.family, rtol=check.rtol, fixed=list(check.fixed), **check.hyper)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             start = time.perf_counter()
             report = run_check(venv_python(args.venvs, name), Check(
-                check.name, f"{name}_driver:{check.factory}", check.family, check.hyper, check.rtol))
+                check.name, f"{name}_driver:{check.factory}", check.family, check.hyper, check.rtol, check.fixed))
             seconds = time.perf_counter() - start
             folder = args.out / name
             folder.mkdir(parents=True, exist_ok=True)

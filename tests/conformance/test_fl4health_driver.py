@@ -1,0 +1,96 @@
+"""The fl4health driver's translation layer (fedtheory/conformance/external/fl4health_driver.py) on a stand-in with
+fl4health 0.4.2's API shape (tests/conformance/standins/fl4health_standin.py) over Flower's real ``Parameters`` and
+``FitRes``: CI does not install fl4health. The verdicts on fl4health's own code are in docs/frameworks.md and are
+re-run by benchmarks/frameworks/run.py."""
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("flwr")
+pytest.importorskip("hypothesis")
+
+from fedtheory import conformance  # noqa: E402
+
+from .standins import fl4health_standin  # noqa: E402
+
+DRIVER = "fedtheory.conformance.external.fl4health_driver"
+
+
+@pytest.fixture()
+def driver():
+    saved = {k: v for k, v in sys.modules.items() if k == "fl4health" or k.startswith("fl4health.")}
+    flwr_level = logging.getLogger("flwr").level
+    fl4health_standin.install()
+    sys.modules.pop(DRIVER, None)
+    dtype = torch.get_default_dtype()
+    yield importlib.import_module(DRIVER)
+    torch.set_default_dtype(dtype)  # the driver sets float64 as fl4health's worker does
+    logging.getLogger("flwr").setLevel(flwr_level)
+    for k in [k for k in sys.modules if k == "fl4health" or k.startswith("fl4health.")]:
+        del sys.modules[k]
+    sys.modules.update(saved)
+    sys.modules.pop(DRIVER, None)
+
+
+def test_fedavg_and_fedprox_pass_weighted_and_uniform(driver):
+    # fl4health's BasicFedAvg and FedAvgWithAdaptiveConstraint have no server step: declared fixed
+    assert conformance.check(driver.fedavg(), "fedavg", max_examples=4, fixed=["server_step"]).passed
+    assert conformance.check(driver.fedavg_uniform(), "fedavg", weighting="uniform", max_examples=4,
+                             fixed=["server_step"]).passed
+    report = conformance.check(driver.fedprox(), "fedprox", max_examples=4, fixed=["server_step"],
+                               properties=["fedprox.one_round", "fedprox.zero_prox"])
+    assert report.passed, report.table()
+
+
+SCAFFOLD_STATE = ["scaffold.one_round", "scaffold.fixed_point", "scaffold.server_state", "scaffold.multi_round"]
+
+
+def test_scaffold_state_is_read_back_by_client_id(driver):
+    """The kit relabels client ids (10.., sparse): c_i must come back under the kit's ids, across rounds with
+    clients joining late."""
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4, properties=SCAFFOLD_STATE)
+    assert report.passed, report.table()
+    assert all(r.status == "holds" for r in report.results)  # the state is read back, not opaque
+
+
+def test_scaffold_late_joiner_starting_at_c_is_found_as_in_fl4health(driver, monkeypatch):
+    """fl4health's ScaffoldClient starts a client's c_i at the server's c: one round from a full state is still
+    the paper's, but a client joining after round 1 breaks c = (1/N) sum c_i (the verdict on fl4health 0.4.2)."""
+    monkeypatch.setitem(fl4health_standin.SLIP, "scaffold_new_client_starts_at_c", True)
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4, properties=SCAFFOLD_STATE)
+    status = {r.prop.id: r.status for r in report.results}
+    assert status["scaffold.one_round"] == status["scaffold.fixed_point"] == "holds", report.table()
+    assert status["scaffold.multi_round"] == "violated", report.table()
+
+
+def test_a_slipped_standin_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(fl4health_standin.SLIP, "fedavg_unweighted", True)
+    report = conformance.check(driver.fedavg(), "fedavg", max_examples=4, shrink=False, fixed=["server_step"],
+                               properties=["fedavg.one_round"])
+    assert not report.passed
+    monkeypatch.setitem(fl4health_standin.SLIP, "scaffold_c_without_fraction", True)
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4, shrink=False,
+                               properties=["scaffold.one_round"])
+    assert not report.passed
+
+
+def test_dp_fedavgm_without_noise_is_server_momentum_and_the_round_one_alias_is_found(driver, monkeypatch):
+    """ClientLevelDPFedAvgM with no noise and no clipping is FedAvgM; with fl4health's own first-round reference
+    weights (a view of the model's, fl4health/clients/clipping_client.py, set_parameters) every client sends a zero
+    update in round 1 on CPU, and the kit names the first round."""
+    properties = ["server_optimizer.first_round", "server_optimizer.from_state", "server_optimizer.multi_round"]
+    report = conformance.check(driver.fedavgm(), "server_optimizer", optimizer="fedavgm", max_examples=4,
+                               properties=properties)
+    assert report.passed, report.table()
+    assert all(r.status == "holds" for r in report.results)  # m is read back, not opaque
+    monkeypatch.setitem(fl4health_standin.SLIP, "clipping_reference_aliases_model", True)
+    report = conformance.check(driver.fedavgm(), "server_optimizer", optimizer="fedavgm", max_examples=4,
+                               shrink=False, properties=properties)
+    status = {r.prop.id: r.status for r in report.results}
+    assert status == {"server_optimizer.first_round": "violated", "server_optimizer.from_state": "holds",
+                      "server_optimizer.multi_round": "violated"}, report.table()
