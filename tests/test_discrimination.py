@@ -83,6 +83,35 @@ def test_a_flag_needs_a_bound_or_rate_claim():
               instances=lambda thorough: [1], non_discriminating="a reason")
 
 
+@pytest.mark.parametrize("kind, scope", [("identity", "step"), ("bound", "everything")])
+def test_a_scope_is_one_of_the_stated_ones_and_only_for_bounds_and_rates(kind: str, scope: str):
+    with pytest.raises(ValueError, match="scope"):
+        claim(id="test.scope", paper="classic", reference="x", statement="s", kind=kind,
+              instances=lambda thorough: [1], scope=scope)
+
+
+def test_a_step_claim_is_not_judged_on_a_state_not_carried_and_a_local_claim_only_on_local_variants():
+    row = {"scope": "step", "cells": {"F.frozen": {"cell": "X", "role": "required"},
+                                      "F.state_not_carried": {"cell": ".", "role": "required"},
+                                      "F.local_x": {"cell": ".", "role": "local"}}}
+    assert disc.judged_on(row) == "required" and disc.discriminates(row)
+    row["scope"] = "run"  # the same cells about runs: a state not carried must be rejected
+    assert not disc.discriminates(row)
+    row["scope"] = "local"  # about the local step: the frozen server's rejection does not count
+    assert disc.judged_on(row) == "local" and not disc.discriminates(row)
+    row["cells"]["F.local_x"]["cell"] = "X"
+    assert disc.discriminates(row)
+    row["cells"]["F.local_x"]["cell"] = "~"  # no live local variant: nothing was shown
+    assert not disc.discriminates(row)
+
+
+@pytest.mark.parametrize("cid", ["fedelasticnet.statements.lemma_b5", "docofl.appendix.lemma_c2"])
+def test_claims_about_the_local_step_reject_the_local_variants(cid: str):
+    row = disc.run_claim(cid)
+    local = {k: c["cell"] for k, c in row["cells"].items() if c["role"] == "local"}
+    assert local and disc.judged_on(row) == "local" and disc.discriminates(row), local
+
+
 def test_a_claim_that_never_runs_the_round_is_judged_on_the_local_variants():
     row = {"cells": {"A.frozen": {"cell": "~", "role": "required"}, "A.local_x": {"cell": "X", "role": "local"}}}
     assert disc.judged_on(row) == "local" and disc.discriminates(row)

@@ -33,6 +33,10 @@ control variate dropped or sign-flipped in the local objective): at least one li
 Elsewhere the local variants are not run (they would be shown only).
 DoCoFL's ``no_correction`` and FedDyn's ``local_correction_flipped`` also break a client's step, which
 per-round lemmas on that step are about; they are run on every claim and shown with the factor variants.
+A claim declares what part of its algorithm it is about (``@claim(scope=...)``, see
+:attr:`fedtheory.claims.registry.Claim.scope`): ``"step"`` for one round from whatever state it is given (a
+per-round lemma: the carried-state variants, which only start a round from another state the algorithm can be in,
+do not apply), ``"local"`` for the clients' local computation (judged on the local variants, which are then run).
 A claim that cannot be made to discriminate is flagged in the ledger (``@claim(non_discriminating=
 "reason")``), shown in claims.md and the coverage page; F must stay at most 5% of N.
 
@@ -201,18 +205,19 @@ def evaluate_variants(c: Any) -> dict[str, Any]:
     with Recorder() as rec:
         base = evaluate(c)
     row: dict[str, Any] = {"id": cid, "kind": c.kind, "baseline": base.status, "seconds": round(base.seconds, 2),
-                           "families": rec.families, "flag": getattr(c, "non_discriminating", ""), "cells": {}}
+                           "families": rec.families, "flag": getattr(c, "non_discriminating", ""),
+                           "scope": getattr(c, "scope", "run"), "cells": {}}
     if not rec.families or base.status != "holds":
         return row
     budget = max(MIN_BUDGET, BUDGET_FACTOR * base.seconds)
     signal.signal(signal.SIGALRM, _alarm)
-    # The local variants last, and only for a claim whose required variants are all inert (elsewhere they
-    # would be shown only: not run, so they cost nothing there).
+    # The local variants last, and only for a claim about the local step or whose required variants are all
+    # inert (elsewhere they would be shown only: not run, so they cost nothing there).
     order = [(fam, v) for fam in rec.families for v in VARIANTS[fam] if v.role != "local"] + \
         [(fam, v) for fam in rec.families for v in VARIANTS[fam] if v.role == "local"]
     for fam, v in order:
-        if v.role == "local" and any(c["role"] == "required" and c["cell"] not in ("~", "-")
-                                     for c in row["cells"].values()):
+        if v.role == "local" and row["scope"] != "local" and any(
+                c["role"] == "required" and c["cell"] not in ("~", "-") for c in row["cells"].values()):
             continue
         start = time.perf_counter()
         clear_caches()
@@ -246,17 +251,29 @@ def evaluate_variants(c: Any) -> dict[str, Any]:
     return row
 
 
+#: Variants that replace a carried state by another state the algorithm can be in: not applicable to a claim of
+#: scope "step" (one round from whatever state it is given).
+CARRIED_STATE = ("state_not_carried",)
+
+
 def judged_on(row: dict[str, Any]) -> str:
-    """The role of the variants a row is judged on: ``required``, or ``local`` when every required variant is
-    inert (the claim never runs the family's round; module docstring)."""
+    """The role of the variants a row is judged on: ``local`` for a claim of scope "local" or whose required
+    variants are all inert (it never runs the family's round), else ``required`` (module docstring)."""
+    if row.get("scope") == "local":
+        return "local"
     live = [c for c in row["cells"].values() if c["role"] == "required" and c["cell"] not in ("~", "-")]
     return "required" if live or not any(c["role"] == "local" for c in row["cells"].values()) else "local"
+
+
+def _applies(row: dict[str, Any], name: str) -> bool:
+    return not (row.get("scope") == "step" and name.split(".", 1)[1] in CARRIED_STATE)
 
 
 def discriminates(row: dict[str, Any]) -> bool:
     """At least one live variant of the role the row is judged on, and every live one rejected."""
     role = judged_on(row)
-    req = [c["cell"] for c in row["cells"].values() if c["role"] == role and c["cell"] not in ("~", "-")]
+    req = [c["cell"] for name, c in row["cells"].items()
+           if c["role"] == role and c["cell"] not in ("~", "-") and _applies(row, name)]
     return bool(req) and all(x in REJECT for x in req)
 
 
@@ -271,9 +288,10 @@ def render(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
              f"Command: `{meta['command']}`; {meta['when']}; {meta['seconds']:.0f} s wall time.", "",
              "Cells: X rejected (VIOLATED), E rejected (ERROR: diverged or over budget), . not rejected, "
              "~ inert at these instances, - not applicable, ? variant bug. Required variants: frozen, ascent and "
-             "the family's correction/state; the local-solver variants (local_*) are run for, and required of, a "
-             "claim that never runs the round; the others, in parentheses, are shown only "
-             "(benchmarks/mutation/discrimination.py).",
+             "the family's correction/state (a state not carried does not apply to a claim of scope \"step\", one "
+             "round from the state it is given); the local variants (local_*, no_correction) are run for, and "
+             "required of, a claim of scope \"local\" or one that never runs the round, instead of the required "
+             "ones; the others, in parentheses, are shown only (benchmarks/mutation/discrimination.py).",
              "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         role = judged_on(r)
@@ -281,7 +299,8 @@ def render(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             cells = []
             for n in names:
                 c = r["cells"].get(f"{fam}.{n}")
-                cells.append("" if c is None else (c["cell"] if c["role"] in ("required", role) else f"({c['cell']})"))
+                shown = c is not None and c["role"] == role and _applies(r, f"{fam}.{n}")
+                cells.append("" if c is None else (c["cell"] if shown else f"({c['cell']})"))
             lines.append("| " + " | ".join([f"`{r['id']}`", fam, *cells, verdict(r)]) + " |")
     lines += ["", summary_line(rows)]
     return "\n".join(lines) + "\n"

@@ -11,9 +11,11 @@ so DANE shares DANE+'s variants and FedProx FedAvg's.
 discriminates rejects each of them); ``"factor"`` variants (a step halved, the weights made uniform) are shown
 in the table but not required, since a slower or reweighted algorithm can still satisfy an upper bound;
 ``"local"`` variants break a family's local solver (``method``: the method they replace, called as
-``variant(orig, alg, *args)`` with the faithful method ``orig``), and are required of the claims that call that
-solver but never run the family's round (per-point lemmas about the local step, where a server that does not
-learn is not a plausible break: nothing they state involves the server); the harness runs them only there.
+``variant(orig, alg, *args)`` with the faithful method ``orig``; without ``method`` they patch the round and
+break only its clients' step), and are required of the claims declared ``scope="local"`` and of the claims that
+call that solver but never run the family's round (per-point lemmas about the local step, where a server that
+does not learn is not a plausible break: nothing they state involves the server); the harness runs them only
+there.
 
 The variants are built from the algorithms' public state: a variant changes the input state of the faithful
 round (the control variates zeroed), its output (the server update reflected or dropped, made consistent with
@@ -265,7 +267,7 @@ VARIANTS: dict[str, list[Variant]] = {
         Variant("state_not_carried", "required", "dynamic state h, g_i not carried (kept at 0: FedProx)",
                 with_zeroed("h", "G")),
         Variant("half_step", "factor", HALF, step_scaled(0.5)),
-        Variant("local_correction_flipped", "factor",
+        Variant("local_correction_flipped", "local",
                 "the local objective's correction sign flipped: clients minimise L_k + <g_k, theta> + prox",
                 feddyn_local_correction_flipped),
     ],
@@ -296,7 +298,7 @@ VARIANTS: dict[str, list[Variant]] = {
     "DoCoFL": [
         Variant("frozen", "required", FROZEN, step_scaled(0.0)),
         Variant("ascent", "required", ASCENT_REFLECT, step_scaled(-1.0)),
-        Variant("no_correction", "factor", "the online correction dropped: w_hat = y", docofl_no_correction),
+        Variant("no_correction", "local", "the online correction dropped: w_hat = y", docofl_no_correction),
         Variant("half_step", "factor", HALF, step_scaled(0.5)),
     ],
     "OFedIQ": [

@@ -29,6 +29,8 @@ Kind = Literal["identity", "bound", "tightness", "rate", "metamorphic", "monoton
 Expectation = Literal["holds", "violated", "exploratory"]
 Cost = Literal["fast", "slow"]
 COSTS = ("fast", "slow")
+#: What part of an algorithm a bound or rate claim is about (see :attr:`Claim.scope`).
+SCOPES = ("run", "step", "local")
 EXPECTATIONS = ("holds", "violated", "exploratory")
 #: What kind of false statement a claim expected to be violated records: ``"printed"`` (the paper's statement as
 #: printed), ``"reading"`` (the paper's statement under one reading of an ambiguous text, named in ``reading``
@@ -260,6 +262,13 @@ class Claim:
     #: runs (a server that does not learn, a sign flipped, a drift correction removed); a claim none of whose
     #: default instances reject them says so here, and claims.md and the coverage page show the reason.
     non_discriminating: str = ""
+    #: What part of an algorithm a bound or rate claim is about (one of :data:`SCOPES`), which decides the broken
+    #: variants ``benchmarks/mutation/discrimination.py`` requires it to reject: ``"run"`` (default: runs of the
+    #: algorithm; a server that does not learn, ascent, a correction removed, a state not carried), ``"step"``
+    #: (one round from whatever state it is given, as a per-round lemma: a state not carried is another state
+    #: the algorithm can be in, so that variant does not apply), ``"local"`` (the clients' local computation from
+    #: a given state: the variants that break the local step, such as its correction dropped or sign-flipped).
+    scope: str = "run"
 
     @property
     def reference(self) -> str:
@@ -332,7 +341,7 @@ def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Ki
                 notes: str, space: Any, cites: Sequence[str],
                 pep: Callable[[Any], tuple[float, float] | None] | None, cost: Cost = "fast",
                 false_kind: str = "", reading: str = "", narrower: str = "",
-                non_discriminating: str = "") -> dict[str, Any]:
+                non_discriminating: str = "", scope: str = "run") -> dict[str, Any]:
     """The fields of a claim, checked (a bad one is named in the error), before its check function is known.
 
     Built-in claims go through :func:`claim`, which also registers them; a researcher's own claims through
@@ -385,10 +394,14 @@ def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Ki
     if non_discriminating.strip() and kind not in ("bound", "rate"):
         raise bad("non_discriminating", f"is for bound and rate claims (a claim whose algorithm a broken variant "
                                         f"could still satisfy), not kind={kind!r}")
+    if scope not in SCOPES:
+        raise bad("scope", f"must be one of {SCOPES}, got {scope!r}")
+    if scope != "run" and kind not in ("bound", "rate"):
+        raise bad("scope", f"is for bound and rate claims (which broken variants they must reject), not kind={kind!r}")
     return dict(id=id, paper=paper, source=reference.strip(), statement=statement, kind=kind, instances=instances,
                 expected=expected, derived=derived, notes=notes, space=space, cites=tuple(cites), pep=pep,
                 cost=cost, false_kind=false_kind, reading=reading.strip(), narrower=narrower.strip(),
-                non_discriminating=non_discriminating.strip())
+                non_discriminating=non_discriminating.strip(), scope=scope)
 
 
 def _check_false_kind(bad: Callable[[str, str], ValueError], *, expected: str, derived: bool, false_kind: str,
@@ -427,7 +440,7 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
           derived: bool = False, notes: str = "", space: Any = None, cites: Sequence[str] = (),
           pep: Callable[[Any], tuple[float, float] | None] | None = None, cost: Cost = "fast",
           false_kind: str = "", reading: str = "", narrower: str = "",
-          non_discriminating: str = ""
+          non_discriminating: str = "", scope: str = "run"
           ) -> Callable[[Callable[[Any], Evidence]], Claim]:
     """Decorator registering a check function as a built-in claim; returns the :class:`Claim` (callable like
     the check).
@@ -442,7 +455,8 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
     worst case over the class, see :attr:`Claim.pep`. A claim with ``expected="violated"`` gives ``false_kind``
     (and ``reading`` for a statement false under one reading); ``narrower`` says what the check covers less than
     the statements it cites (see :attr:`Claim.narrower`). ``non_discriminating`` is the reason a bound or rate
-    claim cannot reject broken variants of its algorithm (see :attr:`Claim.non_discriminating`).
+    claim cannot reject broken variants of its algorithm (see :attr:`Claim.non_discriminating`); ``scope`` what
+    part of the algorithm it is about (see :attr:`Claim.scope`).
     """
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {PAPERS}, got {paper!r}")
@@ -452,7 +466,7 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
     fields = declaration(id=id, paper=paper, reference=reference, statement=statement, kind=kind,
                          instances=instances, expected=expected, derived=derived, notes=notes, space=space,
                          cites=cites, pep=pep, cost=cost, false_kind=false_kind, reading=reading,
-                         narrower=narrower, non_discriminating=non_discriminating)
+                         narrower=narrower, non_discriminating=non_discriminating, scope=scope)
 
     def wrap(fn: Callable[[Any], Evidence]) -> Claim:
         if id in REGISTRY:
