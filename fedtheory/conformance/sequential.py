@@ -18,14 +18,19 @@ and C events
 * **Calls.** A right coin stops after 1,200 (p0 = 0.1) to 3,200 (p0 = 0.5) calls on average (95th percentile
   6,200); a coin off by delta after 3,000 to 8,000; never more than ``max_samples``, where an undecided test does not
   reject (then p' is within about delta of p0).
+
+:func:`categorical_sprt` runs the same test on each category of a draw (a selected client: its indicator is
+Bernoulli(w_i)) at level alpha / k for k categories, so that the false-rejection rate of the whole test stays
+<= alpha.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
-__all__ = ["SequentialResult", "bernoulli_sprt", "DELTA", "ALPHA", "BETA", "MAX_SAMPLES"]
+__all__ = ["SequentialResult", "CategoricalResult", "bernoulli_sprt", "categorical_sprt", "DELTA", "ALPHA",
+           "BETA", "MAX_SAMPLES"]
 
 #: The smallest error |p' - p0| the test must detect with power 0.95.
 DELTA = 0.03
@@ -61,23 +66,72 @@ def bernoulli_sprt(sample: Callable[[], bool], p0: float, *, delta: float = DELT
         raise ValueError(f"p0 must be in (0, 1) (a coin of probability 0 or 1 has nothing to test), got {p0}")
     if not 0.0 < delta < min(p0, 1.0 - p0):
         raise ValueError(f"delta must be in (0, min(p0, 1 - p0)) = (0, {min(p0, 1.0 - p0):g}), got {delta}")
-    if not 0.0 < alpha < 1.0 or not 0.0 < beta < 1.0:
-        raise ValueError(f"alpha and beta must be in (0, 1), got alpha={alpha}, beta={beta}")
+    result = categorical_sprt(lambda: 0 if sample() else 1, [p0, 1.0 - p0], tested=[0], delta=delta, alpha=alpha,
+                              beta=beta, max_samples=max_samples)
+    return SequentialResult(result.rejected, result.samples, result.counts[0], result.log_lr[0], result.threshold)
+
+
+@dataclass(frozen=True)
+class CategoricalResult:
+    """``rejected``: the draws do not follow ``probs``; ``samples`` calls, ``counts`` per category; ``log_lr``:
+    each tested category's final (H1+, H1-) log-likelihood ratios; ``threshold``: log(2 k / alpha) for k tested
+    categories; ``worst``: the tested category whose ratio came closest to the threshold."""
+
+    rejected: bool
+    samples: int
+    counts: tuple[int, ...]
+    log_lr: tuple[tuple[float, float], ...]
+    threshold: float
+    worst: int
+
+
+def categorical_sprt(sample: Callable[[], int], probs: Sequence[float], *, tested: Sequence[int] | None = None,
+                     delta: float = DELTA, alpha: float = ALPHA, beta: float = BETA,
+                     max_samples: int = MAX_SAMPLES) -> CategoricalResult:
+    """Test H0: ``sample()`` returns category i with probability ``probs[i]``, one two-sided test per tested
+    category (its indicator is Bernoulli(probs[i]); sides whose alternative probs[i] +- delta leaves (0, 1) are
+    left out) at level alpha / k each, so the false-rejection rate is <= alpha by Ville's inequality and the union
+    bound. ``tested`` defaults to every category."""
+    probs = [float(q) for q in probs]
+    if not probs or any(not 0.0 <= q <= 1.0 for q in probs) or abs(sum(probs) - 1.0) > 1e-9:
+        raise ValueError(f"probs must be probabilities summing to 1, got {probs}")
+    tested = list(range(len(probs))) if tested is None else [int(i) for i in tested]
+    if not tested or any(not 0 <= i < len(probs) for i in tested):
+        raise ValueError(f"tested must name categories in 0..{len(probs) - 1}, got {tested}")
+    if not 0.0 < delta < 1.0 or not 0.0 < alpha < 1.0 or not 0.0 < beta < 1.0:
+        raise ValueError(f"delta, alpha and beta must be in (0, 1), got delta={delta}, alpha={alpha}, beta={beta}")
     if not isinstance(max_samples, int) or max_samples < 1:
         raise ValueError(f"max_samples must be an int >= 1, got {max_samples!r}")
-    threshold, accept = math.log(2.0 / alpha), math.log(beta)
-    # per side: (log-LR increment of an event, of a non-event)
-    steps = [(math.log(p1 / p0), math.log((1.0 - p1) / (1.0 - p0))) for p1 in (p0 + delta, p0 - delta)]
-    log_lr = [0.0, 0.0]
-    watching = [True, True]
-    n = events = 0
-    while n < max_samples and any(watching):
-        event = bool(sample())
-        n, events = n + 1, events + event
-        for side, (up, down) in enumerate(steps):
-            log_lr[side] += up if event else down
-            if watching[side] and log_lr[side] >= threshold:
-                return SequentialResult(True, n, events, (log_lr[0], log_lr[1]), threshold)
-            if log_lr[side] <= accept:
-                watching[side] = False
-    return SequentialResult(False, n, events, (log_lr[0], log_lr[1]), threshold)
+    threshold, accept = math.log(2.0 * len(tested) / alpha), math.log(beta)
+    # per (tested category, side): the log-LR increments of a hit and a miss; None where the side is left out
+    steps: list[list[tuple[float, float] | None]] = []
+    for i in tested:
+        q = probs[i]
+        steps.append([(math.log(p1 / q), math.log((1.0 - p1) / (1.0 - q))) if 0.0 < q < 1.0 and 0.0 < p1 < 1.0
+                      else None for p1 in (q + delta, q - delta)])
+    log_lr = [[0.0, 0.0] for _ in tested]
+    watching = [[step is not None for step in pair] for pair in steps]
+    counts = [0] * len(probs)
+    n = 0
+
+    def result(rejected: bool) -> CategoricalResult:
+        worst = max(range(len(tested)), key=lambda j: max(log_lr[j]))
+        return CategoricalResult(rejected, n, tuple(counts), tuple((a, b) for a, b in log_lr), threshold,
+                                 tested[worst])
+
+    while n < max_samples and any(any(w) for w in watching):
+        got = int(sample())
+        if not 0 <= got < len(probs):
+            raise ValueError(f"the sample returned category {got}, not one of 0..{len(probs) - 1}")
+        n += 1
+        counts[got] += 1
+        for j, i in enumerate(tested):
+            for side, step in enumerate(steps[j]):
+                if step is None:
+                    continue
+                log_lr[j][side] += step[0] if got == i else step[1]
+                if watching[j][side] and log_lr[j][side] >= threshold:
+                    return result(True)
+                if log_lr[j][side] <= accept:
+                    watching[j][side] = False
+    return result(False)

@@ -1,4 +1,4 @@
-"""The sequential coin test (fedtheory/conformance/sequential.py): its stated power and false-rejection rate,
+"""The sequential coin and selection tests (fedtheory/conformance/sequential.py): its stated power and false-rejection rate,
 recomputed on coins simulated here (NumPy's generator, not the kit's), and its use by fedred.coin_frequency."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 import pytest
 
-from fedtheory.conformance.sequential import ALPHA, DELTA, MAX_SAMPLES, bernoulli_sprt
+from fedtheory.conformance.sequential import ALPHA, DELTA, MAX_SAMPLES, bernoulli_sprt, categorical_sprt
 
 
 def _coin(p: float, seed: int):
@@ -63,3 +63,36 @@ def test_the_kit_rejects_the_fedred_coin_of_one_third_where_p_is_03() -> None:
         report = conformance.check(impl, "fedred", properties=["fedred.coin_frequency"], p=0.3, vary=False)
         assert report.results[0].status == status
         assert report.results[0].examples == 1
+
+
+W = (0.1, 0.2, 0.7)  # the selection law of dane.own_selection's case
+
+
+def _draws(probs, seed: int):
+    """Categorical draws made ahead in one array by NumPy's generator, handed out one at a time."""
+    return iter(np.random.default_rng(seed).choice(len(probs), size=MAX_SAMPLES, p=probs).tolist()).__next__
+
+
+def test_a_right_selection_is_rejected_at_most_alpha_of_the_time() -> None:
+    # the union bound over the three per-client tests at alpha / 3 keeps the whole test at alpha
+    runs = 300
+    rejected = sum(categorical_sprt(_draws(W, seed), W, alpha=0.05).rejected for seed in range(runs))
+    assert rejected / runs <= 0.05
+
+
+@pytest.mark.parametrize("wrong", [(0.13, 0.2, 0.67), (1 / 3, 1 / 3, 1 / 3), (0.1, 0.23, 0.67)])
+def test_a_selection_with_one_client_off_by_delta_is_rejected_with_power_at_least_095(wrong) -> None:
+    runs = 100
+    rejected = sum(categorical_sprt(_draws(wrong, seed), W).rejected for seed in range(runs))
+    assert rejected / runs >= 0.95
+
+
+def test_the_selection_test_names_the_client_that_is_off() -> None:
+    result = categorical_sprt(_draws((1 / 3, 1 / 3, 1 / 3), 0), W)
+    assert result.rejected and result.worst in (0, 2) and sum(result.counts) == result.samples
+    with pytest.raises(ValueError, match="probs"):
+        categorical_sprt(lambda: 0, (0.5, 0.6))
+    with pytest.raises(ValueError, match="category 3"):
+        categorical_sprt(lambda: 3, W)
+    with pytest.raises(ValueError, match="tested"):
+        categorical_sprt(lambda: 0, W, tested=[5])

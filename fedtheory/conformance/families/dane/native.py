@@ -10,7 +10,6 @@ __all__ = ["dane"]
 def dane(x, clients, *, state=None, rng=None, lam=1.0, local_steps=None, local_step=0.1,
          control_variate="gradient", m=1.0, averaging="standard", weighting="uniform", draw=None, **_):
     problem, _S = problem_of(clients, weighting)
-    n = problem.n_clients
     inexact = {} if local_steps is None else {"solver": "gd", "stopping": "steps", "local_steps": local_steps,
                                               "local_step": local_step, "local_output": "last"}
     alg = DANEPlus(lam=lam, control_variate=control_variate, m=m, averaging=averaging, **inexact)

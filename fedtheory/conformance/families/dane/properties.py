@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from . import expected as ed
 from ...kit import (Outcome, cases_with, instance_of, not_applicable, prop, round_hyper, run_round,
                     scale_of, verdict)
+from ...sequential import ALPHA, DELTA, categorical_sprt
 from ...statekit import make_state, opaque_reason, relative, rows
 
 __all__ = ["HYPER"]
@@ -161,6 +162,61 @@ def preconditioned(impl, case, hyper, rtol) -> Outcome:
     got, _ = run_round(impl, inst, x, np.arange(inst.n), round_hyper(hyper, inst))
     err = float(np.linalg.norm(got - want)) / scale_of(inst, x, want)
     return verdict(err <= rtol, err, rtol, "" if err <= rtol else "not the preconditioned gradient step of DANE")
+
+
+def _selection_cases(hyper: Mapping[str, Any]) -> st.SearchStrategy:
+    """One fixed instance for the statistical test: three clients with 2, 4 and 14 examples (w = (0.1, 0.2, 0.7)
+    under num_examples weighting, the unequal weights a uniform selection must be told from), heterogeneous
+    enough that the returned model names the selected client, ids 10, 13, 17 (not list positions). A drawn case
+    would add nothing to a test of the selection's law, and hypothesis' first, simplest cases have identical
+    clients."""
+    L = 5.0 if hyper.get("local_steps") is None else max(0.5, min(5.0, 1.9 / hyper["local_step"] - hyper["lam"]))
+    return st.just({"n": 3, "d": 2, "mu": min(0.5, L), "L": L, "delta_frac": 0.5, "zeta2": 1.0, "sizes": [2, 4, 14],
+                    "weighting": hyper.get("weighting", "uniform"), "seed": 0, "ids": [10, 13, 17], "state_seed": 0})
+
+
+@prop(id="dane.own_selection", family="dane",
+      reference=f"{_REF}, randomized averaging xi_r ~ w (Thm 1, non-convex)",
+      statement=f"without a draw, the implementation's own xi_r follows w: each client's selection frequency is "
+                f"tested sequentially (false rejection <= {ALPHA:g}, a client off by {DELTA:g} detected)",
+      cases=_selection_cases, expensive=True, examples=1)
+def own_selection(impl, case, hyper, rtol) -> Outcome:
+    """The implementation's own selection: rounds from the same x without a draw; each returned model must be one
+    client's local model x_{j,r+1} (the closed form), and the selected j must follow w
+    (:func:`fedtheory.conformance.sequential.categorical_sprt`: one two-sided sequential test per client at level
+    1e-6 / n, so a right selection is rejected with probability <= 1e-6). One case only: the test controls its own
+    error rate, which more cases would multiply."""
+    if hyper.get("averaging") != "random":
+        return not_applicable("standard averaging (set averaging='random' to check the selection)")
+    inst = instance_of(case)
+    why = _b84_opaque(impl, inst, hyper)
+    if why:
+        return not_applicable(why)
+    H = _random_h(inst, case["state_seed"]) if _b84(hyper) else None
+    state = make_state(inst, h_i=H) if H is not None else None
+    X, _ = _locals(inst, inst.x0, H, hyper)
+    scale = scale_of(inst, inst.x0, *X)
+    if min(np.linalg.norm(X[i] - X[j]) for i in range(inst.n) for j in range(i)) <= 1e3 * rtol * scale:
+        return not_applicable("two clients' local models coincide: the returned model does not name the client")
+    h = round_hyper(hyper, inst)
+    rng = np.random.default_rng(case["state_seed"])
+    off = [0.0]
+
+    def selected() -> int:
+        got, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h, state, seed=int(rng.integers(2**31)))
+        dist = np.linalg.norm(X - got, axis=1) / scale
+        off[0] = max(off[0], float(dist.min()))
+        return int(np.argmin(dist))
+
+    test = categorical_sprt(selected, inst.weights)
+    if off[0] > rtol:
+        return verdict(False, off[0], rtol, "a returned model is none of the clients' local models (is xi_r "
+                                            "drawn, and the selected client's model returned?)")
+    share = test.counts[test.worst] / test.samples
+    return verdict(not test.rejected, max(test.log_lr[test.worst]),
+                   test.threshold, "" if not test.rejected else
+                   f"client {inst.clients[test.worst].cid} selected in {test.counts[test.worst]} of {test.samples} "
+                   f"rounds ({share:.3f}) where w = {inst.weights[test.worst]:.3f}")
 
 
 @prop(id="dane.random_selection", family="dane",

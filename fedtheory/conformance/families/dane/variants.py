@@ -45,7 +45,12 @@ def dane(x, clients, *, state=None, rng=None, lam=1.0, local_steps=None, local_s
             Y.append(y)
     Y = np.stack(Y)
     if averaging == "random" and slip != "random_ignores_draw":
-        j = 0 if slip == "random_first" else [c.cid for c in clients].index(draw["client"])
+        if slip == "random_first":
+            j = 0
+        elif draw is not None:
+            j = [c.cid for c in clients].index(draw["client"])
+        else:  # its own xi_r ~ w (uniform where the slip forgets the weights)
+            j = int(rng.choice(len(clients), p=None if slip == "own_selection_uniform" else w))
         x_new = Y[j]
     else:
         x_new = w @ Y
@@ -92,6 +97,8 @@ WRONG: list[Variant] = [
     Variant("dane", "b84_wrong_start", partial(dane, slip="b84_start"), {"control_variate": "scaffnew", "m": 0.7}),
     Variant("dane", "random_ignores_draw", partial(dane, slip="random_ignores_draw"), {"averaging": "random"}),
     Variant("dane", "random_first", partial(dane, slip="random_first"), {"averaging": "random"}),
+    Variant("dane", "own_selection_uniform", partial(dane, slip="own_selection_uniform"),
+            {"averaging": "random", "weighting": "num_examples"}),
 ]
 CORRECT: list[Variant] = [
     Variant("dane", "float32", partial(dane, dtype=np.float32), {}, 1e-4),
