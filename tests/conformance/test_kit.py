@@ -46,6 +46,17 @@ def test_kit_passes_fedtheory_algorithms(family):
     assert any(r.status == "holds" for r in report.results)
 
 
+@pytest.mark.parametrize("family, hyper", [("dane", {"averaging": "random", "weighting": "num_examples"}),
+                                           ("ofediq", {"p": 0.3})])
+def test_kit_passes_fedtheory_algorithms_with_their_own_randomness(family, hyper):
+    """Randomised settings: the kit's draws name client ids (10, 13, ...), not positions, and the own-randomness
+    properties (dane.own_selection, ofediq.own_participation) run the algorithm's own sampling."""
+    report = conformance.check(NATIVE[family], family, **hyper)
+    assert report.passed, report.table()
+    own = [r for r in report.results if r.prop.id.split(".")[1].startswith("own_")]
+    assert own and all(r.status == "holds" for r in own)
+
+
 @pytest.mark.parametrize("family", ["fedavg", "fedprox", "scaffold", "feddyn", "scaffnew"])
 def test_kit_passes_textbook_implementations(family):
     report = conformance.check(load(family, "variants").TEXTBOOK, family)

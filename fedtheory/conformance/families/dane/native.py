@@ -20,7 +20,9 @@ def dane(x, clients, *, state=None, rng=None, lam=1.0, local_steps=None, local_s
         st = alg.init(problem, x)
     client = None
     if averaging == "random":
-        client = int(draw["client"]) if draw is not None else sample_client(problem.weights, rng)
+        # the kit's draw names a client id; DANEDraw takes its position in the list
+        client = [c.cid for c in clients].index(draw["client"]) if draw is not None \
+            else sample_client(problem.weights, rng)
     new, _ = alg.round_given(problem, st, DANEDraw(client))
     if control_variate == "scaffnew":
         return new.x, {"h_i": {c.cid: new.h[i] for i, c in enumerate(clients)}}

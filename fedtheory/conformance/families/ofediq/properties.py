@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from . import expected as eo
 from ...kit import (Outcome, instance_of, instance_params, not_applicable, prop, round_hyper, run_round,
                     scale_of, verdict)
+from ...sequential import ALPHA, DELTA, categorical_sprt
 
 __all__ = ["HYPER"]
 
@@ -121,6 +122,60 @@ def participation(impl, case, hyper, rtol) -> Outcome:
     return verdict(err <= rtol, err, rtol, "" if err <= rtol else
                    "the expectation over participation is not the FedOGD step (is the 1/p_k scaling there, "
                    "and does the server divide by K?)")
+
+
+def _participation_case(hyper: Mapping[str, Any]) -> st.SearchStrategy:
+    """One fixed instance for the statistical test: two heterogeneous clients, ids 11 and 14 (not list
+    positions), in two dimensions, so that the four participation outcomes give four distinct models."""
+    L = min(5.0, 1.0 / hyper["eta"])
+    return st.just({"n": 2, "d": 2, "mu": min(0.5, L), "L": L, "delta_frac": 0.5, "zeta2": 1.0, "sizes": [3, 5],
+                    "weighting": hyper.get("weighting", "uniform"), "seed": 0, "ids": [11, 14], "draw_seed": 0})
+
+
+@prop(id="ofediq.own_participation", family="ofediq",
+      reference="Kwon, Park & Hong, Alg. 2: client k transmits with probability p_k, independently",
+      statement=f"without a draw, the implementation's own coins follow the law of independent Bernoulli(p) "
+                f"participation: the four outcomes of two clients are tested sequentially (false rejection <= "
+                f"{ALPHA:g}, an outcome's probability off by {DELTA:g} detected)",
+      cases=_participation_case, expensive=True, examples=1)
+def own_participation(impl, case, hyper, rtol) -> Outcome:
+    """The implementation's own participation: steps from state=None with L = 1 and no quantization, without a
+    draw. Each returned model must be one of the four outcomes w - eta (1/K) sum_{k in S} grad f_k(w) / p
+    (eqs. (8)-(9)), S a subset of the two clients; the subsets must follow P(S) = p^|S| (1 - p)^(2 - |S|)
+    (:func:`fedtheory.conformance.sequential.categorical_sprt`, one sequential test per outcome at level
+    1e-6 / 4), which also catches one coin shared by all clients. One case only: the test controls its own
+    error rate, which more cases would multiply."""
+    p = float(hyper["p"])
+    if not 0.0 < p < 1.0:
+        return not_applicable(f"p = {p:g}: every client transmits (FedOGD), there is no participation law")
+    inst = instance_of(case)
+    h = dict(round_hyper(hyper, inst), period=1, s=None)
+    G = np.einsum("nij,j->ni", inst.A, inst.x0) - inst.b
+    subsets = list(itertools.product((False, True), repeat=inst.n))
+    outcomes = np.stack([inst.x0 - hyper["eta"] * (np.array(S, dtype=float) @ G) / (p * inst.n) for S in subsets])
+    probs = [float(np.prod([p if c else 1.0 - p for c in S])) for S in subsets]
+    scale = scale_of(inst, inst.x0, *outcomes)
+    if min(np.linalg.norm(outcomes[i] - outcomes[j]) for i in range(len(subsets)) for j in range(i)) \
+            <= 1e3 * rtol * scale:
+        return not_applicable("two participation outcomes give the same model: the model does not name them")
+    rng = np.random.default_rng(case["draw_seed"])
+    off = [0.0]
+
+    def outcome() -> int:
+        got, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h, None, seed=int(rng.integers(2**31)))
+        dist = np.linalg.norm(outcomes - got, axis=1) / scale
+        off[0] = max(off[0], float(dist.min()))
+        return int(np.argmin(dist))
+
+    test = categorical_sprt(outcome, probs)
+    if off[0] > rtol:
+        return verdict(False, off[0], rtol, "a returned model is none of the participation outcomes of eqs. "
+                                            "(8)-(9) (are the coins drawn, and the sampled 1/p aggregate used?)")
+    worst = test.worst
+    return verdict(not test.rejected, max(test.log_lr[worst]), test.threshold, "" if not test.rejected else
+                   f"clients {[c.cid for c, on in zip(inst.clients, subsets[worst]) if on]} transmitted together "
+                   f"in {test.counts[worst]} of {test.samples} steps ({test.counts[worst] / test.samples:.3f}) "
+                   f"where independent Bernoulli({p:g}) coins give {probs[worst]:.3f}")
 
 
 @prop(id="ofediq.quantizer", family="ofediq",

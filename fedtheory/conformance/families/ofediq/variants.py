@@ -41,6 +41,11 @@ def ofediq(x, clients, *, state=None, rng=None, eta=0.05, period=2, p=0.5, s=4, 
     transmit = (t + 1) % period == 0
     total = np.zeros_like(x)
     sampled = 0
+    if transmit and draw is None:  # its own coins and uniforms (the slips: 1 - p, one coin shared by all)
+        q = 1.0 - p if slip == "own_participation_one_minus_p" else p
+        coins = np.full(K, rng.random() < q) if slip == "own_participation_shared_coin" else rng.random(K) < q
+        draw = {"participate": {c.cid: bool(coins[i]) for i, c in enumerate(clients)},
+                "uniforms": {c.cid: rng.random(x.size) for c in clients}}
     for c in clients:
         g0 = x if (start or c.cid not in theta) else np.asarray(theta[c.cid])
         grad = c.grad(g0)
@@ -71,6 +76,9 @@ WRONG: list[Variant] = [
     Variant("ofediq", "quantizer_rounds_down", partial(ofediq, slip="quantizer_rounds_down")),
     Variant("ofediq", "regret_at_new_model", partial(ofediq, slip="regret_at_new_model")),
     Variant("ofediq", "quantizer_ignores_blocks", partial(ofediq, slip="quantizer_ignores_blocks"), {"b": 2}),
+    Variant("ofediq", "own_participation_one_minus_p", partial(ofediq, slip="own_participation_one_minus_p"),
+            {"p": 0.3}),
+    Variant("ofediq", "own_participation_shared_coin", partial(ofediq, slip="own_participation_shared_coin")),
 ]
 CORRECT: list[Variant] = [
     Variant("ofediq", "client_loop_with_regret", ofediq, {"period": 3, "s": 2, "b": 2}),
