@@ -172,6 +172,14 @@ def default_hyper(family: str) -> Mapping[str, Any]:
     return families.load(family).HYPER
 
 
+def check_hyper(family: str, hyper: Mapping[str, Any]) -> None:
+    """Raise ValueError naming a hyperparameter outside its valid range, where the family's package declares
+    ``check_hyper`` (e.g. FedProx's gamma in [0, 1))."""
+    validate = getattr(families.load(family), "check_hyper", None)
+    if validate is not None:
+        validate(hyper)
+
+
 @dataclass(frozen=True)
 class Variant:
     """An implementation of the power set (``families/<family>/variants.py``): the kit must reject it (``WRONG``)

@@ -18,7 +18,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from .kit import (HOLDS, NOT_APPLICABLE, VARIATIONS, VIOLATED, Outcome, Property, default_hyper, properties_of,
+from .kit import (HOLDS, NOT_APPLICABLE, VARIATIONS, VIOLATED, Outcome, Property, check_hyper, default_hyper,
+                  properties_of,
                   property_by_id, varied_hyper)
 
 __all__ = ["check", "Report", "PropertyResult", "Counterexample", "SEARCH_SEED", "SHRINK_BUDGET_S", "PASS", "FAIL",
@@ -289,6 +290,7 @@ def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: f
         raise ValueError(f"fixed must name hyperparameters of {claims} ({sorted(defaults)}); unknown: "
                          f"{sorted(set(fixed) - set(defaults))}")
     full = {**defaults, **hyper}
+    check_hyper(claims, full)
     report = Report(claims, name or getattr(impl, "__qualname__", type(impl).__name__), full)
     for prop in props:
         n = max_examples or DEFAULT_EXAMPLES[1 if prop.expensive else 0]
