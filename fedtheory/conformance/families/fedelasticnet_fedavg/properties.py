@@ -25,13 +25,14 @@ def _alg1_locals(inst, x, h):
     S = np.arange(inst.n)
     lin = np.zeros((inst.n, inst.d))
     if h["local_steps"] is None:
-        return een.exact_local(inst, x, lin, S, h["prox"], h["l1"]), np.inf
+        return een.exact_local(inst, x, lin, S, h["prox"], h["l1"])[0], np.inf  # continuous in the data
     return een.elastic_steps(inst, x, lin, S, steps=h["local_steps"], step=h["local_step"], lam2=h["prox"],
                              lam1=h["l1"], mode=h["l1_mode"])
 
 
 @prop(id="fedelasticnet_fedavg.one_round", family="fedelasticnet_fedavg", core=True, reference=f"{KIM}, Alg. 1 lines 5-8, eq. (4)",
-      statement="th^t = th^{t-1} + sum_k n_k/n Delta_k, Delta_k = exact soft-threshold solve (diagonal) or K steps",
+      statement="th^t = th^{t-1} + sum_k n_k/n Delta_k, Delta_k = the exact solve of eq. (4) (general and diagonal "
+                "quadratics) or K steps",
       cases=elastic_cases)
 def one_round(impl, case, hyper, rtol) -> Outcome:
     """Alg. 1 lines 5-8: th^t = th^{t-1} + sum_k n_k/n Delta_k (full participation), Delta_k from eq. (4)."""

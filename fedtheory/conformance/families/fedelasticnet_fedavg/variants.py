@@ -44,6 +44,9 @@ def fedelasticnet_fedavg(x, clients, *, state=None, rng=None, local_steps=None, 
     D = []
     for c in clients:
         _, _, A, b = client_data(c, np.float64)
+        if local_steps is None and slip == "separable_formula":  # the soft-threshold, exact for diagonal A only
+            D.append(-soft(A @ x - b, l1) / (np.diag(A) + prox))
+            continue
         if local_steps is None:
             D.append(elastic_solve(A, b, x, prox, max(l1, 0.0)) - x)
             continue
@@ -59,6 +62,7 @@ def fedelasticnet_fedavg(x, clients, *, state=None, rng=None, local_steps=None, 
 TEXTBOOK = fedelasticnet_fedavg
 WRONG: list[Variant] = [
     Variant("fedelasticnet_fedavg", "no_l1", partial(fedelasticnet_fedavg, slip="no_l1")),
+    Variant("fedelasticnet_fedavg", "separable_formula", partial(fedelasticnet_fedavg, slip="separable_formula")),
     Variant("fedelasticnet_fedavg", "l1_sign_flip", partial(fedelasticnet_fedavg, slip="l1_sign_flip"),
             {"local_steps": 5}),
     Variant("fedelasticnet_fedavg", "always_proximal", partial(fedelasticnet_fedavg, slip="always_proximal"),

@@ -10,7 +10,7 @@ import numpy as np
 from ...kit import Variant
 from ...statekit import zero_absent
 from ...textbook import client_data
-from ..fedelasticnet_fedavg.variants import elastic_solve
+from ..fedelasticnet_fedavg.variants import elastic_solve, soft
 
 __all__ = ["fedelasticnet_feddyn", "TEXTBOOK", "WRONG", "CORRECT"]
 
@@ -28,7 +28,8 @@ def fedelasticnet_feddyn(x, clients, *, state=None, rng=None, alpha=1.0, l1=0.1,
         g = g_i.get(cl.cid, np.zeros_like(x))
         if slip == "late_joiner_gradient" and state_given and cl.cid not in g_i:
             g = A @ x - b  # a client seen for the first time starts from its gradient (line 1 says 0)
-        th = elastic_solve(A, b + g, x, alpha, l1)
+        th = x - soft(A @ x - b - g, l1) / (np.diag(A) + alpha) if slip == "separable_formula" else \
+            elastic_solve(A, b + g, x, alpha, l1)  # the soft-threshold is exact for diagonal A only
         D = th - x
         if reading == "kkt":
             g_new = A @ th - b
@@ -44,6 +45,7 @@ def fedelasticnet_feddyn(x, clients, *, state=None, rng=None, alpha=1.0, l1=0.1,
 TEXTBOOK = fedelasticnet_feddyn
 WRONG: list[Variant] = [
     Variant("fedelasticnet_feddyn", "always_kkt", partial(fedelasticnet_feddyn, slip="always_kkt")),
+    Variant("fedelasticnet_feddyn", "separable_formula", partial(fedelasticnet_feddyn, slip="separable_formula")),
     Variant("fedelasticnet_feddyn", "h_without_l1", partial(fedelasticnet_feddyn, slip="h_without_l1")),
     Variant("fedelasticnet_feddyn", "g_without_l1", partial(fedelasticnet_feddyn, slip="g_without_l1")),
     Variant("fedelasticnet_feddyn", "always_printed", partial(fedelasticnet_feddyn, slip="always_printed"),
