@@ -213,3 +213,70 @@ def quantizer(impl, case, hyper, rtol) -> Outcome:
     want = inst.x0 - hyper["eta"] * g
     err = float(np.linalg.norm(mean - want)) / scale_of(inst, inst.x0, want)
     return verdict(err <= rtol, err, rtol, "" if err <= rtol else "the quantizer is biased: E Q(u) != u")
+
+
+def _rounding_probs(g: np.ndarray, s: int) -> np.ndarray:
+    """P(round coordinate i up) = s r_i - m_i of the (s, 1)-quantizer (one block), r = |g| / ||g||."""
+    r = np.abs(g) / np.linalg.norm(g)
+    return s * r - np.minimum(np.floor(s * r), s - 1)
+
+
+def _rounding_case(hyper: Mapping[str, Any]) -> st.SearchStrategy:
+    """One fixed client in two dimensions whose rounding probabilities are both in [0.2, 0.8] (the first seed that
+    gives them at the declared s), so every one of the four outcomes has probability >= 0.04."""
+    L = min(5.0, 1.0 / hyper["eta"])
+    base = {"n": 1, "d": 2, "mu": min(0.5, L), "L": L, "delta_frac": 0.0, "zeta2": 0.0, "sizes": [4],
+            "weighting": "uniform", "ids": [12], "draw_seed": 0}
+    for seed in range(200):
+        case = dict(base, seed=seed)
+        inst = instance_of(case)
+        probs = _rounding_probs(inst.A[0] @ inst.x0 - inst.b[0], int(hyper.get("s") or 1))
+        if np.all((probs >= 0.2) & (probs <= 0.8)):
+            return st.just(case)
+    return st.just(dict(base, seed=0))  # s = 1 or None: the property reports not applicable
+
+
+@prop(id="ofediq.own_rounding", family="ofediq",
+      reference="Kwon, Park & Hong, Definition 2: coordinate i rounds up with probability s r_i - m_i",
+      statement=f"without a draw, the implementation's own quantizer rounds each coordinate up independently with "
+                f"probability s r_i - m_i: the four outcomes of a two-dimensional update are tested sequentially "
+                f"(false rejection <= {ALPHA:g}, an outcome's probability off by {DELTA:g} detected)",
+      cases=_rounding_case, expensive=True, examples=1)
+def own_rounding(impl, case, hyper, rtol) -> Outcome:
+    """The implementation's own rounding: one client, L = 1, p = 1, one block (b = 1), without a draw. The model
+    returned is w - eta Q(g) with Q(g)_i = ||g|| sign(g_i) (m_i + up_i) / s; each must be one of the four outcomes
+    of (up_1, up_2), and the outcomes must follow the product law of Bernoulli(s r_i - m_i)
+    (:func:`fedtheory.conformance.sequential.categorical_sprt`, level 1e-6 in all). One case only."""
+    if hyper.get("s") is None:
+        return not_applicable("no quantization (s = None)")
+    s = int(hyper["s"])
+    inst = instance_of(case)
+    g = inst.A[0] @ inst.x0 - inst.b[0]
+    up_prob = _rounding_probs(g, s)
+    if not np.all((up_prob >= 0.2) & (up_prob <= 0.8)):
+        return not_applicable(f"s = {s}: no two-dimensional update with both rounding probabilities in [0.2, 0.8]")
+    h = dict(round_hyper(hyper, inst), period=1, p=1.0, b=1)
+    m = np.minimum(np.floor(s * np.abs(g) / np.linalg.norm(g)), s - 1)
+    outcomes_up = list(itertools.product((False, True), repeat=inst.d))
+    outcomes = np.stack([inst.x0 - hyper["eta"] * np.linalg.norm(g) * np.sign(g) * (m + np.array(up)) / s
+                         for up in outcomes_up])
+    probs = [float(np.prod([q if u else 1.0 - q for q, u in zip(up_prob, up)])) for up in outcomes_up]
+    scale = scale_of(inst, inst.x0, *outcomes)
+    rng = np.random.default_rng(case["draw_seed"])
+    off = [0.0]
+
+    def outcome() -> int:
+        got, _ = run_round(impl, inst, inst.x0, np.arange(1), h, None, seed=int(rng.integers(2**31)))
+        dist = np.linalg.norm(outcomes - got, axis=1) / scale
+        off[0] = max(off[0], float(dist.min()))
+        return int(np.argmin(dist))
+
+    test = categorical_sprt(outcome, probs)
+    if off[0] > rtol:
+        return verdict(False, off[0], rtol, "a returned model is none of the four rounding outcomes of "
+                                            "Definition 2 (is the update quantized, with m_i = min(floor(s r_i), s - 1)?)")
+    worst = test.worst
+    return verdict(not test.rejected, max(test.log_lr[worst]), test.threshold, "" if not test.rejected else
+                   f"rounding {['up' if u else 'down' for u in outcomes_up[worst]]} came {test.counts[worst]} times "
+                   f"in {test.samples} steps ({test.counts[worst] / test.samples:.3f}) where Definition 2 gives "
+                   f"{probs[worst]:.3f}")

@@ -29,6 +29,14 @@ def _sbq(u, U, s, b, slip):
     return out
 
 
+def _own_uniforms(rng, d, slip):
+    """The uniforms U_i of its own rounding; the slips: integers 0/1 for uniforms (a fair coin), one U shared by
+    every coordinate."""
+    if slip == "own_rounding_coin":
+        return rng.integers(0, 2, d).astype(float)
+    return np.full(d, rng.random()) if slip == "own_rounding_shared_uniform" else rng.random(d)
+
+
 def ofediq(x, clients, *, state=None, rng=None, eta=0.05, period=2, p=0.5, s=4, b=1, weighting="uniform",
            draw=None, slip=None, **_):
     """OFedIQ (Kwon, Park & Hong, Alg. 2) one time step per call, client by client; reports the regret."""
@@ -41,11 +49,11 @@ def ofediq(x, clients, *, state=None, rng=None, eta=0.05, period=2, p=0.5, s=4, 
     transmit = (t + 1) % period == 0
     total = np.zeros_like(x)
     sampled = 0
-    if transmit and draw is None:  # its own coins and uniforms (the slips: 1 - p, one coin shared by all)
+    if transmit and draw is None:  # its own coins and uniforms (the slips: 1 - p, one coin shared by all, ...)
         q = 1.0 - p if slip == "own_participation_one_minus_p" else p
         coins = np.full(K, rng.random() < q) if slip == "own_participation_shared_coin" else rng.random(K) < q
         draw = {"participate": {c.cid: bool(coins[i]) for i, c in enumerate(clients)},
-                "uniforms": {c.cid: rng.random(x.size) for c in clients}}
+                "uniforms": {c.cid: _own_uniforms(rng, x.size, slip) for c in clients}}
     for c in clients:
         g0 = x if (start or c.cid not in theta) else np.asarray(theta[c.cid])
         grad = c.grad(g0)
@@ -79,6 +87,8 @@ WRONG: list[Variant] = [
     Variant("ofediq", "own_participation_one_minus_p", partial(ofediq, slip="own_participation_one_minus_p"),
             {"p": 0.3}),
     Variant("ofediq", "own_participation_shared_coin", partial(ofediq, slip="own_participation_shared_coin")),
+    Variant("ofediq", "own_rounding_coin", partial(ofediq, slip="own_rounding_coin")),
+    Variant("ofediq", "own_rounding_shared_uniform", partial(ofediq, slip="own_rounding_shared_uniform")),
 ]
 CORRECT: list[Variant] = [
     Variant("ofediq", "client_loop_with_regret", ofediq, {"period": 3, "s": 2, "b": 2}),
