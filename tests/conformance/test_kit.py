@@ -160,6 +160,23 @@ def test_pfl_scaffold_control_variate_update_has_the_wrong_sign():
     assert status["scaffold.fixed_point"].status == "holds" and status["scaffold.server_state"].status == "holds"
 
 
+def test_pfl_scaffold_option_i_stores_minus_the_gradient():
+    """pfl 0.6.0's option I (``use_gradient_as_control_variate=True``) keeps the model difference of one SGD step
+    of learning rate 1, i.e. c_i+ = -grad f_i(x) where Karimireddy et al.'s option I has +grad f_i(x): the same
+    sign as its option II. The stored variate is checked against the gradient computed here, not by the kit."""
+    pytest.importorskip("pfl", reason="Apple's pfl is an optional extra: pip install 'fedtheory[pfl]'")
+    from fedtheory.conformance.adapters.pfl import scaffold_round
+
+    inst = make_instance({"n": 1, "d": 2, "mu": 0.5, "L": 2.0, "delta_frac": 0.0, "zeta2": 0.0, "sizes": [4],
+                          "weighting": "num_examples", "seed": 1})
+    client = inst.clients[0]
+    grad = client.features.T @ (client.features @ inst.x0 - client.targets) / client.num_examples
+    _, state = scaffold_round(inst.x0, [client], option="I", num_clients=1)
+    assert np.allclose(state["c_i"][client.cid], -grad, rtol=1e-5) and np.linalg.norm(grad) > 0.1
+    report = conformance.check(scaffold_round, "scaffold", option="I", rtol=1e-4, fail_fast=True, shrink=False)
+    assert report.verdict == "fail"
+
+
 def test_float32_tolerance_still_rejects_slips():
     """At the float32 tolerance the kit still rejects the FedAvg slips (they move the model by O(eta))."""
     for family, slip, impl in WRONG:

@@ -63,7 +63,8 @@ def fedprox_round(x, clients, **hyper: Any) -> np.ndarray:
 
 
 def scaffold_round(x, clients, *, state=None, rng=None, **hyper: Any) -> tuple[np.ndarray, dict]:
-    """pfl's ``SCAFFOLD`` (Karimireddy et al. 2020, Alg. 1, option II: ``use_gradient_as_control_variate=False``).
+    """pfl's ``SCAFFOLD`` (Karimireddy et al. 2020, Alg. 1): the kit's ``option`` "II" (default) is pfl's
+    ``use_gradient_as_control_variate=False``, option "I" (c_i+ = grad f_i(x)) is ``True``.
 
     The kit's state ``{"c": server c, "c_i": {cid: c_i}}`` is loaded into pfl's own places (the algorithm's
     server control variate and an in-memory user-state storage holding each user's ``local_c``) before the
@@ -74,7 +75,7 @@ def scaffold_round(x, clients, *, state=None, rng=None, **hyper: Any) -> tuple[n
 
 
 def _round(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, prox=None,
-           weighting="num_examples", scaffold=False, num_clients=None, **_: Any):
+           weighting="num_examples", scaffold=False, num_clients=None, option="II", **_: Any):
     if local_steps is None:
         raise ValueError("pfl's clients train by local_steps epochs of full-batch SGD (got None)")
     net = _LeastSquares(x.size)
@@ -92,7 +93,7 @@ def _round(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, s
         for cid, ci in state["c_i"].items():
             storage.save_state(MappedVectorStatistics({"w": torch.as_tensor(np.array(ci))}), str(cid), "local_c")
         algo_params = SCAFFOLDParams(**common, population=int(num_clients or len(clients)),
-                                     use_gradient_as_control_variate=False, user_state_storage=storage)
+                                     use_gradient_as_control_variate=option == "I", user_state_storage=storage)
         algorithm = SCAFFOLD()
         algorithm._server_c = MappedVectorStatistics({"w": torch.as_tensor(np.array(state["c"]))})
     elif prox is None:
