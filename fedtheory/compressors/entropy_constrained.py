@@ -18,7 +18,8 @@ the line g_k - 2 c_k x (g_k = c_k^2 + lambda l_k) plus x^2, so each cell is an i
 [max_{j<k} t_jk, min_{j>k} t_kj] with t_jk = (g_k - g_j)/(2 (c_k - c_j)), and the assignment is a search of the
 sorted boundaries (O(N^2 + d log N) per iteration instead of O(N d)). lambda = 0 is Lloyd's k-means. ECQ has no
 rule for lambda: as the authors did, :func:`ecq` runs a grid of lambda (relative to the variance of x) from an
-initial codebook of N codewords (:data:`ECQ_LAMBDA_FACTORS`) and keeps the lowest squared error among the results with H <= b.
+initial codebook of N codewords (:data:`ECQ_LAMBDA_FACTORS`), refines lambda by bisection where the grid crosses the
+budget, and keeps the lowest squared error among the results with H <= b.
 
 **ECK-Means**: the K-means (Lloyd) quantization values for K levels, with a double binary search (exponential
 growth K0 + 2^p from K0 = floor(2^b), then bisection) for the largest K whose assignment entropy is at most b; as
@@ -43,9 +44,9 @@ __all__ = ["EntropyConstrainedResult", "ecq_lloyd", "ecq", "kmeans_1d", "eck_mea
 
 #: ECQ's default grid of Lagrange multipliers, as factors of lambda_b = 2 4^{-b} Var(x): at high rate the optimum
 #: has lambda = -dD/dR = 2 ln 2 D with D ~ (pi e/6) 4^{-b} Var(x) for b bits, i.e. lambda ~ 2 4^{-b} Var(x). The
-#: grid spans 1e-3 to 10 times that, 4 points per decade, plus 0 (k-means with the initial codebook): heavy
+#: grid spans 1e-3 to 10 times that, 2 points per decade, plus 0 (k-means with the initial codebook): heavy
 #: tails (LogNormal) are far from the high-rate regime and often pick the smallest lambdas.
-ECQ_LAMBDA_FACTORS = (0.0,) + tuple(float(v) for v in np.geomspace(1e-3, 10.0, 17))
+ECQ_LAMBDA_FACTORS = (0.0,) + tuple(float(v) for v in np.geomspace(1e-3, 10.0, 9))
 
 
 class EntropyConstrainedResult(NamedTuple):
@@ -180,39 +181,71 @@ def eck_means(x, b, *, max_iter: int = 500) -> EntropyConstrainedResult:
     return _result(x, c, index, math.nan, len(seen))
 
 
-def ecq(x, b, *, codewords: int | None = None, lambdas=None, max_iter: int = 500) -> EntropyConstrainedResult:
-    """ECQ with an entropy budget of ``b`` bits per coordinate: the lowest squared error over a grid of lambda.
+def ecq(x, b, *, codewords: int | None = None, lambdas=None, refine: int = 6,
+        max_iter: int = 500) -> EntropyConstrainedResult:
+    """ECQ with an entropy budget of ``b`` bits per coordinate: the lowest squared error over a grid of lambda,
+    refined by bisection.
 
-    ``codewords``: the initial codebook size N (default min(#distinct values, 2^(ceil(b) + 3))), uniformly
-    spaced bin centres on [x_min, x_max]. ``lambdas``: the grid in units of Var(x) (default
-    2 4^{-b} times :data:`ECQ_LAMBDA_FACTORS`; 0 is allowed and is k-means with N levels). If no lambda of the grid meets the
+    ``codewords``: the initial codebook size N, uniformly spaced bin centres on [x_min, x_max] (default
+    min(#distinct values, 2^(ceil(b) + 3)), doubled at most three times while k-means with N codewords, lambda = 0,
+    is still within the budget: heavy tails leave most of a uniform codebook empty). ``lambdas``: the grid in units of Var(x) (default 2 4^{-b} times
+    :data:`ECQ_LAMBDA_FACTORS`; 0 is allowed and is k-means with N levels). ``refine``: bisection steps (in
+    log lambda) between the largest grid lambda over the budget and the next one, where the budget is crossed
+    (entropy is not exactly monotone in lambda, so every feasible result seen competes). If no lambda meets the
     budget, k-means with floor(2^b) levels (entropy <= log2 floor(2^b) <= b) is returned, with ``lam = nan``.
     """
     x = _vector(x)
     b = _budget(b)
     max_iter = check_int("max_iter", max_iter, low=1)
+    refine = check_int("refine", refine, low=0)
     distinct = int(np.unique(x).size)
     if codewords is None:
         n = min(distinct, 2 ** (int(math.ceil(b)) + 3))
     else:
         n = check_int("codewords", codewords, low=1)
-    grid = 2.0 * 4.0**-b * np.asarray(ECQ_LAMBDA_FACTORS) if lambdas is None else check_finite_array("lambdas", lambdas)
-    grid = np.atleast_1d(np.asarray(grid, dtype=np.float64))
-    if grid.ndim != 1 or grid.size < 1 or np.any(grid < 0):
-        raise ValueError("lambdas must be a non-empty 1-D array of non-negative numbers")
+    if lambdas is None:
+        grid = 2.0 * 4.0**-b * np.asarray(ECQ_LAMBDA_FACTORS)
+    else:
+        grid = np.atleast_1d(check_finite_array("lambdas", lambdas))
+        if grid.ndim != 1 or grid.size < 1 or np.any(grid < 0):
+            raise ValueError("lambdas must be a non-empty 1-D array of non-negative numbers")
+        grid = np.sort(grid)
     lo, hi = float(x.min()), float(x.max())
-    init = lo + (np.arange(n) + 0.5) * (hi - lo) / n
     var = float(np.var(x))
     best = None
-    for rel in grid:
-        lam = float(rel) * var
+    runs = 0
+
+    def run(init: np.ndarray, rel: float) -> bool:
+        nonlocal best, runs
+        runs += 1
+        lam = rel * var
         c, index, _ = ecq_lloyd(x, init, lam, max_iter=max_iter)
         if _entropy(index) > b:
-            continue
+            return False
         err = float(np.sum((c[index] - x) ** 2))
         if best is None or err < best[0]:
             best = (err, c, index, lam)
+        return True
+
+    for _ in range(4):       # the codebook doubles (at most 3 times) while even k-means with it is within budget
+        init = lo + (np.arange(n) + 0.5) * (hi - lo) / n
+        feasible = [run(init, float(rel)) for rel in grid]
+        if not (grid[0] == 0 and feasible[0] and n < distinct and codewords is None):
+            break
+        n = min(2 * n, distinct)
+    crossings = [i for i in range(1, grid.size) if feasible[i] and not feasible[i - 1]]
+    if crossings and var > 0:
+        i = crossings[-1]
+        over, under = float(grid[i - 1]), float(grid[i])       # over the budget at `over`, within it at `under`
+        if over <= 0:
+            over = under * 1e-3
+        for _ in range(refine):
+            mid = math.sqrt(over * under)
+            if run(init, mid):
+                under = mid
+            else:
+                over = mid
     if best is None:
         c, index = kmeans_1d(x, max(1, int(math.floor(2.0**b))), max_iter=max_iter)
-        return _result(x, c, index, math.nan, grid.size + 1)
-    return _result(x, best[1], best[2], best[3], grid.size)
+        return _result(x, c, index, math.nan, runs + 1)
+    return _result(x, best[1], best[2], best[3], runs)

@@ -125,3 +125,20 @@ def test_bad_input_types():
         ecq(np.ones(4), "2")
     with pytest.raises(TypeError, match=r"\bk\b"):
         kmeans_1d(np.ones(4), 2.5)
+
+
+@pytest.mark.parametrize("dist", ["lognormal", "normal"])
+def test_ecq_refinement_and_codebook_growth_only_add_candidates(dist):
+    rng = np.random.default_rng(11)
+    x = rng.lognormal(size=1000) if dist == "lognormal" else rng.normal(size=1000)
+    full = ecq(x, 4.0)
+    grid_only = ecq(x, 4.0, refine=0, codewords=2**7)
+    err = lambda r: float(np.sum((r.x_hat - x) ** 2))  # noqa: E731
+    assert err(full) <= err(grid_only) * (1 + 1e-12)
+    assert full.evaluations > grid_only.evaluations
+    assert 4.0 - 0.25 <= full.entropy <= 4.0           # the refined lambda uses most of the budget
+
+
+def test_ecq_bad_refine():
+    with pytest.raises(ValueError, match=r"\brefine\b"):
+        ecq(np.ones(4), 2.0, refine=-1)

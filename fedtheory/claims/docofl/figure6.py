@@ -21,14 +21,16 @@ from ..registry import Evidence, claim
 
 __all__ = ["ECKMEANS_MARGIN", "ECQ_FACTOR", "ecuq_nmse", "figure6_table"]
 
-#: ECUQ must beat ECK-Means by 10%: mean NMSE(ECUQ) <= 0.9 mean NMSE(ECK-Means). "Better" is read as better
-#: beyond the spread of the seeds: between two seeds at d = 2^12 the ratio moves by up to ~0.1 (N(0,1), b >= 3),
-#: and at b = 2 on the normals, where the two are tied (ratios 0.68-1.24 over single seeds), no margin of this
-#: size holds, so that part is measured (docofl.appendix.figure6.eck_means_b2), not asserted.
+#: ECUQ must beat ECK-Means by 10%: mean NMSE(ECUQ) <= 0.9 mean NMSE(ECK-Means). "Better" is read as better than
+#: a tie: at b = 2 on the normals, where the two quantizers tie (single-seed ratios 0.68-1.24), the 3-seed mean
+#: ratios are 0.90-1.07, so a margin of this size separates a tie from an improvement; that part is measured
+#: (docofl.appendix.figure6.eck_means_b2), not asserted. The asserted settings measure mean ratios <= 0.78.
 ECKMEANS_MARGIN = 0.9
 #: "Competitive with ECQ": mean NMSE(ECUQ) <= 2 mean NMSE(ECQ), i.e. within half a bit per coordinate at the
-#: high-rate slope (NMSE ~ 4^{-b}, so half a bit is a factor 4^{1/2} = 2). The measured worst mean ratio is
-#: ~1.3 (N(0,1), b = 2); a uniform quantizer with 2^b levels and no entropy search exceeds it on LogNormal data.
+#: high-rate slope (NMSE ~ 4^{-b}, so half a bit is a factor 4^{1/2} = 2), fixed before measuring. Measured: ECQ is
+#: a little better, mean ratios 0.98-1.11 at b >= 3 and up to 1.41 at b = 2 (N(1,0.1), d = 2^8), where ECUQ's
+#: integer number of uniform levels leaves budget unused (H ~ 1.85). A uniform quantizer with 2^b levels and no
+#: entropy search exceeds the factor on LogNormal data (tests/claims/docofl/test_figure6.py).
 ECQ_FACTOR = 2.0
 
 _DISTS = ("lognormal", "normal", "normal(1,0.1)")
@@ -138,8 +140,8 @@ def _ecq_instances(thorough: bool):
        statement="ECUQ is competitive with ECQ at the same entropy budget: mean NMSE(ECUQ) <= 2 mean NMSE(ECQ) "
                  "(half a bit per coordinate at the high-rate slope) on LogNormal(0,1), N(0,1) and N(1,0.1) at "
                  "b = 2 (d = 2^8, 2^12) and b = 3, 4, 5 (d = 2^12)",
-       narrower="against fedtheory's ECQ (Chou et al.'s iteration from a uniform codebook, best of a finite lambda "
-                "grid: a local optimum, not the optimal entropy-constrained quantizer), 2 seeds; and the ECK-Means "
+       narrower="against fedtheory's ECQ (Chou et al.'s iteration from a uniform codebook, the best over a lambda grid "
+                "refined by bisection: a local optimum, not the optimal entropy-constrained quantizer), 2 seeds; and the ECK-Means "
                 "half at b = 2 on N(0,1) and N(1,0.1) is measured, not asserted (docofl.appendix.figure6.eck_means_b2)",
        kind="qualitative", instances=_ecq_instances)
 def check_figure6_ecq(inst: dict) -> Evidence:
