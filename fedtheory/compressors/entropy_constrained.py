@@ -13,13 +13,13 @@ l_k = -log2 p_k the ideal code length, by the generalised Lloyd iteration:
 1. assignment: k(i) = argmin_k (x_i - c_k)^2 + lambda l_k (ties to the smaller k);
 2. update: drop empty cells, p_k = n_k/d, l_k = -log2 p_k, c_k = mean of cell k;
 
-until the assignment no longer changes (J decreases at every step, so it stops). In 1-D the cost of codeword k is
-the line g_k - 2 c_k x (g_k = c_k^2 + lambda l_k) plus x^2, so each cell is an interval: codeword k wins on
-[max_{j<k} t_jk, min_{j>k} t_kj] with t_jk = (g_k - g_j)/(2 (c_k - c_j)), and the assignment is a search of the
-sorted boundaries (O(N^2 + d log N) per iteration instead of O(N d)). lambda = 0 is Lloyd's k-means. ECQ has no
-rule for lambda: as the authors did, :func:`ecq` runs a grid of lambda (relative to the variance of x) from an
-initial codebook of N codewords (:data:`ECQ_LAMBDA_FACTORS`), refines lambda by bisection where the grid crosses the
-budget, and keeps the lowest squared error among the results with H <= b.
+until the assignment no longer changes (J never increases; ``max_iter`` bounds the loop). In 1-D the cost of
+codeword k is the line g_k - 2 c_k x (g_k = c_k^2 + lambda l_k) plus x^2, so each cell is an interval: codeword
+k wins on [max_{j<k} t_jk, min_{j>k} t_kj] with t_jk = (g_k - g_j)/(2 (c_k - c_j)), and the assignment is a
+search of the sorted boundaries (O(N^2 + d log N) per iteration instead of O(N d)). lambda = 0 is Lloyd's k-means. ECQ has no
+rule for lambda: as the authors did, :func:`ecq` runs a grid of lambda (relative to the variance of x,
+:data:`ECQ_LAMBDA_FACTORS`) from an initial codebook of N codewords, refines lambda by bisection where the grid
+crosses the budget, and keeps the lowest squared error among the results with H <= b.
 
 **ECK-Means**: the K-means (Lloyd) quantization values for K levels, with a double binary search (exponential
 growth K0 + 2^p from K0 = floor(2^b), then bisection) for the largest K whose assignment entropy is at most b; as
@@ -29,6 +29,12 @@ at most log2 K0 <= b, so the budget is always met.
 Choices of fedtheory (the paper gives neither): Lloyd starts from the K quantiles S[floor((k + 1/2) d/K)] of the
 sorted data (duplicates merged), ECQ from N uniformly spaced codewords (the bin centres of [x_min, x_max], ECUQ's
 grid) with uniform lengths l_k = log2 N. Both are deterministic: no random initialisation, so no seed.
+
+Why here, in ``compressors`` (the numerical kernels) and not next to the claim: they are quantizers like ECUQ,
+usable beyond Figure 6 and tested on their own (``tests/compressors/test_entropy_constrained.py``). They are plain
+functions, not registered :class:`~fedtheory.compressors.base.Compressor` classes: they carry no bit accounting
+or omega / alpha constants an algorithm needs, and registering them would enrol them in the generic compressor
+tests and ``fedtheory bench``.
 """
 from __future__ import annotations
 
@@ -188,8 +194,9 @@ def ecq(x, b, *, codewords: int | None = None, lambdas=None, refine: int = 6,
 
     ``codewords``: the initial codebook size N, uniformly spaced bin centres on [x_min, x_max] (default
     min(#distinct values, 2^(ceil(b) + 3)), doubled at most three times while k-means with N codewords, lambda = 0,
-    is still within the budget: heavy tails leave most of a uniform codebook empty). ``lambdas``: the grid in units of Var(x) (default 2 4^{-b} times
-    :data:`ECQ_LAMBDA_FACTORS`; 0 is allowed and is k-means with N levels). ``refine``: bisection steps (in
+    is still within the budget: heavy tails leave most of a uniform codebook empty). ``lambdas``: the grid in
+    units of Var(x) (default 2 4^{-b} times :data:`ECQ_LAMBDA_FACTORS`; 0 is allowed and is k-means with N
+    levels). ``refine``: bisection steps (in
     log lambda) between the largest grid lambda over the budget and the next one, where the budget is crossed
     (entropy is not exactly monotone in lambda, so every feasible result seen competes). If no lambda meets the
     budget, k-means with floor(2^b) levels (entropy <= log2 floor(2^b) <= b) is returned, with ``lam = nan``.

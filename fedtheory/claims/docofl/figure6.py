@@ -136,13 +136,14 @@ def _ecq_instances(thorough: bool):
 
 @claim(cites=("Figure 6",),
        id="docofl.appendix.figure6.ecq", paper="docofl",
-       reference="NMSE panels; ECQ by a grid over its Lagrange multiplier; timing measured, not asserted",
+       reference="NMSE panels; ECQ by a refined grid over its Lagrange multiplier; timing measured, not asserted",
        statement="ECUQ is competitive with ECQ at the same entropy budget: mean NMSE(ECUQ) <= 2 mean NMSE(ECQ) "
                  "(half a bit per coordinate at the high-rate slope) on LogNormal(0,1), N(0,1) and N(1,0.1) at "
                  "b = 2 (d = 2^8, 2^12) and b = 3, 4, 5 (d = 2^12)",
-       narrower="against fedtheory's ECQ (Chou et al.'s iteration from a uniform codebook, the best over a lambda grid "
-                "refined by bisection: a local optimum, not the optimal entropy-constrained quantizer), 2 seeds; and the ECK-Means "
-                "half at b = 2 on N(0,1) and N(1,0.1) is measured, not asserted (docofl.appendix.figure6.eck_means_b2)",
+       narrower="against fedtheory's ECQ (Chou et al.'s iteration from a uniform codebook, the best over a "
+                "lambda grid refined by bisection: a local optimum, not the optimal entropy-constrained quantizer), "
+                "2 seeds; and the ECK-Means half at b = 2 on N(0,1) and N(1,0.1) is measured, not asserted "
+                "(docofl.appendix.figure6.eck_means_b2)",
        kind="qualitative", instances=_ecq_instances)
 def check_figure6_ecq(inst: dict) -> Evidence:
     rows = figure6_table(inst["dist"], inst["settings"], inst["seeds"], "ecq")
