@@ -16,10 +16,10 @@ l_k = -log2 p_k the ideal code length, by the generalised Lloyd iteration:
 until the assignment no longer changes (J never increases; ``max_iter`` bounds the loop). In 1-D the cost of
 codeword k is the line g_k - 2 c_k x (g_k = c_k^2 + lambda l_k) plus x^2, so each cell is an interval: codeword
 k wins on [max_{j<k} t_jk, min_{j>k} t_kj] with t_jk = (g_k - g_j)/(2 (c_k - c_j)), and the assignment is a
-search of the sorted boundaries (O(N^2 + d log N) per iteration instead of O(N d)). lambda = 0 is Lloyd's k-means. ECQ has no
-rule for lambda: as the authors did, :func:`ecq` runs a grid of lambda (relative to the variance of x,
-:data:`ECQ_LAMBDA_FACTORS`) from an initial codebook of N codewords, refines lambda by bisection where the grid
-crosses the budget, and keeps the lowest squared error among the results with H <= b.
+search of the sorted boundaries (O(N^2 + d log N) per iteration instead of O(N d)). lambda = 0 is Lloyd's
+k-means. ECQ has no rule for lambda: as the authors did, :func:`ecq` runs a grid of lambda (relative to the
+variance of x, :data:`ECQ_LAMBDA_FACTORS`) from an initial codebook of N codewords, refines lambda by bisection
+where the grid crosses the budget, and keeps the lowest squared error among the results with H <= b.
 
 **ECK-Means**: the K-means (Lloyd) quantization values for K levels, with a double binary search (exponential
 growth K0 + 2^p from K0 = floor(2^b), then bisection) for the largest K whose assignment entropy is at most b; as
