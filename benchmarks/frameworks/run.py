@@ -12,8 +12,8 @@ needs and its pinned version (torch 2.13.0 CPU first where it needs torch); its 
 (:class:`fedtheory.conformance.adapters.remote.Remote`), one worker per check. Reports go to ``--out``
 (default benchmarks/frameworks/results/<name>/<check>.json and .md) and a summary table is printed.
 
-Not part of CI (network for the installs, minutes per framework): CI tests every driver against a stand-in
-(tests/conformance/test_<name>_driver.py). Run time on the shared 2-core machine, venvs already present:
+Not part of CI (network for the installs, minutes per framework): CI tests the flgo, nvflare and fl4health drivers
+against stand-ins (tests/conformance/test_<name>_driver.py); the fedml, appfl and fedjax drivers have none yet. Run time on the shared 2-core machine, venvs already present:
 about 2-6 min per framework (the first import of a framework is 20-60 s); an install adds 3-15 min.
 """
 from __future__ import annotations
