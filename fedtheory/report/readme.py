@@ -3,9 +3,10 @@
 The README marks each generated block with ``<!-- generated: NAME -->`` and ``<!-- /generated -->``; :func:`blocks`
 renders every block from the registered claims (their expectations: a claim expected to hold that does not fails
 ``fedtheory verify`` and the test suite, so the expectations are the verdicts of a passing run), and
-:func:`update_readme` rewrites them. ``python -m fedtheory.report.readme README.md`` updates the file;
-tests/test_readme.py fails when it is stale. The block ``framework-verdicts`` is the third-party frameworks' verdict
-table (:mod:`fedtheory.report.frameworks`: docs/frameworks.md and benchmarks/frameworks/results/ of the checkout).
+:func:`update_readme` rewrites them. ``python -m fedtheory.report.readme README.md docs/frameworks.md`` updates
+the files; tests/test_readme.py and tests/report/test_frameworks.py fail when they are stale. The block
+``framework-verdicts`` (README and docs/frameworks.md) is the third-party frameworks' verdict table
+(:mod:`fedtheory.report.frameworks`, from docs/frameworks.md and benchmarks/frameworks/results/ of the checkout).
 """
 from __future__ import annotations
 
@@ -89,7 +90,7 @@ def _coverage_totals(claims: list[Claim]) -> str:
     return render_totals(rows, {p.key: p.key for p in papers}) + "\n\n" + qualified_summary(rows) + "\n"
 
 
-#: The checkout this module sits in (an editable install); ``python -m fedtheory.report.readme PATH`` uses PATH's folder.
+#: The checkout this module sits in (an editable install); the command line uses the checkout of each file given.
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -114,6 +115,12 @@ def update_readme(text: str, rendered: dict[str, str] | None = None) -> str:
     return _BLOCK.sub(replace, text)
 
 
+def checkout_of(path: Path) -> Path:
+    """The checkout a generated file belongs to: the nearest folder at or above ``path``'s holding
+    docs/frameworks.md (README.md is at the root, docs/frameworks.md one level down); :data:`ROOT` if none."""
+    return next((p for p in path.resolve().parents if (p / "docs" / "frameworks.md").is_file()), ROOT)
+
+
 if __name__ == "__main__":  # pragma: no cover - a maintainer's command
-    path = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
-    path.write_text(update_readme(path.read_text(), blocks(root=path.resolve().parent)))
+    for path in map(Path, sys.argv[1:] or ["README.md"]):
+        path.write_text(update_readme(path.read_text(), blocks(root=checkout_of(path))))

@@ -86,11 +86,12 @@ def test_an_algorithm_outside_the_columns_is_refused(checkout: Path):
         verdict_table(checkout)
 
 
-def test_the_readme_block_is_the_generated_table():
-    readme = (ROOT / "README.md").read_text()
-    block = re.search(r"<!-- generated: framework-verdicts -->\n(.*?)<!-- /generated -->", readme, re.S)
-    assert block, "README has no generated block 'framework-verdicts'"
-    assert block.group(1) == verdict_table(ROOT), "stale: run python -m fedtheory.report.readme README.md"
+@pytest.mark.parametrize("page", ["README.md", "docs/frameworks.md"])
+def test_the_pages_block_is_the_generated_table(page: str):
+    text = (ROOT / page).read_text()
+    block = re.search(r"<!-- generated: framework-verdicts -->\n(.*?)<!-- /generated -->", text, re.S)
+    assert block, f"{page} has no generated block 'framework-verdicts'"
+    assert block.group(1) == verdict_table(ROOT), f"stale: run python -m fedtheory.report.readme {page}"
 
 
 def test_every_stored_report_belongs_to_a_declared_framework_and_is_linked_from_its_row():
