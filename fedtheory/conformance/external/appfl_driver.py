@@ -15,6 +15,8 @@ aggregator's own ``m_vector``/``v_vector`` (FedAvgM: its momentum), and a state 
 """
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import torch
 from omegaconf import DictConfig
@@ -26,6 +28,11 @@ from appfl.algorithm.aggregator import (FedAdagradAggregator, FedAdamAggregator,
 from appfl.algorithm.trainer import VanillaTrainer  # noqa: E402
 
 KEY = "weight"
+
+# APPFL's trainer and aggregators call gc.collect() five times a round (appfl/misc/memory_utils.py), each a full
+# collection of the torch-sized heap (0.35 s): freezing what the imports allocated leaves those collections to the
+# objects of the round and the arithmetic unchanged (a round: 2.2 s -> 0.6 s on the shared machine).
+gc.freeze()
 
 
 class _Silent:
