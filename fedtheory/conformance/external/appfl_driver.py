@@ -82,7 +82,13 @@ def _configs(weighting, **extra) -> DictConfig:
 
 
 def fedavg():
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, weighting="num_examples", **_):
+    """``FedAvgAggregator``: the weighted average of the clients' models, no server learning rate (checked with
+    ``fixed=["server_step"]``; another server step is refused rather than ignored)."""
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0,
+             weighting="num_examples", **_):
+        if server_step != 1.0:
+            raise ValueError(f"APPFL's FedAvgAggregator has no server learning rate; server_step must be 1.0, "
+                             f"got {server_step}")
         return _round(FedAvgAggregator(_model(x), _configs(weighting)), x, clients, local_steps, local_step,
                       weighting)
     return impl
