@@ -54,19 +54,20 @@ class Framework:
 
 SO = "server_optimizer"
 FRAMEWORKS: dict[str, Framework] = {
+    # flgo's FedAvg and FedProx, NVFlare's FedAvg, FedProx and Scaffold have no server step: the kit keeps it at 1
     "flgo": Framework(("flgo==0.4.4",), torch=True, checks=(
-        Check("fedavg", "fedavg", "fedavg"),
-        Check("fedavg_uniform", "fedavg_uniform", "fedavg", {"weighting": "uniform"}),
-        Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}),
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
+        Check("fedavg_uniform", "fedavg_uniform", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
+        Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}, fixed=("server_step",)),
         Check("scaffold", "scaffold", "scaffold"),
         Check("feddyn", "feddyn", "feddyn"),
         Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "server_step": 1.0, "weighting": "num_examples"}),
     )),
     "nvflare": Framework(("nvflare==2.9.0",), torch=True, checks=(
-        Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}),
-        Check("fedavg_num_examples", "fedavg", "fedavg"),
-        Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}),
-        Check("scaffold", "scaffold", "scaffold"),
+        Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
+        Check("fedavg_num_examples", "fedavg", "fedavg", fixed=("server_step",)),
+        Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}, fixed=("server_step",)),
+        Check("scaffold", "scaffold", "scaffold", fixed=("server_step",)),
         Check("fedopt_sgdm", "fedavgm", SO, {"optimizer": "fedavgm"}),
         Check("fedopt_adam", "fedadam", SO, {"optimizer": "fedadam"}),
         Check("fedopt_adagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0}),

@@ -171,15 +171,24 @@ def fedavg():
     return impl
 
 
+def _no_server_step(name: str, server_step: float) -> None:
+    """flgo's FedAvg and FedProx have no server step: checked with ``fixed=["server_step"]``, another value is
+    refused rather than ignored."""
+    if server_step != 1.0:
+        raise ValueError(f"flgo's {name} has no server step; server_step must be 1.0, got {server_step}")
+
+
 def fedavg_uniform():
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, **_):
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
+        _no_server_step("FedAvg", server_step)
         return _round(flgo_fedavg, x, clients, None, local_steps, local_step, aggregate="uniform")
     return impl
 
 
 def fedprox():
     """flgo.algorithm.fedprox (its Server forces aggregation_option = 'uniform'); algo_para = [mu]."""
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, **_):
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, server_step=1.0, **_):
+        _no_server_step("FedProx", server_step)
         return _round(flgo_fedprox, x, clients, None, local_steps, local_step, algo_para=[float(prox)])
     return impl
 
