@@ -149,6 +149,20 @@ def test_pfl_scaffold_control_variate_update_has_the_wrong_sign():
     assert status["scaffold.fixed_point"].status == "holds" and status["scaffold.server_state"].status == "holds"
 
 
+def test_pfl_scaffold_option_i_stores_minus_the_gradient_and_aliases_it():
+    """pfl 0.6.0's SCAFFOLD option I (use_gradient_as_control_variate=True) fails too: its c_i+ is the model
+    difference after one SGD step of learning rate 1 from x, -grad f_i(x), and it is stored uncloned in a buffer
+    the next user overwrites (benchmarks/frameworks/repro/pfl_scaffold_option_i.py shows both without the kit)."""
+    pytest.importorskip("pfl", reason="Apple's pfl is an optional extra: pip install 'fedtheory[pfl]'")
+    from fedtheory.conformance.adapters.pfl import scaffold_option_i_round
+
+    report = conformance.check(scaffold_option_i_round, "scaffold", weighting="uniform", option="I", rtol=1e-4,
+                               properties=["scaffold.one_round", "scaffold.server_state"], max_examples=8)
+    status = {r.prop.id: r for r in report.results}
+    assert status["scaffold.one_round"].status == "violated" and "c_i" in status["scaffold.one_round"].diagnosis
+    assert status["scaffold.server_state"].status == "violated"
+
+
 def test_float32_tolerance_still_rejects_slips():
     """At the float32 tolerance the kit still rejects the FedAvg slips (they move the model by O(eta))."""
     for family, slip, impl in WRONG:

@@ -34,7 +34,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised where the extra is missing
     raise ImportError("the pfl adapter needs pfl and torch: pip install 'fedtheory[pfl]'") from exc
 
-__all__ = ["fedavg_round", "fedprox_round", "scaffold_round"]
+__all__ = ["fedavg_round", "fedprox_round", "scaffold_round", "scaffold_option_i_round"]
 
 
 class _LeastSquares(torch.nn.Module):
@@ -73,8 +73,16 @@ def scaffold_round(x, clients, *, state=None, rng=None, **hyper: Any) -> tuple[n
     return _round(x, clients, state=state, scaffold=True, **hyper)
 
 
+def scaffold_option_i_round(x, clients, *, state=None, rng=None, **hyper: Any) -> tuple[np.ndarray, dict]:
+    """pfl's ``SCAFFOLD`` with option I (``use_gradient_as_control_variate=True``: c_i+ from one SGD step of
+    learning rate 1 at the server model); checked as ``scaffold`` with ``option="I"``. State as
+    :func:`scaffold_round`."""
+    hyper.pop("option", None)
+    return _round(x, clients, state=state, scaffold=True, gradient_control_variate=True, **hyper)
+
+
 def _round(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, prox=None,
-           weighting="num_examples", scaffold=False, num_clients=None, **_: Any):
+           weighting="num_examples", scaffold=False, gradient_control_variate=False, num_clients=None, **_: Any):
     if local_steps is None:
         raise ValueError("pfl's clients train by local_steps epochs of full-batch SGD (got None)")
     net = _LeastSquares(x.size)
@@ -92,7 +100,8 @@ def _round(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, s
         for cid, ci in state["c_i"].items():
             storage.save_state(MappedVectorStatistics({"w": torch.as_tensor(np.array(ci))}), str(cid), "local_c")
         algo_params = SCAFFOLDParams(**common, population=int(num_clients or len(clients)),
-                                     use_gradient_as_control_variate=False, user_state_storage=storage)
+                                     use_gradient_as_control_variate=gradient_control_variate,
+                                     user_state_storage=storage)
         algorithm = SCAFFOLD()
         algorithm._server_c = MappedVectorStatistics({"w": torch.as_tensor(np.array(state["c"]))})
     elif prox is None:
