@@ -12,9 +12,11 @@ needs and its pinned version (torch 2.13.0 CPU first where it needs torch); its 
 (:class:`fedtheory.conformance.adapters.remote.Remote`), one worker per check. Reports go to ``--out``
 (default benchmarks/frameworks/results/<name>/<check>.json and .md) and a summary table is printed.
 
-Not part of CI (network for the installs, minutes per framework): CI tests every driver against a stand-in
-(tests/conformance/test_<name>_driver.py). Run time on the shared 2-core machine, venvs already present:
-about 2-6 min per framework (the first import of a framework is 20-60 s); an install adds 3-15 min.
+Not part of CI (network for the installs, minutes per framework): CI tests the flgo, nvflare, fl4health and fedml
+drivers against stand-ins (tests/conformance/test_<name>_driver.py); the appfl and fedjax drivers have none yet. Run
+time on the shared 2-core machine (two or three runs at once), venvs already present: flgo 634 s for its six checks
+(FedDyn alone 442 s), APPFL 329 s, FedJAX 446 s, NVFlare 107 s, FedML 20 s; a new venv added 224 s (flgo), 346 s
+(APPFL), 45 s (FedJAX), 75 s (NVFlare), 247 s (FedML). docs/frameworks.md ("Run time") has the per-check times.
 """
 from __future__ import annotations
 
@@ -54,26 +56,28 @@ class Framework:
 
 SO = "server_optimizer"
 FRAMEWORKS: dict[str, Framework] = {
+    # flgo's FedAvg and FedProx, NVFlare's FedAvg, FedProx and Scaffold have no server step: the kit keeps it at 1
     "flgo": Framework(("flgo==0.4.4",), torch=True, checks=(
-        Check("fedavg", "fedavg", "fedavg"),
-        Check("fedavg_uniform", "fedavg_uniform", "fedavg", {"weighting": "uniform"}),
-        Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}),
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
+        Check("fedavg_uniform", "fedavg_uniform", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
+        Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}, fixed=("server_step",)),
         Check("scaffold", "scaffold", "scaffold"),
         Check("feddyn", "feddyn", "feddyn"),
         Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "server_step": 1.0, "weighting": "num_examples"}),
     )),
     "nvflare": Framework(("nvflare==2.9.0",), torch=True, checks=(
-        Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}),
-        Check("fedavg_num_examples", "fedavg", "fedavg"),
-        Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}),
-        Check("scaffold", "scaffold", "scaffold"),
+        Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
+        Check("fedavg_num_examples", "fedavg", "fedavg", fixed=("server_step",)),
+        Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}, fixed=("server_step",)),
+        Check("scaffold", "scaffold", "scaffold", fixed=("server_step",)),
         Check("fedopt_sgdm", "fedavgm", SO, {"optimizer": "fedavgm"}),
         Check("fedopt_adam", "fedadam", SO, {"optimizer": "fedadam"}),
         Check("fedopt_adagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0}),
     )),
     "appfl": Framework(("appfl==1.12.0",), torch=True, checks=(
-        Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}),
-        Check("fedavg_sample_size", "fedavg", "fedavg"),
+        # FedAvgAggregator has no server learning rate: the kit keeps server_step at 1
+        Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
+        Check("fedavg_sample_size", "fedavg", "fedavg", fixed=("server_step",)),
         Check("fedadam", "fedadam", SO, {"optimizer": "fedadam", "initial_v": "tau^2"}),
         Check("fedyogi", "fedyogi", SO, {"optimizer": "fedyogi", "initial_v": "tau^2"}),
         Check("fedadagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "initial_v": "tau^2"}),

@@ -3,8 +3,10 @@
 The README marks each generated block with ``<!-- generated: NAME -->`` and ``<!-- /generated -->``; :func:`blocks`
 renders every block from the registered claims (their expectations: a claim expected to hold that does not fails
 ``fedtheory verify`` and the test suite, so the expectations are the verdicts of a passing run), and
-:func:`update_readme` rewrites them. ``python -m fedtheory.report.readme README.md`` updates the file;
-tests/test_readme.py fails when it is stale.
+:func:`update_readme` rewrites them. ``python -m fedtheory.report.readme README.md docs/frameworks.md`` updates
+the files; tests/test_readme.py and tests/report/test_frameworks.py fail when they are stale. The block
+``framework-verdicts`` (README and docs/frameworks.md) is the third-party frameworks' verdict table
+(:mod:`fedtheory.report.frameworks`, from docs/frameworks.md and benchmarks/frameworks/results/ of the checkout).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from ..claims import Claim, load_all
 from ..claims.registry import FALSE_KINDS
 from ..papers import all_papers
 from ..papers.coverage import coverage, qualified_summary, render_totals
+from .frameworks import verdict_table
 from .symbols import symbols
 
 __all__ = ["ledger_counts", "blocks", "update_readme"]
@@ -87,11 +90,16 @@ def _coverage_totals(claims: list[Claim]) -> str:
     return render_totals(rows, {p.key: p.key for p in papers}) + "\n\n" + qualified_summary(rows) + "\n"
 
 
-def blocks(claims: Iterable[Claim] | None = None) -> dict[str, str]:
-    """Every generated block of the README by name."""
+#: The checkout this module sits in (an editable install); the command line uses the checkout of each file given.
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def blocks(claims: Iterable[Claim] | None = None, root: Path | None = None) -> dict[str, str]:
+    """Every generated block of the README by name; ``root`` is the checkout holding docs/frameworks.md and
+    benchmarks/frameworks/results/ (default :data:`ROOT`)."""
     claims = list(load_all().values() if claims is None else claims)
     return {"ledger-summary": _ledger_summary(claims), "false-statements": _false_table(claims),
-            "coverage-totals": _coverage_totals(claims)}
+            "coverage-totals": _coverage_totals(claims), "framework-verdicts": verdict_table(root or ROOT)}
 
 
 def update_readme(text: str, rendered: dict[str, str] | None = None) -> str:
@@ -107,6 +115,12 @@ def update_readme(text: str, rendered: dict[str, str] | None = None) -> str:
     return _BLOCK.sub(replace, text)
 
 
+def checkout_of(path: Path) -> Path:
+    """The checkout a generated file belongs to: the nearest folder at or above ``path``'s holding
+    docs/frameworks.md (README.md is at the root, docs/frameworks.md one level down); :data:`ROOT` if none."""
+    return next((p for p in path.resolve().parents if (p / "docs" / "frameworks.md").is_file()), ROOT)
+
+
 if __name__ == "__main__":  # pragma: no cover - a maintainer's command
-    path = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
-    path.write_text(update_readme(path.read_text()))
+    for path in map(Path, sys.argv[1:] or ["README.md"]):
+        path.write_text(update_readme(path.read_text(), blocks(root=checkout_of(path))))

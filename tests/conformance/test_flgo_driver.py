@@ -36,9 +36,6 @@ def test_fedavg_through_the_driver_passes(driver):
     assert report.passed, report.table()
 
 
-@pytest.mark.xfail(strict=True, reason="the flgo driver keeps SCAFFOLD's members by the kit's client id used as a "
-                   "position (fedtheory/conformance/external/flgo_driver.py, _federation); the kit now relabels ids "
-                   "(10.., sparse), which this driver does not map yet: a defect of our driver, not of flgo")
 def test_scaffold_state_round_trips_through_the_driver(driver):
     report = conformance.check(driver.scaffold(), "scaffold", max_examples=4, fixed=["server_step"],
                                properties=["scaffold.one_round", "scaffold.server_state", "scaffold.multi_round"])

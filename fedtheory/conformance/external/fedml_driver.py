@@ -61,12 +61,18 @@ def scaffold():
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, num_clients=None,
              **_):
         N = int(num_clients or len(clients))
-        ids = [int(c.cid) for c in clients]
+        # FedML numbers its clients 0..N-1; the kit's cids are labels (10.., sparse): the cids with a state and
+        # this round's participants, sorted, take the first indices (the state is loaded and read back through it)
+        known = sorted({int(cid) for cid in (state or {"c_i": {}})["c_i"]} | {int(c.cid) for c in clients})
+        if len(known) > N:
+            raise ValueError(f"{len(known)} distinct clients with a state or in the round, but num_clients={N}")
+        index = {cid: pos for pos, cid in enumerate(known)}
+        ids = [index[int(c.cid)] for c in clients]
         train = {i: [] for i in range(N)}
         sizes = {i: 1 for i in range(N)}
         for c in clients:
-            train[int(c.cid)] = [(torch.tensor(c.features), torch.tensor(c.targets))]
-            sizes[int(c.cid)] = c.num_examples
+            train[index[int(c.cid)]] = [(torch.tensor(c.features), torch.tensor(c.targets))]
+            sizes[index[int(c.cid)]] = c.num_examples
         args = types.SimpleNamespace(
             federated_optimizer="SCAFFOLD", client_optimizer="sgd", learning_rate=float(local_step),
             epochs=int(local_steps), server_lr=float(server_step), comm_round=1, client_num_in_total=N,
@@ -80,11 +86,13 @@ def scaffold():
         if state is not None:
             trainer.c_model_global.weight.data[:] = torch.tensor(np.asarray(state["c"]))[None, :]
             for cid, ci in state["c_i"].items():
-                trainer.client_list[int(cid)].c_model_local.weight.data[:] = torch.tensor(np.asarray(ci))[None, :]
+                local = trainer.client_list[index[int(cid)]].c_model_local
+                local.weight.data[:] = torch.tensor(np.asarray(ci))[None, :]
         trainer.train()
         x_new = trainer.model_trainer.get_model_params()[key].numpy().reshape(-1).copy()
         c_i = dict((state or {"c_i": {}})["c_i"])
-        for cid in ids:
-            c_i[cid] = trainer.client_list[cid].c_model_local.weight.detach().numpy().reshape(-1).copy()
+        for c in clients:
+            local = trainer.client_list[index[int(c.cid)]].c_model_local
+            c_i[int(c.cid)] = local.weight.detach().numpy().reshape(-1).copy()
         return x_new, {"c": trainer.c_model_global.weight.detach().numpy().reshape(-1).copy(), "c_i": c_i}
     return impl

@@ -4,15 +4,15 @@ it needs torch and flgo). docs/frameworks.md has the command and the verdicts.
     /work/fw-venvs/flgo/bin/python fedtheory/conformance/remote_worker.py flgo_driver:fedavg
     (PYTHONPATH = this folder; driven by fedtheory.conformance.adapters.remote.Remote)
 
-Each call builds flgo's own objects for one round the way ``flgo.init`` does for a horizontal task: the
-algorithm module's ``Server`` and one ``Client`` per member of the federation (ids 0..N-1, the kit's cids),
-``register_clients``, ``set_data``, flgo's ``GlobalVariable``, ``VirtualCommunicator``, ``ElemClock`` and
-``DefaultSimulator`` (ideal clients), ``initialize()`` with the hyperparameter as ``option['algo_para']``; then
-it runs the server's own ``iterate()`` once. The only things the driver supplies are what a flgo user supplies
-for a regression task: the task calculator (the kit's least squares 1/(2m)||Z x - y||^2, one full batch per
-step) and the model (a float64 linear FModule without bias). The kit picks the participants: ``Server.sample``
-returns them (flgo's own sampling is random; its ``full`` mode is the kit's full participation). Clients that
-do not participate are members without data that are never sampled.
+Each call builds flgo's own objects for one round the way ``flgo.init`` does for a horizontal task: the algorithm
+module's ``Server`` and one ``Client`` per member of the federation (flgo's ids 0..N-1; the kit's cids are labels,
+mapped onto them by ``_slots``), ``register_clients``, ``set_data``, flgo's ``GlobalVariable``,
+``VirtualCommunicator``, ``ElemClock`` and ``DefaultSimulator`` (ideal clients), ``initialize()`` with the
+hyperparameter as ``option['algo_para']``; then it runs the server's own ``iterate()`` once. The only things the
+driver supplies are what a flgo user supplies for a regression task: the task calculator (the kit's least squares
+1/(2m)||Z x - y||^2, one full batch per step) and the model (a float64 linear FModule without bias). The kit picks
+the participants: ``Server.sample`` returns them (flgo's own sampling is random; its ``full`` mode is the kit's full
+participation). Clients that do not participate are members without data that are never sampled.
 
 State (read back after the round, loaded before it): SCAFFOLD ``server.cg`` / ``client.c``, FedDyn
 ``server.h`` / ``client.gradL``, FedAvgM ``server.v`` (flgo's v = -m: x+ = x - v).
@@ -95,14 +95,28 @@ def _options(local_steps, local_step, algo_para, aggregate):
     return option
 
 
-def _federation(algorithm, x, clients, num_clients, option):
+def _slots(clients, num_clients, known) -> dict:
+    """The kit's cid -> flgo's member index (flgo numbers its clients 0..N-1; the kit's cids are labels, e.g. 10..
+    or sparse ids). Stateful methods (``num_clients`` given): the cids with a state (``known``) and this round's
+    participants, in sorted order, take the first members; the state is loaded and read back through this map, so
+    it only has to hold within the round. Stateless ones: this round's clients by position (the kit may list one
+    client twice)."""
+    if not num_clients:
+        return {}
+    cids = sorted({int(c) for c in known} | {int(c.cid) for c in clients})
+    if len(cids) > int(num_clients):
+        raise ValueError(f"{len(cids)} distinct clients with a state or in the round, but num_clients={num_clients}")
+    return {cid: slot for slot, cid in enumerate(cids)}
+
+
+def _federation(algorithm, x, clients, num_clients, option, index):
     """flgo.init's horizontal setup for N members, the participants holding the kit's data. Stateful methods
-    (``num_clients`` given) keep members by the kit's cid; stateless ones number this round's clients 0..n-1
-    (the kit may list one client twice)."""
+    (``num_clients`` given) place members by ``index`` (the kit's cid -> member); stateless ones number this
+    round's clients 0..n-1."""
     gv = fflow.GlobalVariable(logger=_Silent(), dev_list=[torch.device("cpu")])
     for cls in (algorithm.Server, algorithm.Client):
         cls.gv, cls.TaskCalculator = gv, LeastSquares
-    slots = [int(c.cid) for c in clients] if num_clients else list(range(len(clients)))
+    slots = [index[int(c.cid)] for c in clients] if num_clients else list(range(len(clients)))
     N = int(num_clients or len(clients))
     members = [algorithm.Client(option) for _ in range(N)]
     for cid, c in enumerate(members):
@@ -136,12 +150,14 @@ def _federation(algorithm, x, clients, num_clients, option):
 def _round(algorithm, x, clients, num_clients, local_steps, local_step, algo_para=None, aggregate=None,
            load=None, read=None, state=None):
     option = _options(local_steps, local_step, algo_para, aggregate)
-    server, members, Model = _federation(algorithm, x, clients, num_clients, option)
+    known = [cid for key in ("c_i", "g_i") for cid in (state or {}).get(key, {})]
+    index = _slots(clients, num_clients, known)
+    server, members, Model = _federation(algorithm, x, clients, num_clients, option, index)
     if load is not None and state is not None:
-        load(server, members, Model, state)
+        load(server, members, Model, state, index)
     server.iterate()
     x_new = _vector(server.model)
-    return x_new if read is None else (x_new, read(server, members, state))
+    return x_new if read is None else (x_new, read(server, members, state, index))
 
 
 def fedavg():
@@ -155,28 +171,37 @@ def fedavg():
     return impl
 
 
+def _no_server_step(name: str, server_step: float) -> None:
+    """flgo's FedAvg and FedProx have no server step: checked with ``fixed=["server_step"]``, another value is
+    refused rather than ignored."""
+    if server_step != 1.0:
+        raise ValueError(f"flgo's {name} has no server step; server_step must be 1.0, got {server_step}")
+
+
 def fedavg_uniform():
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, **_):
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
+        _no_server_step("FedAvg", server_step)
         return _round(flgo_fedavg, x, clients, None, local_steps, local_step, aggregate="uniform")
     return impl
 
 
 def fedprox():
     """flgo.algorithm.fedprox (its Server forces aggregation_option = 'uniform'); algo_para = [mu]."""
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, **_):
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, server_step=1.0, **_):
+        _no_server_step("FedProx", server_step)
         return _round(flgo_fedprox, x, clients, None, local_steps, local_step, algo_para=[float(prox)])
     return impl
 
 
-def _load_scaffold(server, members, Model, state):
+def _load_scaffold(server, members, Model, state, index):
     server.cg = _module_of(Model, state["c"])
     for cid, c in state["c_i"].items():
-        members[int(cid)].c = _module_of(Model, c)
+        members[index[int(cid)]].c = _module_of(Model, c)
 
 
-def _read_scaffold(server, members, state):
+def _read_scaffold(server, members, state, index):
     c_i = dict((state or {"c_i": {}})["c_i"])
-    c_i.update({cid: _vector(c.c) for cid, c in enumerate(members) if c.c is not None})
+    c_i.update({cid: _vector(members[slot].c) for cid, slot in index.items() if members[slot].c is not None})
     return {"c": _vector(server.cg), "c_i": c_i}
 
 
@@ -189,15 +214,16 @@ def scaffold():
     return impl
 
 
-def _load_feddyn(server, members, Model, state):
+def _load_feddyn(server, members, Model, state, index):
     server.h = _module_of(Model, state["h"])
     for cid, g in state["g_i"].items():
-        members[int(cid)].gradL = _module_of(Model, g)
+        members[index[int(cid)]].gradL = _module_of(Model, g)
 
 
-def _read_feddyn(server, members, state):
+def _read_feddyn(server, members, state, index):
     g_i = dict((state or {"g_i": {}})["g_i"])
-    g_i.update({cid: _vector(c.gradL) for cid, c in enumerate(members) if c.gradL is not None})
+    g_i.update({cid: _vector(members[slot].gradL) for cid, slot in index.items()
+                if members[slot].gradL is not None})
     return {"h": _vector(server.h), "g_i": g_i}
 
 
@@ -212,12 +238,12 @@ def feddyn():
     return impl
 
 
-def _load_fedavgm(server, members, Model, state):
+def _load_fedavgm(server, members, Model, state, index):
     if "m" in state:
         server.v = _module_of(Model, -np.asarray(state["m"], dtype=np.float64))
 
 
-def _read_fedavgm(server, members, state):
+def _read_fedavgm(server, members, state, index):
     return {"m": -_vector(server.v)}
 
 

@@ -155,8 +155,11 @@ def _sites(clients, by_cid: bool = False):
 
 
 def fedavg(fedprox: bool = False):
-    """NVFlare's ``FedAvg`` controller (``fedprox_mu`` set for FedProx)."""
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=None, **_):
+    """NVFlare's ``FedAvg`` controller (``fedprox_mu`` set for FedProx). It has no server step: checked with
+    ``fixed=["server_step"]``, another value is refused rather than ignored."""
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=None, server_step=1.0, **_):
+        if server_step != 1.0:
+            raise ValueError(f"NVFlare's FedAvg has no server step; server_step must be 1.0, got {server_step}")
         ctl = FedAvg(num_clients=len(clients), num_rounds=1, model=FLModel(params={KEY: np.asarray(x)[None, :]},
                                                                           params_type=ParamsType.FULL),
                      fedprox_mu=float(prox) if fedprox else None)

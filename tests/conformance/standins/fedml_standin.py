@@ -1,0 +1,105 @@
+"""A stand-in for FedML 0.9.6's single-process SCAFFOLD with the shape fedml_driver uses:
+``fedml.simulation.sp.scaffold.scaffold_trainer`` (``ScaffoldTrainer(dataset, model, device, args)`` with
+``client_list[i].c_model_local``, ``c_model_global``, ``model_trainer.get_model_params()``, ``_client_sampling``,
+``_local_test_on_all_clients``, ``train()`` and a module-level ``mlops``) and ``fedml.ml.trainer.scaffold_trainer``
+(whose ``nn.CrossEntropyLoss`` the driver replaces by the kit's least squares). Unlike FedML, it computes
+Karimireddy et al.'s Alg. 1 (option II), so the driver's translation -- the kit's client ids mapped onto FedML's
+indices 0..N-1, the state loaded and read back -- is what the test checks; ``SLIP["last_client_overwrites"]``
+switches on FedML's first deviation (the sums replaced by the last client's, docs/frameworks.md) for the power
+check. ``install()`` puts the modules in ``sys.modules``."""
+from __future__ import annotations
+
+import copy
+import sys
+import types
+
+import torch
+
+SLIP: dict = {"last_client_overwrites": False}
+
+
+def _mod(name: str, **attrs) -> types.ModuleType:
+    m = types.ModuleType(name)
+    m.__dict__.update(attrs)
+    return m
+
+
+class _ModelTrainer:
+    def __init__(self, model):
+        self.model = model
+
+    def get_model_params(self) -> dict:
+        return {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+
+
+class _Client:
+    def __init__(self, idx: int, model):
+        self.idx = idx
+        self.c_model_local = copy.deepcopy(model)
+        with torch.no_grad():
+            self.c_model_local.weight.zero_()
+
+
+class ScaffoldTrainer:
+    def __init__(self, dataset, model, device, args):
+        self.train_data_local_dict, self.args = dataset[5], args
+        self.model_trainer = _ModelTrainer(model)
+        self.c_model_global = copy.deepcopy(model)
+        with torch.no_grad():
+            self.c_model_global.weight.zero_()
+        self.client_list = [_Client(i, model) for i in range(args.client_num_in_total)]
+
+    def _client_sampling(self, round_idx, total, per_round):  # pragma: no cover - replaced by the driver
+        return list(range(per_round))
+
+    def _local_test_on_all_clients(self, round_idx):  # pragma: no cover - replaced by the driver
+        return None
+
+    def train(self) -> None:
+        criterion = sys.modules["fedml.ml.trainer.scaffold_trainer"].nn.CrossEntropyLoss()
+        a, N = self.args, self.args.client_num_in_total
+        x = self.model_trainer.model.weight.detach().clone()
+        c = self.c_model_global.weight.detach().clone()
+        dys, dcs = [], []
+        for idx in self._client_sampling(0, N, a.client_num_per_round):
+            client = self.client_list[idx]
+            ci = client.c_model_local.weight.detach().clone()
+            y = x.clone().requires_grad_(True)
+            for _ in range(a.epochs):
+                for Z, t in self.train_data_local_dict[idx]:
+                    loss = criterion(Z @ y[0], t)
+                    (g,) = torch.autograd.grad(loss, y)
+                    y = (y - a.learning_rate * (g - ci + c)).detach().requires_grad_(True)
+            y = y.detach()
+            new_ci = ci - c + (x - y) / (a.epochs * a.learning_rate)
+            dys.append(y - x)
+            dcs.append(new_ci - ci)
+            with torch.no_grad():
+                client.c_model_local.weight.copy_(new_ci)
+        if SLIP["last_client_overwrites"]:
+            dy, dc = dys[-1], dcs[-1] * len(dcs)
+        else:
+            dy, dc = sum(dys) / len(dys), sum(dcs)
+        with torch.no_grad():
+            self.model_trainer.model.weight.copy_(x + a.server_lr * dy)
+            self.c_model_global.weight.copy_(c + dc / N)
+
+
+def install() -> None:
+    """Register the stand-in as ``fedml`` (and the submodules the driver imports) in ``sys.modules``."""
+    mods = {
+        "fedml": _mod("fedml"),
+        "fedml.ml": _mod("fedml.ml"),
+        "fedml.ml.trainer": _mod("fedml.ml.trainer"),
+        "fedml.ml.trainer.scaffold_trainer": _mod("fedml.ml.trainer.scaffold_trainer", nn=torch.nn),
+        "fedml.simulation": _mod("fedml.simulation"),
+        "fedml.simulation.sp": _mod("fedml.simulation.sp"),
+        "fedml.simulation.sp.scaffold": _mod("fedml.simulation.sp.scaffold"),
+        "fedml.simulation.sp.scaffold.scaffold_trainer": _mod("fedml.simulation.sp.scaffold.scaffold_trainer",
+                                                              ScaffoldTrainer=ScaffoldTrainer, mlops=None),
+    }
+    for name, mod in mods.items():  # ``import a.b`` binds b as an attribute of a
+        parent, _, child = name.rpartition(".")
+        if parent:
+            setattr(mods[parent], child, mod)
+    sys.modules.update(mods)

@@ -1,0 +1,46 @@
+"""The FedML driver's translation layer (fedtheory/conformance/external/fedml_driver.py) on a stand-in with FedML
+0.9.6's API shape and Karimireddy et al.'s Alg. 1 inside (tests/conformance/standins/fedml_standin.py): CI does not
+install FedML. The verdict on FedML's own code is in docs/frameworks.md and is re-run by
+benchmarks/frameworks/run.py."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("hypothesis")
+
+from fedtheory import conformance  # noqa: E402
+
+from .standins import fedml_standin  # noqa: E402
+
+
+@pytest.fixture()
+def driver():
+    saved = {k: v for k, v in sys.modules.items() if k == "fedml" or k.startswith("fedml.")}
+    fedml_standin.install()
+    sys.modules.pop("fedtheory.conformance.external.fedml_driver", None)
+    dtype = torch.get_default_dtype()
+    yield importlib.import_module("fedtheory.conformance.external.fedml_driver")
+    torch.set_default_dtype(dtype)  # the driver sets float64 as FedML's worker does
+    for k in [k for k in sys.modules if k == "fedml" or k.startswith("fedml.")]:
+        del sys.modules[k]
+    sys.modules.update(saved)
+    sys.modules.pop("fedtheory.conformance.external.fedml_driver", None)
+
+
+def test_scaffold_state_round_trips_through_the_driver_with_relabelled_ids(driver):
+    # the kit draws client ids from 10 on and sparse ids: the driver maps them onto FedML's indices 0..N-1
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4,
+                               properties=["scaffold.one_round", "scaffold.server_state", "scaffold.multi_round"])
+    assert report.passed, report.table()
+    assert all(r.status == "holds" for r in report.results)
+
+
+def test_fedmls_last_client_overwrite_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(fedml_standin.SLIP, "last_client_overwrites", True)
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=8, shrink=False,
+                               properties=["scaffold.one_round", "scaffold.multi_round"])
+    assert not report.passed

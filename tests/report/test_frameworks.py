@@ -1,0 +1,111 @@
+"""The README's framework x algorithm verdict table (block ``framework-verdicts``) is what
+``fedtheory.report.frameworks`` builds from docs/frameworks.md and benchmarks/frameworks/results/, and a verdict
+in a stored report reaches the table: a failing report shows as FAIL, whatever the kit version that wrote it."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from fedtheory.report.frameworks import ALGORITHMS, load_verdicts, verdict_table
+
+ROOT = Path(__file__).resolve().parents[2]
+
+DOC = """# Frameworks
+
+<!-- framework: toy | Toy 1.0 | results -->
+| algorithm | kit family | verdict | failing property | minimal reproducer | defect or design |
+|---|---|---|---|---|---|
+| written by hand | ignored | for a results framework | | | |
+
+<!-- framework: byhand | ByHand 2.0 | table -->
+| algorithm | kit family | verdict | failing property | minimal reproducer | defect or design |
+|---|---|---|---|---|---|
+| FedAvg | `fedavg` | pass | - | - | - |
+| SCAFFOLD (option II) | `scaffold` | **FAIL** | `one_round` | n = 2 | defect |
+
+Text after the table.
+"""
+
+
+def _report(family: str, passed: bool, verdict: str | None, **hyper) -> dict:
+    out = {"implementation": "toy_driver:x", "family": family, "hyper": hyper, "passed": passed, "results": []}
+    if verdict is not None:
+        out["verdict"] = verdict
+    return out
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "frameworks.md").write_text(DOC)
+    results = tmp_path / "benchmarks" / "frameworks" / "results" / "toy"
+    results.mkdir(parents=True)
+    reports = {"fedavg": _report("fedavg", True, "pass", weighting="uniform"),
+               "fedavg_num_examples": _report("fedavg", False, "fail", weighting="num_examples"),
+               # a report of the kit before the inconclusive verdict: no "verdict", only "passed"
+               "feddyn": _report("feddyn", False, None),
+               "fedadam": _report("server_optimizer", True, "pass", optimizer="fedadam"),
+               "fedyogi": _report("server_optimizer", False, "inconclusive", optimizer="fedyogi")}
+    for name, report in reports.items():
+        (results / f"{name}.json").write_text(json.dumps(report))
+    return tmp_path
+
+
+def _row(table: str, name: str) -> dict[str, str]:
+    line = next(x for x in table.splitlines() if x.startswith(f"| {name} |"))
+    return dict(zip(ALGORITHMS, [c.strip() for c in line.strip().strip("|").split("|")][1:]))
+
+
+def test_a_fail_in_a_result_json_shows_as_fail(checkout: Path):
+    row = _row(verdict_table(checkout), "Toy 1.0")
+    assert row["FedAvg"] == "pass (uniform); **FAIL** (n_k/n)"
+    assert row["FedDyn"] == "**FAIL**"  # passed: false, no verdict field
+    assert row["FedAdam"] == "pass" and row["FedYogi"] == "inconclusive"
+    assert row["SCAFFOLD"] == row["FedProx"] == "-"
+
+
+def test_flipping_a_stored_verdict_flips_the_cell(checkout: Path):
+    path = checkout / "benchmarks" / "frameworks" / "results" / "toy" / "fedadam.json"
+    path.write_text(json.dumps(_report("server_optimizer", False, "fail", optimizer="fedadam")))
+    assert _row(verdict_table(checkout), "Toy 1.0")["FedAdam"] == "**FAIL**"
+
+
+def test_a_declared_table_gives_the_verdicts_of_a_framework_without_reports(checkout: Path):
+    row = _row(verdict_table(checkout), "ByHand 2.0")
+    assert row["FedAvg"] == "pass" and row["SCAFFOLD"] == "**FAIL** (option II)"
+    assert [name for name, _ in load_verdicts(checkout)] == ["Toy 1.0", "ByHand 2.0"]  # the doc's order
+
+
+def test_an_algorithm_outside_the_columns_is_refused(checkout: Path):
+    doc = checkout / "docs" / "frameworks.md"
+    doc.write_text(doc.read_text().replace("| FedAvg | `fedavg`", "| FedWhat | `fedavg`"))
+    with pytest.raises(ValueError, match="FedWhat"):
+        verdict_table(checkout)
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/frameworks.md"])
+def test_the_pages_block_is_the_generated_table(page: str):
+    text = (ROOT / page).read_text()
+    block = re.search(r"<!-- generated: framework-verdicts -->\n(.*?)<!-- /generated -->", text, re.S)
+    assert block, f"{page} has no generated block 'framework-verdicts'"
+    assert block.group(1) == verdict_table(ROOT), f"stale: run python -m fedtheory.report.readme {page}"
+
+
+def test_every_stored_report_belongs_to_a_declared_framework_and_is_linked_from_its_row():
+    # docs/frameworks.md's rows of a results framework are written by hand: each must link its report and agree
+    # with its verdict, so the doc and the generated table cannot disagree.
+    doc = (ROOT / "docs" / "frameworks.md").read_text()
+    results = ROOT / "benchmarks" / "frameworks" / "results"
+    declared = {m.group(1) for m in re.finditer(r"<!-- framework: ([\w-]+) \|[^|]+\| results -->", doc)}
+    assert declared == {p.name for p in results.iterdir() if p.is_dir()}
+    for path in sorted(results.glob("*/*.json")):
+        report = json.loads(path.read_text())
+        link = f"../benchmarks/frameworks/results/{path.parent.name}/{path.stem}.md"
+        rows = [line for line in doc.splitlines() if line.startswith("|") and f"]({link})" in line]
+        assert len(rows) == 1, f"{link}: {len(rows)} rows of docs/frameworks.md link it"
+        cell = rows[0].strip().strip("|").split("|")[2].replace("*", "").strip().lower()
+        expected = report.get("verdict") or ("pass" if report["passed"] else "fail")
+        assert cell.startswith(expected), (link, cell, expected)
