@@ -109,3 +109,17 @@ def test_every_stored_report_belongs_to_a_declared_framework_and_is_linked_from_
         cell = rows[0].strip().strip("|").split("|")[2].replace("*", "").strip().lower()
         expected = report.get("verdict") or ("pass" if report["passed"] else "fail")
         assert cell.startswith(expected), (link, cell, expected)
+
+
+def test_every_defect_row_links_a_reproducer_that_exists() -> None:
+    """A defect claimed of a framework is confirmed a second way: its row in docs/frameworks.md links a script in
+    benchmarks/frameworks/repro/ that runs the framework's own code without fedtheory."""
+    rows = [line for line in (ROOT / "docs" / "frameworks.md").read_text().splitlines()
+            if line.startswith("|") and "**Defect" in line]
+    assert len(rows) >= 6
+    for row in rows:
+        scripts = re.findall(r"\(\.\./(benchmarks/frameworks/repro/[\w.]+\.py)\)", row)
+        assert scripts, f"a defect row without a reproducer: {row[:120]}"
+        for script in scripts:
+            text = (ROOT / script).read_text()
+            assert "fedtheory" not in text.split('"""')[2], f"{script} imports fedtheory"
