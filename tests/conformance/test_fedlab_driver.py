@@ -1,0 +1,75 @@
+"""The FedLab driver's translation layer (fedtheory/conformance/external/fedlab_driver.py) on a stand-in with
+FedLab 1.3.0's API shape (tests/conformance/standins/fedlab_standin.py): CI does not install FedLab. The checks are
+docs/frameworks.md's FedLab table (a manual run; benchmarks/frameworks/run.py has no FedLab entry): its passes pass
+here, and its two FAILs -- uniform FedAvg checked as n_k/n, FedDyn's two deviations as the stand-in's SLIP -- are
+rejected."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("hypothesis")
+
+from fedtheory import conformance  # noqa: E402
+
+from .standins import fedlab_standin  # noqa: E402
+
+DRIVER = "fedtheory.conformance.external.fedlab_driver"
+
+
+def _fedlab(name: str) -> bool:
+    return name == "fedlab" or name.startswith("fedlab.")
+
+
+@pytest.fixture()
+def driver():
+    saved = {k: v for k, v in sys.modules.items() if _fedlab(k)}
+    fedlab_standin.install()
+    sys.modules.pop(DRIVER, None)
+    dtype = torch.get_default_dtype()
+    yield importlib.import_module(DRIVER)
+    torch.set_default_dtype(dtype)  # the driver sets float64
+    for k in [k for k in sys.modules if _fedlab(k)]:
+        del sys.modules[k]
+    sys.modules.update(saved)
+    sys.modules.pop(DRIVER, None)
+
+
+# FedLab's SyncServerHandler has no server step (declared fixed); its ScaffoldServerHandler has one
+PASSES = [
+    ("fedavg", "fedavg", {"weighting": "uniform"}, ("server_step",),
+     ["fedavg.one_round", "fedavg.permutation", "fedavg.multi_round"]),
+    ("fedprox", "fedprox", {"weighting": "uniform"}, ("server_step",), ["fedprox.one_round", "fedprox.zero_prox"]),
+    ("scaffold", "scaffold", {}, (), ["scaffold.one_round", "scaffold.server_state", "scaffold.multi_round"]),
+    ("feddyn", "feddyn", {}, (), ["feddyn.one_round", "feddyn.server_state", "feddyn.multi_round"]),
+]
+
+
+@pytest.mark.parametrize("factory, family, hyper, fixed, props", PASSES, ids=[p[0] for p in PASSES])
+def test_the_paper_passes_through_the_driver_with_relabelled_ids(driver, factory, family, hyper, fixed, props):
+    # the kit draws client ids from 10 on and sparse: the driver maps them onto FedLab's slots 0..len-1
+    report = conformance.check(getattr(driver, factory)(), family, max_examples=4, properties=props,
+                               fixed=list(fixed), **hyper)
+    assert report.passed, report.table()
+    assert all(r.status == "holds" for r in report.results), report.table()  # the state is read back
+
+
+def test_fedlabs_uniform_fedavg_fails_as_mcmahans_weighting(driver):
+    report = conformance.check(driver.fedavg(), "fedavg", max_examples=8, fixed=["server_step"],
+                               properties=["fedavg.one_round", "fedavg.num_examples"])
+    assert not report.passed
+    diagnoses = {r.prop.id: r.diagnosis for r in report.failures}
+    assert diagnoses["fedavg.one_round"] == "aggregation ignores num_examples (uniform average)"  # docs/frameworks.md
+
+
+@pytest.mark.parametrize("slips", [("feddyn_detached_terms",), ("feddyn_h_subtracts_x_once",),
+                                   ("feddyn_detached_terms", "feddyn_h_subtracts_x_once")])
+def test_fedlabs_feddyn_deviations_are_rejected(driver, monkeypatch, slips):
+    for slip in slips:
+        monkeypatch.setitem(fedlab_standin.SLIP, slip, True)
+    report = conformance.check(driver.feddyn(), "feddyn", max_examples=4, shrink=False,
+                               properties=["feddyn.one_round"])
+    assert not report.passed
