@@ -1,0 +1,105 @@
+"""The FedJAX driver's translation layer (fedtheory/conformance/external/fedjax_driver.py) on a stand-in with
+FedJAX 0.0.17's API shape and the bits of JAX the driver calls (tests/conformance/standins/fedjax_standin.py): CI
+installs neither JAX nor FedJAX. Every check of benchmarks/frameworks/run.py's FRAMEWORKS["fedjax"] passes here
+(the stand-in computes Reddi et al.'s Alg. 2), and docs/frameworks.md's three FAILs -- optax's Adam, Yogi and
+Adagrad, turned on as the stand-in's SLIP -- are rejected with the documented diagnoses. The fake ``jax`` lives in
+``sys.modules`` only inside the fixture."""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("hypothesis")
+
+from fedtheory import conformance  # noqa: E402
+
+from .standins import fedjax_standin  # noqa: E402
+
+DRIVER = "fedtheory.conformance.external.fedjax_driver"
+RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "frameworks" / "run.py"
+CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"],
+         "server_optimizer": ["server_optimizer.first_round", "server_optimizer.multi_round"]}
+
+
+def _fedjax_checks() -> tuple[Any, ...]:
+    spec = importlib.util.spec_from_file_location("_frameworks_run", RUN)
+    run = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = run  # dataclasses look their module up while the class is built
+    try:
+        spec.loader.exec_module(run)
+    finally:
+        del sys.modules[spec.name]
+    return run.FRAMEWORKS["fedjax"].checks
+
+
+CHECKS = _fedjax_checks()
+
+
+def _ours(name: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in fedjax_standin.NAMES)
+
+
+@contextmanager
+def _standin() -> Iterator[None]:
+    """The fake jax and fedjax in ``sys.modules`` for the block only; whatever was there before comes back."""
+    saved = {k: v for k, v in sys.modules.items() if _ours(k)}
+    fedjax_standin.install()
+    sys.modules.pop(DRIVER, None)
+    try:
+        yield
+    finally:
+        for k in [k for k in sys.modules if _ours(k)]:
+            del sys.modules[k]
+        sys.modules.update(saved)
+        sys.modules.pop(DRIVER, None)
+
+
+@pytest.fixture()
+def driver():
+    with _standin():
+        yield importlib.import_module(DRIVER)
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=[c.name for c in CHECKS])
+def test_every_runpy_check_passes_through_the_driver(driver, check):
+    report = conformance.check(getattr(driver, check.factory)(), check.family, rtol=check.rtol, max_examples=4,
+                               properties=CHEAP[check.family], fixed=list(check.fixed), **check.hyper)
+    assert report.passed, report.table()
+    assert all(r.status == "holds" for r in report.results), report.table()  # the state is kept between rounds
+
+
+def test_the_driver_turns_on_float64_and_the_fake_jax_is_removed_afterwards():
+    before = {k: v for k, v in sys.modules.items() if _ours(k)}
+    with _standin():
+        assert not fedjax_standin._CONFIG["jax_enable_x64"]
+        importlib.import_module(DRIVER)
+        assert fedjax_standin._CONFIG["jax_enable_x64"]
+    assert {k: v for k, v in sys.modules.items() if _ours(k)} == before and DRIVER not in sys.modules
+
+
+def test_fedadagrad_refuses_momentum(driver):
+    with pytest.raises(ValueError, match="no momentum"):
+        driver.fedadagrad()(None, [], beta1=0.9)
+
+
+# docs/frameworks.md, FedJAX: optax's design choices and the kit's diagnoses
+SLIPS = [("adam_bias_correction", "fedadam", {}, "Adam of Kingma & Ba"),
+         ("yogi_optax", "fedyogi", {}, "differs from Alg. 2"),
+         ("adagrad_eps_inside_sqrt", "fedadagrad", {"beta1": 0.0}, "tau inside the square root")]
+
+
+@pytest.mark.parametrize("slip, optimizer, hyper, diagnosis", SLIPS, ids=[s[0] for s in SLIPS])
+def test_optax_design_choices_are_rejected(driver, monkeypatch, slip, optimizer, hyper, diagnosis):
+    monkeypatch.setitem(fedjax_standin.SLIP, slip, True)
+    report = conformance.check(getattr(driver, optimizer)(), "server_optimizer", optimizer=optimizer,
+                               weighting="num_examples", max_examples=8, shrink=False,
+                               properties=["server_optimizer.first_round"], **hyper)
+    assert not report.passed
+    assert diagnosis in report.failures[0].diagnosis, report.table()
