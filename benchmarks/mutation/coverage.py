@@ -8,7 +8,8 @@ A claim that only ever runs one kind of instance cannot see a bug on the other k
 exactly such blind spots (a dropped server step passed because every claim used eta_g = 1; an unweighted
 average passed because the weights were equal). This script makes the question mechanical. It runs the ledger's
 default instances (the same :func:`fedtheory.claims.registry.evaluate` as ``fedtheory verify``) with every
-registered algorithm's ``round_given`` wrapped to record the *features* of each round it executes:
+registered algorithm's ``round_given`` (and ``local_step`` / ``local_models``, which claims about a local solver
+drive directly) wrapped to record the *features* of each round it executes:
 
 * every value of every ``Literal`` option (``Optional[Literal]`` includes None), both values of every bool;
 * the participation scheme's class (Full, UniformSubset, Bernoulli, ...);
@@ -156,7 +157,8 @@ def _same(value, default) -> bool:
 
 
 class Recorder:
-    """Wraps ``round_given`` of every registered algorithm class; records feature -> first claim id."""
+    """Wraps ``round_given`` (and the local solvers' entry points) of every registered algorithm class; records
+    feature -> first claim id."""
 
     def __init__(self) -> None:
         from fedtheory.algorithms import ALGORITHMS
@@ -170,20 +172,22 @@ class Recorder:
                 if klass in wrapped:
                     continue
                 wrapped.add(klass)
-                for method in ("round", "round_given"):  # GD has only round(); the rest may use either
+                # GD has only round(); the rest may use either. Claims about a local solver alone (FedRed's
+                # local_step, DANE+'s local_models) drive it without a round: their options are exercised too.
+                for method in ("round", "round_given", "local_step", "local_models"):
                     if method in vars(klass):
                         setattr(klass, method, self._wrap(vars(klass)[method]))
 
     def _wrap(self, fn):
         recorder = self
 
-        def recorded(alg, problem, state, draw_or_rng):
+        def recorded(alg, problem, *args, **kwargs):
             name = getattr(type(alg), "name", type(alg).__name__)
             seen = recorder.seen[name]
-            for feat in features(alg, problem):  # every round: an id()-keyed cache would alias freed objects
+            for feat in features(alg, problem):  # every call: an id()-keyed cache would alias freed objects
                 if feat not in seen:
                     seen[feat] = recorder.current
-            return fn(alg, problem, state, draw_or_rng)
+            return fn(alg, problem, *args, **kwargs)
 
         recorded.__wrapped__ = fn
         return recorded
