@@ -6,7 +6,7 @@ for the wrong ones). A wrong implementation counts as *rejected* only with verdi
 "inconclusive", "pass" or a crash of the harness count as not rejected. A correct one counts as *accepted* only
 with verdict "pass". ``hyper`` may carry check keywords (``rtol``, ``fixed``) besides hyperparameters.
 
-Independence rule: the implementations were written from the papers' summaries (/work/shared/specs), the classic
+Independence rule: the implementations were written from the five papers (their statements as published), the classic
 papers and the kit's public documentation (docs/conformance.md, docs/design.md, contract.py, __init__.py) only,
 without reading the kit's variants.py, native.py, expected.py, fedtheory/algorithms/ or benchmarks/mutation/.
 For efl/docofl/ofediq the keyword names of ``draw`` were found by calling ``check`` with a probe that records
