@@ -24,7 +24,7 @@ from . import expected_elasticnet as een
 from .instance import instance_params_of, make_instance
 from .instance_diag import make_diagonal_instance
 from .kit import Outcome, instance_params, not_applicable, round_hyper, run_round, scale_of, verdict
-from .statekit import opaque_reason, relative, rows_or_initial
+from .statekit import opaque_reason, own_state_reason, relative, rows_or_initial
 
 __all__ = ["KIM", "ROUNDS", "elastic_cases", "elastic_instance", "ambiguous", "one_round", "multi_round"]
 
@@ -117,10 +117,13 @@ def _compare(inst, state, family, x_got, x_want, server, C, scale):
 
 def one_round(impl, case, hyper, rtol, family: str) -> Outcome:
     inst = elastic_instance(case, hyper)
+    server_key, client_key = _KEYS[family]
+    why = own_state_reason(impl, inst, round_hyper(hyper, inst), [server_key, client_key])
+    if why:
+        return not_applicable(why)
     rng = np.random.default_rng(case["state_seed"])
     C = rng.standard_normal((inst.n, inst.d))
     server = inst.weights @ C
-    server_key, client_key = _KEYS[family]
     state = {server_key: server.copy(), client_key: {c.cid: C[i].copy() for i, c in enumerate(inst.clients)}}
     S = _subset(rng, inst.n)
     x = inst.x0

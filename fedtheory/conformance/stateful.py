@@ -16,6 +16,8 @@ server-state invariant of each paper after every round.
 """
 from __future__ import annotations
 
+import copy
+
 from typing import Any, Mapping
 
 import numpy as np
@@ -154,12 +156,13 @@ def one_round(impl, case, hyper, rtol, family: str) -> Outcome:
     if family == "scaffnew":
         h["local_steps"] = int(rng.geometric(hyper["p"]))
     x = inst.x0
+    given = copy.deepcopy(state)  # what the kit reads below: an implementation may update its state in place
     got_x, got_state = run_round(impl, inst, x, S, h, state, seed=0)
     a, w = ex.aggregation_weights(inst, S, h["weighting"]), inst.weights[S]
     r = inst.b[S] - np.einsum("nij,j->ni", inst.A[S], x)
     want_C = C.copy()
     if family == "scaffold":
-        c = state["c"]
+        c = given["c"]
         dy = np.einsum("nij,nj->ni", ex.local_operators(inst, h["local_steps"], h["local_step"])[S], r + C[S] - c)
         dc = -r - C[S] if h.get("option") == "I" else -c - dy / (h["local_steps"] * h["local_step"])
         want_x, want_server = x + h["server_step"] * a @ dy, c + w @ dc
@@ -167,7 +170,7 @@ def one_round(impl, case, hyper, rtol, family: str) -> Outcome:
     elif family == "feddyn":
         dth = np.einsum("nij,nj->ni", ex.local_operators(inst, None, 0.0, h["alpha"])[S], r + C[S])
         want_C[S] -= h["alpha"] * dth
-        want_server = state["h"] - h["alpha"] * w @ dth
+        want_server = given["h"] - h["alpha"] * w @ dth
         want_x = x + a @ dth - want_server / h["alpha"]
     else:
         dy = np.einsum("nij,nj->ni", ex.local_operators(inst, h["local_steps"], h["step"]), r + C)

@@ -6,19 +6,24 @@ properties that must read or set it report "not applicable" and the ones that on
 apply.
 
 The wrappers at the end change how a correct implementation keeps its state between rounds, for the power set:
-:func:`opaque` (correct: an object the kit cannot read) and three state-carried slips (:func:`forgetful`,
+:func:`opaque` (correct: an object the kit cannot read), :func:`sealed` (correct: such an object, and a
+state it did not make is refused, as a framework's own code would), :func:`in_place` (correct: the given state
+updated in place and returned) and three state-carried slips (:func:`forgetful`,
 :func:`by_position`, :func:`zero_absent`), invisible in any single round from a given state, which only the
 multi-round properties catch.
 """
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from .contract import call_round
 from .instance import Instance
 
-__all__ = ["opaque_reason", "rows", "rows_or_initial", "make_state", "relative", "opaque", "forgetful", "by_position", "zero_absent"]
+__all__ = ["opaque_reason", "own_state_reason", "rows", "rows_or_initial", "make_state", "relative", "opaque", "sealed", "in_place", "forgetful",
+           "by_position", "zero_absent"]
 
 
 def opaque_reason(state: Any, keys: Sequence[str]) -> str:
@@ -27,6 +32,18 @@ def opaque_reason(state: Any, keys: Sequence[str]) -> str:
         return ""
     names = " and ".join(f'"{k}"' for k in keys)
     return f"state is opaque (a mapping with {names} makes this property applicable)"
+
+
+def own_state_reason(impl: Callable[..., Any], inst: Instance, hyper: Mapping[str, Any], keys: Sequence[str]) -> str:
+    """'' when a round from ``state=None`` returns a state the kit can read, else why not.
+
+    A property that hands the implementation a state built by the kit (a random consistent state, the fixed
+    point) asks this first: an implementation whose own state is opaque (a tuple, an object, an array) cannot
+    be handed a mapping, and feeding it one would only crash its code, a verdict about the kit, not about it.
+    Such a property is then not applicable; the multi-round properties check the opaque state through the
+    models it produces."""
+    _, state = call_round(impl, inst.x0, inst.clients, None, hyper, np.random.default_rng(0))
+    return opaque_reason(state, keys)
 
 
 def rows(state: Mapping[str, Any], key: str, inst: Instance) -> np.ndarray:
@@ -76,6 +93,46 @@ def opaque(impl: Callable[..., Any]) -> Callable[..., Any]:
     def wrapped(x, clients, *, state=None, **kw):
         x_new, st = impl(x, clients, state=_inner(state), **kw)
         return x_new, _Box(st)
+    return wrapped
+
+
+class _Sealed:
+    """A framework's own state object: its code accepts nothing else."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+
+def sealed(impl: Callable[..., Any]) -> Callable[..., Any]:
+    """The same implementation keeping its state in its own object and refusing any other state (correct): the
+    kit must check it through its own returned state, never by handing it a state in the contract's layout."""
+    def wrapped(x, clients, *, state=None, **kw):
+        if state is not None and not isinstance(state, _Sealed):
+            raise TypeError(f"this implementation's state is its own object, got {type(state).__name__}")
+        x_new, st = impl(x, clients, state=None if state is None else state.inner, **kw)
+        return x_new, _Sealed(st)
+    return wrapped
+
+
+def _update_in_place(old: Any, new: Any) -> Any:
+    """``new``'s values written into ``old``'s arrays and dicts where the layouts match, else ``new``."""
+    if isinstance(old, dict) and isinstance(new, Mapping):
+        for key, value in new.items():
+            old[key] = _update_in_place(old[key], value) if key in old else value
+        return old
+    if isinstance(old, np.ndarray) and isinstance(new, np.ndarray) and old.shape == new.shape \
+            and old.dtype == new.dtype and old.flags.writeable:
+        old[...] = new
+        return old
+    return new
+
+
+def in_place(impl: Callable[..., Any]) -> Callable[..., Any]:
+    """The same implementation updating the state it is given in place (``state["c"] += ...``) and returning
+    that same object (correct): the kit must read what it gave before the call, not after."""
+    def wrapped(x, clients, *, state=None, **kw):
+        x_new, st = impl(x, clients, state=copy.deepcopy(state), **kw)
+        return x_new, st if state is None else _update_in_place(state, st)
     return wrapped
 
 

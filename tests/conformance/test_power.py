@@ -64,3 +64,23 @@ def test_a_new_family_failure_reads_as_a_sentence():
     text = str(failure)
     assert text.startswith("fedelasticnet_feddyn.one_round (Kim et al.") and "FAILS on n=" in text
     assert "sign_at_zero='kkt'" in text and "PropertyResult(" not in text
+
+
+def test_the_docs_state_the_power_set_as_it_is():
+    """docs/conformance.md's heading and per-family rows count what power.py holds (typed counts drift)."""
+    import re
+    from collections import Counter
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "conformance.md").read_text()
+    heading = re.search(r"## Power: (\d+) deliberately wrong implementations rejected, (\d+) differently", text)
+    assert heading and (int(heading[1]), int(heading[2])) == (len(WRONG), len(CORRECT))
+    names = {"FedRed": "fedred", "EFL": "efl", "OFedIQ": "ofediq", "DoCoFL": "docofl", "DANE+": "dane",
+             "SCAFFOLD": "scaffold", "FedDyn": "feddyn", "Scaffnew": "scaffnew", "FedAvg": "fedavg",
+             "FedProx": "fedprox", "FedElasticNet Alg. 1": "fedelasticnet_fedavg",
+             "FedElasticNet Alg. 2": "fedelasticnet_scaffold", "FedElasticNet Alg. 3": "fedelasticnet_feddyn"}
+    per_family = Counter(v.family for v in WRONG)
+    for label, family in names.items():
+        row = re.search(rf"^\| {re.escape(label)} \((\d+)\) \|", text, re.M)
+        assert row, label
+        assert int(row[1]) == per_family[family], (label, int(row[1]), per_family[family])

@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
-from ...statekit import opaque
+from ...statekit import opaque, sealed
 from ...textbook import client_data, client_weights
 
 __all__ = ["dane", "TEXTBOOK", "WRONG", "CORRECT"]
@@ -107,4 +107,5 @@ CORRECT: list[Variant] = [
     Variant("dane", "preconditioned_step", _dane_preconditioned),
     Variant("dane", "random_selection", dane, {"averaging": "random"}),
     Variant("dane", "b84_opaque_state", opaque(dane), {"control_variate": "scaffnew", "m": 0.7}),
+    Variant("dane", "b84_sealed_state", sealed(dane), {"control_variate": "scaffnew", "m": 0.7}),
 ]

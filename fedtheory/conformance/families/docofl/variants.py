@@ -8,6 +8,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
+from ...statekit import sealed
 
 __all__ = ["docofl", "TEXTBOOK", "WRONG", "CORRECT"]
 
@@ -65,4 +66,5 @@ WRONG: list[Variant] = [
 ]
 CORRECT: list[Variant] = [
     Variant("docofl", "dict_queue", docofl, {"period": 1, "queue_size": 4}),
+    Variant("docofl", "sealed_state", sealed(docofl), {"period": 2, "queue_size": 3}),
 ]

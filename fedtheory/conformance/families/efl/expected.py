@@ -22,7 +22,7 @@ import numpy as np
 
 from ...instance import Instance
 
-__all__ = ["st", "local_end", "coefficients", "efl_step"]
+__all__ = ["st", "st_cut_margin", "local_end", "coefficients", "efl_step"]
 
 
 def st(T: np.ndarray, q: float | None) -> np.ndarray:
@@ -37,6 +37,22 @@ def st(T: np.ndarray, q: float | None) -> np.ndarray:
     out = np.zeros_like(X)
     np.put_along_axis(out, idx, np.abs(kept).mean(axis=1, keepdims=True) * np.sign(kept), axis=1)
     return out if np.ndim(T) == 2 else out[0]
+
+
+def st_cut_margin(T: np.ndarray, q: float | None) -> float:
+    """How far ST's choice of coordinates is from a tie: min over rows of |T|_(k) - |T|_(k+1), the gap between
+    the smallest kept and the largest dropped magnitude (inf without compression or when every coordinate is
+    kept). At a tie the paper's ST does not say which coordinate to keep, so an outcome there is not judged.
+    Ties are structural in EFL: ST's output has equal magnitudes, so sums of compressed updates often tie."""
+    if q is None:
+        return math.inf
+    X = np.abs(np.atleast_2d(np.asarray(T, dtype=np.float64)))
+    d = X.shape[1]
+    k = max(int(math.floor(d * q + 1e-12)), 1)
+    if k >= d or X.shape[0] == 0:
+        return math.inf
+    part = -np.sort(-X, axis=1)
+    return float((part[:, k - 1] - part[:, k]).min())
 
 
 def local_end(inst: Instance, starts: np.ndarray, steps: np.ndarray, eta: float, lam: float, U: np.ndarray,
@@ -60,7 +76,8 @@ def coefficients(inst: Instance, steps: np.ndarray, E: int, aggregation: str) ->
 
 def efl_step(inst: Instance, x: np.ndarray, starts: np.ndarray, R: np.ndarray, RG: np.ndarray, steps: np.ndarray,
              U: np.ndarray, V: np.ndarray, h: Mapping) -> dict:
-    """One round from the clients' start models: returns x, the residuals, the broadcast and the ends."""
+    """One round from the clients' start models: returns x, the residuals, the broadcast, the ends and the
+    round's ST tie margin (:func:`st_cut_margin` over the active clients' and the server's compressions)."""
     act = np.asarray(steps) > 0
     W = local_end(inst, starts, steps, h["step"], h["lam"], U, V)
     delta = R + (W - starts)
@@ -71,4 +88,5 @@ def efl_step(inst: Instance, x: np.ndarray, starts: np.ndarray, R: np.ndarray, R
     b = st(delta_g, h["q"])
     R_new = np.where(act[:, None], delta - c, R)
     x_new = x + (delta_g if h["variant"] == "printed" else b)
-    return {"x": x_new, "R": R_new, "RG": delta_g - b, "b": b, "W": W}
+    margin = min(st_cut_margin(delta[act], h["q"]), st_cut_margin(delta_g, h["q"]))
+    return {"x": x_new, "R": R_new, "RG": delta_g - b, "b": b, "W": W, "margin": margin}

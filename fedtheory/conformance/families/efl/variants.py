@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
-from ...statekit import opaque
+from ...statekit import opaque, sealed
 from ...textbook import client_data, client_weights
 
 __all__ = ["efl", "TEXTBOOK", "WRONG", "CORRECT"]
@@ -44,6 +44,8 @@ def efl(x, clients, *, state=None, rng=None, E=3, step=0.05, lam=0.1, q=None, ag
             s = E
         if s == 0:
             seen[c.cid] = False
+            if slip == "idle_drops_residual":
+                r_i.pop(c.cid, None)
             continue
         if slip == "sync_missing" and c.cid in w_i:
             start = np.asarray(w_i[c.cid])  # its own last start model, without the broadcast
@@ -85,8 +87,11 @@ WRONG: list[Variant] = [
     Variant("efl", "server_no_error_feedback", partial(efl, slip="server_no_error_feedback"), {"q": 0.5}),
     Variant("efl", "st_keeps_values", partial(efl, slip="st_keeps_values"), {"q": 0.5}),
     Variant("efl", "sync_missing", partial(efl, slip="sync_missing"), {"q": 0.5}),
+    # error feedback lost for a client idle in a round (its client object rebuilt): shows only when it returns
+    Variant("efl", "idle_client_drops_residual", partial(efl, slip="idle_drops_residual"), {"q": 0.3}),
 ]
 CORRECT: list[Variant] = [
     Variant("efl", "float32_compressed", partial(efl, dtype=np.float32), {"q": 0.5}, 1e-4),
     Variant("efl", "opaque_state_printed", opaque(efl), {"variant": "printed", "q": 0.3}),
+    Variant("efl", "sealed_state", sealed(efl), {"q": 0.3}),
 ]

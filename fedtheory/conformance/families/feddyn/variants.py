@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
-from ...statekit import by_position, forgetful, opaque, zero_absent
+from ...statekit import by_position, forgetful, in_place, opaque, sealed, zero_absent
 from ...textbook import prox_solve, require_uniform
 
 __all__ = ["feddyn", "TEXTBOOK", "WRONG", "CORRECT"]
@@ -45,4 +45,6 @@ WRONG: list[Variant] = [
 ]
 CORRECT: list[Variant] = [
     Variant("feddyn", "opaque_state", opaque(feddyn)),
+    Variant("feddyn", "sealed_state", sealed(feddyn)),
+    Variant("feddyn", "state_updated_in_place", in_place(feddyn)),
 ]

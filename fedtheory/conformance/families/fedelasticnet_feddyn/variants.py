@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
-from ...statekit import zero_absent
+from ...statekit import sealed, zero_absent
 from ...textbook import client_data
 from ..fedelasticnet_fedavg.variants import elastic_solve, soft
 
@@ -55,4 +55,5 @@ WRONG: list[Variant] = [
 ]
 CORRECT: list[Variant] = [
     Variant("fedelasticnet_feddyn", "kkt_reading", fedelasticnet_feddyn, {"sign_at_zero": "kkt"}),
+    Variant("fedelasticnet_feddyn", "sealed_state", sealed(fedelasticnet_feddyn)),
 ]

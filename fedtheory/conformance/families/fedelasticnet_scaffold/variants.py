@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
-from ...statekit import by_position
+from ...statekit import by_position, sealed
 from ..fedelasticnet_fedavg.variants import sign_of, soft
 
 __all__ = ["fedelasticnet_scaffold", "TEXTBOOK", "WRONG", "CORRECT"]
@@ -44,4 +44,5 @@ WRONG: list[Variant] = [
 ]
 CORRECT: list[Variant] = [
     Variant("fedelasticnet_scaffold", "proximal_reading", fedelasticnet_scaffold, {"l1_mode": "proximal"}),
+    Variant("fedelasticnet_scaffold", "sealed_state", sealed(fedelasticnet_scaffold)),
 ]

@@ -81,9 +81,15 @@ def large_prox(impl, case, hyper, rtol) -> Outcome:
     h = round_hyper(hyper, inst, **over)
     got, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h)
     g = ex.global_grad(inst, inst.x0, np.arange(inst.n), h["weighting"])
-    err = float(np.linalg.norm(lam * (got - inst.x0) + h.get("server_step", 1.0) * g) / max(np.linalg.norm(g), 1e-300))
-    # exact: lam (x+ - x) = -eta_g sum a_i lam (A_i + lam I)^{-1} grad_i; the correction is O(L / lam) = 1e-4
-    tol = 1e-2
+    gnorm = max(float(np.linalg.norm(g)), 1e-300)
+    err = float(np.linalg.norm(lam * (got - inst.x0) + h.get("server_step", 1.0) * g)) / gnorm
+    # exact: lam (x+ - x) = -eta_g sum a_i lam (A_i + lam I)^{-1} grad_i; the correction is O(L / lam) = 1e-4.
+    # The implementation's own rounding, rtol relative to the iterate scale, is multiplied by lam here: a float32
+    # x+ - x of size ||g|| / lam carries an error rtol ||x|| (measured 0.047 against 0.01 without this term)
+    tol = 1e-2 + rtol * lam * scale_of(inst, inst.x0) / gnorm
+    if tol > 0.25:
+        return not_applicable(f"rtol = {rtol:g}: x+ - x ~ ||grad f|| / lam = {gnorm / lam:.2g} is below the "
+                              "implementation's rounding at this instance")
     return verdict(err <= tol, err, tol, "" if err <= tol else "does not approach a gradient step of size 1/lam as "
                                                               "lam grows (prox term sign or centre)")
 

@@ -23,7 +23,7 @@ from ..dane import expected as ed
 from ...kit import (Outcome, cases_with, instance_of, not_applicable, prop, round_hyper, run_round,
                     scale_of, verdict)
 from ...sequential import ALPHA, DELTA, bernoulli_sprt
-from ...statekit import make_state, opaque_reason, relative, rows
+from ...statekit import make_state, opaque_reason, own_state_reason, relative, rows
 
 __all__ = ["HYPER", "expected_iteration"]
 
@@ -93,6 +93,9 @@ def one_iteration(impl, case, hyper, rtol, communicate: bool) -> Outcome:
     batches = _batches(inst, hyper, case["state_seed"])
     want = expected_iteration(inst, inst.x0, X, H, hyper, communicate, batches)
     h = dict(round_hyper(hyper, inst), draw=_draw(communicate, batches))
+    why = own_state_reason(impl, inst, h, KEYS)
+    if why:
+        return not_applicable(why)
     got_x, got_state = run_round(impl, inst, inst.x0, np.arange(inst.n), h, make_state(inst, x_i=X, h_i=H))
     why = opaque_reason(got_state, KEYS)
     if why:
@@ -157,6 +160,10 @@ def _diagnose(inst, X, H, hyper, communicate, batches, got_x, got_state, worst, 
 def fixed_point(impl, case, hyper, rtol) -> Outcome:
     """x~ = x_i = x* with h_i = (4) at x* is fixed under both coins (grad of the local problem is 0 at x*)."""
     inst = instance_of(case)
+    why = own_state_reason(impl, inst, dict(round_hyper(hyper, inst), draw=_draw(False, _batches(inst, hyper, 0))),
+                           KEYS)
+    if why:
+        return not_applicable(why)
     state = make_state(inst, x_i=np.tile(inst.x_star, (inst.n, 1)), h_i=ed.control_variates(inst, inst.x_star))
     worst = 0.0
     for coin in (False, True):
@@ -206,10 +213,17 @@ def _coin_cases(hyper):
         hyper, L_max=min(20.0, 1.0 / hyper["eta"]), min_clients=2, max_clients=3, max_dim=4, heterogeneous=True), hyper)
 
 
+def second_p(p: float) -> float:
+    """The kit's own second coin probability, far from the user's p and from 1/2: a coin that ignores p (a
+    constant 1/2) or inverts it (1 - p) is right at p = 1/2 and wrong here."""
+    return 0.25 if p >= 0.5 else 0.75
+
+
 @prop(id="fedred.coin_frequency", family="fedred",
       reference=f"{_REF}: theta_k ~ Bernoulli(p)",
-      statement=f"the implementation's own coin is Bernoulli(p): a sequential test detects |p' - p| >= {DELTA:g} "
-                f"with power 0.95 and rejects a right coin with probability <= {ALPHA:g}",
+      statement=f"the implementation's own coin is Bernoulli(p), at the user's p and at a second p of the kit's "
+                f"(0.25 or 0.75): a sequential test detects |p' - p| >= {DELTA:g} with power 0.95 and rejects a "
+                f"right coin with probability <= {ALPHA:g} at each",
       cases=_coin_cases, expensive=True, examples=1)
 def coin_frequency(impl, case, hyper, rtol) -> Outcome:
     """The implementation's own coin: independent iterations from Alg. 2's initialisation (state=None,
@@ -217,23 +231,31 @@ def coin_frequency(impl, case, hyper, rtol) -> Outcome:
     "x~ moved by more than rtol". The events are tested against Bernoulli(p) by
     :func:`fedtheory.conformance.sequential.bernoulli_sprt` (false rejection <= 1e-6 exactly, power >= 0.95 at
     |p' - p| >= 0.03 for p in [0.1, 0.9], measured; 1,200-3,200 calls for a right coin on average, at most
-    16,000). One case only: the test controls its own error rate, which more cases would multiply."""
+    16,000), at the user's p and at :func:`second_p` (a coin whose law is right at one p only is wrong). One
+    case only: the test controls its own error rate, which more cases would multiply (two tests: <= 2e-6)."""
     p = float(hyper["p"])
     if not DELTA < p < 1.0 - DELTA:
         return not_applicable(f"p = {p:g}: the coin test needs p in ({DELTA:g}, {1 - DELTA:g}) (p = 1: every "
                               f"iteration communicates)")
     inst = instance_of(case)
-    h = round_hyper(hyper, inst)
     rng = np.random.default_rng(case["state_seed"])
     scale = scale_of(inst, inst.x0)
+    out = None
+    for q in (p, second_p(p)):
+        h = dict(round_hyper(hyper, inst), p=q)
 
-    def communicates() -> bool:
-        x_new, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h, None, seed=int(rng.integers(2**31)))
-        # moved beyond the tolerance (a float32 implementation returns x~ rounded when it does not communicate)
-        return bool(np.linalg.norm(x_new - inst.x0) > rtol * scale)
+        def communicates() -> bool:
+            x_new, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h, None, seed=int(rng.integers(2**31)))
+            # moved beyond the tolerance (a float32 implementation returns x~ rounded when it does not communicate)
+            return bool(np.linalg.norm(x_new - inst.x0) > rtol * scale)
 
-    test = bernoulli_sprt(communicates, p)
-    llr = max(test.log_lr)
-    return verdict(not test.rejected, llr, test.threshold, "" if not test.rejected else
-                   f"communicated {test.events} times in {test.samples} iterations (frequency {test.frequency:.4f}, "
-                   f"p = {p:g}): log-likelihood ratio {llr:.1f} >= {test.threshold:.1f}")
+        test = bernoulli_sprt(communicates, q)
+        llr = max(test.log_lr)
+        which = "" if q == p else ", the kit's second p"
+        out = verdict(not test.rejected, llr, test.threshold, "" if not test.rejected else
+                      f"communicated {test.events} times in {test.samples} iterations (frequency "
+                      f"{test.frequency:.4f}, p = {q:g}{which}): "
+                      f"log-likelihood ratio {llr:.1f} >= {test.threshold:.1f}")
+        if test.rejected:
+            return out
+    return out

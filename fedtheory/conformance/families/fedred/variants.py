@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
-from ...statekit import forgetful, opaque
+from ...statekit import forgetful, opaque, sealed
 from ...textbook import client_data, client_weights
 
 __all__ = ["fedred", "TEXTBOOK", "WRONG", "CORRECT"]
@@ -36,7 +36,7 @@ def fedred(x, clients, *, state=None, rng=None, lam=1.0, eta=0.2, p=0.5, solver=
     else:
         # own-coin slips: half the probability; 1/3 where the paper's p is 0.3 (a coin the old 400-iteration
         # z-test accepted, z = 2.6 against 5)
-        q = {"own_coin_biased": p / 2, "own_coin_one_third": 1 / 3}.get(slip, p)
+        q = {"own_coin_biased": p / 2, "own_coin_one_third": 1 / 3, "own_coin_one_minus_p": 1 - p}.get(slip, p)
         communicate = slip == "always_communicate" or bool(rng.random() < q)
     lam, eta = dtype(lam), dtype(eta)
     Y = []
@@ -89,10 +89,13 @@ WRONG: list[Variant] = [
     Variant("fedred", "sgd_full_batch", partial(fedred, slip="sgd_full_batch"), {"batch_size": 2}),
     Variant("fedred", "exact_wrong_center", partial(fedred, slip="exact_wrong_center"), {"solver": "exact"}),
     Variant("fedred", "forgets_local_iterates", forgetful(fedred, "x_i")),
+    # 1 - p: right at the default p = 1/2, wrong at the kit's second p
+    Variant("fedred", "own_coin_one_minus_p", partial(fedred, slip="own_coin_one_minus_p")),
 ]
 CORRECT: list[Variant] = [
     Variant("fedred", "float32", partial(fedred, dtype=np.float32), {}, 1e-4),
     Variant("fedred", "reverse_order", _fedred_reversed, {"solver": "exact", "reset": False}),
     Variant("fedred", "opaque_state", opaque(fedred)),
     Variant("fedred", "sgd_minibatches", fedred, {"batch_size": 2}),
+    Variant("fedred", "sealed_state", sealed(fedred)),
 ]

@@ -132,50 +132,83 @@ def _participation_case(hyper: Mapping[str, Any]) -> st.SearchStrategy:
                     "weighting": hyper.get("weighting", "uniform"), "seed": 0, "ids": [11, 14], "draw_seed": 0})
 
 
+def second_p(p: float) -> float:
+    """The kit's own second participation probability, far from the user's p and from 1/2: coins that ignore p (a
+    constant 1/2) or invert it (1 - p) are right at p = 1/2 and wrong here."""
+    return 0.25 if p >= 0.5 else 0.75
+
+
+def _period_outcomes(inst, hyper: Mapping[str, Any], subsets) -> np.ndarray:
+    """The model after one full period of L steps from w_0 (no quantization) for each participation subset:
+    L local gradient steps (6)-(7) from w_0, then (8)-(9) with the subset transmitting."""
+    out = []
+    for S in subsets:
+        w, theta, acc = inst.x0, np.tile(inst.x0, (inst.n, 1)), np.zeros((inst.n, inst.d))
+        for t in range(int(hyper["period"])):
+            w, theta, acc = eo.ofediq_step(inst, w, t, theta, acc, hyper, np.array(S), None)
+        out.append(w)
+    return np.stack(out)
+
+
 @prop(id="ofediq.own_participation", family="ofediq",
-      reference="Kwon, Park & Hong, Alg. 2: client k transmits with probability p_k, independently",
+      reference="Kwon, Park & Hong, Alg. 2: at the end of each period client k transmits with probability p_k, "
+                "independently",
       statement=f"without a draw, the implementation's own coins follow the law of independent Bernoulli(p) "
-                f"participation: the four outcomes of two clients are tested sequentially (false rejection <= "
-                f"{ALPHA:g}, an outcome's probability off by {DELTA:g} detected)",
+                f"participation once per period (L >= 2), at the user's p and at a second p of the kit's: the four "
+                f"outcomes of two clients are tested sequentially (false rejection <= {ALPHA:g} per p, an "
+                f"outcome's probability off by {DELTA:g} detected)",
       cases=_participation_case, expensive=True, examples=1)
 def own_participation(impl, case, hyper, rtol) -> Outcome:
-    """The implementation's own participation: steps from state=None with L = 1 and no quantization, without a
-    draw. Each returned model must be one of the four outcomes w - eta (1/K) sum_{k in S} grad f_k(w) / p
-    (eqs. (8)-(9)), S a subset of the two clients; the subsets must follow P(S) = p^|S| (1 - p)^(2 - |S|)
+    """The implementation's own participation: full periods of L = max(2, period) steps from state=None, without
+    a draw and without quantization, each period from a fresh start. The model after the period must be one of
+    the four outcomes of eqs. (6)-(9) (L local steps, then the subset S of the two clients transmits with the
+    1/p aggregate), and the subsets must follow P(S) = p^|S| (1 - p)^(2 - |S|)
     (:func:`fedtheory.conformance.sequential.categorical_sprt`, one sequential test per outcome at level
-    1e-6 / 4), which also catches one coin shared by all clients. One case only: the test controls its own
-    error rate, which more cases would multiply."""
+    1e-6 / 4). This catches one coin shared by all clients, a coin drawn at every step (p^L per period), and, at
+    the kit's :func:`second_p`, coins that do not use p. One case only: the test controls its own error rate,
+    which more cases would multiply."""
     p = float(hyper["p"])
     if not 0.0 < p < 1.0:
         return not_applicable(f"p = {p:g}: every client transmits (FedOGD), there is no participation law")
     inst = instance_of(case)
-    h = dict(round_hyper(hyper, inst), period=1, s=None)
-    G = np.einsum("nij,j->ni", inst.A, inst.x0) - inst.b
-    subsets = list(itertools.product((False, True), repeat=inst.n))
-    outcomes = np.stack([inst.x0 - hyper["eta"] * (np.array(S, dtype=float) @ G) / (p * inst.n) for S in subsets])
-    probs = [float(np.prod([p if c else 1.0 - p for c in S])) for S in subsets]
-    scale = scale_of(inst, inst.x0, *outcomes)
-    if min(np.linalg.norm(outcomes[i] - outcomes[j]) for i in range(len(subsets)) for j in range(i)) \
-            <= 1e3 * rtol * scale:
-        return not_applicable("two participation outcomes give the same model: the model does not name them")
     rng = np.random.default_rng(case["draw_seed"])
-    off = [0.0]
+    subsets = list(itertools.product((False, True), repeat=inst.n))
+    out = None
+    for q in (p, second_p(p)):
+        hq = dict(hyper, p=q, period=max(2, int(hyper["period"])), s=None)
+        h = dict(round_hyper(hq, inst), period=hq["period"], s=None)
+        outcomes = _period_outcomes(inst, hq, subsets)
+        probs = [float(np.prod([q if c else 1.0 - q for c in S])) for S in subsets]
+        scale = scale_of(inst, inst.x0, *outcomes)
+        if min(np.linalg.norm(outcomes[i] - outcomes[j]) for i in range(len(subsets)) for j in range(i)) \
+                <= 1e3 * rtol * scale:
+            return not_applicable("two participation outcomes give the same model: the model does not name them")
+        off = [0.0]
 
-    def outcome() -> int:
-        got, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h, None, seed=int(rng.integers(2**31)))
-        dist = np.linalg.norm(outcomes - got, axis=1) / scale
-        off[0] = max(off[0], float(dist.min()))
-        return int(np.argmin(dist))
+        def outcome() -> int:
+            got, state = inst.x0, None
+            for t in range(h["period"]):
+                got, state = run_round(impl, inst, got, np.arange(inst.n), h, state, seed=int(rng.integers(2**31)))
+            dist = np.linalg.norm(outcomes - got, axis=1) / scale
+            off[0] = max(off[0], float(dist.min()))
+            return int(np.argmin(dist))
 
-    test = categorical_sprt(outcome, probs)
-    if off[0] > rtol:
-        return verdict(False, off[0], rtol, "a returned model is none of the participation outcomes of eqs. "
-                                            "(8)-(9) (are the coins drawn, and the sampled 1/p aggregate used?)")
-    worst = test.worst
-    return verdict(not test.rejected, max(test.log_lr[worst]), test.threshold, "" if not test.rejected else
-                   f"clients {[c.cid for c, on in zip(inst.clients, subsets[worst]) if on]} transmitted together "
-                   f"in {test.counts[worst]} of {test.samples} steps ({test.counts[worst] / test.samples:.3f}) "
-                   f"where independent Bernoulli({p:g}) coins give {probs[worst]:.3f}")
+        test = categorical_sprt(outcome, probs)
+        which = "" if q == p else " (the kit's second p)"
+        where = f"p = {q:g}{which}, L = {h['period']}"
+        if off[0] > rtol:
+            return verdict(False, off[0], rtol, f"{where}: a returned model is none of the participation outcomes "
+                                                "of eqs. (6)-(9) (are the coins drawn once per period, and the "
+                                                "sampled 1/p aggregate used?)")
+        worst = test.worst
+        out = verdict(not test.rejected, max(test.log_lr[worst]), test.threshold, "" if not test.rejected else
+                      f"{where}: clients {[c.cid for c, on in zip(inst.clients, subsets[worst]) if on]} transmitted "
+                      f"together in {test.counts[worst]} of {test.samples} periods "
+                      f"({test.counts[worst] / test.samples:.3f}) where independent Bernoulli({q:g}) coins give "
+                      f"{probs[worst]:.3f}")
+        if test.rejected:
+            return out
+    return out
 
 
 @prop(id="ofediq.quantizer", family="ofediq",
@@ -221,62 +254,77 @@ def _rounding_probs(g: np.ndarray, s: int) -> np.ndarray:
     return s * r - np.minimum(np.floor(s * r), s - 1)
 
 
+def _client_grads(inst) -> np.ndarray:
+    return np.einsum("nij,j->ni", inst.A, inst.x0) - inst.b
+
+
 def _rounding_case(hyper: Mapping[str, Any]) -> st.SearchStrategy:
-    """One fixed client in two dimensions whose rounding probabilities are both in [0.2, 0.8] (the first seed that
-    gives them at the declared s), so every one of the four outcomes has probability >= 0.04."""
+    """One fixed instance: two clients (ids 12 and 17, not list positions) in two dimensions whose four rounding
+    probabilities are all in [0.2, 0.8] and whose gradient norms differ by 10% or more (the first seed that gives
+    this at the declared s), so every one of the 16 joint outcomes has probability >= 0.0016 and names one
+    rounding of each coordinate of each client."""
     L = min(5.0, 1.0 / hyper["eta"])
-    base = {"n": 1, "d": 2, "mu": min(0.5, L), "L": L, "delta_frac": 0.0, "zeta2": 0.0, "sizes": [4],
-            "weighting": "uniform", "ids": [12], "draw_seed": 0}
-    for seed in range(200):
+    base = {"n": 2, "d": 2, "mu": min(0.5, L), "L": L, "delta_frac": 0.5, "zeta2": 1.0, "sizes": [4, 6],
+            "weighting": "uniform", "ids": [12, 17], "draw_seed": 0}
+    for seed in range(500):
         case = dict(base, seed=seed)
-        inst = instance_of(case)
-        probs = _rounding_probs(inst.A[0] @ inst.x0 - inst.b[0], int(hyper.get("s") or 1))
-        if np.all((probs >= 0.2) & (probs <= 0.8)):
+        G = _client_grads(instance_of(case))
+        probs = np.concatenate([_rounding_probs(g, int(hyper.get("s") or 1)) for g in G])
+        norms = np.linalg.norm(G, axis=1)
+        if np.all((probs >= 0.2) & (probs <= 0.8)) and abs(norms[0] - norms[1]) >= 0.1 * norms.max():
             return st.just(case)
     return st.just(dict(base, seed=0))  # s = 1 or None: the property reports not applicable
 
 
 @prop(id="ofediq.own_rounding", family="ofediq",
       reference="Kwon, Park & Hong, Definition 2: coordinate i rounds up with probability s r_i - m_i",
-      statement=f"without a draw, the implementation's own quantizer rounds each coordinate up independently with "
-                f"probability s r_i - m_i: the four outcomes of a two-dimensional update are tested sequentially "
+      statement=f"without a draw, the implementation's own quantizer rounds each coordinate of each client up "
+                f"independently with probability s r_i - m_i: the 16 outcomes of two clients' two-dimensional "
+                f"updates are tested sequentially "
                 f"(false rejection <= {ALPHA:g}, an outcome's probability off by {DELTA:g} detected)",
       cases=_rounding_case, expensive=True, examples=1)
 def own_rounding(impl, case, hyper, rtol) -> Outcome:
-    """The implementation's own rounding: one client, L = 1, p = 1, one block (b = 1), without a draw. The model
-    returned is w - eta Q(g) with Q(g)_i = ||g|| sign(g_i) (m_i + up_i) / s; each must be one of the four outcomes
-    of (up_1, up_2), and the outcomes must follow the product law of Bernoulli(s r_i - m_i)
-    (:func:`fedtheory.conformance.sequential.categorical_sprt`, level 1e-6 in all). One case only."""
+    """The implementation's own rounding: two clients, L = 1, p = 1, one block (b = 1), without a draw. The model
+    returned is w - (eta / 2) sum_k Q(g_k) with Q(g_k)_i = ||g_k|| sign(g_ki) (m_ki + up_ki) / s; each must be one
+    of the 16 outcomes of the four up_ki, and the outcomes must follow the product law of independent
+    Bernoulli(s r_ki - m_ki) (:func:`fedtheory.conformance.sequential.categorical_sprt`, level 1e-6 in all): a
+    biased rounding, and uniforms shared by the clients or the coordinates, are rejected. One case only."""
     if hyper.get("s") is None:
         return not_applicable("no quantization (s = None)")
     s = int(hyper["s"])
     inst = instance_of(case)
-    g = inst.A[0] @ inst.x0 - inst.b[0]
-    up_prob = _rounding_probs(g, s)
+    G = _client_grads(inst)
+    up_prob = np.stack([_rounding_probs(g, s) for g in G])
     if not np.all((up_prob >= 0.2) & (up_prob <= 0.8)):
-        return not_applicable(f"s = {s}: no two-dimensional update with both rounding probabilities in [0.2, 0.8]")
+        return not_applicable(f"s = {s}: no two-client update with all rounding probabilities in [0.2, 0.8]")
     h = dict(round_hyper(hyper, inst), period=1, p=1.0, b=1)
-    m = np.minimum(np.floor(s * np.abs(g) / np.linalg.norm(g)), s - 1)
-    outcomes_up = list(itertools.product((False, True), repeat=inst.d))
-    outcomes = np.stack([inst.x0 - hyper["eta"] * np.linalg.norm(g) * np.sign(g) * (m + np.array(up)) / s
+    nrm = np.linalg.norm(G, axis=1, keepdims=True)
+    m = np.minimum(np.floor(s * np.abs(G) / nrm), s - 1)
+    outcomes_up = [np.array(up).reshape(inst.n, inst.d)
+                   for up in itertools.product((False, True), repeat=inst.n * inst.d)]
+    outcomes = np.stack([inst.x0 - hyper["eta"] * (nrm * np.sign(G) * (m + up) / s).mean(axis=0)
                          for up in outcomes_up])
-    probs = [float(np.prod([q if u else 1.0 - q for q, u in zip(up_prob, up)])) for up in outcomes_up]
+    probs = [float(np.prod(np.where(up, up_prob, 1.0 - up_prob))) for up in outcomes_up]
     scale = scale_of(inst, inst.x0, *outcomes)
+    if min(np.linalg.norm(outcomes[i] - outcomes[j]) for i in range(len(outcomes)) for j in range(i)) \
+            <= 1e3 * rtol * scale:
+        return not_applicable("two rounding outcomes give the same model: the model does not name them")
     rng = np.random.default_rng(case["draw_seed"])
     off = [0.0]
 
     def outcome() -> int:
-        got, _ = run_round(impl, inst, inst.x0, np.arange(1), h, None, seed=int(rng.integers(2**31)))
+        got, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h, None, seed=int(rng.integers(2**31)))
         dist = np.linalg.norm(outcomes - got, axis=1) / scale
         off[0] = max(off[0], float(dist.min()))
         return int(np.argmin(dist))
 
     test = categorical_sprt(outcome, probs)
     if off[0] > rtol:
-        return verdict(False, off[0], rtol, "a returned model is none of the four rounding outcomes of "
-                                            "Definition 2 (is the update quantized, with m_i = min(floor(s r_i), s - 1)?)")
+        return verdict(False, off[0], rtol, "a returned model is none of the 16 rounding outcomes of Definition 2 "
+                                            "(is the update quantized, with m_i = min(floor(s r_i), s - 1)?)")
     worst = test.worst
+    ups = {c.cid: ["up" if u else "down" for u in outcomes_up[worst][k]] for k, c in enumerate(inst.clients)}
     return verdict(not test.rejected, max(test.log_lr[worst]), test.threshold, "" if not test.rejected else
-                   f"rounding {['up' if u else 'down' for u in outcomes_up[worst]]} came {test.counts[worst]} times "
-                   f"in {test.samples} steps ({test.counts[worst] / test.samples:.3f}) where Definition 2 gives "
-                   f"{probs[worst]:.3f}")
+                   f"rounding {ups} came {test.counts[worst]} times in {test.samples} steps "
+                   f"({test.counts[worst] / test.samples:.3f}) where independent roundings (Definition 2) give "
+                   f"{probs[worst]:.4f}")

@@ -8,6 +8,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
+from ...statekit import sealed
 
 __all__ = ["ofediq", "TEXTBOOK", "WRONG", "CORRECT"]
 
@@ -52,8 +53,12 @@ def ofediq(x, clients, *, state=None, rng=None, eta=0.05, period=2, p=0.5, s=4, 
     if transmit and draw is None:  # its own coins and uniforms (the slips: 1 - p, one coin shared by all, ...)
         q = 1.0 - p if slip == "own_participation_one_minus_p" else p
         coins = np.full(K, rng.random() < q) if slip == "own_participation_shared_coin" else rng.random(K) < q
+        if slip == "own_participation_every_step":  # a coin per step of the period, all of them won: p^L
+            coins = np.all(rng.random((period, K)) < q, axis=0)
+        shared = _own_uniforms(rng, x.size, slip)
         draw = {"participate": {c.cid: bool(coins[i]) for i, c in enumerate(clients)},
-                "uniforms": {c.cid: _own_uniforms(rng, x.size, slip) for c in clients}}
+                "uniforms": {c.cid: shared if slip == "own_rounding_shared_by_clients" else
+                             _own_uniforms(rng, x.size, slip) for c in clients}}
     for c in clients:
         g0 = x if (start or c.cid not in theta) else np.asarray(theta[c.cid])
         grad = c.grad(g0)
@@ -89,8 +94,13 @@ WRONG: list[Variant] = [
     Variant("ofediq", "own_participation_shared_coin", partial(ofediq, slip="own_participation_shared_coin")),
     Variant("ofediq", "own_rounding_coin", partial(ofediq, slip="own_rounding_coin")),
     Variant("ofediq", "own_rounding_shared_uniform", partial(ofediq, slip="own_rounding_shared_uniform")),
+    # a coin at every step of the period (a client transmits with probability p^L), invisible at L = 1
+    Variant("ofediq", "own_participation_every_step", partial(ofediq, slip="own_participation_every_step")),
+    # one vector of uniforms shared by every client (their roundings move together)
+    Variant("ofediq", "own_rounding_shared_by_clients", partial(ofediq, slip="own_rounding_shared_by_clients")),
 ]
 CORRECT: list[Variant] = [
     Variant("ofediq", "client_loop_with_regret", ofediq, {"period": 3, "s": 2, "b": 2}),
     Variant("ofediq", "fedogd", ofediq, {"p": 1.0, "period": 1, "s": None}),
+    Variant("ofediq", "sealed_state", sealed(ofediq)),
 ]

@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
-from ...statekit import forgetful, opaque
+from ...statekit import forgetful, in_place, opaque, sealed
 from ...textbook import require_uniform
 
 __all__ = ["scaffnew", "TEXTBOOK", "WRONG", "CORRECT"]
@@ -44,4 +44,6 @@ WRONG: list[Variant] = [
 ]
 CORRECT: list[Variant] = [
     Variant("scaffnew", "opaque_state", opaque(scaffnew)),
+    Variant("scaffnew", "sealed_state", sealed(scaffnew)),
+    Variant("scaffnew", "state_updated_in_place", in_place(scaffnew)),
 ]

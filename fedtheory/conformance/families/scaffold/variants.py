@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
-from ...statekit import by_position, forgetful, opaque, zero_absent
+from ...statekit import by_position, forgetful, in_place, opaque, sealed, zero_absent
 from ...textbook import require_uniform
 
 __all__ = ["scaffold", "TEXTBOOK", "WRONG", "CORRECT"]
@@ -60,4 +60,6 @@ WRONG: list[Variant] = [
 CORRECT: list[Variant] = [
     Variant("scaffold", "opaque_state", opaque(scaffold)),
     Variant("scaffold", "option_I_declared", scaffold, {"option": "I"}),
+    Variant("scaffold", "sealed_state", sealed(scaffold)),
+    Variant("scaffold", "state_updated_in_place", in_place(scaffold)),
 ]
