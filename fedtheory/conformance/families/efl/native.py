@@ -14,7 +14,6 @@ def efl(x, clients, *, state=None, rng=None, E=3, step=0.05, lam=0.1, q=None, ag
     """One round of fedtheory's EFL with the kit's s_k; the state is EFLState's fields as a mapping."""
 
     problem, _S = problem_of(clients, weighting)
-    n = problem.n_clients
     alg = EFL(E=E, step=step, lam=lam, q=q, weighting=aggregation, variant=variant)
     st = alg.init(problem, x) if state is None else EFLState(x=x, **{k: np.asarray(v) if k not in ("tau", "clock")
                                                                       else v for k, v in state.items()})

@@ -14,7 +14,7 @@ def fedred(x, clients, *, state=None, rng=None, lam=1.0, eta=0.2, p=0.5, solver=
     """One iteration k of FedRed (Alg. 2) / FedRed-GD (Alg. 3) from x~_k; FedRed-SGD with the kit's minibatches
     (``draw["batches"]``) turned into the stochastic gradients of the draw."""
     problem, _S = problem_of(clients, weighting)
-    n, d = problem.n_clients, x.size
+    d = x.size
     alg = FedRed(lam=lam, eta=eta, p=p, solver=solver, reset=reset)
     if state is None:
         st = alg.init(problem, x)

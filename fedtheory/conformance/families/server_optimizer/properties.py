@@ -25,7 +25,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ...instance import Instance
-from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, prop, relative_error, round_hyper,
+from ...kit import (Outcome, cases_with, instance_of, not_applicable, prop, relative_error, round_hyper,
                     run_round, scale_of, verdict)
 from ...statekit import opaque_reason
 from .expected import OPTIMIZERS, initial_state, operators, pseudo_gradient, server_step
@@ -189,7 +189,7 @@ def multi_round(impl, case, hyper, rtol) -> Outcome:
     inst, h = instance_of(case), resolve(hyper, case)
     rng, N = np.random.default_rng(case["round_seed"]), operators(inst, h)
     x_want = x_got = inst.x0
-    want_state, got_state, reset_x = initial_state(inst.d, h), None, inst.x0
+    want_state, got_state = initial_state(inst.d, h), None
     history, size = [], 0.0
     for t in range(ROUNDS):
         S = _participants(rng, inst.n, t)
