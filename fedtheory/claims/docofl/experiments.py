@@ -264,6 +264,32 @@ def check_correction_value_corrected(inst: dict) -> Evidence:
                                                        "without": out["without"], "unstable_regime": unstable_regime})
 
 
+def rho_medians(seed: int, bws, rounds: int, d: int, anchor_compressor=lambda bw: ECUQ(b=bw)) -> list[float]:
+    """Median over rounds of rho_t (eq. (10)) for each anchor budget b_w in ``bws`` on a noisy quadratic
+    (10 clients, d, mu = 0.2, L = 2), DoCoFL with K = 5, V = 3, 5 clients per round, notified 10 rounds ahead.
+    ``anchor_compressor(b_w)`` builds the anchor's compressor (ECUQ at b_w bits; tests pass a broken one)."""
+    p = quadratic(n_clients=10, dim=d, mu=0.2, L=2.0, zeta2=1.0, seed=seed).with_noise(0.5)
+    medians = []
+    for bw in bws:
+        cc = ScaledRademacher(scale=0.5, per_coordinate=True)
+        alg = DoCoFL(step=0.2, n_sampled=5, period=5, queue_size=3, anchor_compressor=anchor_compressor(bw),
+                     correction_compressor=cc, participation=TwoClassParticipation(lead_strong=10))
+        rng = np.random.default_rng(seed)
+        st = alg.init(p, p.certificate.x_star + 1.0)
+        rhos = []
+        for _ in range(rounds):
+            s1 = alg.enqueue(st, rng)
+            est = alg.client_estimates(s1, np.full(5, 10), rng)
+            Dc, _ = cc.compress(s1.x[None] - est["raw_anchors"], rng)
+            e_hat = np.sum((est["estimates"] - s1.x) ** 2)
+            e = np.sum((est["raw_anchors"] + Dc - s1.x) ** 2)
+            if e > 0:
+                rhos.append(e_hat / e)
+            st, _ = alg.round(p, st, rng)
+        medians.append(float(np.median(rhos)))
+    return medians
+
+
 def _rho_instances(thorough: bool):
     yield {"seed": 0, "bws": [2.0, 4.0, 8.0], "rounds": 60, "d": 64}
 
@@ -277,29 +303,36 @@ def _rho_instances(thorough: bool):
 
 
 def check_rho(inst: dict) -> Evidence:
-    d = inst["d"]
-    p = quadratic(n_clients=10, dim=d, mu=0.2, L=2.0, zeta2=1.0, seed=inst["seed"]).with_noise(0.5)
-    medians = []
-    for bw in inst["bws"]:
-        cc = ScaledRademacher(scale=0.5, per_coordinate=True)
-        alg = DoCoFL(step=0.2, n_sampled=5, period=5, queue_size=3, anchor_compressor=ECUQ(b=bw),
-                     correction_compressor=cc, participation=TwoClassParticipation(lead_strong=10))
-        rng = np.random.default_rng(inst["seed"])
-        st = alg.init(p, p.certificate.x_star + 1.0)
-        rhos = []
-        for _ in range(inst["rounds"]):
-            s1 = alg.enqueue(st, rng)
-            est = alg.client_estimates(s1, np.full(5, 10), rng)
-            Dc, _ = cc.compress(s1.x[None] - est["raw_anchors"], rng)
-            e_hat = np.sum((est["estimates"] - s1.x) ** 2)
-            e = np.sum((est["raw_anchors"] + Dc - s1.x) ** 2)
-            if e > 0:
-                rhos.append(e_hat / e)
-            st, _ = alg.round(p, st, rng)
-        medians.append(float(np.median(rhos)))
+    medians = rho_medians(inst["seed"], inst["bws"], inst["rounds"], inst["d"])
     mono = all(a >= b for a, b in zip(medians, medians[1:]))
-    return Evidence(f"quadratic d={d} b_w={inst['bws']}", medians[-1], 1.0, mono,
+    return Evidence(f"quadratic d={inst['d']} b_w={inst['bws']}", medians[-1], 1.0, mono,
                     details={"median_rho_by_bw": medians})
+
+
+#: Figure 4, asserted: on every seed the median rho at b_w = 2 is at least 10% above the one at b_w = 8, and at
+#: b_w = 8 it is within 5% of 1 (measured: 1.32-1.55 at b_w = 2, 0.99996-1.00001 at b_w = 8 on seeds 0-2).
+RHO_DROP, RHO_NEAR_ONE = 1.1, 0.05
+
+
+def _rho_asserted_instances(thorough: bool):
+    yield {"seeds": list(range(10 if thorough else 5)), "bws": [2.0, 4.0, 8.0], "rounds": 60, "d": 64}
+
+
+@claim(cites=("Figure 4",),
+       id="docofl.rho.asserted", paper="docofl", reference="eq. (10), App. B",
+       statement=f"the median over rounds of rho_t does not increase with the anchor budget b_w in {{2, 4, 8}} "
+                 f"(slack 1%), is at least {RHO_DROP:g}x larger at b_w = 2 than at b_w = 8, and is within "
+                 f"{RHO_NEAR_ONE:g} of 1 at b_w = 8, on every seed",
+       narrower="on a stand-in: a noisy quadratic (10 clients, d = 64, 60 rounds, 5 seeds) instead of the paper's "
+                "neural networks; 'stable over t' is not asserted (the median is)",
+       kind="qualitative", instances=_rho_asserted_instances)
+def check_rho_asserted(inst: dict, anchor_compressor=lambda bw: ECUQ(b=bw)) -> Evidence:
+    per_seed = {s: rho_medians(s, inst["bws"], inst["rounds"], inst["d"], anchor_compressor) for s in inst["seeds"]}
+    ok = all(all(a >= 0.99 * b for a, b in zip(m, m[1:])) and m[0] >= RHO_DROP * m[-1]
+             and abs(m[-1] - 1.0) <= RHO_NEAR_ONE for m in per_seed.values())
+    worst_drop = min(m[0] / m[-1] for m in per_seed.values())
+    return Evidence(f"quadratic d={inst['d']} b_w={inst['bws']} seeds={inst['seeds']}", worst_drop, RHO_DROP, ok,
+                    details={"median_rho_by_bw_per_seed": {str(k): v for k, v in per_seed.items()}})
 
 
 # ---------------------------------------------------------------------------------------------------------

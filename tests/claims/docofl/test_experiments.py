@@ -21,3 +21,15 @@ def test_correction_value_corrected_on_drawn_seeds(seed, step):
     ev = REGISTRY["docofl.correction_value.corrected"].check(
         {"seed": seed, "scale": 0.5, "K": 5, "V": 3, "rounds": 300, "step": step})
     assert ev.holds, ev.details
+
+
+def test_figure4_asserted_rejects_an_anchor_compressor_that_ignores_its_budget():
+    """docofl.rho.asserted holds for ECUQ at b_w bits and fails when the anchor is always compressed at 2 bits
+    (the budget ignored): rho then stays ~1.3 at every b_w, so it neither drops nor reaches 1."""
+    from fedtheory.claims.docofl.experiments import _rho_asserted_instances, check_rho_asserted
+    from fedtheory.compressors.ecuq import ECUQ
+
+    inst = next(_rho_asserted_instances(False))
+    assert check_rho_asserted.check(inst).holds
+    broken = check_rho_asserted.check(inst, lambda bw: ECUQ(b=2.0))
+    assert not broken.holds and broken.measured < 1.01
