@@ -11,7 +11,10 @@ __all__ = ["scaffnew"]
 
 def scaffnew(x, clients, *, state=None, rng=None, step=0.5, p=0.5, local_steps=1, weighting="uniform",
              num_clients=None, **_):
-    """``local_steps`` iterations of fedtheory's Scaffnew whose coins are (0, ..., 0, 1): one communication."""
+    """``local_steps`` iterations of fedtheory's Scaffnew whose coins are (0, ..., 0, 1): one communication;
+    ``local_steps=None``: its own coins, a Geometric(p) number of local steps (ProxSkip's theta_t ~ Bernoulli(p))."""
+    if local_steps is None:
+        local_steps = int(rng.geometric(p))
     ids = population(clients, num_clients, (state or {}).get("h_i"))
     problem, S = problem_of(clients, weighting, num_clients, ids)
     n = problem.n_clients

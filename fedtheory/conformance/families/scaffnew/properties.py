@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+import numpy as np
+from hypothesis import strategies as st
+
 from ... import stateful
-from ...kit import Outcome, prop
+from ...kit import Outcome, instance_of, not_applicable, prop, round_hyper, run_round, scale_of, verdict
+from ...sequential import ALPHA, DELTA, categorical_sprt
 
 __all__ = ["HYPER"]
 
@@ -49,3 +53,83 @@ def server_state(impl, case, hyper, rtol) -> Outcome:
                 "equal the closed-form recursion; a readable state equals it too", cases=_cases)
 def multi_round(impl, case, hyper, rtol) -> Outcome:
     return stateful.multi_round(impl, case, hyper, rtol, "scaffnew")
+
+
+#: Local-step counts named one by one in the coin test; longer rounds form one category (K > OWN_COIN_MAX).
+OWN_COIN_MAX = 12
+
+
+def _coin_case(hyper: Mapping[str, Any]) -> st.SearchStrategy:
+    """One fixed client (id 13, not a list position) in one dimension with f = a (x - c)^2 / 2, a = 0.2 / gamma:
+    after K local steps from x0 the model is c + 0.8^K (x0 - c), a different model for every K."""
+    a = 0.2 / float(hyper["step"])
+    return st.just({"n": 1, "d": 1, "mu": a, "L": a, "delta_frac": 0.0, "zeta2": 0.0, "sizes": [3],
+                    "weighting": "uniform", "seed": 0, "ids": [13], "round_seed": 0})
+
+
+@prop(id="scaffnew.own_coin", family="scaffnew", reference="Mishchenko et al. 2022, Alg. 2: theta_t ~ Bernoulli(p)",
+      statement=f"with local_steps=None the implementation draws its own coins: the number of local steps of a "
+                f"round, read off the model, is Geometric(p), at the user's p and at a second p of the kit's "
+                f"(sequential test per count 1..{OWN_COIN_MAX} and the tail; false rejection <= {ALPHA:g} per p, a "
+                f"count's probability off by {DELTA:g} detected); n.a. when local_steps=None is not supported",
+      cases=_coin_case, expensive=True, examples=1)
+def own_coin(impl, case, hyper, rtol) -> Outcome:
+    """ProxSkip communicates after each local step with probability p, so a round has K ~ Geometric(p) local
+    steps: P(K = k) = (1 - p)^(k - 1) p. Called with ``local_steps=None`` and no state, the implementation draws
+    its own coins; on one client with f = (x - c)^2 / 2 and h = 0 the returned model c + (1 - gamma)^K (x0 - c)
+    names K. The counts 1..12 and the tail K > 12 are tested with
+    :func:`fedtheory.conformance.sequential.categorical_sprt` at the user's p and at :func:`second_p` (a coin that
+    ignores p, or uses 1 - p, is right at p = 1/2 only). An implementation that takes no ``local_steps=None``
+    (it raises) is not applicable: its coins are the kit's by contract."""
+    p, gamma = float(hyper["p"]), float(hyper["step"])
+    if not DELTA < p < 1.0 - DELTA:
+        return not_applicable(f"p = {p:g}: the coin test needs p in ({DELTA:g}, {1 - DELTA:g})")
+    inst = instance_of(case)
+    c = float(inst.x_star[0])
+    x0 = inst.x0 if abs(float(inst.x0[0]) - c) > 0.5 else inst.x0 + 1.0
+    contraction = 1.0 - gamma * float(inst.A[0, 0, 0])
+    models = c + contraction ** np.arange(1, OWN_COIN_MAX + 1) * (float(x0[0]) - c)  # K = 1..12
+    scale = scale_of(inst, x0)
+    if not 0.0 < contraction < 1.0 or np.min(np.abs(np.diff(models))) <= 1e3 * rtol * scale:
+        return not_applicable(f"step = {gamma:g}: the local-step counts give models too close to tell apart")
+    rng = np.random.default_rng(case["round_seed"])
+    h = dict(round_hyper(hyper, inst), local_steps=None)
+    try:
+        run_round(impl, inst, x0, np.arange(1), h, None, seed=0)
+    except Exception as exc:  # noqa: BLE001 - not supporting its own coins is allowed by the contract
+        return not_applicable(f"local_steps=None (its own ProxSkip coins) is not supported: {type(exc).__name__}: "
+                              f"{exc}")
+    out = None
+    for q in (p, second_p(p)):
+        hq = dict(h, p=q)
+        probs = [(1 - q) ** (k - 1) * q for k in range(1, OWN_COIN_MAX + 1)]
+        probs.append(1.0 - sum(probs))
+        off = [0.0]
+
+        def count() -> int:
+            got, _ = run_round(impl, inst, x0, np.arange(1), hq, None, seed=int(rng.integers(2**31)))
+            r = (float(got[0]) - c) / (float(x0[0]) - c)  # contraction^K for K local steps
+            if 0.0 <= r < contraction ** (OWN_COIN_MAX + 0.5):
+                return OWN_COIN_MAX  # the tail K > 12
+            dist = np.abs(models - float(got[0])) / scale
+            off[0] = max(off[0], float(dist.min()))
+            return int(np.argmin(dist))  # K - 1
+
+        test = categorical_sprt(count, probs)
+        which = "" if q == p else " (the kit's second p)"
+        if off[0] > rtol:
+            return verdict(False, off[0], rtol, f"p = {q:g}{which}: a returned model is not K local steps from x0 "
+                                                "for any K (h = 0 at the start: x_K = c + (1 - gamma)^K (x0 - c))")
+        worst = test.worst
+        label = f"K = {worst + 1}" if worst < OWN_COIN_MAX else f"K > {OWN_COIN_MAX}"
+        out = verdict(not test.rejected, max(test.log_lr[worst]), test.threshold, "" if not test.rejected else
+                      f"p = {q:g}{which}: {label} in {test.counts[worst]} of {test.samples} rounds "
+                      f"({test.counts[worst] / test.samples:.3f}) where Geometric({q:g}) gives {probs[worst]:.3f}")
+        if test.rejected:
+            return out
+    return out
+
+
+def second_p(p: float) -> float:
+    """The kit's second coin probability, far from the user's p and from 1/2."""
+    return 0.25 if p >= 0.5 else 0.75

@@ -19,6 +19,8 @@ def scaffnew(x, clients, *, state=None, rng=None, step=0.5, p=0.5, local_steps=1
     """Scaffnew (Mishchenko et al. 2022, Alg. 2), one communication: local_steps steps
     x_i <- x_i - gamma (g_i(x_i) - h_i) from x, then xbar = mean x_i and h_i <- h_i + (p/gamma)(xbar - x_i)."""
     require_uniform(weighting, "Scaffnew")
+    if local_steps is None:  # its own ProxSkip coins (the slips: a fair coin whatever p, or 1 - p)
+        local_steps = int(rng.geometric({"own_coin_fair": 0.5, "own_coin_one_minus_p": 1 - p}.get(slip, p)))
     state = state or {"h_i": {}}
     h_i = dict(state["h_i"])
     xs = []
@@ -41,6 +43,9 @@ WRONG: list[Variant] = [
     Variant("scaffnew", "h_sign", partial(scaffnew, slip="h_sign")),
     Variant("scaffnew", "p_gamma_swapped_at_p_eq_gamma", partial(scaffnew, slip="p_gamma_swapped")),
     Variant("scaffnew", "forgets_h_i_between_rounds", forgetful(scaffnew, "h_i")),
+    # its own coins: fair whatever p (right at the default p = 1/2), and 1 - p
+    Variant("scaffnew", "own_coin_fair", partial(scaffnew, slip="own_coin_fair")),
+    Variant("scaffnew", "own_coin_one_minus_p", partial(scaffnew, slip="own_coin_one_minus_p"), {"p": 0.3}),
 ]
 CORRECT: list[Variant] = [
     Variant("scaffnew", "opaque_state", opaque(scaffnew)),
