@@ -47,8 +47,8 @@ def fen2_ck_average_gradient(x, clients, *, state=None, rng=None, local_steps=5,
 
 def fen2_late_joiner_ck_is_c(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=0.0,
                              l1=0.05, server_step=1.0, num_clients=None, **_):
-    """WRONG: a client seen for the first time starts from c_k = c (server variate) instead of c_k^0 = 0 (the
-    spec's initialisation; with c_k = c its first local steps carry no drift correction); round 1 is right."""
+    """WRONG: a client seen for the first time starts from c_k = c (server variate) instead of c_k^0 = 0 (SCAFFOLD's
+    initialisation, which Alg. 2 inherits; with c_k = c its first local steps carry no drift correction); round 1 is right."""
     m = num_clients or len(clients)
     st = state or {"c": np.zeros_like(x), "c_i": {}}
     c = st["c"]; ci = dict(st["c_i"])
