@@ -12,9 +12,10 @@ without reading the kit's variants.py, native.py, expected.py, fedtheory/algorit
 For efl/docofl/ofediq the keyword names of ``draw`` were found by calling ``check`` with a probe that records
 its arguments (docs/conformance.md does not list them).
 
-Command:  python -m benchmarks.heldout.run [family ...]      (from the repository root)
-Writes benchmarks/heldout/results.md and results.json (only when run without arguments; with family names it
-only prints). Run time: about 90 s for all 105 implementations on the shared 2-core machine (see results.md).
+Command:  python -m benchmarks.heldout.run [--batch 2] [family ...]      (from the repository root)
+Writes benchmarks/heldout/results.md and results.json (only when run without family names; with family names it
+only prints). ``--batch 2`` runs the second held-out batch, ``benchmarks/heldout/batch2/`` (written after the
+first batch had been used to fix the kit), and writes batch2/results.md and batch2/results.json instead. Run time: about 90 s for all 105 implementations on the shared 2-core machine (see results.md).
 """
 from __future__ import annotations
 
@@ -76,11 +77,16 @@ def run_one(family, name, impl, hyper, expected, crash_is_bug=False):
 
 
 def main(argv):
-    fams = argv or [f for f in FAMILIES if (HERE / f"{f}.py").exists()]
+    pkg, out_dir = "benchmarks.heldout", HERE
+    if argv[:1] == ["--batch"]:
+        if argv[1:2] != ["1"]:
+            pkg, out_dir = f"benchmarks.heldout.batch{argv[1]}", HERE / f"batch{argv[1]}"
+        argv = argv[2:]
+    fams = argv or [f for f in FAMILIES if (out_dir / f"{f}.py").exists()]
     rows = []
     t_all = time.perf_counter()
     for fam in fams:
-        mod = importlib.import_module(f"benchmarks.heldout.{fam}")
+        mod = importlib.import_module(f"{pkg}.{fam}")
         for expected, lst in (("correct", mod.CORRECT), ("wrong", mod.WRONG)):
             for name, impl, hyper in lst:
                 r = run_one(fam, name, impl, dict(hyper), expected, name in getattr(mod, 'CRASH_IS_THE_BUG', ()))
@@ -100,7 +106,7 @@ def main(argv):
     lines = ["# Held-out power of the conformance kit", "",
              "Implementations written for this audit from the papers' specs and the kit's public documentation only",
              "(never from the kit's variants/native/expected modules, fedtheory/algorithms or benchmarks/mutation).",
-             "`python -m benchmarks.heldout.run` (shrink=False; fail_fast=True for wrong ones). A wrong one counts as",
+             f"`python -m benchmarks.heldout.run{'' if pkg == 'benchmarks.heldout' else ' --batch ' + pkg[-1]}` (shrink=False; fail_fast=True for wrong ones). A wrong one counts as",
              "rejected only by a violated property (verdict fail); a rejection made only of exceptions raised in our",
              "code is re-checked without fail_fast and counted only if a real property is violated.", "",
              f"Overall: wrong rejected {allr}/{allw}, correct accepted {alla}/{allc}; run time {total:.0f} s.", "",
@@ -118,12 +124,12 @@ def main(argv):
         lines += [f"### {r['family']} / {r['name']} ({r['expected']}, verdict {r['verdict']})", "", "```",
                   r["table"][:4000], "```", ""]
     out_md = "\n".join(lines) + "\n"
-    extra = HERE / "misses_diagnosis.md"
+    extra = out_dir / "misses_diagnosis.md"
     if extra.exists():
         out_md += "\n" + extra.read_text()
     if not argv:
-        (HERE / "results.md").write_text(out_md)
-        (HERE / "results.json").write_text(json.dumps({"rows": rows, "summary": summ, "seconds": total}, indent=1))
+        (out_dir / "results.md").write_text(out_md)
+        (out_dir / "results.json").write_text(json.dumps({"rows": rows, "summary": summ, "seconds": total}, indent=1))
     print("\n".join(lines[:6 + len(summ) + 2]))
 
 
