@@ -181,8 +181,9 @@ def _selection_cases(hyper: Mapping[str, Any]) -> st.SearchStrategy:
                 f"tested sequentially (false rejection <= {ALPHA:g}, a client off by {DELTA:g} detected)",
       cases=_selection_cases, expensive=True, examples=1)
 def own_selection(impl, case, hyper, rtol) -> Outcome:
-    """The implementation's own selection: rounds from the same x without a draw; each returned model must be one
-    client's local model x_{j,r+1} (the closed form), and the selected j must follow w
+    """The implementation's own selection: rounds from the same x without a draw, the clients listed in a fresh
+    random order each round; each returned model must be one client's local model x_{j,r+1} (the closed form),
+    and the selected j must follow w
     (:func:`fedtheory.conformance.sequential.categorical_sprt`: one two-sided sequential test per client at level
     1e-6 / n, so a right selection is rejected with probability <= 1e-6). One case only: the test controls its own
     error rate, which more cases would multiply."""
@@ -203,7 +204,10 @@ def own_selection(impl, case, hyper, rtol) -> Outcome:
     off = [0.0]
 
     def selected() -> int:
-        got, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h, state, seed=int(rng.integers(2**31)))
+        # the clients in a fresh order every round: a law built over list positions (or over the ids sorted
+        # differently) is then wrong, while the paper's xi_r ~ w does not depend on the order
+        order = rng.permutation(inst.n)
+        got, _ = run_round(impl, inst, inst.x0, order, h, state, seed=int(rng.integers(2**31)))
         dist = np.linalg.norm(X - got, axis=1) / scale
         off[0] = max(off[0], float(dist.min()))
         return int(np.argmin(dist))

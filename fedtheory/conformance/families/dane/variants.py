@@ -50,7 +50,10 @@ def dane(x, clients, *, state=None, rng=None, lam=1.0, local_steps=None, local_s
         elif draw is not None:
             j = [c.cid for c in clients].index(draw["client"])
         else:  # its own xi_r ~ w (uniform where the slip forgets the weights)
-            j = int(rng.choice(len(clients), p=None if slip == "own_selection_uniform" else w))
+            if slip == "own_selection_by_sorted_id":  # the weights of the clients sorted by id, used by position
+                j = int(rng.choice(len(clients), p=w[np.argsort([c.cid for c in clients])]))
+            else:
+                j = int(rng.choice(len(clients), p=None if slip == "own_selection_uniform" else w))
         x_new = Y[j]
     else:
         x_new = w @ Y
@@ -98,6 +101,9 @@ WRONG: list[Variant] = [
     Variant("dane", "random_ignores_draw", partial(dane, slip="random_ignores_draw"), {"averaging": "random"}),
     Variant("dane", "random_first", partial(dane, slip="random_first"), {"averaging": "random"}),
     Variant("dane", "own_selection_uniform", partial(dane, slip="own_selection_uniform"),
+            {"averaging": "random", "weighting": "num_examples"}),
+    # its own selection law right only when the clients come sorted by id
+    Variant("dane", "own_selection_by_sorted_id", partial(dane, slip="own_selection_by_sorted_id"),
             {"averaging": "random", "weighting": "num_examples"}),
 ]
 CORRECT: list[Variant] = [

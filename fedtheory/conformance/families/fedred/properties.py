@@ -213,6 +213,10 @@ def _coin_cases(hyper):
         hyper, L_max=min(20.0, 1.0 / hyper["eta"]), min_clients=2, max_clients=3, max_dim=4, heterogeneous=True), hyper)
 
 
+#: Iterations of the coin test chained from the implementation's own state before a restart from state=None.
+COIN_CHAIN = 8
+
+
 def second_p(p: float) -> float:
     """The kit's own second coin probability, far from the user's p and from 1/2: a coin that ignores p (a
     constant 1/2) or inverts it (1 - p) is right at p = 1/2 and wrong here."""
@@ -226,9 +230,10 @@ def second_p(p: float) -> float:
                 f"right coin with probability <= {ALPHA:g} at each",
       cases=_coin_cases, expensive=True, examples=1)
 def coin_frequency(impl, case, hyper, rtol) -> Outcome:
-    """The implementation's own coin: independent iterations from Alg. 2's initialisation (state=None,
-    x~_0 = x0 != x*, so a communication moves x~ to x0 - c grad f(x0)) without a draw; each call's event is
-    "x~ moved by more than rtol". The events are tested against Bernoulli(p) by
+    """The implementation's own coin: iterations without a draw, in chains of 8 from Alg. 2's initialisation
+    (state=None, x~_0 = x0 != x*) each from the state the implementation returned; each call's event is "x~
+    moved by more than rtol". The paper's coins are independent of the history, so the events are i.i.d.
+    Bernoulli(p) along a chain too, and a coin that depends on the history is caught. The events are tested against Bernoulli(p) by
     :func:`fedtheory.conformance.sequential.bernoulli_sprt` (false rejection <= 1e-6 exactly, power >= 0.95 at
     |p' - p| >= 0.03 for p in [0.1, 0.9], measured; 1,200-3,200 calls for a right coin on average, at most
     16,000), at the user's p and at :func:`second_p` (a coin whose law is right at one p only is wrong). One
@@ -243,11 +248,20 @@ def coin_frequency(impl, case, hyper, rtol) -> Outcome:
     out = None
     for q in (p, second_p(p)):
         h = dict(round_hyper(hyper, inst), p=q)
+        chain = {"x": inst.x0, "state": None, "left": 0}
 
         def communicates() -> bool:
-            x_new, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h, None, seed=int(rng.integers(2**31)))
+            # chains of COIN_CHAIN iterations, each from the state the implementation returned, then a restart
+            # from state=None: a coin that depends on the history (a cap on the iterations without
+            # communication) shows, while x~ stays far enough from x* to tell a move from rounding
+            if chain["left"] == 0:
+                chain.update(x=inst.x0, state=None, left=COIN_CHAIN)
+            x_new, chain["state"] = run_round(impl, inst, chain["x"], np.arange(inst.n), h, chain["state"],
+                                              seed=int(rng.integers(2**31)))
             # moved beyond the tolerance (a float32 implementation returns x~ rounded when it does not communicate)
-            return bool(np.linalg.norm(x_new - inst.x0) > rtol * scale)
+            moved = bool(np.linalg.norm(x_new - chain["x"]) > rtol * scale)
+            chain.update(x=x_new, left=chain["left"] - 1)
+            return moved
 
         test = bernoulli_sprt(communicates, q)
         llr = max(test.log_lr)

@@ -38,6 +38,9 @@ def fedred(x, clients, *, state=None, rng=None, lam=1.0, eta=0.2, p=0.5, solver=
         # z-test accepted, z = 2.6 against 5)
         q = {"own_coin_biased": p / 2, "own_coin_one_third": 1 / 3, "own_coin_one_minus_p": 1 - p}.get(slip, p)
         communicate = slip == "always_communicate" or bool(rng.random() < q)
+        if slip == "own_coin_capped":  # forced after 2 iterations without communicating: depends on history
+            idle = int((state or {}).get("idle", 0))
+            communicate = communicate or idle >= 2
     lam, eta = dtype(lam), dtype(eta)
     Y = []
     for i, (c, (Z, t, A, b)) in enumerate(zip(clients, data)):
@@ -66,6 +69,8 @@ def fedred(x, clients, *, state=None, rng=None, lam=1.0, eta=0.2, p=0.5, solver=
             Y = np.tile(x_new, (len(clients), 1))
     st = {"x_i": {c.cid: Y[i].astype(np.float64) for i, c in enumerate(clients)},
           "h_i": {c.cid: H[i].astype(np.float64) for i, c in enumerate(clients)}}
+    if slip == "own_coin_capped":
+        st["idle"] = 0 if communicate else int((state or {}).get("idle", 0)) + 1
     return x_new.astype(np.float64), st
 
 
@@ -91,6 +96,8 @@ WRONG: list[Variant] = [
     Variant("fedred", "forgets_local_iterates", forgetful(fedred, "x_i")),
     # 1 - p: right at the default p = 1/2, wrong at the kit's second p
     Variant("fedred", "own_coin_one_minus_p", partial(fedred, slip="own_coin_one_minus_p")),
+    # its own coin forced after two idle iterations (a staleness cap): right from state=None, wrong along a chain
+    Variant("fedred", "own_coin_capped", partial(fedred, slip="own_coin_capped")),
 ]
 CORRECT: list[Variant] = [
     Variant("fedred", "float32", partial(fedred, dtype=np.float32), {}, 1e-4),
