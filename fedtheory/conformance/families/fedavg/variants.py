@@ -90,6 +90,17 @@ def _float32_fedavg(x, clients, *, local_steps=5, local_step=0.1, server_step=1.
     return (x32 + f32(server_step) * ((m / m.sum()) @ (np.stack(ys) - x32))).astype(np.float64)
 
 
+def _keyed_by_cid_fedavg(x, clients, *, weighting="num_examples", **kw):
+    """FedAvg that collects each client's update and size in dicts keyed by client id (as framework code that
+    tracks clients does): a client id labels one client, so each label is counted once."""
+    updates, sizes = {}, {}
+    for c in clients:
+        updates[c.cid] = fedavg(x, [c], weighting="uniform", **kw) - x  # one client: the server moves by its update
+        sizes[c.cid] = float(c.num_examples) if weighting == "num_examples" else 1.0
+    total = sum(sizes.values())
+    return x + sum(sizes[k] / total * updates[k] for k in updates)
+
+
 TEXTBOOK = fedavg
 WRONG: list[Variant] = [
     Variant("fedavg", "id_as_index", partial(fedavg, slip="id_as_index")),
@@ -108,6 +119,7 @@ WRONG: list[Variant] = [
 CORRECT: list[Variant] = [
     Variant("fedavg", "float32", _float32_fedavg, {}, 1e-4),
     Variant("fedavg", "reverse_order_fsum", _fsum_fedavg),
+    Variant("fedavg", "keyed_by_cid", _keyed_by_cid_fedavg),
 ]
 
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from ..dane import expected as ed
 from ...kit import (Outcome, cases_with, instance_of, not_applicable, prop, round_hyper, run_round,
                     scale_of, verdict)
-from ...sequential import ALPHA, DELTA, bernoulli_sprt
+from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
 from ...statekit import make_state, opaque_reason, own_state_reason, relative, rows
 
 __all__ = ["HYPER", "expected_iteration"]
@@ -227,7 +227,8 @@ def second_p(p: float) -> float:
       reference=f"{_REF}: theta_k ~ Bernoulli(p)",
       statement=f"the implementation's own coin is Bernoulli(p), at the user's p and at a second p of the kit's "
                 f"(0.25 or 0.75): a sequential test detects |p' - p| >= {DELTA:g} with power 0.95 and rejects a "
-                f"right coin with probability <= {ALPHA:g} at each",
+                f"right coin with probability <= {ALPHA:g} at each; and consecutive coins are independent (the four "
+                f"values of two consecutive coins tested sequentially, false rejection <= {ALPHA:g} at each p)",
       cases=_coin_cases, expensive=True, examples=1)
 def coin_frequency(impl, case, hyper, rtol) -> Outcome:
     """The implementation's own coin: iterations without a draw, in chains of 8 from Alg. 2's initialisation
@@ -236,8 +237,14 @@ def coin_frequency(impl, case, hyper, rtol) -> Outcome:
     Bernoulli(p) along a chain too, and a coin that depends on the history is caught. The events are tested against Bernoulli(p) by
     :func:`fedtheory.conformance.sequential.bernoulli_sprt` (false rejection <= 1e-6 exactly, power >= 0.95 at
     |p' - p| >= 0.03 for p in [0.1, 0.9], measured; 1,200-3,200 calls for a right coin on average, at most
-    16,000), at the user's p and at :func:`second_p` (a coin whose law is right at one p only is wrong). One
-    case only: the test controls its own error rate, which more cases would multiply (two tests: <= 2e-6)."""
+    16,000), at the user's p and at :func:`second_p` (a coin whose law is right at one p only is wrong). The
+    frequency alone does not see a coin with the right frequency that depends on the history (a deterministic
+    credit counter communicating every 1/p iterations; a coin that repeats the previous one with some
+    probability), so at each p the coins are then also read two at a time, (theta_1, theta_2), (theta_3,
+    theta_4), ... of each chain, and the four values are tested against the law of two independent coins by
+    :func:`fedtheory.conformance.sequential.categorical_sprt` (level 1e-6, a pair's probability off by 0.03
+    detected; at most 16,000 pairs). One case only: the tests control their own error rates, which more cases
+    would multiply (four tests: <= 4e-6)."""
     p = float(hyper["p"])
     if not DELTA < p < 1.0 - DELTA:
         return not_applicable(f"p = {p:g}: the coin test needs p in ({DELTA:g}, {1 - DELTA:g}) (p = 1: every "
@@ -263,13 +270,35 @@ def coin_frequency(impl, case, hyper, rtol) -> Outcome:
             chain.update(x=x_new, left=chain["left"] - 1)
             return moved
 
+        which = "" if q == p else ", the kit's second p"
         test = bernoulli_sprt(communicates, q)
         llr = max(test.log_lr)
-        which = "" if q == p else ", the kit's second p"
         out = verdict(not test.rejected, llr, test.threshold, "" if not test.rejected else
                       f"communicated {test.events} times in {test.samples} iterations (frequency "
                       f"{test.frequency:.4f}, p = {q:g}{which}): "
                       f"log-likelihood ratio {llr:.1f} >= {test.threshold:.1f}")
         if test.rejected:
             return out
+        # the coins two at a time, (theta_1, theta_2), (theta_3, theta_4), ... of each chain: independent coins
+        # give the four pairs with probabilities (1-p)^2, (1-p) p, p (1-p), p^2; a coin with the right frequency
+        # that depends on the history (a deterministic credit counter, a coin that repeats the last one) does not
+        chain.update(left=0)
+        pairs = categorical_sprt(lambda: 2 * communicates() + communicates(), pair_probs(q))
+        worst = pairs.worst
+        out = verdict(not pairs.rejected, max(pairs.log_lr[worst]), pairs.threshold, "" if not pairs.rejected else
+                      f"consecutive coins {PAIRS[worst]} came {pairs.counts[worst]} times in {pairs.samples} pairs "
+                      f"({pairs.counts[worst] / pairs.samples:.3f}, p = {q:g}{which}) where independent coins give "
+                      f"{pair_probs(q)[worst]:.3f}: the coin depends on the history")
+        if pairs.rejected:
+            return out
+    return out
+
+
+#: The four values of two consecutive coins, in the order of :func:`pair_probs`.
+PAIRS = ("(0, 0)", "(0, 1)", "(1, 0)", "(1, 1)")
+
+
+def pair_probs(p: float) -> list[float]:
+    """P(theta_k, theta_{k+1}) of two independent Bernoulli(p) coins, in the order of :data:`PAIRS`."""
+    return [(1.0 - p) ** 2, (1.0 - p) * p, p * (1.0 - p), p * p]
     return out

@@ -41,6 +41,11 @@ def fedred(x, clients, *, state=None, rng=None, lam=1.0, eta=0.2, p=0.5, solver=
         if slip == "own_coin_capped":  # forced after 2 iterations without communicating: depends on history
             idle = int((state or {}).get("idle", 0))
             communicate = communicate or idle >= 2
+        if slip == "own_coin_credit":  # a deterministic credit counter: frequency exactly p, no randomness
+            credit = float((state or {}).get("credit", 0.0)) + p
+            communicate = credit >= 1.0 - 1e-12
+        if slip == "own_coin_sticky" and state is not None and rng.random() < 0.5:
+            communicate = bool(state["last"])  # repeats the previous coin half of the time: Bernoulli(p), correlated
     lam, eta = dtype(lam), dtype(eta)
     Y = []
     for i, (c, (Z, t, A, b)) in enumerate(zip(clients, data)):
@@ -71,6 +76,10 @@ def fedred(x, clients, *, state=None, rng=None, lam=1.0, eta=0.2, p=0.5, solver=
           "h_i": {c.cid: H[i].astype(np.float64) for i, c in enumerate(clients)}}
     if slip == "own_coin_capped":
         st["idle"] = 0 if communicate else int((state or {}).get("idle", 0)) + 1
+    if slip == "own_coin_credit":
+        st["credit"] = credit - 1.0 if communicate else credit
+    if slip == "own_coin_sticky":
+        st["last"] = communicate
     return x_new.astype(np.float64), st
 
 
@@ -98,6 +107,10 @@ WRONG: list[Variant] = [
     Variant("fedred", "own_coin_one_minus_p", partial(fedred, slip="own_coin_one_minus_p")),
     # its own coin forced after two idle iterations (a staleness cap): right from state=None, wrong along a chain
     Variant("fedred", "own_coin_capped", partial(fedred, slip="own_coin_capped")),
+    # the right frequency with a law that depends on the history: a deterministic credit counter, and a coin that
+    # repeats the previous one half of the time (marginally Bernoulli(p), correlated)
+    Variant("fedred", "own_coin_credit", partial(fedred, slip="own_coin_credit")),
+    Variant("fedred", "own_coin_sticky", partial(fedred, slip="own_coin_sticky")),
 ]
 CORRECT: list[Variant] = [
     Variant("fedred", "float32", partial(fedred, dtype=np.float32), {}, 1e-4),

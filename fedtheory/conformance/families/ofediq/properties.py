@@ -10,6 +10,7 @@ FedOGD is p = 1, L = 1, s = None. If the state is a mapping with ``"regret"``, i
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -138,12 +139,13 @@ def second_p(p: float) -> float:
     return 0.25 if p >= 0.5 else 0.75
 
 
-def _period_outcomes(inst, hyper: Mapping[str, Any], subsets) -> np.ndarray:
-    """The model after one full period of L steps from w_0 (no quantization) for each participation subset:
-    L local gradient steps (6)-(7) from w_0, then (8)-(9) with the subset transmitting."""
+def _period_outcomes(inst, hyper: Mapping[str, Any], subsets, w0: np.ndarray | None = None) -> np.ndarray:
+    """The model after one full period of L steps from w0 (default: the instance's x0; no quantization) for each
+    participation subset: L local gradient steps (6)-(7) from w0, then (8)-(9) with the subset transmitting."""
+    w0 = inst.x0 if w0 is None else w0
     out = []
     for S in subsets:
-        w, theta, acc = inst.x0, np.tile(inst.x0, (inst.n, 1)), np.zeros((inst.n, inst.d))
+        w, theta, acc = w0, np.tile(w0, (inst.n, 1)), np.zeros((inst.n, inst.d))
         for t in range(int(hyper["period"])):
             w, theta, acc = eo.ofediq_step(inst, w, t, theta, acc, hyper, np.array(S), None)
         out.append(w)
@@ -208,6 +210,49 @@ def own_participation(impl, case, hyper, rtol) -> Outcome:
                       f"{probs[worst]:.3f}")
         if test.rejected:
             return out
+        out = _serial(impl, inst, h, hq, subsets, outcomes, scale, rng, rtol, q, where)
+        if out.status != "holds":
+            return out
+    return out
+
+
+def _serial(impl, inst, h, hq, subsets, outcomes, scale, rng, rtol, q, where) -> Outcome:
+    """Two consecutive periods from state=None, the second from the state the implementation returned: S_t must
+    be independent across t (Section 2.1), so each client's coin repeats with probability r = q^2 + (1 - q)^2 and
+    the number of the n clients whose coin repeated is Binomial(n, r) (tested sequentially, level 1e-6). Coins
+    with the right marginal law that depend on the previous period (a coin that repeats the last one, a credit
+    counter) are caught here and nowhere else."""
+    following = [_period_outcomes(inst, hq, subsets, w0=w) for w in outcomes]
+    r = q * q + (1.0 - q) ** 2
+    probs = [math.comb(inst.n, k) * r ** k * (1.0 - r) ** (inst.n - k) for k in range(inst.n + 1)]
+    off = [0.0]
+
+    def nearest(candidates, got) -> int:
+        dist = np.linalg.norm(candidates - got, axis=1) / scale
+        off[0] = max(off[0], float(dist.min()))
+        return int(np.argmin(dist))
+
+    def repeats() -> int:
+        got, state = inst.x0, None
+        firsts = []
+        for t in range(2 * h["period"]):
+            got, state = run_round(impl, inst, got, np.arange(inst.n), h, state, seed=int(rng.integers(2**31)))
+            if t + 1 == h["period"]:
+                firsts.append(nearest(outcomes, got))
+        second = nearest(following[firsts[0]], got)
+        return sum(a == b for a, b in zip(subsets[firsts[0]], subsets[second]))
+
+    test = categorical_sprt(repeats, probs)
+    if off[0] > rtol:
+        return verdict(False, off[0], rtol, f"{where}: a model after the second period is none of the participation "
+                                            "outcomes of eqs. (6)-(9) from the first period's model (does the "
+                                            "second period restart from the new global model?)")
+    worst = test.worst
+    return verdict(not test.rejected, max(test.log_lr[worst]), test.threshold, "" if not test.rejected else
+                   f"{where}: {worst} of the {inst.n} clients' coins repeated from one period to the next in "
+                   f"{test.counts[worst]} of {test.samples} pairs of periods ({test.counts[worst] / test.samples:.3f})"
+                   f" where coins independent across periods give {probs[worst]:.3f}: the coins depend on the "
+                   f"previous period")
     return out
 
 

@@ -50,11 +50,14 @@ def ofediq(x, clients, *, state=None, rng=None, eta=0.05, period=2, p=0.5, s=4, 
     transmit = (t + 1) % period == 0
     total = np.zeros_like(x)
     sampled = 0
+    coins = None
     if transmit and draw is None:  # its own coins and uniforms (the slips: 1 - p, one coin shared by all, ...)
         q = 1.0 - p if slip == "own_participation_one_minus_p" else p
         coins = np.full(K, rng.random() < q) if slip == "own_participation_shared_coin" else rng.random(K) < q
         if slip == "own_participation_every_step":  # a coin per step of the period, all of them won: p^L
             coins = np.all(rng.random((period, K)) < q, axis=0)
+        if slip == "own_participation_sticky" and "last" in st:  # repeats the last coin half of the time
+            coins = np.where(rng.random(K) < 0.5, np.asarray(st["last"], dtype=bool), coins)
         shared = _own_uniforms(rng, x.size, slip)
         draw = {"participate": {c.cid: bool(coins[i]) for i, c in enumerate(clients)},
                 "uniforms": {c.cid: shared if slip == "own_rounding_shared_by_clients" else
@@ -76,7 +79,10 @@ def ofediq(x, clients, *, state=None, rng=None, eta=0.05, period=2, p=0.5, s=4, 
     ys = np.concatenate([c.targets / np.sqrt(c.num_examples) for c in clients])
     w_opt = np.linalg.lstsq(Zs, ys, rcond=None)[0]
     fmin = sum(c.value(w_opt) for c in clients)
-    return x_new, {"t": t + 1, "theta": theta, "acc": acc, "cum": cum, "regret": cum - (t + 1) * fmin}
+    out = {"t": t + 1, "theta": theta, "acc": acc, "cum": cum, "regret": cum - (t + 1) * fmin}
+    if slip == "own_participation_sticky" and (coins is not None or "last" in st):
+        out["last"] = coins if coins is not None else st["last"]
+    return x_new, out
 
 
 TEXTBOOK = ofediq
@@ -96,6 +102,9 @@ WRONG: list[Variant] = [
     Variant("ofediq", "own_rounding_shared_uniform", partial(ofediq, slip="own_rounding_shared_uniform")),
     # a coin at every step of the period (a client transmits with probability p^L), invisible at L = 1
     Variant("ofediq", "own_participation_every_step", partial(ofediq, slip="own_participation_every_step")),
+    # each client repeats its coin of the previous period half of the time: marginally Bernoulli(p), independent
+    # across clients, but S_t is not independent across t
+    Variant("ofediq", "own_participation_sticky", partial(ofediq, slip="own_participation_sticky")),
     # one vector of uniforms shared by every client (their roundings move together)
     Variant("ofediq", "own_rounding_shared_by_clients", partial(ofediq, slip="own_rounding_shared_by_clients")),
 ]
