@@ -96,3 +96,16 @@ def test_the_selection_test_names_the_client_that_is_off() -> None:
         categorical_sprt(lambda: 3, W)
     with pytest.raises(ValueError, match="tested"):
         categorical_sprt(lambda: 0, W, tested=[5])
+
+
+@pytest.mark.parametrize("r0, shift", [(0.5, 0.1), (0.5, -0.1), (0.625, 0.1), (0.625, -0.1)])
+def test_the_serial_test_of_ofediq_detects_a_repeat_probability_off_by_its_delta(r0: float, shift: float) -> None:
+    """ofediq.own_participation's serial test: a coin repeats from one period to the next with probability
+    r = p^2 + (1 - p)^2 (0.5 at p = 1/2, 0.625 at the kit's second p 1/4); the test, at delta = SERIAL_DELTA,
+    rejects a repeat probability off by delta with power >= 0.95 (simulated indicators, independent of the kit)."""
+    from fedtheory.conformance.families.ofediq.properties import SERIAL_DELTA
+
+    assert SERIAL_DELTA == 0.1
+    runs = 200
+    rejected = sum(bernoulli_sprt(_coin(r0 + shift, seed), r0, delta=SERIAL_DELTA).rejected for seed in range(runs))
+    assert rejected / runs >= 0.95
