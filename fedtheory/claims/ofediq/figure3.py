@@ -19,9 +19,9 @@ blocks of ~51 coordinates (the paper's MNIST blocks hold ~45).
 
 * optimised: Algorithm 3 for (gamma, D) (:func:`fedtheory.theory.ofediq.algorithm3_corrected`), (p, s, b);
 * one block: the same p, b = 1, and the smallest s with q(s, 1) >= q(s_opt, b_opt), so it is never given
-  fewer bits (as the paper's s = 7, which spends 7.5% more than OFedIQ(1, 0.086, 3, 777) on MNIST);
-* OFedAvg: p' = p q(s_opt, b_opt)/(32 D), the same expected bits exactly (the paper's OFedAvg(0.01), p' = gamma,
-  up to Algorithm 3's rounding of b).
+  fewer bits (on MNIST's D this rule gives s = 6, 2.5% more bits; the paper's s = 7 spends 7.7% more);
+* OFedAvg: p' = p q(s_opt, b_opt)/(32 D), the same expected bits exactly; this is the paper's OFedAvg(gamma),
+  since algorithm3_corrected sets p from the realised b, so that the optimised method spends the budget exactly.
 
 The check reads the realised bits back from the runs' ``uplink_bits``: every transmitted vector costs its q,
 and each method's realised cost gamma = bits/(32 K D T) is its expected p q/(32 D) within Z_MONTE_CARLO binomial
