@@ -30,7 +30,8 @@ standard errors of the number of transmissions.
 **Protocol, fixed before the held-out seeds.** One step size for all three, as in Section 5: Corollary 1's
 optimised step for FedOGD on the stream, eta = sqrt(||w*||^2/(2 T sigma_diff^2)) (Theorem 1 minimised, tuned for
 none of the compared methods). A seed is one draw of every method's randomness (participation coins and
-quantizer uniforms) on the same stream; the time-averaged loss is (1/(K T)) sum_t sum_k L_{k,t}(w_t), and the
+quantizer uniforms) on the same stream (the optimised and the single-block methods, with the same p, then draw
+the same participation coins, which come first in a step: their comparison is paired); the time-averaged loss is (1/(K T)) sum_t sum_k L_{k,t}(w_t), and the
 time-averaged regret is that minus the hindsight minimum (1/(K T)) min_w sum_t sum_k L_{k,t}(w) (eq. 3), which is
 the same for the three methods. The optimised OFedIQ "beats" a comparator when it has the smaller loss on every
 seed and the comparator's mean time-averaged regret is at least FIGURE3_MARGIN times its own.
