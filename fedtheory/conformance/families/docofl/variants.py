@@ -37,6 +37,11 @@ def docofl(x, clients, *, state=None, rng=None, step=0.1, period=2, queue_size=3
         lead = 0 if slip == "ignore_lead" else int(draw["leads"][c.cid])
         s = max(t - lead, 0)
         r = period * (s // period)
+        if slip == "negative_round_wraps" and t - lead < 0:
+            # the notification round t - L_i < 0 not clamped: as a negative index into the anchors it counts
+            # from the newest end (Python's wrap-around), where Alg. 2 gives anchor 0
+            rounds = sorted(queue)
+            r = rounds[max((t - lead) // period, -len(rounds))]
         if r not in queue:
             r = min(queue)  # the anchor left the queue: take the oldest one still there
         y = queue[r]
@@ -61,6 +66,8 @@ WRONG: list[Variant] = [
     Variant("docofl", "correction_vs_raw_anchor", partial(docofl, slip="correction_vs_raw_anchor")),
     Variant("docofl", "gradient_at_server_model", partial(docofl, slip="gradient_at_server_model")),
     Variant("docofl", "divide_by_N", partial(docofl, slip="divide_by_N")),
+    # a negative notification round used as a list index: a newer anchor where Alg. 2 gives anchor 0
+    Variant("docofl", "negative_round_wraps", partial(docofl, slip="negative_round_wraps")),
     Variant("docofl", "evicts_second_oldest_K4_V3", partial(docofl, slip="evicts_second_oldest"),
             {"period": 4, "queue_size": 3}),
 ]
