@@ -109,3 +109,16 @@ def test_the_serial_test_of_ofediq_detects_a_repeat_probability_off_by_its_delta
     runs = 200
     rejected = sum(bernoulli_sprt(_coin(r0 + shift, seed), r0, delta=SERIAL_DELTA).rejected for seed in range(runs))
     assert rejected / runs >= 0.95
+
+
+@pytest.mark.parametrize("r0, shift", [(1 / 3, 0.1), (1 / 3, -0.1), (0.54, 0.1), (0.54, -0.1)])
+def test_the_serial_test_of_dane_detects_a_repeat_probability_off_by_its_delta(r0: float, shift: float) -> None:
+    """dane.own_selection's serial test: two consecutive rounds select the same client with probability
+    sum_i w_i^2 (1/3 for three uniform clients, 0.54 for w = (0.1, 0.2, 0.7)); at delta = SERIAL_DELTA a repeat
+    probability off by delta is rejected with power >= 0.95 (simulated indicators, independent of the kit)."""
+    from fedtheory.conformance.families.dane.properties import SERIAL_DELTA
+
+    assert SERIAL_DELTA == 0.1
+    runs = 200
+    rejected = sum(bernoulli_sprt(_coin(r0 + shift, seed), r0, delta=SERIAL_DELTA).rejected for seed in range(runs))
+    assert rejected / runs >= 0.95

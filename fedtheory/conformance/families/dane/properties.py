@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from . import expected as ed
 from ...kit import (Outcome, cases_with, instance_of, not_applicable, prop, round_hyper, run_round,
                     scale_of, verdict)
-from ...sequential import ALPHA, DELTA, categorical_sprt
+from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
 from ...statekit import make_state, opaque_reason, relative, rows
 
 __all__ = ["HYPER"]
@@ -217,10 +217,50 @@ def own_selection(impl, case, hyper, rtol) -> Outcome:
         return verdict(False, off[0], rtol, "a returned model is none of the clients' local models (is xi_r "
                                             "drawn, and the selected client's model returned?)")
     share = test.counts[test.worst] / test.samples
-    return verdict(not test.rejected, max(test.log_lr[test.worst]),
-                   test.threshold, "" if not test.rejected else
-                   f"client {inst.clients[test.worst].cid} selected in {test.counts[test.worst]} of {test.samples} "
-                   f"rounds ({share:.3f}) where w = {inst.weights[test.worst]:.3f}")
+    out = verdict(not test.rejected, max(test.log_lr[test.worst]),
+                  test.threshold, "" if not test.rejected else
+                  f"client {inst.clients[test.worst].cid} selected in {test.counts[test.worst]} of {test.samples} "
+                  f"rounds ({share:.3f}) where w = {inst.weights[test.worst]:.3f}")
+    if test.rejected or H is not None:
+        # (B.84): the next round's local models depend on the h_i the selection updated, so consecutive rounds
+        # from the same x do not name their client; the serial test is for the plain DANE+ selection
+        return out
+    return _serial_selection(impl, inst, X, h, scale, rng, rtol, out)
+
+
+def _serial_selection(impl, inst, X, h, scale, rng, rtol, out: Outcome) -> Outcome:
+    """Two consecutive rounds from x0, the second from the state the implementation returned after the first
+    (None for a stateless one; a closure's memory carries over as well): xi_r is drawn afresh each round, so
+    the same client is selected twice with probability r = sum_i w_i^2. Tested sequentially (level 1e-6, a
+    repeat probability off by 0.1 detected). A selection with the right marginal law that depends on the previous
+    round (clients cycled through in a shuffled order, a client kept for several rounds) is caught here."""
+    r = float(np.sum(inst.weights ** 2))
+    off = [0.0]
+
+    def named(got) -> int:
+        dist = np.linalg.norm(X - got, axis=1) / scale
+        off[0] = max(off[0], float(dist.min()))
+        return int(np.argmin(dist))
+
+    def repeated() -> bool:
+        first, state = run_round(impl, inst, inst.x0, rng.permutation(inst.n), h, None, seed=int(rng.integers(2**31)))
+        second, _ = run_round(impl, inst, inst.x0, rng.permutation(inst.n), h, state, seed=int(rng.integers(2**31)))
+        return named(first) == named(second)
+
+    test = bernoulli_sprt(repeated, r, delta=min(SERIAL_DELTA, r / 2, (1.0 - r) / 2))
+    if off[0] > rtol:
+        return verdict(False, off[0], rtol, "a model returned in the round after a first one is none of the clients' "
+                                            "local models (does the state returned change the next round?)")
+    if not test.rejected:
+        return out
+    return verdict(False, max(test.log_lr), test.threshold,
+                   f"the same client was selected in two consecutive rounds {test.events} times in {test.samples} "
+                   f"({test.frequency:.3f}) where independent draws xi_r ~ w give {r:.3f}: the selection depends on "
+                   f"the previous round")
+
+
+#: The error in the probability that two consecutive rounds select the same client that the serial test detects.
+SERIAL_DELTA = 0.1
 
 
 @prop(id="dane.random_selection", family="dane",

@@ -52,6 +52,11 @@ def dane(x, clients, *, state=None, rng=None, lam=1.0, local_steps=None, local_s
         else:  # its own xi_r ~ w (uniform where the slip forgets the weights)
             if slip == "own_selection_by_sorted_id":  # the weights of the clients sorted by id, used by position
                 j = int(rng.choice(len(clients), p=w[np.argsort([c.cid for c in clients])]))
+            elif slip == "own_selection_reshuffled":  # cycles through the clients in a shuffled order
+                ids = [c.cid for c in clients]
+                left = list(state["left"]) if isinstance(state, dict) and state.get("left") else \
+                    [ids[k] for k in rng.permutation(len(clients))]
+                j = ids.index(left.pop(0))
             else:
                 j = int(rng.choice(len(clients), p=None if slip == "own_selection_uniform" else w))
         x_new = Y[j]
@@ -64,6 +69,8 @@ def dane(x, clients, *, state=None, rng=None, lam=1.0, local_steps=None, local_s
         out_state = {"h_i": {c.cid: H_new[i].astype(np.float64) for i, c in enumerate(clients)}}
     elif slip == "cv_stale":
         out_state = {"x_prev": x.copy()}
+    elif slip == "own_selection_reshuffled" and averaging == "random" and draw is None:
+        out_state = {"left": left}
     x_new = x_new.astype(np.float64)
     return x_new if out_state is None else (x_new, out_state)
 
@@ -105,6 +112,9 @@ WRONG: list[Variant] = [
     # its own selection law right only when the clients come sorted by id
     Variant("dane", "own_selection_by_sorted_id", partial(dane, slip="own_selection_by_sorted_id"),
             {"averaging": "random", "weighting": "num_examples"}),
+    # its own selection cycles through the clients in a shuffled order (random reshuffling): uniform in each round
+    # from a fresh start, but never the same client twice in a row within a cycle, where xi_r is i.i.d.
+    Variant("dane", "own_selection_reshuffled", partial(dane, slip="own_selection_reshuffled"), {"averaging": "random"}),
 ]
 CORRECT: list[Variant] = [
     Variant("dane", "float32", partial(dane, dtype=np.float32), {}, 1e-4),
