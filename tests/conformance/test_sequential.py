@@ -122,3 +122,19 @@ def test_the_serial_test_of_dane_detects_a_repeat_probability_off_by_its_delta(r
     runs = 200
     rejected = sum(bernoulli_sprt(_coin(r0 + shift, seed), r0, delta=SERIAL_DELTA).rejected for seed in range(runs))
     assert rejected / runs >= 0.95
+
+
+@pytest.mark.parametrize("p, sign", [(0.5, 1), (0.5, -1), (0.25, 1), (0.25, -1)])
+def test_the_serial_test_of_scaffnew_detects_a_repeat_probability_off_by_its_delta(p: float, sign: int) -> None:
+    """scaffnew.own_coin's serial test: two consecutive rounds have the same K ~ Geometric(p) (K > 12 one value)
+    with probability r = sum_k P(K = k)^2, about p / (2 - p); at its delta, min(SERIAL_DELTA, r / 2), a repeat
+    probability off by delta is rejected with power >= 0.95 (simulated indicators, independent of the kit)."""
+    from fedtheory.conformance.families.scaffnew.properties import OWN_COIN_MAX, SERIAL_DELTA
+
+    probs = [(1 - p) ** (k - 1) * p for k in range(1, OWN_COIN_MAX + 1)]
+    r = sum(q * q for q in probs) + (1 - sum(probs)) ** 2
+    assert abs(r - p / (2 - p)) < 1e-2
+    delta = min(SERIAL_DELTA, r / 2, (1 - r) / 2)
+    runs = 200
+    rejected = sum(bernoulli_sprt(_coin(r + sign * delta, seed), r, delta=delta).rejected for seed in range(runs))
+    assert rejected / runs >= 0.95

@@ -301,4 +301,3 @@ PAIRS = ("(0, 0)", "(0, 1)", "(1, 0)", "(1, 1)")
 def pair_probs(p: float) -> list[float]:
     """P(theta_k, theta_{k+1}) of two independent Bernoulli(p) coins, in the order of :data:`PAIRS`."""
     return [(1.0 - p) ** 2, (1.0 - p) * p, p * (1.0 - p), p * p]
-    return out

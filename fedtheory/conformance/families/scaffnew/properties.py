@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ... import stateful
 from ...kit import Outcome, instance_of, not_applicable, prop, round_hyper, run_round, scale_of, verdict
-from ...sequential import ALPHA, DELTA, categorical_sprt
+from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
 
 __all__ = ["HYPER"]
 
@@ -108,6 +108,9 @@ def own_coin(impl, case, hyper, rtol) -> Outcome:
 
         def count() -> int:
             got, _ = run_round(impl, inst, x0, np.arange(1), hq, None, seed=int(rng.integers(2**31)))
+            return count_of(got)
+
+        def count_of(got) -> int:
             r = (float(got[0]) - c) / (float(x0[0]) - c)  # contraction^K for K local steps
             if 0.0 <= r < contraction ** (OWN_COIN_MAX + 0.5):
                 return OWN_COIN_MAX  # the tail K > 12
@@ -127,7 +130,40 @@ def own_coin(impl, case, hyper, rtol) -> Outcome:
                       f"({test.counts[worst] / test.samples:.3f}) where Geometric({q:g}) gives {probs[worst]:.3f}")
         if test.rejected:
             return out
+        serial = _serial(impl, inst, x0, hq, probs, count_of, rng, q, which)
+        if off[0] > rtol:
+            return verdict(False, off[0], rtol, f"p = {q:g}{which}: a model of a round run from the state the "
+                                                "implementation returned is not K local steps from x0 for any K (on "
+                                                "one client h stays 0)")
+        if serial is not None:
+            return serial
     return out
+
+
+def _serial(impl, inst, x0, h, probs, count_of, rng, q, which) -> Outcome | None:
+    """Two consecutive rounds, the second from the state the implementation returned after the first (on one
+    client h stays 0, so both rounds read K off the same models): the coins of different rounds are independent,
+    so K_1 = K_2 with probability r = sum_k P(K = k)^2 (the tail K > 12 one value). Tested sequentially (level
+    1e-6, an error of 0.1 detected): K drawn once and kept in the state, or a K that depends on the previous
+    round's, is caught here."""
+    r = float(np.sum(np.square(probs)))
+
+    def repeated() -> bool:
+        got, state = run_round(impl, inst, x0, np.arange(1), h, None, seed=int(rng.integers(2**31)))
+        again, _ = run_round(impl, inst, x0, np.arange(1), h, state, seed=int(rng.integers(2**31)))
+        return count_of(got) == count_of(again)
+
+    test = bernoulli_sprt(repeated, r, delta=min(SERIAL_DELTA, r / 2, (1.0 - r) / 2))
+    if not test.rejected:
+        return None
+    return verdict(False, max(test.log_lr), test.threshold,
+                   f"p = {q:g}{which}: two consecutive rounds had the same number of local steps {test.events} times "
+                   f"in {test.samples} ({test.frequency:.3f}) where independent Geometric({q:g}) draws give "
+                   f"{r:.3f}: the coins depend on the previous round")
+
+
+#: The error in the probability that two consecutive rounds have the same K that the serial test detects.
+SERIAL_DELTA = 0.1
 
 
 def second_p(p: float) -> float:

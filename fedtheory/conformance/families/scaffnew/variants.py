@@ -21,6 +21,8 @@ def scaffnew(x, clients, *, state=None, rng=None, step=0.5, p=0.5, local_steps=1
     require_uniform(weighting, "Scaffnew")
     if local_steps is None:  # its own ProxSkip coins (the slips: a fair coin whatever p, or 1 - p)
         local_steps = int(rng.geometric({"own_coin_fair": 0.5, "own_coin_one_minus_p": 1 - p}.get(slip, p)))
+        if slip == "own_coin_once" and state and "K" in state:  # K drawn at the start and kept for every round
+            local_steps = int(state["K"])
     state = state or {"h_i": {}}
     h_i = dict(state["h_i"])
     xs = []
@@ -34,7 +36,10 @@ def scaffnew(x, clients, *, state=None, rng=None, step=0.5, p=0.5, local_steps=1
     factor = {"h_factor_no_p": 1.0 / step, "p_gamma_swapped": step / p}.get(slip, p / step)
     for cl, y in zip(clients, xs):
         h_i[cl.cid] = h_i.get(cl.cid, np.zeros_like(x)) + factor * (xbar - y)
-    return xbar, {"h_i": h_i}
+    out = {"h_i": h_i}
+    if slip == "own_coin_once":
+        out["K"] = local_steps
+    return xbar, out
 
 
 TEXTBOOK = scaffnew
@@ -46,6 +51,8 @@ WRONG: list[Variant] = [
     # its own coins: fair whatever p (right at the default p = 1/2), and 1 - p
     Variant("scaffnew", "own_coin_fair", partial(scaffnew, slip="own_coin_fair")),
     Variant("scaffnew", "own_coin_one_minus_p", partial(scaffnew, slip="own_coin_one_minus_p"), {"p": 0.3}),
+    # K ~ Geometric(p) drawn at the first round and kept in the state: right from a fresh start, the same K ever after
+    Variant("scaffnew", "own_coin_once", partial(scaffnew, slip="own_coin_once")),
 ]
 CORRECT: list[Variant] = [
     Variant("scaffnew", "opaque_state", opaque(scaffnew)),
