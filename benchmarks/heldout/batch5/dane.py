@@ -169,12 +169,36 @@ def dane_warm_start_local(x, clients, *, state=None, rng=None, lam=1.0, local_st
     return out, st
 
 
+
+def dane_inverse_lam(x, clients, *, state=None, rng=None, lam=1.0, local_steps=None, local_step=0.1,
+                     weighting="uniform", **_):
+    """WRONG (invisible at the default lam = 1): the regularisation weight is taken as 1/lam (a "mu = 1/lam"
+    step-size parameterisation mixed up with Alg. 1's lam/2 ||x - x^r||^2), so the local problem is
+    f_i + <h_i, .> + 1/(2 lam) ||. - x^r||^2."""
+    w = _w(clients, weighting)
+    gf = sum(wi * c.grad(x) for wi, c in zip(w, clients))
+    mu = 1.0 / lam
+    out = np.zeros_like(x)
+    for wi, c in zip(w, clients):
+        A, b = _Ab(c)
+        h = gf - c.grad(x)
+        if local_steps is None:
+            z = np.linalg.solve(A + mu * np.eye(len(x)), b - h + mu * x)
+        else:
+            z = x.copy()
+            for _ in range(int(local_steps)):
+                z = z - local_step * (A @ z - b + h + mu * (z - x))
+        out += wi * z
+    return out
+
+
 CORRECT = [
     ("dane_f32_exact", dane_f32_exact, {"rtol": 1e-4, "weighting": "num_examples"}),
     ("dane_random_own_choice", dane_random_own_choice, {"averaging": "random"}),
     ("dane_b84_tuple", dane_b84_tuple, {"control_variate": "scaffnew", "local_steps": 5}),
 ]
 WRONG = [
+    ("dane_inverse_lam", dane_inverse_lam, {}),
     ("dane_b84_uniform_init", dane_b84_uniform_init, {"control_variate": "scaffnew", "weighting": "num_examples"}),
     ("dane_plain_mean_gradient", dane_plain_mean_gradient, {"weighting": "num_examples"}),
     ("dane_warm_start_local", dane_warm_start_local, {"local_steps": 5}),

@@ -129,11 +129,35 @@ def docofl_counter_first(x, clients, *, state=None, rng=None, step=0.1, period=2
     return x - step * total / len(clients), st
 
 
+
+def docofl_capacity_from_period(x, clients, *, state=None, rng=None, step=0.1, period=2, queue_size=3, grid=None,
+                                draw=None, **_):
+    """WRONG (invisible when V = K + 1, e.g. the defaults K = 2, V = 3): the queue capacity is written
+    period + 1 instead of V, and a client whose anchor was evicted falls back to the oldest one kept. With
+    K + 1 < V the anchor a lead reaches back to (up to K (V - 1) rounds, still in Alg. 1's queue of V) is gone
+    after the first evictions and the client corrects against a newer anchor."""
+    grid = grid or {"anchor": 0.0, "correction": 0.0, "gradient": 0.0}
+    st = state if state is not None else {"t": 0, "queue": deque(maxlen=int(period) + 1)}
+    t = st["t"]
+    if t % period == 0:
+        st["queue"].append((t, _grid(x, grid["anchor"])))
+    anchors = dict(st["queue"])
+    leads = (draw or {}).get("leads", {})
+    total = np.zeros_like(x)
+    for c in clients:
+        r = period * (max(t - int(leads.get(c.cid, 0)), 0) // period)
+        y = anchors.get(r, st["queue"][0][1])
+        total += _grid(c.grad(y + _grid(x - y, grid["correction"])), grid["gradient"])
+    st["t"] = t + 1
+    return x - step / len(clients) * total, st
+
+
 CORRECT = [
     ("docofl_deque", docofl_deque, {}),
     ("docofl_object_dict_queue", docofl_object_dict_queue, {}),
 ]
 WRONG = [
+    ("docofl_capacity_from_period", docofl_capacity_from_period, {}),
     ("docofl_anchor_by_position", docofl_anchor_by_position, {}),
     ("docofl_compress_average", docofl_compress_average, {}),
     ("docofl_counter_first", docofl_counter_first, {}),

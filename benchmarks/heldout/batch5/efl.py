@@ -160,8 +160,42 @@ def efl_elastic_mean_not_sum(x, clients, *, state=None, rng=None, E=3, step=0.05
     return x + b, {"U": Un, "V": Vn, "R": R, "RG": DG - b}
 
 
+
+def efl_E_from_max_steps(x, clients, *, state=None, rng=None, E=3, step=0.05, lam=0.1, q=None, aggregation="efl",
+                         variant="consistent", weighting="num_examples", draw=None, **_):
+    """WRONG (invisible whenever some client completes E steps): the compensation uses max_k s_k of this round
+    in place of E, p_tau^k = max_j s_j p^k / s_k. Section 4.2's scheme is E p^k / s_k with E the fixed maximum
+    number of local steps; when every client is incomplete the aggregate is scaled down."""
+    d = len(x)
+    st = state or {}
+    U, V = np.asarray(st.get("U", np.zeros(d))), np.asarray(st.get("V", np.zeros(d)))
+    R, RG = dict(st.get("R", {})), np.asarray(st.get("RG", np.zeros(d)))
+    steps = draw["steps"] if draw is not None else {c.cid: E for c in clients}
+    E_seen = max(int(steps[c.cid]) for c in clients) or E
+    tot = sum((1.0 if weighting == "uniform" else c.num_examples) for c in clients)
+    agg, Un, Vn = np.zeros(d), np.zeros(d), np.zeros(d)
+    for c in clients:
+        s = int(steps[c.cid])
+        if s == 0:
+            continue
+        p = (1.0 if weighting == "uniform" else c.num_examples) / tot
+        w = x.copy()
+        for _ in range(s):
+            w = w - step * (c.grad(w) + lam * (U * w - V))
+        delta = R.get(c.cid, 0.0) + (w - x)
+        comp = st_compress(delta, q)
+        R[c.cid] = delta - comp
+        agg += (E_seen * p / s if aggregation == "efl" else p) * comp
+        u = _fisher(c)
+        Un, Vn = Un + u, Vn + u * w
+    DG = RG + agg
+    b = st_compress(DG, q)
+    return x + b, {"U": Un, "V": Vn, "R": R, "RG": DG - b}
+
+
 CORRECT = [("efl_dict", efl_dict, {})]
 WRONG = [
+    ("efl_E_from_max_steps", efl_E_from_max_steps, {}),
     ("efl_active_renormalised", efl_active_renormalised, {}),
     ("efl_one_step_short", efl_one_step_short, {}),
     ("efl_elastic_mean_not_sum", efl_elastic_mean_not_sum, {}),

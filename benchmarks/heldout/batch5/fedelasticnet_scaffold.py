@@ -85,7 +85,42 @@ def fen2_c_over_participants(x, clients, *, state=None, rng=None, local_steps=5,
     return x + server_step / len(clients) * dth, {"c": cg + dc / len(clients), "c_i": cis}
 
 
-CORRECT = [("fen2_dict_inplace", fen2_dict_inplace, {})]
+
+class _Vars:
+    def __init__(self, d):
+        self.c = np.zeros(d)
+        self.ck = {}
+
+
+def fen2_proximal_object(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=0.0, l1=0.05,
+                         l1_mode="subgradient", server_step=1.0, weighting="uniform", num_clients=None, **_):
+    """Correct (declared l1_mode="proximal"): the l1 term of eq. (7) taken by its proximal step (soft-threshold
+    of t - th after the smooth step, centred at theta^{t-1}), the paper's sub-gradient read as a proximal
+    gradient; c_k by line 10, the server by lines 13-14; an opaque state object."""
+    st = state if state is not None else _Vars(len(x))
+    m = num_clients or len(clients)
+    dth, dc = np.zeros_like(x), np.zeros_like(x)
+    for c in clients:
+        ck = st.ck.get(c.cid, np.zeros_like(x))
+        t = x.copy()
+        for _ in range(int(local_steps)):
+            if l1_mode == "proximal":
+                v = (t - x) - local_step * (c.grad(t) - ck + st.c + prox * (t - x))
+                t = x + np.sign(v) * np.maximum(np.abs(v) - local_step * l1, 0.0)
+            else:
+                t = t - local_step * (c.grad(t) - ck + st.c + prox * (t - x) + l1 * np.sign(t - x))
+        cn = ck - st.c + (x - t) / (local_steps * local_step)
+        dth += t - x
+        dc += cn - ck
+        st.ck[c.cid] = cn
+    st.c = st.c + dc / m
+    return x + server_step * dth / len(clients), st
+
+
+CORRECT = [
+    ("fen2_dict_inplace", fen2_dict_inplace, {}),
+    ("fen2_proximal_object", fen2_proximal_object, {"l1_mode": "proximal"}),
+]
 WRONG = [
     ("fen2_aliased_variate", fen2_aliased_variate, {}),
     ("fen2_c_over_participants", fen2_c_over_participants, {}),

@@ -166,8 +166,115 @@ def ofediq_rounding_flipped(x, clients, *, state=None, rng=None, eta=0.05, perio
     return out, st
 
 
-CORRECT = [("ofediq_dict", ofediq_dict, {})]
+
+def ofediq_fixed_size_sample(x, clients, *, state=None, rng=None, eta=0.05, period=2, p=0.5, s=None, b=1,
+                             num_clients=None, draw=None, **_):
+    """WRONG (own sampling with a wrong law): without a draw it samples round(p K) clients uniformly without
+    replacement (the usual "clients per round" sampler). Each client's marginal is round(p K)/K, which is p
+    only when p K is an integer (round(0.5) = 0 at K = 2, p = 0.25), and the coins are never independent (at
+    p = 0.5, K = 2 exactly one client transmits). Alg. 2: independent Bernoulli(p_k) per client."""
+    st = state if state is not None else {"t": 1, "w0": None, "th": {}}
+    t, L = st["t"], int(period)
+    K = num_clients or len(clients)
+    start = (t - 1) % L == 0
+    if start:
+        st["w0"] = x.copy()
+    for c in clients:
+        g = x if start else st["th"][c.cid]
+        st["th"][c.cid] = g - eta * c.grad(g)
+    out = x
+    if t % L == 0:
+        if draw is not None and "participate" in draw:
+            chosen = {c.cid for c in clients if draw["participate"][c.cid]}
+        else:
+            k = int(round(p * len(clients)))
+            chosen = {clients[i].cid for i in rng.choice(len(clients), size=k, replace=False)}
+        acc = np.zeros_like(x)
+        for c in clients:
+            if c.cid in chosen:
+                unif = draw["uniforms"][c.cid] if draw is not None and "uniforms" in draw else rng.random(x.size)
+                acc += quantize(-(st["th"][c.cid] - st["w0"]) / (eta * p), s, b, unif)
+        out = st["w0"] - eta / K * acc
+    st["t"] = t + 1
+    return out, st
+
+
+def ofediq_dropout_p(x, clients, *, state=None, rng=None, eta=0.05, period=2, p=0.5, s=None, b=1,
+                     num_clients=None, draw=None, **_):
+    """WRONG (invisible at the default p = 0.5): the unbiasing factor is 1/(1 - p), p read as a drop-out
+    probability, while the transmission itself follows p (or the kit's draw). Eq. (8) divides by p_k, the
+    transmission probability, so the aggregate is biased for p != 1/2."""
+    st = state if state is not None else {"t": 1, "w0": None, "th": {}}
+    t, L = st["t"], int(period)
+    K = num_clients or len(clients)
+    start = (t - 1) % L == 0
+    if start:
+        st["w0"] = x.copy()
+    for c in clients:
+        g = x if start else st["th"][c.cid]
+        st["th"][c.cid] = g - eta * c.grad(g)
+    out = x
+    if t % L == 0:
+        keep = 1.0 - p if p < 1.0 else 1.0
+        acc = np.zeros_like(x)
+        for c in clients:
+            on = bool(draw["participate"][c.cid]) if draw is not None and "participate" in draw else rng.random() < p
+            if on:
+                unif = draw["uniforms"][c.cid] if draw is not None and "uniforms" in draw else rng.random(x.size)
+                acc += quantize(-(st["th"][c.cid] - st["w0"]) / (eta * keep), s, b, unif)
+        out = st["w0"] - eta / K * acc
+    st["t"] = t + 1
+    return out, st
+
+
+class _Clock:
+    """Opaque OFedIQ state: step counter, period-start model, local models stacked by client id."""
+
+    def __init__(self):
+        self.t, self.w0, self.ids, self.theta = 1, None, [], None
+
+
+def ofediq_vector_object(x, clients, *, state=None, rng=None, eta=0.05, period=2, p=0.5, s=None, b=1,
+                         num_clients=None, draw=None, **_):
+    """Correct. Vectorised over clients (rows ordered by id), an opaque state object; own coins drawn as one
+    vector rng.random(n) < p per period (independent), own rounding uniforms rng.random((n, d))."""
+    ck = state if state is not None else _Clock()
+    cl = sorted(clients, key=lambda c: c.cid)
+    n, d = len(cl), x.size
+    K = num_clients or n
+    start = (ck.t - 1) % period == 0
+    if start:
+        ck.w0 = x.copy()
+        ck.theta = np.tile(x, (n, 1))
+        ck.ids = [c.cid for c in cl]
+    G = np.stack([c.grad(ck.theta[i]) for i, c in enumerate(cl)])
+    ck.theta = ck.theta - eta * G
+    out = x
+    if ck.t % period == 0:
+        if draw is not None and "participate" in draw:
+            on = np.array([bool(draw["participate"][c.cid]) for c in cl])
+        else:
+            on = rng.random(n) < p
+        if draw is not None and "uniforms" in draw:
+            Uni = np.array([np.asarray(draw["uniforms"][c.cid], float) for c in cl])
+        else:
+            Uni = rng.random((n, d))
+        Mv = -(ck.theta - ck.w0) / (eta * p)
+        acc = np.zeros(d)
+        for i in np.flatnonzero(on):
+            acc += quantize(Mv[i], s, b, Uni[i])
+        out = ck.w0 - eta / K * acc
+    ck.t += 1
+    return out, ck
+
+
+CORRECT = [
+    ("ofediq_dict", ofediq_dict, {}),
+    ("ofediq_vector_object", ofediq_vector_object, {}),
+]
 WRONG = [
+    ("ofediq_dropout_p", ofediq_dropout_p, {}),
+    ("ofediq_fixed_size_sample", ofediq_fixed_size_sample, {}),
     ("ofediq_systematic_coins", ofediq_systematic_coins, {}),
     ("ofediq_sampled_only_restart", ofediq_sampled_only_restart, {}),
     ("ofediq_rounding_flipped", ofediq_rounding_flipped, {}),

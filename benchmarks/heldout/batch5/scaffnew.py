@@ -130,11 +130,36 @@ def scaffnew_deterministic_k(x, clients, *, state=None, rng=None, step=0.5, p=0.
     return x_new, {"h_i": hs}
 
 
+
+def scaffnew_one_minus_p(x, clients, *, state=None, rng=None, step=0.5, p=0.5, weighting="uniform",
+                         local_steps=None, **_):
+    """WRONG (invisible at the default p = 0.5): p read as the probability of *skipping* communication, so the
+    control-variate factors use 1 - p: x+ = sum w_i (xhat_i - gamma/(1-p) h_i), h_i+ = h_i + (1-p)/gamma
+    (x+ - xhat_i). Alg. 2 uses p/gamma and gamma/p with p the communication probability."""
+    q = 1.0 - p
+    st = state if state is not None else {"h_i": {}}
+    K = int(local_steps) if local_steps is not None else int(rng.geometric(p))
+    hs = {c.cid: np.asarray(st["h_i"].get(c.cid, np.zeros_like(x)), float) for c in clients}
+    xs = {}
+    for c in clients:
+        z = x.copy()
+        for _ in range(K):
+            z = z - step * (c.grad(z) - hs[c.cid])
+        xs[c.cid] = z
+    w = _w(clients, weighting)
+    x_new = sum(wi * (xs[c.cid] - step / q * hs[c.cid]) for wi, c in zip(w, clients))
+    new_h = dict(st["h_i"])
+    for c in clients:
+        new_h[c.cid] = hs[c.cid] + q / step * (x_new - xs[c.cid])
+    return x_new, {"h_i": new_h}
+
+
 CORRECT = [
     ("scaffnew_object_coins", scaffnew_object_coins, {}),
     ("scaffnew_dict_inplace", scaffnew_dict_inplace, {}),
 ]
 WRONG = [
+    ("scaffnew_one_minus_p", scaffnew_one_minus_p, {}),
     ("scaffnew_exponential_k", scaffnew_exponential_k, {}),
     ("scaffnew_list_by_cid", scaffnew_list_by_cid, {}),
     ("scaffnew_deterministic_k", scaffnew_deterministic_k, {}),
