@@ -26,9 +26,12 @@ def fedavg_f32_dict(x, clients, *, state=None, rng=None, local_steps=5, local_st
         y = np.asarray(c.targets, dtype=np.float32)
         m = np.float32(Z.shape[0])
         G, r = (Z.T @ Z) / m, (Z.T @ y) / m
-        w = x32.copy()
-        for _ in range(int(local_steps)):
-            w -= np.float32(local_step) * (G @ w - r)
+        if local_steps is None:                       # exact local solve
+            w = np.linalg.lstsq(Z, y, rcond=None)[0].astype(np.float32)
+        else:
+            w = x32.copy()
+            for _ in range(int(local_steps)):
+                w -= np.float32(local_step) * (G @ w - r)
         key = (c.cid, len(updates))          # a cid listed twice is two entries
         updates[key], sizes[key] = w - x32, c.num_examples
     tot = sum(sizes.values())
@@ -44,7 +47,9 @@ def fedavg_matrix(x, clients, *, state=None, rng=None, local_steps=5, local_step
     """Correct. Vectorised: all client models in one (n, d) array, the clients processed in reverse order."""
     cl = list(clients)[::-1]
     W = np.tile(np.asarray(x, float), (len(cl), 1))
-    for _ in range(int(local_steps)):
+    if local_steps is None:                           # exact local solve
+        W = np.stack([np.linalg.lstsq(c.features, c.targets, rcond=None)[0] for c in cl])
+    for _ in range(0 if local_steps is None else int(local_steps)):
         G = np.stack([c.grad(W[i]) for i, c in enumerate(cl)])
         W -= local_step * G
     a = _weights(cl, weighting)

@@ -85,7 +85,42 @@ def feddyn_old_h(x, clients, *, state=None, rng=None, alpha=1.0, num_clients=Non
     return x_new, {"h": st["h"] - alpha / N * (T - x).sum(0), "g_i": gi}
 
 
-CORRECT = [("feddyn_tuple_state", feddyn_tuple_state, {})]
+
+def feddyn_dict_inplace_cg(x, clients, *, state=None, rng=None, alpha=1.0, num_clients=None, **_):
+    """Correct. The contract's {"h", "g_i"} mutated in place; each local problem solved by conjugate gradients
+    on (A_i + alpha I) theta = b_i + g_i + alpha x until the residual is below 1e-14 (relative)."""
+    d = len(x)
+    if state is None:
+        state = {"h": np.zeros(d), "g_i": {}}
+    N = num_clients or len(clients)
+    total = np.zeros(d)
+    for c in clients:
+        Z, y = c.features, c.targets
+        M = Z.T @ Z / len(y) + alpha * np.eye(d)
+        g = np.asarray(state["g_i"].get(c.cid, np.zeros(d)), float)
+        rhs = Z.T @ y / len(y) + g + alpha * x
+        th = x.copy()
+        r = rhs - M @ th
+        pdir = r.copy()
+        for _ in range(20 * d):
+            if np.linalg.norm(r) <= 1e-14 * (1 + np.linalg.norm(rhs)):
+                break
+            Mp = M @ pdir
+            a = (r @ r) / (pdir @ Mp)
+            th = th + a * pdir
+            r_new = r - a * Mp
+            pdir = r_new + (r_new @ r_new) / (r @ r) * pdir
+            r = r_new
+        state["g_i"][c.cid] = g - alpha * (th - x)
+        state["h"] = state["h"] - alpha / N * (th - x)
+        total += th
+    return total / len(clients) - state["h"] / alpha, state
+
+
+CORRECT = [
+    ("feddyn_tuple_state", feddyn_tuple_state, {}),
+    ("feddyn_dict_inplace_cg", feddyn_dict_inplace_cg, {}),
+]
 WRONG = [
     ("feddyn_h_over_participants", feddyn_h_over_participants, {}),
     ("feddyn_warm_newcomer", feddyn_warm_newcomer, {}),

@@ -22,7 +22,10 @@ def fedprox_gamma_gd(x, clients, *, state=None, rng=None, local_steps=5, local_s
     out = np.zeros_like(x)
     for ai, c in zip(_a(clients, weighting), clients):
         w = x.copy()
-        if gamma is None:
+        if gamma is None and local_steps is None:     # exact local solve
+            Z, y = c.features, c.targets
+            w = np.linalg.solve(Z.T @ Z / len(y) + prox * np.eye(len(x)), Z.T @ y / len(y) + prox * x)
+        elif gamma is None:
             for _ in range(int(local_steps)):
                 w = w - local_step * (c.grad(w) + prox * (w - x))
         else:
@@ -51,7 +54,9 @@ def fedprox_closed_inplace(x, clients, *, state=None, rng=None, local_steps=5, l
         G = Z.T @ Z / len(y)
         r = Z.T @ y / len(y)
         w = np.array(x, dtype=float)
-        for _ in range(int(local_steps)):
+        if local_steps is None:                       # exact local solve
+            w = np.linalg.solve(G + prox * np.eye(len(x)), r + prox * x)
+        for _ in range(0 if local_steps is None else int(local_steps)):
             g = G @ w
             g -= r
             g += prox * (w - x)
@@ -68,7 +73,8 @@ def make_fedprox_stale_centre():
 
     def fedprox_stale_centre(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0,
                              server_step=1.0, weighting="num_examples", gamma=None, **_):
-        centre = cache.get("prev", x)
+        prev = cache.get("prev")
+        centre = prev if prev is not None and prev.shape == x.shape else x
         out = np.zeros_like(x)
         for ai, c in zip(_a(clients, weighting), clients):
             w = x.copy()
