@@ -69,8 +69,9 @@ def efl_dict(x, clients, *, state=None, rng=None, E=3, step=0.05, lam=0.1, q=Non
 def efl_active_renormalised(x, clients, *, state=None, rng=None, E=3, step=0.05, lam=0.1, q=None,
                             aggregation="efl", variant="consistent", weighting="num_examples", draw=None, **_):
     """WRONG: p^k normalised over the active clients only (s_k > 0), p^k = m_k / sum_{active} m_j. In eq. (1)
-    and eq. (6) p^k is the client's fixed weight in the global objective over all N clients; renormalising
-    inflates every active client's step whenever someone is inactive."""
+    and eq. (6) p^k is the client's fixed weight in the global objective over all N clients, and the declared
+    aggregation "efl" is Section 4.2's E p^k / s_k with that p^k; renormalising inflates every active client's
+    step whenever someone is inactive."""
     d = len(x)
     st = state or {}
     U, V = np.asarray(st.get("U", np.zeros(d))), np.asarray(st.get("V", np.zeros(d)))

@@ -58,8 +58,9 @@ def fedavg_matrix(x, clients, *, state=None, rng=None, local_steps=5, local_step
 
 def make_fedavg_lr_decay():
     """WRONG: hidden state in a closure. The local step decays by 0.98 per call ("learning-rate schedule"
-    kept across rounds), so round r uses eta_l 0.98^(r-1). FedAvg's round depends only on x and its
-    participants (Alg. 1 with a fixed eta); the first call is exact, every later one is not."""
+    kept across rounds), so round r uses eta_l 0.98^(r-1). A round of Alg. 1 with the declared eta depends
+    only on x and its participants (a schedule belongs to the caller, who passes each round's eta); the first
+    call is exact, every later one is not."""
     calls = [0]
 
     def fedavg_lr_decay(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0,

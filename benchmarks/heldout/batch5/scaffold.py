@@ -77,7 +77,8 @@ def scaffold_newcomer_gets_c(x, clients, *, state=None, rng=None, local_steps=5,
                              server_step=1.0, weighting="uniform", option="II", num_clients=None, **_):
     """WRONG: a client seen for the first time starts from c_i = c (the server variate, "so that its
     correction is zero") instead of c_i = 0. In round 1 c = 0, so it is the paper's; a client that joins in
-    a later round runs plain local GD and its Delta c_i is wrong (Alg. 1 initialises c_i = 0)."""
+    a later round runs plain local GD, and since the server's c was built with that client's c_i = 0, the
+    invariant c = 1/N sum_i c_i that Alg. 1's update c <- c + |S|/N Delta c maintains is broken for good."""
     d = len(x)
     state = state if state is not None else {"c": np.zeros(d), "c_i": {}}
     c = state["c"]
