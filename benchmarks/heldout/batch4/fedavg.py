@@ -102,6 +102,23 @@ def fedavg_aliased_start(x, clients, *, state=None, rng=None, local_steps=5, loc
     return x0 + server_step * agg
 
 
+def fedavg_weights_sorted_mismatch(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1,
+                                   server_step=1.0, weighting="num_examples", **_):
+    """WRONG: the weights are built in id order (sorted(cids)) but zipped with the clients in list order, so each
+    client gets another client's n_k / n whenever the list is not sorted by id (Alg. 1: client k's own n_k)."""
+    ids = sorted(c.cid for c in clients)
+    size = {c.cid: c.num_examples for c in clients}
+    n = np.array([size[i] for i in ids], dtype=float)
+    a = n / n.sum() if weighting != "uniform" else np.full(len(ids), 1.0 / len(ids))
+    out = x.copy()
+    for ai, c in zip(a, clients):
+        w = x.copy()
+        for _ in range(local_steps):
+            w = w - local_step * c.grad(w)
+        out += server_step * ai * (w - x)
+    return out
+
+
 CORRECT = [
     ("fedavg_f32", fedavg_f32, {"rtol": 1e-4}),
     ("fedavg_callable_fsum_reverse", FedAvgServer(), {}),
@@ -110,5 +127,6 @@ WRONG = [
     ("fedavg_cached_sizes", make_fedavg_cached_sizes(), {}),
     ("fedavg_sum_loss", fedavg_sum_loss, {}),
     ("fedavg_aliased_start", fedavg_aliased_start, {}),
+    ("fedavg_weights_sorted_mismatch", fedavg_weights_sorted_mismatch, {}),
 ]
 CRASH_IS_THE_BUG: tuple = ()

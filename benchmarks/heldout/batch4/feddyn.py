@@ -115,6 +115,23 @@ class FedDynAllModels:
         return x_new, {"h": h, "g_i": g, "theta": th_all}
 
 
+def feddyn_h_without_alpha(x, clients, *, state=None, rng=None, alpha=1.0, num_clients=None, **_):
+    """WRONG: the server model x+ = 1/|P| sum theta_k - h (the 1/alpha dropped); Alg. 1 line 12 subtracts h/alpha.
+    Invisible at the default alpha = 1."""
+    st = state if state is not None else {"h": np.zeros_like(x), "g_i": {}}
+    m = num_clients or len(clients)
+    g = dict(st["g_i"])
+    h = np.asarray(st["h"], float).copy()
+    ths = []
+    for c in clients:
+        gk = np.asarray(g.get(c.cid, np.zeros_like(x)), float)
+        th = _local(c, x, gk, alpha)
+        g[c.cid] = gk - alpha * (th - x)
+        h -= alpha / m * (th - x)
+        ths.append(th)
+    return np.mean(ths, axis=0) - h, {"h": h, "g_i": g}
+
+
 CORRECT = [
     ("feddyn_namedtuple", feddyn_namedtuple, {}),
     ("feddyn_inplace_cholesky", feddyn_inplace_cholesky, {}),
@@ -123,5 +140,6 @@ WRONG = [
     ("feddyn_h_over_participants", feddyn_h_over_participants, {}),
     ("feddyn_newcomer_g_from_h", feddyn_newcomer_g_from_h, {}),
     ("feddyn_all_models_average", FedDynAllModels(), {}),
+    ("feddyn_h_without_alpha", feddyn_h_without_alpha, {}),
 ]
 CRASH_IS_THE_BUG: tuple = ()

@@ -153,6 +153,35 @@ def fedred_error_diffusion_coin(x, clients, *, state=None, rng=None, lam=1.0, et
     return xt, _DiffState({k: xt.copy() for k in xi} if reset else xi, _cv(clients, w, xt), acc)
 
 
+def fedred_list_by_cid(x, clients, *, state=None, rng=None, lam=1.0, eta=0.2, p=0.5, solver="linearized",
+                       reset=True, batch_size=None, weighting="uniform", draw=None, **_):
+    """WRONG (crashes): local iterates and control variates kept in lists of length n indexed by the client id
+    (xs[c.cid]); ids are labels, not positions: IndexError for ids >= n (and another client's iterate for ids that
+    are a permutation of the positions)."""
+    w = _w(clients, weighting)
+    n = len(clients)
+    if state is None:
+        h0 = _cv(clients, w, x)
+        xs = [x.copy() for _ in range(n)]
+        hs = [None] * n
+        for c in clients:
+            hs[c.cid] = h0[c.cid]
+    else:
+        xs, hs = [v.copy() for v in state[0]], list(state[1])
+    for c in clients:
+        xs[c.cid] = _local(c, xs[c.cid], x, hs[c.cid], lam, eta, solver, draw)
+    comm = draw["communicate"] if draw and "communicate" in draw else bool(rng.random() < p)
+    if not comm:
+        return x.copy(), (xs, hs)
+    xt = sum(w[c.cid] * xs[c.cid] for c in clients)
+    h1 = _cv(clients, w, xt)
+    for c in clients:
+        hs[c.cid] = h1[c.cid]
+        if reset:
+            xs[c.cid] = xt.copy()
+    return xt, (xs, hs)
+
+
 CORRECT = [
     ("fedred_opaque_alg3", fedred_opaque, {}),
     ("fedred_inplace_alg2_no_reset", fedred_inplace, {"solver": "exact", "reset": False}),
@@ -161,5 +190,6 @@ WRONG = [
     ("fedred_any_client_coin", fedred_any_client_coin, {}),
     ("fedred_cv_at_old_reference", fedred_cv_at_old_reference, {}),
     ("fedred_error_diffusion_coin", fedred_error_diffusion_coin, {}),
+    ("fedred_list_by_cid", fedred_list_by_cid, {}),
 ]
-CRASH_IS_THE_BUG: tuple = ()
+CRASH_IS_THE_BUG = ("fedred_list_by_cid",)

@@ -188,6 +188,32 @@ def ofediq_double_inverse_p(x, clients, *, state=None, rng=None, eta=0.05, perio
     return x - eta / (K * p) * agg, {"t": t + 1, "theta": th}
 
 
+def ofediq_coin_every_other_period(x, clients, *, state=None, rng=None, eta=0.05, period=2, p=0.5, s=4, b=1,
+                                   weighting="uniform", num_clients=None, draw=None, **_):
+    """WRONG: its own coins are refreshed only every other period (the coin of an odd period is kept in the state and
+    reused in the next one, "to save randomness"): each client still transmits with probability p, independently of
+    the others, but S_t is not independent across t (Section 2.1: independently across t)."""
+    st = state or {"t": 1, "theta": {}, "coins": {}, "period_no": 0}
+    t, th = _step_common(x, clients, st, eta, period)
+    coins = dict(st.get("coins", {}))
+    k = st.get("period_no", 0)
+    if t % period:
+        return x.copy(), {"t": t + 1, "theta": th, "coins": coins, "period_no": k}
+    K = num_clients or len(clients)
+    agg = np.zeros_like(x)
+    for c in clients:
+        part = _draws(draw, c.cid, "participate")
+        if part is None:
+            if k % 2 == 0 or c.cid not in coins:
+                coins[c.cid] = bool(rng.random() < p)
+            part = coins[c.cid]
+        if part:
+            U = _draws(draw, c.cid, "uniforms")
+            U = rng.random(len(x)) if U is None else U
+            agg += quantize((x - th[c.cid]) / (eta * p), s, b, U)
+    return x - eta / K * agg, {"t": t + 1, "theta": th, "coins": coins, "period_no": k + 1}
+
+
 def make_ofediq_counter_in_closure():
     """WRONG: the time step t is a counter in a closure, advanced on every call and never reset when state=None
     (only theta_k is in the returned state); a run that starts when the counter is not at a period's start
@@ -227,5 +253,6 @@ WRONG = [
     ("ofediq_antithetic_coins", ofediq_antithetic_coins, {}),
     ("ofediq_double_inverse_p", ofediq_double_inverse_p, {}),
     ("ofediq_counter_in_closure", make_ofediq_counter_in_closure(), {}),
+    ("ofediq_coin_every_other_period", ofediq_coin_every_other_period, {}),
 ]
 CRASH_IS_THE_BUG: tuple = ()

@@ -575,6 +575,22 @@ def own_ofediq_participation(impl, hyper, p=0.3, n=3000):
     return dev, "outcomes " + ", ".join(f"{k}: {cnt[k] / n:.3f}/{want[k]:.3f}" for k in want)
 
 
+def own_ofediq_time_independence(impl, hyper, p=0.3, n=3000):
+    """One client, L = 1, no quantization, a chain of steps from its own state: P(transmit at t+1 | transmitted at t)
+    must be p (independent coins across t)."""
+    cl, x = problem(41, n=1, d=2)
+    rng = np.random.default_rng(10)
+    sent = []
+    s_, xi = None, x.copy()
+    for _ in range(n):
+        xn, s_ = impl(x, cl, state=s_, rng=rng, eta=0.05, period=1, p=p, s=None, b=1, num_clients=1, **hyper)
+        sent.append(bool(np.linalg.norm(xn - x) > 1e-13))
+    f = np.mean(sent)
+    after = [b for a, b in zip(sent, sent[1:]) if a]
+    cond = float(np.mean(after))
+    return max(abs(f - p), abs(cond - p)), f"frequency {f:.3f}, P(sent | sent before) {cond:.3f}, p = {p}"
+
+
 def own_ofediq_rounding(impl, hyper, n=3000):
     cl, x = problem(41, n=2, d=2)
     rng = np.random.default_rng(9)
@@ -589,7 +605,7 @@ def own_ofediq_rounding(impl, hyper, n=3000):
 OWN = {  # family -> (check, threshold on the deviation for "right law")
     "scaffnew": (own_scaffnew_K, 0.03), "fedred": (own_fedred_coin, 0.03), "dane": (own_dane_selection, 0.03),
 }
-OWN_OFEDIQ = [(own_ofediq_participation, 0.03), (own_ofediq_rounding, 4.5)]
+OWN_OFEDIQ = [(own_ofediq_participation, 0.03), (own_ofediq_rounding, 4.5), (own_ofediq_time_independence, 0.03)]
 
 
 def uses_own(fam, hyper):
@@ -612,6 +628,12 @@ def special_wrong(fam, name, impl, hyper):
         got = impl(x, cl2, state=None, rng=None, **hyper)
         dev = np.linalg.norm(got - ref_fedavg(x, cl2))
         return dev > 1e-6, f"second problem with the same ids: |x+ - ref| = {dev:.2e}"
+    if name == "fedavg_weights_sorted_mismatch":
+        cl, x = problem(53, n=3)
+        order = [cl[1], cl[2], cl[0]]            # ids 42, 7, 10: not sorted, sizes 3+1.., 3+2.., 3+0..
+        dev = np.linalg.norm(impl(x, order, state=None, rng=None, **hyper) - ref_fedavg(x, order))
+        return dev > 1e-6, f"clients listed as ids {[c.cid for c in order]}, sizes " \
+                           f"{[c.num_examples for c in order]}: |x+ - ref| = {dev:.2e}"
     if name == "fedprox_cg_absolute_tol":
         cl, x = problem(52, n=2, scale=0.3)
         worst = 0
@@ -621,6 +643,9 @@ def special_wrong(fam, name, impl, hyper):
             worst = max(worst, ratio)
         return worst > hyper["gamma"], f"small gradients: ||grad h_i(w_i)|| / ||grad f_i(x)|| = {worst:.3f} " \
                                        f"(gamma = {hyper['gamma']})"
+    if name == "ofediq_coin_every_other_period":
+        dev, det = own_ofediq_time_independence(impl, hyper)
+        return dev > 0.03, det
     if name == "ofediq_counter_in_closure":
         a = sc_ofediq(impl, hyper)
         return a > 1e-6, f"second run after the first: worst {a:.2e}"
@@ -685,6 +710,8 @@ def main() -> int:
             check(f"{name}: runs on valid input" + (" (crash is the bug)" if name in crash else ""),
                   (crashed is None) != (name in crash), "" if crashed is None else repr(crashed)[:120])
             sp = special_wrong(fam, name, impl, h)
+            if name in crash:
+                sp = (crashed is not None, f"raises {type(crashed).__name__} on client ids that are not positions")
             if sp is None:
                 w = SCENARIO[fam](impl, h)
                 differs, det = w > 1e-6, f"(scenario worst {w:.1e})"
