@@ -132,6 +132,32 @@ def feddyn_h_without_alpha(x, clients, *, state=None, rng=None, alpha=1.0, num_c
     return np.mean(ths, axis=0) - h, {"h": h, "g_i": g}
 
 
+class _Dyn:
+    def __init__(self, d):
+        self.h = np.zeros(d)
+        self.g = {}
+
+
+def feddyn_opaque_g_sign(x, clients, *, state=None, rng=None, alpha=1.0, num_clients=None, **_):
+    """WRONG, carried only in an opaque state: the client state stored as g_k + alpha (theta_k - x) (sign slip in
+    line 9's update), while h is updated correctly; Alg. 1 has grad L_k(theta_k) = grad L_k(theta_k^{t-1})
+    - alpha (theta_k - x). Round 1 is right (g_k = 0 then); the slip shows from a client's second round."""
+    st = state if state is not None else _Dyn(len(x))
+    m = num_clients or len(clients)
+    new = _Dyn(len(x))
+    new.g = dict(st.g)
+    h = st.h.copy()
+    ths = []
+    for c in clients:
+        gk = st.g.get(c.cid, np.zeros(len(x)))
+        th = _local(c, x, gk, alpha)
+        new.g[c.cid] = gk + alpha * (th - x)
+        h = h - alpha / m * (th - x)
+        ths.append(th)
+    new.h = h
+    return np.mean(ths, axis=0) - h / alpha, new
+
+
 CORRECT = [
     ("feddyn_namedtuple", feddyn_namedtuple, {}),
     ("feddyn_inplace_cholesky", feddyn_inplace_cholesky, {}),
@@ -141,5 +167,6 @@ WRONG = [
     ("feddyn_newcomer_g_from_h", feddyn_newcomer_g_from_h, {}),
     ("feddyn_all_models_average", FedDynAllModels(), {}),
     ("feddyn_h_without_alpha", feddyn_h_without_alpha, {}),
+    ("feddyn_opaque_g_sign", feddyn_opaque_g_sign, {}),
 ]
 CRASH_IS_THE_BUG: tuple = ()

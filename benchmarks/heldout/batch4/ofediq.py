@@ -214,6 +214,30 @@ def ofediq_coin_every_other_period(x, clients, *, state=None, rng=None, eta=0.05
     return x - eta / K * agg, {"t": t + 1, "theta": th, "coins": coins, "period_no": k + 1}
 
 
+def ofediq_rng_seeded_by_cid(x, clients, *, state=None, rng=None, eta=0.05, period=2, p=0.5, s=4, b=1,
+                             weighting="uniform", num_clients=None, draw=None, **_):
+    """WRONG: without a draw each client draws its coin and its rounding uniforms from np.random.default_rng(cid),
+    created in the call ("one reproducible generator per client"): the same numbers at every period, so a client
+    always or never transmits and always rounds the same way (Alg. 2: independent Bernoulli(p_k) at every t in
+    [T]_L; Definition 2: fresh xi_i)."""
+    st = state or {"t": 1, "theta": {}}
+    t, th = _step_common(x, clients, st, eta, period)
+    if t % period:
+        return x.copy(), {"t": t + 1, "theta": th}
+    K = num_clients or len(clients)
+    agg = np.zeros_like(x)
+    for c in clients:
+        gen = np.random.default_rng(abs(int(c.cid)))
+        part = _draws(draw, c.cid, "participate")
+        if part is None:
+            part = gen.random() < p
+        if part:
+            U = _draws(draw, c.cid, "uniforms")
+            U = gen.random(len(x)) if U is None else U
+            agg += quantize((x - th[c.cid]) / (eta * p), s, b, U)
+    return x - eta / K * agg, {"t": t + 1, "theta": th}
+
+
 def make_ofediq_counter_in_closure():
     """WRONG: the time step t is a counter in a closure, advanced on every call and never reset when state=None
     (only theta_k is in the returned state); a run that starts when the counter is not at a period's start
@@ -254,5 +278,6 @@ WRONG = [
     ("ofediq_double_inverse_p", ofediq_double_inverse_p, {}),
     ("ofediq_counter_in_closure", make_ofediq_counter_in_closure(), {}),
     ("ofediq_coin_every_other_period", ofediq_coin_every_other_period, {}),
+    ("ofediq_rng_seeded_by_cid", ofediq_rng_seeded_by_cid, {}),
 ]
 CRASH_IS_THE_BUG: tuple = ()

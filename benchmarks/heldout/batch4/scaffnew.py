@@ -112,9 +112,37 @@ def scaffnew_last_step_uncorrected(x, clients, *, state=None, rng=None, step=0.5
     return xn, {"h_i": hn}
 
 
+def scaffnew_f32(x, clients, *, state=None, rng=None, step=0.5, p=0.5, local_steps=None, weighting="uniform",
+                 **_):
+    """Correct, float32 throughout (declared rtol 1e-4): the iterates, gradients and h_i in float32 (the data cast
+    once per call), its own coin `while rng.random() >= p` (K ~ Geometric(p) on 1, 2, ...)."""
+    f32 = np.float32
+    g, p32 = f32(step), f32(p)
+    hs = state if state is not None else {}
+    data = [(np.asarray(c.features, f32), np.asarray(c.targets, f32)) for c in clients]
+    if local_steps is None:
+        K = 1
+        while rng.random() >= p:
+            K += 1
+    else:
+        K = int(local_steps)
+    X = [np.asarray(x, f32).copy() for _ in clients]
+    H = [hs.get(c.cid, np.zeros(len(x), f32)) for c in clients]
+    for _ in range(K):
+        for j, (Z, y) in enumerate(data):
+            X[j] = X[j] - g * (Z.T @ (Z @ X[j] - y) / f32(Z.shape[0]) - H[j])
+    w = [f32(a) for a in _wts(clients, weighting)]
+    xn = sum(wj * xj for wj, xj in zip(w, X))
+    out = dict(hs)
+    for j, c in enumerate(clients):
+        out[c.cid] = H[j] + p32 / g * (xn - X[j])
+    return xn.astype(np.float64), out
+
+
 CORRECT = [
     ("scaffnew_opaque_own_coin", scaffnew_opaque, {}),
     ("scaffnew_geometric_dict", scaffnew_geometric_dict, {}),
+    ("scaffnew_f32", scaffnew_f32, {"rtol": 1e-4}),
 ]
 WRONG = [
     ("scaffnew_fixed_period", scaffnew_fixed_period, {}),

@@ -57,6 +57,7 @@ def scaffold_inplace(x, clients, *, state=None, rng=None, local_steps=5, local_s
     reads c_i = 0; all client steps vectorised over a stacked (n, d) array."""
     if state is None:
         state = {"c": np.zeros_like(x), "c_i": {}}
+    state.setdefault("c_i", {})
     c = np.asarray(state.get("c", np.zeros_like(x)), dtype=np.float64)
     N = num_clients or len(clients)
     C_i = np.stack([np.asarray(state["c_i"].get(cl.cid, np.zeros_like(x)), dtype=np.float64) for cl in clients])
@@ -150,6 +151,31 @@ def scaffold_server_step_on_c(x, clients, *, state=None, rng=None, local_steps=5
     return x + server_step * dx, {"c": c + server_step * dc / N, "c_i": {**state["c_i"], **new}}
 
 
+def scaffold_shared_zero_default(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1,
+                                 server_step=1.0, weighting="uniform", option="II", num_clients=None, **_):
+    """WRONG (state aliasing): new clients get `c_i.setdefault(cid, zero)` with ONE zero vector per call, and c_i is
+    then updated in place (`ci += ...`), so the second new client of a round starts from the first one's updated
+    variate instead of 0 (Alg. 1: each client's own c_i, initially 0)."""
+    if state is None:
+        state = {"c": np.zeros_like(x), "c_i": {}}
+    c = np.asarray(state["c"], float)
+    cis = {k: np.array(v, dtype=float) for k, v in state["c_i"].items()}
+    zero = np.zeros_like(x)
+    N = num_clients or len(clients)
+    wts = _w(clients, weighting)
+    dx, dc = np.zeros_like(x), np.zeros_like(x)
+    for cl in clients:
+        ci = cis.setdefault(cl.cid, zero)
+        y = x.copy()
+        for _ in range(local_steps):
+            y = y - local_step * (cl.grad(y) - ci + c)
+        new = cl.grad(x) if option == "I" else ci - c + (x - y) / (local_steps * local_step)
+        dc += new - ci
+        ci += new - ci
+        dx += wts[cl.cid] * (y - x)
+    return x + server_step * dx, {"c": c + dc / N, "c_i": {k: v.copy() for k, v in cis.items()}}
+
+
 CORRECT = [
     ("scaffold_option1_object", scaffold_option1_object, {"option": "I"}),
     ("scaffold_inplace_vectorised", scaffold_inplace, {}),
@@ -158,5 +184,6 @@ WRONG = [
     ("scaffold_newcomer_warm_c", scaffold_newcomer_warm_c, {}),
     ("scaffold_sequential_c", scaffold_sequential_c, {}),
     ("scaffold_server_step_on_c", scaffold_server_step_on_c, {}),
+    ("scaffold_shared_zero_default", scaffold_shared_zero_default, {}),
 ]
 CRASH_IS_THE_BUG: tuple = ()
