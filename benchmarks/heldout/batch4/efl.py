@@ -106,8 +106,9 @@ class EflServer:
 
 def efl_p_over_active(x, clients, *, state=None, rng=None, E=3, step=0.05, lam=0.1, q=None, aggregation="efl",
                       variant="consistent", weighting="num_examples", draw=None, **_):
-    """WRONG: p^k renormalised over the active clients of the round (s_k > 0); eq. (6) uses the fixed p^k of eq. (1)
-    over all N clients (an inactive client contributes nothing, the others keep their weight)."""
+    """WRONG: p^k renormalised over the active clients of the round (s_k > 0); the declared scheme
+    (aggregation="efl", Section 4.2) is p_tau^k = E p^k / s_k with the p^k of eq. (1) over all N clients (an inactive
+    client contributes nothing, the others keep their weight)."""
     d = len(x)
     S = state or {"R_k": {}, "R_G": np.zeros(d)}
     s = _steps(draw, clients, E)

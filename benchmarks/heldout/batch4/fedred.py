@@ -198,31 +198,6 @@ def fedred_h_zero_init(x, clients, *, state=None, rng=None, lam=1.0, eta=0.2, p=
     return xt, {"x_i": {k: xt.copy() for k in xi} if reset else xi, "h_i": _cv(clients, w, xt)}
 
 
-class _SeededState:
-    def __init__(self, xi, hi, k):
-        self.xi, self.hi, self.k = xi, hi, k
-
-
-def fedred_coin_seeded_by_iteration(x, clients, *, state=None, rng=None, lam=1.0, eta=0.2, p=0.5,
-                                    solver="linearized", reset=True, batch_size=None, weighting="uniform", draw=None,
-                                    **_):
-    """WRONG: its own coin drawn from np.random.default_rng(k) with k the iteration number ("reproducible"): within a
-    run the coins look like Bernoulli(p), but every run repeats the same coin sequence, so theta_k is a fixed
-    function of k, not a random variable independent of everything else (Alg. 2: theta_k ~ Bernoulli(p))."""
-    w = _w(clients, weighting)
-    if state is None:
-        state = _SeededState({c.cid: x.copy() for c in clients}, _cv(clients, w, x), 0)
-    xi = {c.cid: _local(c, state.xi[c.cid], x, state.hi[c.cid], lam, eta, solver, draw) for c in clients}
-    if draw and "communicate" in draw:
-        comm = draw["communicate"]
-    else:
-        comm = bool(np.random.default_rng(state.k).random() < p)
-    if not comm:
-        return x.copy(), _SeededState(xi, dict(state.hi), state.k + 1)
-    xt = sum(w[k] * xi[k] for k in xi)
-    return xt, _SeededState({k: xt.copy() for k in xi} if reset else xi, _cv(clients, w, xt), state.k + 1)
-
-
 CORRECT = [
     ("fedred_opaque_alg3", fedred_opaque, {}),
     ("fedred_inplace_alg2_no_reset", fedred_inplace, {"solver": "exact", "reset": False}),
@@ -233,6 +208,5 @@ WRONG = [
     ("fedred_error_diffusion_coin", fedred_error_diffusion_coin, {}),
     ("fedred_list_by_cid", fedred_list_by_cid, {}),
     ("fedred_h_zero_init", fedred_h_zero_init, {}),
-    ("fedred_coin_seeded_by_iteration", fedred_coin_seeded_by_iteration, {}),
 ]
 CRASH_IS_THE_BUG = ("fedred_list_by_cid",)
