@@ -138,3 +138,20 @@ def test_the_serial_test_of_scaffnew_detects_a_repeat_probability_off_by_its_del
     runs = 200
     rejected = sum(bernoulli_sprt(_coin(r + sign * delta, seed), r, delta=delta).rejected for seed in range(runs))
     assert rejected / runs >= 0.95
+
+
+@pytest.mark.parametrize("p, more, less", [(0.5, 0, 3), (0.5, 1, 2), (0.25, 1, 0), (0.25, 3, 0)])
+def test_the_pair_test_of_fedred_detects_a_pair_probability_off_by_delta(p: float, more: int, less: int) -> None:
+    """fedred.coin_frequency's pair test: the four values of two consecutive coins against (1-p)^2, (1-p)p,
+    p(1-p), p^2; moving DELTA of probability from one value to another is rejected with power >= 0.95 (simulated
+    pairs, independent of the kit; measured 0.99-1.0)."""
+    from fedtheory.conformance.families.fedred.properties import pair_probs
+
+    base = [(1 - p) ** 2, (1 - p) * p, p * (1 - p), p * p]
+    assert pair_probs(p) == pytest.approx(base)
+    wrong = list(base)
+    wrong[more] += DELTA
+    wrong[less] -= DELTA
+    runs = 100
+    rejected = sum(categorical_sprt(_draws(wrong, seed), base).rejected for seed in range(runs))
+    assert rejected / runs >= 0.95

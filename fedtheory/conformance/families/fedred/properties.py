@@ -243,8 +243,8 @@ def coin_frequency(impl, case, hyper, rtol) -> Outcome:
     probability), so at each p the coins are then also read two at a time, (theta_1, theta_2), (theta_3,
     theta_4), ... of each chain, and the four values are tested against the law of two independent coins by
     :func:`fedtheory.conformance.sequential.categorical_sprt` (level 1e-6, a pair's probability off by 0.03
-    detected; at most 16,000 pairs). One case only: the tests control their own error rates, which more cases
-    would multiply (four tests: <= 4e-6)."""
+    detected with power >= 0.95, measured in tests/conformance/test_sequential.py; at most 16,000 pairs). One
+    case only: the tests control their own error rates, which more cases would multiply (four tests: <= 4e-6)."""
     p = float(hyper["p"])
     if not DELTA < p < 1.0 - DELTA:
         return not_applicable(f"p = {p:g}: the coin test needs p in ({DELTA:g}, {1 - DELTA:g}) (p = 1: every "
