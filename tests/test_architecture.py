@@ -44,7 +44,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in
     "fedtheory validation linalg files expressions autoload trace optional user_code",  # the leaves
     "prox_l1 participation compressors",                              # numerical kernels
     "problems theory metrics papers",                                 # exact constants; bounds; inventories
-    "local torch catalogue strategies testing",                       # built on the problems
+    "local torch catalogue strategies testing references",            # built on the problems
     "algorithms",
     "run plotting pep",                                               # pep: exact worst cases, no claims
     "claims bench conformance",                                       # what runs the algorithms
