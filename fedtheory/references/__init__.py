@@ -12,7 +12,8 @@ The ledger certifies every round it records against the reference of the algorit
 (:func:`certify_round`): a claim that runs an algorithm is a verdict about *the paper's* algorithm only while its
 run is the paper's algorithm, and a difference makes the claim fail (docs/verification-power.md).
 
-A module per paper registers its references with :func:`reference`; nothing else to register.
+A module per paper (``references/<paper>.py``) registers its references with :func:`reference`; the package
+imports its modules on first use, so there is nothing else to register.
 """
 from __future__ import annotations
 
@@ -87,15 +88,13 @@ def has_reference(name: str) -> bool:
 
 
 def _load() -> None:
-    from importlib import import_module
+    """Import every module of this package (each registers its references on import): on first use, not at the
+    package's import, so the modules may import this one without a cycle."""
+    import sys
 
-    for module in _MODULES:
-        import_module(f"{__name__}.{module}")
+    from ..autoload import load_submodules
 
-
-#: The modules that register references (one per paper; imported on first use, so importing this package is
-#: cheap and has no cycle).
-_MODULES: tuple[str, ...] = ()
+    load_submodules(sys.modules[__name__], {})
 
 
 def _as_array(value: Any) -> np.ndarray:
