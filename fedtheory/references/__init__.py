@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Expected", "Mismatch", "REFERENCES", "reference", "certify_round", "has_reference"]
+__all__ = ["Expected", "Mismatch", "REFERENCES", "reference", "certify_round", "certify_run", "has_reference"]
 
 
 from .base import ATOL_SCALE, REFERENCES, RTOL, Expected, Mismatch, ReferenceRound, reference
@@ -93,3 +93,19 @@ def certify_round(alg: Any, problem: Any, state: Any, draw: Any, new_state: Any,
 
 def _numeric(value: Any) -> bool:
     return isinstance(value, (int, float, np.ndarray)) and not isinstance(value, bool)
+
+
+def certify_run(alg: Any, problem: Any, x0: Any, rounds: int, seed: int = 0) -> tuple[int, Mismatch | None]:
+    """Run ``rounds`` rounds of ``alg`` from ``alg.init(problem, x0)`` with ``draw`` / ``round_given`` (seeded
+    generator) and certify every one of them against the reference, each from the implementation's own state:
+    ``(rounds certified, the first mismatch or None)``."""
+    state = alg.init(problem, np.asarray(x0, dtype=float))
+    rng = np.random.default_rng(seed)
+    for r in range(rounds):
+        draw = alg.draw(problem, state, rng)
+        new_state, log = alg.round_given(problem, state, draw)
+        mismatch = certify_round(alg, problem, state, draw, new_state, log, r)
+        if mismatch is not None:
+            return r, mismatch
+        state = new_state
+    return rounds, None
