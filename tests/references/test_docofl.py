@@ -142,3 +142,18 @@ def test_ecuq_transcription_meets_the_paper_window():
             p = counts / X.shape[1]
             H = -np.sum(p * np.log2(p))
             assert H <= b + 1e-12
+
+
+def test_the_identity_claim_fails_on_a_slipped_algorithm(monkeypatch):
+    """docofl.rounds.reference_identity runs the implementation it finds: a slipped copy makes it fail."""
+    from fedtheory.claims import select
+
+    (c,) = select(ids=["docofl.rounds.reference_identity"])
+    instances = list(c.instances(False))
+    assert all(c.check(inst).holds for inst in instances)
+    copy = patched(docofl_module, *SLIPS["correction against the uncompressed anchor (footnote 3)"])
+    monkeypatch.setattr(docofl_module, "DoCoFL", copy.DoCoFL)
+    monkeypatch.setattr(docofl_module, "TwoClassParticipation", copy.TwoClassParticipation)
+    verdicts = [c.check(inst) for inst in instances]
+    assert not all(ev.holds for ev in verdicts)
+    assert any("differs from the paper's algorithm" in ev.details["difference"] for ev in verdicts)

@@ -107,3 +107,16 @@ def test_reference_rejects_a_slip(slip):
 
 def test_at_least_eight_slips():
     assert len(SLIPS) >= 8
+
+
+def test_the_identity_claim_fails_on_a_slipped_algorithm(monkeypatch):
+    """efl.rounds.reference_identity runs the implementation it finds: a slipped copy makes it fail."""
+    from fedtheory.claims import select
+
+    (c,) = select(ids=["efl.rounds.reference_identity"])
+    instances = list(c.instances(False))
+    assert all(c.check(inst).holds for inst in instances)
+    copy = patched(efl_module, *SLIPS["client that missed a round treated as if it had not"])
+    monkeypatch.setattr(efl_module, "EFL", copy.EFL)
+    verdicts = [c.check(inst) for inst in instances]
+    assert not all(ev.holds for ev in verdicts)

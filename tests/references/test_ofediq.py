@@ -120,3 +120,16 @@ def test_reference_rejects_a_quantizer_slip(slip):
 
 def test_at_least_eight_slips():
     assert len(SLIPS) + len(QUANTIZER_SLIPS) >= 8
+
+
+def test_the_identity_claim_fails_on_a_slipped_algorithm(monkeypatch):
+    """ofediq.rounds.reference_identity runs the implementation it finds: a slipped copy makes it fail."""
+    from fedtheory.claims import select
+
+    (c,) = select(ids=["ofediq.rounds.reference_identity"])
+    # the OFedIQ instances with sampling rates below 1 (where the 1/p weights matter)
+    instances = [i for i in c.instances(False) if i["alg"] == "ofediq" and i["kw"].get("p", 1.0) != 1.0]
+    assert instances and all(c.check(inst).holds for inst in instances)
+    copy = patched(online_module, *SLIPS["1/p weights missing"])
+    monkeypatch.setattr(online_module, "OFedIQ", copy.OFedIQ)
+    assert not any(c.check(inst).holds for inst in instances)
