@@ -76,6 +76,10 @@ def _reference_instances(thorough: bool):
                        correction=("Zero", {}), n_sampled=6))
     yield dict(label="naive baseline (Sec. 3.1), ECUQ", problem="logistic",
                kw=dict(naive=True, anchor=("ECUQ", dict(b=2.0)), n_sampled=4))
+    # Alg. 3 in general: exact anchors y = w_{t - tau} whose staleness tau varies by round and by client
+    yield dict(label="Alg. 3: exact anchors, staleness varying per client, Rademacher correction", problem="logistic",
+               kw=dict(period=3, queue_size=3, correction=("ScaledRademacher", dict(scale=0.5)), n_sampled=4,
+                       participation=two))
     yield dict(label="meta-algorithm (Alg. 3), staleness 3", problem="quadratic", meta=True,
                kw=dict(staleness=3, correction=("ScaledRademacher", dict(scale=0.4)), n_sampled=4))
 
