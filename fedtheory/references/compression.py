@@ -72,13 +72,11 @@ def compress(comp: Any, X: np.ndarray, rng: np.random.Generator | None) -> tuple
             if delta == 0:
                 out[r] = X[r]
                 continue
-            for j in range(d):
-                pos = L - 1.0 if X[r, j] == hi else (X[r, j] - lo) / delta  # x = lo + pos delta
-                low = min(max(math.floor(pos), 0), L - 2)
-                frac = min(max(pos - low, 0.0), 1.0)
-                up = (U[r, j] < frac) if U is not None else (frac >= 0.5)
-                level = low + int(up)
-                out[r, j] = hi if level >= L - 1 else lo + level * delta
+            pos = np.where(X[r] == hi, L - 1.0, (X[r] - lo) / delta)  # x = lo + pos delta, max x on the top level
+            low = np.clip(np.floor(pos), 0, L - 2)
+            frac = np.clip(pos - low, 0.0, 1.0)
+            level = low + ((U[r] < frac) if U is not None else (frac >= 0.5))
+            out[r] = np.where(level >= L - 1, hi, lo + level * delta)
         return out, np.full(m, float(2 * F64 + d * math.ceil(math.log2(L))))
     if name == "RandK":
         U = rng.random((m, d))
@@ -123,11 +121,10 @@ def sb_quantize_row(u: np.ndarray, U: np.ndarray, s: int, b: int) -> np.ndarray:
         norm = math.sqrt(float(np.sum(u[idx] ** 2)))
         if norm == 0.0:
             continue
-        for i in range(idx.start, idx.stop):
-            r = min(abs(u[i]) / norm, 1.0)
-            level = min(math.floor(s * r), s - 1)
-            up = U[i] < min(max(s * r - level, 0.0), 1.0)
-            out[i] = norm * np.sign(u[i]) * (level + int(up)) / s
+        r = np.minimum(np.abs(u[idx]) / norm, 1.0)  # r_i, one block at a time (vectorised over its coordinates)
+        level = np.minimum(np.floor(s * r), s - 1)
+        up = U[idx] < np.clip(s * r - level, 0.0, 1.0)
+        out[idx] = norm * np.sign(u[idx]) * (level + up) / s
     return out
 
 
