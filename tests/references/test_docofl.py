@@ -26,7 +26,7 @@ ROUNDS = 8
 
 def patched(module: types.ModuleType, *subs: tuple[str, str]) -> types.ModuleType:
     """A copy of ``module`` with each (old, new) substitution applied once (old must occur exactly once)."""
-    src = inspect.getsource(module).replace("@register_algorithm\n", "")
+    src = inspect.getsource(module).replace("@register_algorithm\n", "").replace("@register_compressor\n", "")
     for old, new in subs:
         assert src.count(old) == 1, f"slip anchor not unique in {module.__name__}: {old!r}"
         src = src.replace(old, new)
@@ -157,3 +157,26 @@ def test_the_identity_claim_fails_on_a_slipped_algorithm(monkeypatch):
     verdicts = [c.check(inst) for inst in instances]
     assert not all(ev.holds for ev in verdicts)
     assert any("differs from the paper's algorithm" in ev.details["difference"] for ev in verdicts)
+
+
+#: slips of ECUQ (Alg. 4), in a patched copy of fedtheory/compressors/ecuq.py, caught through DoCoFL's anchors
+ECUQ_SLIPS = {
+    "bin edges sent instead of bin centres": [("x_hat = np.where(delta > 0, lo + (index + 0.5) * delta, X)",
+                                               "x_hat = np.where(delta > 0, lo + index * delta, X)")],
+    "2^b levels rounded up": [("return max(1, int(math.floor(2.0**self.b)))", "return max(1, int(math.ceil(2.0**self.b)))")],
+    "entropy counted where Huffman bits are sent": [
+        ('per_coord = huffman_average_length(res.index) if self.coding == "huffman" else res.entropy',
+         "per_coord = res.entropy")],
+    "search stops at the first level count below the budget": [("active = (~in_window) & (cap > K0)",
+                                                                 "active = np.zeros_like(in_window)")],
+}
+
+
+@pytest.mark.parametrize("slip", sorted(ECUQ_SLIPS))
+def test_reference_rejects_an_ecuq_slip(slip):
+    import fedtheory.compressors.ecuq as ecuq_module
+
+    copy = patched(ecuq_module, *ECUQ_SLIPS[slip])
+    alg = DoCoFL(period=2, queue_size=3, anchor_compressor=copy.ECUQ(b=1.5), correction_compressor=QSGD(s=2),
+                 n_sampled=4, participation=TWO_CLASS)
+    assert first_mismatch(alg, PROBLEMS["quadratic"]()) is not None, f"the reference accepted the ECUQ slip: {slip}"
