@@ -52,6 +52,8 @@ def docofl_round(alg: Any, problem: Any, state: Any, draw: Any) -> Expected:
 
     anchors, raw = np.array(state.anchors, dtype=np.float64), np.array(state.raw_anchors, dtype=np.float64)
     rounds, abits = np.array(state.anchor_rounds, dtype=np.int64), np.array(state.anchor_bits, dtype=np.float64)
+    if rounds.size != V:
+        raise ValueError(f"the anchor queue has {rounds.size} slots, Alg. 1 keeps V = {V} anchors")
     if not alg.naive and t % K == 0:  # Alg. 1 lines 3-5: the oldest anchor leaves when the queue is full
         y, bits = compress(alg.anchor_compressor, w[None, :], rng)
         # the new anchor takes a free slot, else the oldest anchor's (the implementation's ring position)
