@@ -31,7 +31,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..claims.registry import Claim
 from .inventory import Paper, Statement
 
-__all__ = ["StatementCoverage", "coverage", "totals", "render_totals", "render_markdown", "render_json",
+__all__ = ["StatementCoverage", "coverage", "statement_coverage", "totals", "render_totals", "render_markdown", "render_json",
            "numbered_statements", "STATUSES", "ASSERTED", "qualified_summary"]
 
 STATUSES = ("checked", "checked-derived", "checked-narrower", "measured", "false", "false-under-reading",
@@ -139,16 +139,24 @@ def coverage(papers: Sequence[Paper], claims: Iterable[Claim], strict: bool = Tr
                 raise ValueError(f"claim {c.id} cites {cite.paper}:{cite.label}, which is not in that paper's "
                                  f"inventory (fedtheory/papers/{cite.paper}.py)")
             citing.setdefault((cite.paper, cite.label), []).append(c)
-    out = []
-    for p in papers:
-        for s in p.statements:
-            cs = citing.get((p.key, s.label), [])
-            status, note = _status(p.key, s, cs, strict)
-            flagged = [f"`{c.id}` does not discriminate its algorithm from a broken variant: {c.non_discriminating}"
-                       for c in cs if getattr(c, "non_discriminating", "")]
-            note = "; ".join(x for x in (note, *flagged) if x)
-            out.append(StatementCoverage(p.key, s, status, tuple(c.id for c in cs), note))
-    return out
+    return [_row(p.key, s, citing.get((p.key, s.label), []), strict) for p in papers for s in p.statements]
+
+
+def statement_coverage(paper: Paper, label: str, claims: Iterable[Claim], strict: bool = True) -> StatementCoverage:
+    """The coverage of one statement, ``label`` of ``paper``, by the claims among ``claims`` that cite it: the one
+    function every view of a statement's status uses (``fedtheory coverage``, docs/coverage.md, the README, the
+    HTML report and ``fedtheory verify --explain``), so no two of them can disagree."""
+    s = paper.statement(label)
+    cs = [c for c in claims if any((x.paper, x.label) == (paper.key, label) for x in c.citations)]
+    return _row(paper.key, s, cs, strict)
+
+
+def _row(paper: str, s: Statement, cs: Sequence[Claim], strict: bool) -> StatementCoverage:
+    status, note = _status(paper, s, cs, strict)
+    flagged = [f"`{c.id}` does not discriminate its algorithm from a broken variant: {c.non_discriminating}"
+               for c in cs if getattr(c, "non_discriminating", "")]
+    note = "; ".join(x for x in (note, *flagged) if x)
+    return StatementCoverage(paper, s, status, tuple(c.id for c in cs), note)
 
 
 def totals(rows: Sequence[StatementCoverage]) -> dict[str, dict[str, int]]:
