@@ -190,3 +190,28 @@ def test_proof_chain_lists_each_dependency_after_its_own() -> None:
                          Statement("Lemma 3", "", ""),
                          Statement("Theorem 4", "", "", depends_on=("Lemma 2", "Lemma 3", "Lemma 1"))))
     assert p.proof_chain("Theorem 4") == ["Lemma 1", "Lemma 2", "Lemma 3"]
+
+
+def test_a_qualitative_claim_does_not_outrank_narrower_ones_unless_it_checks_the_statement_as_printed() -> None:
+    # A statement is "checked" only if a claim checks it as printed (no narrower=); one unlabelled claim among
+    # narrower ones makes the statement "checked", so a qualitative claim that checks less must say what.
+    table = Paper("fedred", "P", (Statement("Table 1", "", "rates of six methods"),))
+    rate = _claim("test.rank.rate", cites=("Table 1",), kind="rate", narrower="only the scaling in L")
+    qualitative = _claim("test.rank.qualitative", cites=("Table 1",), kind="qualitative")
+    assert coverage([table], [rate, qualitative])[0].status == "checked"
+    labelled = _claim("test.rank.qualitative", cites=("Table 1",), kind="qualitative", narrower="one comparison")
+    row = coverage([table], [rate, labelled])[0]
+    assert row.status == "checked-narrower"
+    assert "only the scaling in L (test.rank.rate)" in row.note and "one comparison (test.rank.qualitative)" in row.note
+
+
+@pytest.mark.parametrize("key, label", [("fedelasticnet", "Table 2"), ("docofl", "Figure 2"), ("fedred", "Table 1")])
+def test_statements_checked_on_a_weaker_form_say_so(key: str, label: str) -> None:
+    # FedElasticNet Table 2 (counts on a quadratic), DoCoFL Figure 2 (uniform quantizers only), FedRed Table 1
+    # (one qualitative comparison among four narrower claims): no claim citing them checks them as printed.
+    claims = load_all()
+    row = next(r for r in coverage(all_papers(), claims.values()) if (r.paper, r.statement.label) == (key, label))
+    assert row.status == "checked-narrower"
+    for cid in row.claims:
+        if claims[cid].expected == "holds":
+            assert claims[cid].narrower and f"({cid})" in row.note, cid
