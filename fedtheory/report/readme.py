@@ -19,7 +19,7 @@ from typing import Iterable
 from ..claims import Claim, load_all
 from ..claims.registry import FALSE_KINDS
 from ..papers import all_papers
-from ..papers.coverage import coverage, qualified_summary, render_totals
+from ..papers.coverage import coverage, qualified_summary, render_totals, shape_verdicts
 from .frameworks import verdict_table
 from .symbols import symbols
 
@@ -86,7 +86,7 @@ def _false_table(claims: list[Claim]) -> str:
 def _coverage_totals(claims: list[Claim]) -> str:
     """The per-paper coverage totals and the sentence on derived, narrower and measured statements."""
     papers = all_papers()
-    rows = coverage(papers, claims)
+    rows = coverage(papers, claims, shapes=shape_verdicts(claims, papers))
     return render_totals(rows, {p.key: p.key for p in papers}) + "\n\n" + qualified_summary(rows) + "\n"
 
 
