@@ -112,7 +112,7 @@ def explain(claim_id: str, thorough: bool = False) -> Explanation:
             for label in paper(cite.paper).proof_chain(cite.label):
                 if (cite.paper, label) not in order:
                     order.append((cite.paper, label))
-    links = []
+    runs = []
     for key, label in order:
         citing = [c for c in registry.values()
                   if c.id != claim_id and any((x.paper, x.label) == (key, label) for x in c.citations)]
@@ -125,8 +125,15 @@ def explain(claim_id: str, thorough: bool = False) -> Explanation:
                 own += theorem_instances
                 shared.append(c.id)
             results.append(evaluate(c, thorough, instances=own))
-        links.append(ChainLink(statement_coverage(paper(key), label, registry.values()), tuple(results),
-                               tuple(shared)))
-    statuses = {(x.paper, x.label): statement_coverage(paper(x.paper), x.label, registry.values()).status
+        runs.append((key, label, tuple(results), tuple(shared)))
+    # this run's shape verdicts decide whether a measured statement is reproduced, as in the report
+    shapes = {r.claim.id: all(e.holds for e in r.evidence) for r in [result, *(x for run in runs for x in run[2])]
+              if r.claim.expected == "exploratory" and r.evidence and not r.error}
+
+    def status_of(key: str, label: str) -> StatementCoverage:
+        return statement_coverage(paper(key), label, registry.values(), shapes=shapes)
+
+    links = tuple(ChainLink(status_of(key, label), results, shared) for key, label, results, shared in runs)
+    statuses = {(x.paper, x.label): status_of(x.paper, x.label).status
                 for x in target.citations if x.paper in PAPER_KEYS}
-    return Explanation(target, result, tuple(links), statuses)
+    return Explanation(target, result, links, statuses)
