@@ -2,8 +2,12 @@
 :func:`fedtheory.papers.coverage.statement_coverage`."""
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
+
+import pytest
 
 from fedtheory.claims import load_all
 from fedtheory.cli import main as cli_main
@@ -34,14 +38,28 @@ def _explained_statuses(text: str) -> dict[tuple[str, str], str]:
     return out
 
 
-def test_explain_and_coverage_json_agree_on_theorem_36_and_its_chain(capsys) -> None:
-    assert cli_main(["coverage", "--json"]) == 0
-    recorded = {(r["paper"], r["statement"]): r["status"] for r in json.loads(capsys.readouterr().out)["statements"]}
-    assert cli_main(["verify", "--explain", THEOREM_36]) == 0
+@pytest.fixture(scope="module")
+def recorded() -> dict[tuple[str, str], str]:
+    """{(paper, label): status} as ``fedtheory coverage --json`` prints it."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli_main(["coverage", "--json"]) == 0
+    return {(r["paper"], r["statement"]): r["status"] for r in json.loads(out.getvalue())["statements"]}
+
+
+# Theorem 36 of FedRed (cited by its only claim, and a link of Theorem 9's chain); DoCoFL's Theorem 1 (a chain
+# with a statement false as printed, Lemma C.7, and checked ones)
+@pytest.mark.parametrize("claim_id, must_show", [
+    (THEOREM_36, {("fedred", "Theorem 36"), ("fedred", "Theorem 9"), ("fedred", "Lemma 35")}),
+    ("docofl.theorem1", {("docofl", "Theorem 1"), ("docofl", "Lemma C.7"), ("docofl", "Lemma C.2")})])
+def test_explain_and_coverage_json_agree_on_every_statement_shown(claim_id, must_show, recorded, capsys) -> None:
+    assert cli_main(["verify", "--explain", claim_id]) == 0
     shown = _explained_statuses(capsys.readouterr().out)
-    # the cited statements and the chain: Theorem 36, Theorem 9, and the lemmas Theorem 36's proof uses
-    assert {("fedred", "Theorem 36"), ("fedred", "Theorem 9"), ("fedred", "Lemma 35")} <= set(shown)
-    assert recorded[("fedred", "Theorem 36")] == "checked-narrower"  # by THEOREM_36 itself, never "open"
+    assert must_show <= set(shown)
     for key, status in shown.items():
         assert status in STATUSES, (key, status)  # no claim fails in this run, so no link reads FAILS
         assert status == recorded[key], f"{key}: --explain says {status}, coverage --json {recorded[key]}"
+    if claim_id == THEOREM_36:
+        assert recorded[("fedred", "Theorem 36")] == "checked-narrower"  # by THEOREM_36 itself, never "open"
+    else:
+        assert recorded[("docofl", "Lemma C.7")] == "false"
