@@ -34,8 +34,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..claims.registry import Claim, evaluate
 from .inventory import Paper, Statement
 
-__all__ = ["StatementCoverage", "coverage", "statement_coverage", "shape_verdicts", "totals", "render_totals", "render_markdown", "render_json",
-           "numbered_statements", "STATUSES", "ASSERTED", "qualified_summary"]
+__all__ = ["StatementCoverage", "coverage", "statement_coverage", "shape_verdicts", "totals", "render_totals",
+           "render_markdown", "render_json", "numbered_statements", "STATUSES", "ASSERTED", "qualified_summary"]
 
 STATUSES = ("checked", "checked-derived", "checked-narrower", "measured", "false", "false-under-reading",
             "not-checkable", "open")
