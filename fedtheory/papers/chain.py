@@ -92,7 +92,8 @@ class Explanation:
                                      f"{e.theory:.6g}")
                         break
         elif r.failed:
-            unchecked = [f"{x.paper}:{x.label}" for x in self.links if x.status in ("open", "not-checkable", "measured")]
+            unchecked = [f"{x.paper}:{x.label}" for x in self.links
+                         if x.status in ("open", "not-checkable", "measured")]
             lines.append("Every checked link holds: the failure is in the theorem's own step"
                          + (f" or in an unchecked link ({', '.join(unchecked)})" if unchecked else "") + ".")
         return "\n".join(lines)

@@ -52,8 +52,8 @@ PAPER = Paper(
               "best mean test accuracy (%) under non-IID data of FedAvg, FedGATE, VRL-SGD, APFL, FedAMP, EFL on "
               "MNIST, CIFAR100, Sentiment140, Shakespeare",
               stand_in=("breast-cancer logistic regression over 10 clients, Dirichlet(0.3), clients active w.p. 0.3 "
-                        "then 1..5 local steps, 150 rounds: EFL against FedAvg and FedProx (test accuracy, bits sent); "
-                        "a convex problem has no analogue of FedAvg's CIFAR-100 collapse")),
+                        "then 1..5 local steps, 150 rounds: EFL against FedAvg and FedProx (test accuracy, bits "
+                        "sent); a convex problem has no analogue of FedAvg's CIFAR-100 collapse")),
     Statement("Theorem 2", "§4.4, eqs. (10)-(11)",
               "objective shift when client a quits: ||w* - w^*||^2 <= 8 L n_a^2 D^_a/(mu^2 n^2); when it joins: <= "
               "8 L n_a^2 D^_a/(mu^2 (n + n_a)^2)"),

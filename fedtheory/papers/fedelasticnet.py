@@ -39,8 +39,8 @@ PAPER = Paper(
     Statement("Table 3", "§4",
               "cumulative entropy of the transmitted values (bin 0.01), 10% participation: Algs. 1-3 below "
               "their baselines, Alg. 3 the smallest; FedDyn sending Delta_k instead of theta_k lowers it",
-              stand_in=("synthetic(1,1) logistic regression, 10 clients, d = 20, 10% participation, 30 rounds, Table 5's "
-                        "CIFAR-10 hyperparameters with 10 local steps")),
+              stand_in=("synthetic(1,1) logistic regression, 10 clients, d = 20, 10% participation, 30 rounds, "
+                        "Table 5's CIFAR-10 hyperparameters with 10 local steps")),
     Statement("Table 4", "§4",
               "cumulative entropy of the transmitted values (bin 0.01), 100% participation: same shape as Table 3",
               stand_in="Table 3's stand-in at 100% participation"),
@@ -52,9 +52,9 @@ PAPER = Paper(
     Statement("Figure 2", "§4",
               "distribution of the transmitted Delta_k^t on CIFAR-10 for FedDyn, Alg. 2, Alg. 3: Alg. 3's is "
               "sparser and Laplace-like, FedDyn's Gaussian-like",
-              stand_in=("the updates FedDyn, Alg. 2 and Alg. 3 send over 30 rounds of Table 3's stand-in (synthetic(1,1) "
-                        "logistic regression, 10% participation), pooled: exact zeros, excess kurtosis, binned "
-                        "entropy")),
+              stand_in=("the updates FedDyn, Alg. 2 and Alg. 3 send over 30 rounds of Table 3's stand-in "
+                        "(synthetic(1,1) logistic regression, 10% participation), pooled: exact zeros, excess "
+                        "kurtosis, binned entropy")),
     Statement("Table 5", "App. A.1",
               "the hyperparameters (lambda1, lambda2, epsilon) used per data set and algorithm",
               not_checkable="a table of the experiments' hyperparameters: it asserts nothing to compare (the "
