@@ -19,7 +19,7 @@ from typing import Iterable
 from ..claims import Claim, load_all
 from ..claims.registry import FALSE_KINDS
 from ..papers import all_papers
-from ..papers.coverage import coverage, qualified_summary, render_totals
+from ..papers.coverage import coverage, qualified_summary, render_totals, shape_verdicts
 from .frameworks import verdict_table
 from .symbols import symbols
 
@@ -52,8 +52,10 @@ def _ledger_summary(claims: list[Claim]) -> str:
     return (f"`fedtheory verify` checks {n['claims']} claims from the five papers, the classic results they build "
             f"on, the problem generators and the neural backend ({n['claims'] - n['neural']} without the `torch` "
             f"extra, whose {n['neural']} neural claims then register nothing). A passing run reports {n['hold']} "
-            f"that hold, {n['measured']} measurements (experiments recorded next to the papers' numbers, without a "
-            f"verdict) and {n['false']} recorded false: {n['false_printed']} claims find {printed} of the papers' "
+            f"that hold, {n['measured']} measurements (recorded next to the papers' numbers, never failing the run; "
+            f"for a statement that is only measured, their shape test says whether the stand-in reproduces the "
+            f"paper's shape) and "
+            f"{n['false']} recorded false: {n['false_printed']} claims find {printed} of the papers' "
             f"statements false as printed, {n['false_reading']} find statements false under a named reading, and "
             f"{n['false_ours']} find fedtheory's own readings or folklore false (not statements of the papers). "
             f"Each finds its counterexample, and a corrected statement is registered next to it.\n")
@@ -86,7 +88,7 @@ def _false_table(claims: list[Claim]) -> str:
 def _coverage_totals(claims: list[Claim]) -> str:
     """The per-paper coverage totals and the sentence on derived, narrower and measured statements."""
     papers = all_papers()
-    rows = coverage(papers, claims)
+    rows = coverage(papers, claims, shapes=shape_verdicts(claims, papers))
     return render_totals(rows, {p.key: p.key for p in papers}) + "\n\n" + qualified_summary(rows) + "\n"
 
 

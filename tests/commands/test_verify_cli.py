@@ -90,7 +90,7 @@ def test_explain_names_the_first_failing_lemma_in_proof_order(monkeypatch) -> No
     monkeypatch.setattr(chain_module, "PAPER_KEYS", ("toy",))
     explanation = chain_module.explain("toy.thm5")
     assert [link.label for link in explanation.links] == ["Lemma 1", "Lemma 2", "Lemma 3", "Lemma 4"]
-    assert [link.status for link in explanation.links] == ["holds", "FAILS", "not checkable", "open"]
+    assert [link.status for link in explanation.links] == ["checked", "FAILS", "not-checkable", "open"]
     assert explanation.first_broken.label == "Lemma 2"
     assert explanation.links[1].on_theorem_instances == ("toy.lemma2",)
     text = explanation.render()
