@@ -47,8 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"{SCALE_EXTRA_HINT}.")
     p.add_argument("--compare", metavar="CLAIMS_JSON", type=Path,
                    help="Compare with the claims.json of another run (e.g. another machine or BLAS kernel): "
-                        "exit 1 if any claim's status or any instance's verdict differs; report how far the "
-                        "measured numbers moved.")
+                        "exit 1 if any claim's status, any instance's verdict or any instance's details keys "
+                        "differ; list the measured numbers that moved by more than both a relative and an "
+                        "absolute floor (smaller changes are rounding residue, counted only).")
     p.set_defaults(func=main)
 
 
