@@ -213,5 +213,5 @@ def main(args: argparse.Namespace) -> int:
             other_reasons.append(f"{differences} verdict(s) or record key(s) differ from {args.compare}")
     print("\n" + summary_line((r.status for r in results), str(out)))
     # The last line explains the exit status, whatever came before it.
-    print(closing_line([Verdict(r.status, r.claim.false_kind) for r in results], status, other_reasons))
+    print(closing_line([Verdict.of(r) for r in results], status, other_reasons))
     return status

@@ -21,10 +21,17 @@ __all__ = ["Verdict", "EXPECTED_STATUS", "FALSE_KIND_WORDS", "count_line", "summ
 
 
 class Verdict(NamedTuple):
-    """A claim's status in a run and, for a claim expected to be violated, its kind of false statement."""
+    """A claim's status in a run and, for a claim expected to be violated, its kind of false statement and the
+    statements it cites ("paper:label"), so that statements found false as printed are counted once each."""
 
     status: str
     false_kind: str = ""
+    cites: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, result: ClaimResult) -> "Verdict":
+        c = result.claim
+        return cls(result.status, c.false_kind, tuple(f"{x.paper}:{x.label}" for x in c.citations))
 
 
 #: The status a claim has in a passing run, by its expectation (``Claim.expected``).
@@ -32,8 +39,6 @@ EXPECTED_STATUS = {"holds": "holds", "violated": "violated-as-recorded", "explor
 #: How each kind of false statement (:data:`~fedtheory.claims.registry.FALSE_KINDS`) is named on screen.
 FALSE_KIND_WORDS = {"printed": "false as printed", "reading": "false under a named reading",
                     "ours": "fedtheory's own reading or folklore found false (not a statement of the paper)"}
-#: The same, as counted in the closing line.
-_COUNTED = {"printed": "as printed", "reading": "under a named reading", "ours": "fedtheory's own readings or folklore"}
 #: The statuses that fail a run (``ClaimResult.failed``).
 FAILING = ("VIOLATED", "COUNTEREXAMPLE-LOST", "ERROR")
 #: How the compared number is named, by the claim's kind (a bound's right-hand side, an identity's closed form).
@@ -69,12 +74,25 @@ def closing_line(verdicts: Sequence[Verdict], exit_status: int, other_reasons: S
     recorded = [v for v in verdicts if v.status == "violated-as-recorded"]
     if recorded:
         kinds = Counter(v.false_kind for v in recorded)
-        split = ", ".join(f"{kinds[k]} {_COUNTED[k]}" for k in FALSE_KINDS if kinds[k])
-        parts.append(f"the {len(recorded)} violated-as-recorded claims find, as recorded, false statements ({split}), "
-                     "listed above")
+        printed = len({cite for v in recorded if v.false_kind == "printed" for cite in v.cites})
+        split = [f"{_find(kinds['printed'])} {printed} of the papers' statements false as printed",
+                 f"{_find(kinds['reading'])} statements false under a named reading",
+                 f"{_find(kinds['ours'])} fedtheory's own readings or folklore false"]
+        parts.append(f"the {len(recorded)} violated-as-recorded {_plural(len(recorded), 'claim finds', 'claims find')}"
+                     f", as recorded, false statements (listed above): "
+                     + ", ".join(text for k, text in zip(FALSE_KINDS, split) if kinds[k]))
     if counts["measured"]:
-        parts.append(f"the {counts['measured']} measured claims carry no verdict")
+        parts.append(f"the {counts['measured']} measured "
+                     f"{_plural(counts['measured'], 'claim carries', 'claims carry')} no verdict")
     return "exit 0: " + "; ".join(parts)
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return one if n == 1 else many
+
+
+def _find(n: int) -> str:
+    return f"{n} {_plural(n, 'finds', 'find')}"
 
 
 def _why(result: ClaimResult) -> list[str]:

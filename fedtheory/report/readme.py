@@ -54,7 +54,8 @@ TORCH_PAPERS = ("neural",)
 
 def _expected_verdicts(claims: Iterable[Claim]) -> list[Verdict]:
     """The verdicts of a passing run: each claim with the status its expectation gives it."""
-    return [Verdict(EXPECTED_STATUS[c.expected], c.false_kind) for c in claims]
+    return [Verdict(EXPECTED_STATUS[c.expected], c.false_kind, tuple(f"{x.paper}:{x.label}" for x in c.citations))
+            for c in claims]
 
 
 def _ledger_summary(claims: list[Claim]) -> str:

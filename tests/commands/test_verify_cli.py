@@ -59,8 +59,8 @@ def test_a_recorded_false_claim_is_shown_with_its_statement_and_why_and_exit_0_i
     first = next(e for e in record["evidence"] if not e["holds"])
     assert f"{first['instance']}: measured {first['measured']:.6g} against" in words
     assert out.strip().splitlines()[-1] == (
-        "exit 0: every claim expected to hold holds; the 1 violated-as-recorded claims find, as recorded, false "
-        "statements (1 as printed), listed above")
+        "exit 0: every claim expected to hold holds; the 1 violated-as-recorded claim finds, as recorded, false "
+        "statements (listed above): 1 finds 1 of the papers' statements false as printed")
 
 
 def test_out_under_a_file_is_refused_before_any_claim_runs(tmp_path: Path, capsys, monkeypatch) -> None:

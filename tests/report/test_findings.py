@@ -10,7 +10,7 @@ def _result(id: str, holds: list[bool], expected: str = "holds", false_kind: str
             error: str | None = None) -> ClaimResult:
     claim = Claim(id=id, paper="toy", source="", statement=f"the statement of {id}", kind="bound",
                   check=lambda x: None, instances=lambda thorough: [], expected=expected, false_kind=false_kind,
-                  reading=reading)
+                  reading=reading, cites=("Lemma 1",) if false_kind == "printed" else ())
     evidence = [Evidence(f"x={k}", measured=5.0 if not h else 0.5, theory=1.0, holds=h) for k, h in enumerate(holds)]
     return ClaimResult(claim, evidence, error, 0.1)
 
@@ -60,17 +60,19 @@ def test_nothing_is_printed_when_every_claim_holds() -> None:
 
 def test_the_closing_line_of_a_passing_run_explains_exit_0_with_its_counts() -> None:
     passing = [r for r in RESULTS if not r.failed]
-    verdicts = [Verdict(r.status, r.claim.false_kind) for r in passing]
-    # counted by hand from RESULTS: printed.a, printed.b (printed), reading, ours are violated-as-recorded
+    verdicts = [Verdict.of(r) for r in passing]
+    # counted by hand from RESULTS: printed.a and printed.b (false as printed; both cite Lemma 1, one statement),
+    # reading, ours are violated-as-recorded; one claim is measured
     assert closing_line(verdicts, 0) == (
         "exit 0: every claim expected to hold holds; the 4 violated-as-recorded claims find, as recorded, false "
-        "statements (2 as printed, 1 under a named reading, 1 fedtheory's own readings or folklore), listed "
-        "above; the 1 measured claims carry no verdict")
+        "statements (listed above): 2 find 1 of the papers' statements false as printed, 1 finds statements false "
+        "under a named reading, 1 finds fedtheory's own readings or folklore false; the 1 measured claim carries no "
+        "verdict")
     assert closing_line([Verdict("holds")], 0) == "exit 0: every claim expected to hold holds"
 
 
 def test_the_closing_line_of_a_failing_run_counts_its_failures_and_other_reasons() -> None:
-    verdicts = [Verdict(r.status, r.claim.false_kind) for r in RESULTS]
+    verdicts = [Verdict.of(r) for r in RESULTS]
     line = closing_line(verdicts, 1, ["2 verdict(s) differ from other.json"])
     assert line == ("exit 1: 3 claim(s) fail (1 VIOLATED, 1 COUNTEREXAMPLE-LOST, 1 ERROR; each is shown above with "
                     "its statement and why); 2 verdict(s) differ from other.json")
