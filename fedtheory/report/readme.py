@@ -64,16 +64,17 @@ def _ledger_summary(claims: list[Claim]) -> str:
     base = [c for c in claims if c.paper not in TORCH_PAPERS]
     verdicts = _expected_verdicts(base)
     return (f"`fedtheory verify` checks {n['claims']} claims from the five papers, the classic results they build "
-            f"on, the problem generators and the neural backend. With the `torch` extra, a passing run reports {n['hold']} "
-            f"that hold, {n['measured']} measurements (experiments recorded next to the papers' numbers, without a "
+            "on, the problem generators and the neural backend. With the `torch` extra, a passing run reports "
+            f"{n['hold']} that hold, {n['measured']} measurements (experiments recorded next to the papers' numbers, without a "
             f"verdict) and {n['false']} recorded false: {n['false_printed']} claims find {printed} of the papers' "
             f"statements false as printed, {n['false_reading']} find statements false under a named reading, and "
             f"{n['false_ours']} find fedtheory's own readings or folklore false (not statements of the papers). "
-            f"Each finds its counterexample, and a corrected statement is registered next to it.\n\n"
+            "Each finds its counterexample, and a corrected statement is registered next to it.\n\n"
             f"README command 1 installs no `torch`, so the {n['claims'] - len(base)} claims that need it (paper "
             f"{', '.join(f'`{p}`' for p in TORCH_PAPERS)}) register nothing and it checks {len(base)} claims; a "
             f"passing run of it ends with these two lines:\n\n"
-            f"```text\n{summary_line((v.status for v in verdicts), DEFAULT_OUT)}\n{closing_line(verdicts, 0)}\n```\n")
+            f"```text\n{summary_line((v.status for v in verdicts), DEFAULT_OUT)}\n"
+            f"{closing_line(verdicts, 0)}\n```\n")
 
 
 def _cell(text: str) -> str:

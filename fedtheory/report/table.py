@@ -7,8 +7,8 @@ import textwrap
 
 from ..claims.registry import Claim, ClaimResult
 
-__all__ = ["TABLE_HEADER", "fmt", "short_reference", "table_rows", "terminal_width", "render_table",
-           "render_worst_case"]
+__all__ = ["TABLE_HEADER", "REFERENCE_MIN_WIDTH", "REFERENCE_LINES", "fmt", "short_reference", "table_rows",
+           "terminal_width", "render_table", "render_worst_case"]
 
 
 def fmt(x: float | None) -> str:
