@@ -78,9 +78,11 @@ def closing_line(verdicts: Sequence[Verdict], exit_status: int, other_reasons: S
         split = [f"{_find(kinds['printed'])} {printed} of the papers' statements false as printed",
                  f"{_find(kinds['reading'])} statements false under a named reading",
                  f"{_find(kinds['ours'])} fedtheory's own readings or folklore false"]
+        unstated = len(recorded) - sum(kinds[k] for k in FALSE_KINDS)  # a researcher's claim need not say
+        split += [f"{_find(unstated)} statements false without a stated kind"] if unstated else []
         parts.append(f"the {len(recorded)} violated-as-recorded {_plural(len(recorded), 'claim finds', 'claims find')}"
                      f", as recorded, false statements (listed above): "
-                     + ", ".join(text for k, text in zip(FALSE_KINDS, split) if kinds[k]))
+                     + ", ".join(text for k, text in zip((*FALSE_KINDS, ""), split) if kinds[k] or not k))
     if counts["measured"]:
         parts.append(f"the {counts['measured']} measured "
                      f"{_plural(counts['measured'], 'claim carries', 'claims carry')} no verdict")
@@ -107,7 +109,8 @@ def _why(result: ClaimResult) -> list[str]:
           if shown is not None else "no instance")
     n = f"at {len(violated)} of {len(result.evidence)} instances"
     if result.status == "violated-as-recorded":
-        lines = [FALSE_KIND_WORDS[c.false_kind] + (f": {c.reading}" if c.false_kind == "reading" else "")]
+        kind = FALSE_KIND_WORDS.get(c.false_kind, "recorded false (no kind of false statement stated)")
+        lines = [kind + (f": {c.reading}" if c.false_kind == "reading" and c.reading else "")]
         return lines + [f"counterexample {n}: {at}"]
     if result.status == "COUNTEREXAMPLE-LOST":
         return [f"the recorded counterexample is lost: every instance holds ({len(result.evidence)}), e.g. {at}"]

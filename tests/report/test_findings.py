@@ -83,3 +83,12 @@ def test_the_summary_line_counts_every_status() -> None:
     line = summary_line((r.status for r in RESULTS), "out")
     assert line == ("9 claims: 1 COUNTEREXAMPLE-LOST, 1 ERROR, 1 VIOLATED, 1 holds, 1 measured, "
                     "4 violated-as-recorded. Reports in out/claims.json and out/claims.md")
+
+
+def test_a_recorded_false_claim_without_a_kind_is_still_counted_and_shown() -> None:
+    # fedtheory.extend.claim lets a researcher record a false statement without saying which kind it is
+    mine = _result("mine.false", [False], expected="violated")
+    line = closing_line([Verdict.of(mine)], 0)
+    assert line == ("exit 0: every claim expected to hold holds; the 1 violated-as-recorded claim finds, as recorded, "
+                    "false statements (listed above): 1 finds statements false without a stated kind")
+    assert "no kind of false statement stated" in render_findings([mine], width=100)
