@@ -90,7 +90,8 @@ def _dane_instances(thorough: bool) -> Iterator[dict]:
             yield {"solver": solver, "stopping": stopping, "problem": "quadratic", "tol": 0.5}
         yield {"solver": solver, "stopping": "steps", "local_steps": 4, "problem": "logistic"}
     yield {"solver": "gd", "stopping": "relative", "problem": "quadratic", "tol": 0.0, "tol_floor": 1e-3}
-    yield {"solver": "gd", "stopping": "relative", "problem": "quadratic", "local_steps": 3}  # the cap binds
+    yield {"solver": "gd", "stopping": "relative", "problem": "quadratic", "tol": 0.05, "local_steps": 4}  # cap binds
+    yield {"solver": "gd", "stopping": "authors", "problem": "quadratic", "local_steps": 1}  # cap binds
     yield {"solver": "gd", "stopping": "steps", "local_steps": 4, "local_output": "last", "local_step": 0.2,
            "step_convention": "semi_implicit", "problem": "quadratic"}
     yield {"solver": "gd", "stopping": "authors", "local_step": 0.2, "step_convention": "semi_implicit",
