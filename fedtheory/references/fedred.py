@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..problems.quadratic import QuadraticProblem
-from . import Expected, reference
+from .registry import Expected, reference
 
 __all__ = ["dane_round", "fedred_round", "exact_local_argmin"]
 
