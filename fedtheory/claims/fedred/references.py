@@ -113,7 +113,7 @@ def _dane_instances(thorough: bool) -> Iterator[dict]:
                  "the relative (Thm 4), absolute (Thm 3) and K-step min-gradient (Cor 2) rules, the authors' code's "
                  "last-iterate and post-step rules with its semi-implicit step, local SGD (DANE+-SGD), standard, "
                  "random and fixed selection, on quadratic, logistic and non-convex problems",
-       kind="identity", instances=_dane_instances)
+       kind="identity", instances=_dane_instances, runs=("dane", "dane+"))
 def check_dane_reference(inst: dict) -> Evidence:
     kw = {k: v for k, v in inst.items() if k not in ("alg", "problem")}
     if kw.get("averaging") == "fixed":
@@ -177,7 +177,7 @@ def _check_fedred(inst: dict) -> Evidence:
                  "solves (finite eta and 1/eta = 0), local GD and fast GD (K steps or ||grad F|| <= tol), reset on "
                  "and off, standard and random selection, both coin outcomes, on quadratic, logistic and non-convex "
                  "problems",
-       kind="identity", instances=_fedred_instances)
+       kind="identity", instances=_fedred_instances, runs=("fedred",))
 def check_fedred_reference(inst: dict) -> Evidence:
     return _check_fedred(inst)
 
@@ -189,6 +189,6 @@ def check_fedred_reference(inst: dict) -> Evidence:
                  "draws, equal the paper's update transcribed client by client to 1e-7 relative (reset on and off, "
                  "standard and random selection, both coin outcomes, lam = 0, additive-noise and minibatch "
                  "stochastic gradients, on quadratic, logistic and non-convex problems)",
-       kind="identity", instances=_fedred_gd_instances)
+       kind="identity", instances=_fedred_gd_instances, runs=("fedred",))
 def check_fedred_gd_reference(inst: dict) -> Evidence:
     return _check_fedred(inst)
