@@ -23,7 +23,9 @@ from ..round_identities import reference_problem
 
 __all__ = ["certify_rounds", "ROUNDS"]
 
-#: Rounds certified per instance (issue: R >= 5 from the implementation's own state).
+#: Rounds certified per instance, from the implementation's own state (a carried state -- the (B.84) control
+#: variates, FedRed's local models and cached gradients, the round counter of the accuracy rules -- is used from the
+#: second round on, and both coin outcomes need several rounds).
 ROUNDS = 8
 
 
