@@ -380,3 +380,21 @@ def test_exact_argmin_matches_stationarity_on_a_non_quadratic():
     g = problem.grads(x[None, :], np.array([2]))[0] + lin + 0.7 * (x - center)
     assert np.linalg.norm(g) <= 1e-11 * max(1.0, np.linalg.norm(lin))
     assert np.all(np.isfinite(x))
+
+
+def test_exact_argmin_without_a_hessian_oracle():
+    """A problem without ``hessians`` (a rescaled logistic problem) goes through the reference's finite-difference
+    Newton: still the subproblem's stationary point, and DANE and FedRed (exact solves) on it are certified."""
+    from fedtheory.problems.rescaled import RescaledClients, rescaled_clients
+    from fedtheory.references.fedred import exact_local_argmin
+
+    problem = rescaled_clients(claims._problem("logistic"))
+    assert isinstance(problem, RescaledClients) and not callable(getattr(problem, "hessians", None))
+    rng = np.random.default_rng(1)
+    lin, center = rng.standard_normal(problem.dim), rng.standard_normal(problem.dim)
+    x = exact_local_argmin(problem, 1, lin, 0.3, center)
+    g = problem.grads(x[None, :], np.array([1]))[0] + lin + 0.3 * (x - center)
+    assert np.linalg.norm(g) <= 1e-11 * max(1.0, np.linalg.norm(lin))
+    assert claims.certify_rounds(DANE(lam=0.5), problem)[0] is None
+    assert claims.certify_rounds(FedRed(lam=0.5, eta=0.5, p=0.5, solver="exact"), problem)[0] is None
+    assert claims.certify_rounds(SignSlip(lam=0.5), problem)[0] is not None
