@@ -197,7 +197,8 @@ def dane_round(alg: Any, problem: Any, state: Any, draw: Any) -> Expected:
     lam) (Nesterov 2004, 2.2.19).
     Server: x^{r+1} = sum_i w_i x_{i,r+1} (standard averaging), or x_{xi_r, r+1} (random or fixed selection).
 
-    Randomness: the selected client comes from the draw; DANE+-SGD regenerates its local noise from
+    Randomness: the selected client comes from the draw under random averaging (a fixed schedule's client is
+    schedule[r mod len], read from the algorithm, not the draw); DANE+-SGD regenerates its local noise from
     ``default_rng(draw.seed)``: one call of ``problem.stochastic_grads`` per local step, with the running clients'
     points stacked in client order (the problem's oracle fixes the order within a call).
 
@@ -223,7 +224,15 @@ def dane_round(alg: Any, problem: Any, state: Any, draw: Any) -> Expected:
     else:
         h = [np.asarray(state.h[i], dtype=float) for i in range(n)]
         evals = 0
-    running = list(range(n)) if draw.client is None else [int(draw.client)]
+    # The selected client: drawn (xi_r ~ w) under random averaging; predetermined, schedule[r mod len], under fixed
+    # selection (not random, so not taken from the draw); none under standard averaging.
+    if alg.averaging == "random":
+        selected: int | None = int(draw.client)
+    elif alg.averaging == "fixed":
+        selected = int(alg.schedule[r % len(alg.schedule)])
+    else:
+        selected = None
+    running = list(range(n)) if selected is None else [selected]
 
     if alg.local_step is None:
         steps_of = [None] * n
@@ -281,13 +290,10 @@ def dane_round(alg: Any, problem: Any, state: Any, draw: Any) -> Expected:
         extra = {"local_steps_max": float(max(counts)), "local_steps_mean": float(np.mean(counts)),
                  "local_not_converged": float(sum(not m for m in met_all))}
 
-    if draw.client is None:
-        x_new = sum(w[i] * local[i] for i in range(n))
-    else:
-        x_new = local[int(draw.client)]
+    x_new = sum(w[i] * local[i] for i in range(n)) if selected is None else local[selected]
     fields: dict[str, Any] = {"x": x_new, "r": r + 1}
     if gradient_cv:
-        up, down = n + (1 if draw.client is not None else n), 2 * n
+        up, down = n + (1 if selected is not None else n), 2 * n
     else:
         m = float(alg.m) if alg.m is not None else lam
         fields["h"] = np.array([h[i] + m * (local[i] - x_new) for i in range(n)])
@@ -368,7 +374,8 @@ def fedred_round(alg: Any, problem: Any, state: Any, draw: Any) -> Expected:
                "downlink_bits": 0.0, "extra.exact_solves": extra["exact_solves"]}
         return Expected(state={"x": x_ref, "X": np.array(new_X), "H": np.array(H), "k": state.k + 1}, log=log)
 
-    x_new = new_X[int(draw.client)] if draw.client is not None else sum(w[i] * new_X[i] for i in range(n))
+    selected = int(draw.client) if alg.selection == "random" else None  # xi_k ~ w, drawn only on communication
+    x_new = new_X[selected] if selected is not None else sum(w[i] * new_X[i] for i in range(n))
     G_ref = [_grad(problem, i, x_new) for i in range(n)]
     grad_f = sum(w[j] * G_ref[j] for j in range(n))
     fields: dict[str, Any] = {"x": x_new, "H": np.array([grad_f - G_ref[i] for i in range(n)]), "k": state.k + 1}
@@ -377,5 +384,5 @@ def fedred_round(alg: Any, problem: Any, state: Any, draw: Any) -> Expected:
         fields["G"] = np.array(G_ref)  # handed to the next local step, charged there
     else:
         evals += n
-    up = (1 if draw.client is not None else n) + n
+    up = (1 if selected is not None else n) + n
     return Expected(state=fields, log=_dense_log(problem, up, 2 * n, n, evals, extra))

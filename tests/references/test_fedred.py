@@ -183,6 +183,14 @@ class SeedSlip(DANEPlus):
         return super().local_models(problem, state, clients, None if seed is None else seed + 1)
 
 
+@dataclass(frozen=True)
+class ScheduleOffByOneSlip(DANEPlus):
+    """The predetermined selection one round late: schedule[(r - 1) mod len]."""
+
+    def draw(self, problem, state, rng):
+        return replace(super().draw(problem, state, rng), client=self.schedule[(state.r - 1) % len(self.schedule)])
+
+
 DANE_SLIPS = [
     (SignSlip, {}, "quadratic"),
     (UniformWeightSlip, {}, "quadratic"),
@@ -198,6 +206,8 @@ DANE_SLIPS = [
     (CounterSlip, {"solver": "gd", "stopping": "relative", "tol": 0.5}, "quadratic"),
     (EvalsOffByOneSlip, {"solver": "gd", "stopping": "absolute", "tol": 0.05}, "nonconvex"),
     (SeedSlip, {"solver": "gd", "stopping": "steps", "local_steps": 3, "stochastic": True}, "noisy"),
+    (ScheduleOffByOneSlip, {"averaging": "fixed", "schedule": (2, 0, 3, 3, 1), "solver": "gd", "stopping": "absolute",
+                            "tol": 0.05}, "quadratic"),
 ]
 
 
