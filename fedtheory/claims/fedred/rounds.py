@@ -38,7 +38,7 @@ def _selection_instances(thorough: bool):
        statement="the randomly selected client follows the weights w_i, and FedRed communicates with probability "
                  "(lam + mu) eta (default), within 5 standard errors over 4000 draws; a fixed selection follows its "
                  "schedule round by round",
-       kind="statistical", instances=_selection_instances)
+       kind="statistical", instances=_selection_instances, runs=("dane+",))
 def check_selection_law(which: str) -> Evidence:
     problem = reference_problem()
     rng = np.random.default_rng(3)
@@ -98,7 +98,7 @@ def _outcome_law_instances(thorough: bool):
                  "probabilities sum to 1, every drawn outcome is enumerated, and each frequency is within 5 "
                  "standard errors (4000 draws) -- for DANE+ (standard, random selection), FedRed (both "
                  "selections) and EFL with heterogeneous participation, a departure and an arrival",
-       kind="statistical", instances=_outcome_law_instances)
+       kind="statistical", instances=_outcome_law_instances, runs=("efl",))
 def check_outcome_law(which: str) -> Evidence:
     from ...algorithms.efl import EFL
 
