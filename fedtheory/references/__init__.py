@@ -18,28 +18,14 @@ imports its modules on first use, so there is nothing else to register.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Callable, Mapping
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any
 
 import numpy as np
 
+from .registry import REFERENCES, Expected, ReferenceRound, reference
+
 __all__ = ["Expected", "Mismatch", "REFERENCES", "reference", "certify_round", "has_reference"]
-
-
-@dataclass(frozen=True)
-class Expected:
-    """What the paper's equations say one round produces.
-
-    ``state``: the new state's fields the equations determine, by the implementation's field name (``"x"``,
-    ``"c"``, ``"h"``, ...), each an array compared with the implementation's field at :data:`RTOL` relative to
-    its scale. ``log``: the logged quantities (a :class:`~fedtheory.algorithms.base.RoundLog` field by its name,
-    such as ``"uplink_bits"``, or ``"extra.<key>"`` for an entry of ``RoundLog.extra``, such as a regret term),
-    compared the same way. A field the reference leaves out is not compared: leave out only what the paper does
-    not determine (say why in the reference's docstring).
-    """
-
-    state: Mapping[str, Any]
-    log: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -66,30 +52,14 @@ RTOL = 1e-7
 #: 0 compared with 1e-17 of rounding).
 ATOL_SCALE = 1e-12
 
-ReferenceRound = Callable[[Any, Any, Any, Any], Expected]
-REFERENCES: dict[str, ReferenceRound] = {}
-
-
-def reference(*names: str) -> Callable[[ReferenceRound], ReferenceRound]:
-    """Register ``fn(alg, problem, state, draw) -> Expected`` as the reference round of the algorithms named
-    ``names`` (their class attribute ``name``)."""
-    def register(fn: ReferenceRound) -> ReferenceRound:
-        for name in names:
-            if name in REFERENCES and REFERENCES[name] is not fn:
-                raise ValueError(f"reference for {name!r} registered twice")
-            REFERENCES[name] = fn
-        return fn
-    return register
-
-
 def has_reference(name: str) -> bool:
     _load()
     return name in REFERENCES
 
 
 def _load() -> None:
-    """Import every module of this package (each registers its references on import): on first use, not at the
-    package's import, so the modules may import this one without a cycle."""
+    """Import every module of this package (each registers its references on import through
+    :mod:`fedtheory.references.registry`, never through this package, which imports them: no import cycle)."""
     import sys
 
     from ..autoload import load_submodules

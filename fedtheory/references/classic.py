@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import Expected, reference
+from .registry import Expected, reference
 from .fedelasticnet import local_argmin, local_path, transmit, upload_cost
 
 __all__ = ["fedavg_round", "scaffold_round", "feddyn_round", "scaffnew_round", "gd_round"]

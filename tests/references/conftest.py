@@ -22,7 +22,9 @@ def patched_module(module_name: str, replacements: list[tuple[str, str]],
                    inject: dict[str, Any] | None = None) -> types.ModuleType:
     """A copy of ``module_name`` with each (old, new) replacement applied to its source (each ``old`` must occur),
     the algorithm registration removed (the copy keeps the original's ``name``), and ``inject`` set in its
-    namespace (e.g. a slipped helper of another module)."""
+    namespace after its imports (e.g. a slipped helper of another module). A slipped base class must exist when
+    the subclass is defined: pass it as ``inject={"_BASE": cls}`` with a replacement of its import line by
+    ``Name = _BASE``."""
     module = importlib.import_module(module_name)
     source = inspect.getsource(module)
     for old, new in replacements:
@@ -33,6 +35,7 @@ def patched_module(module_name: str, replacements: list[tuple[str, str]],
     copy = types.ModuleType(name)
     copy.__package__ = module.__package__
     sys.modules[name] = copy  # dataclasses resolve the string annotations through sys.modules
+    copy.__dict__.update(inject or {})
     exec(compile(source, f"<slip of {module_name}>", "exec"), copy.__dict__)
     copy.__dict__.update(inject or {})
     return copy

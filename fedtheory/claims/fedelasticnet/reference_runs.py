@@ -28,46 +28,46 @@ def _inst(alg: str, part: str, problem: str = "quadratic", **kw) -> dict:
 
 def _algorithm1(thorough: bool):
     # exact elastic-net solve (eq. (4)): threshold, the printed weights n_k/n without normalisation, entropy
-    yield _inst("fedprox", "full", prox=0.5, l1=0.05, threshold=0.01)
-    yield _inst("fedprox", "subset2", prox=0.5, l1=0.05, threshold=0.01, normalize="all", metrics=True)
-    yield _inst("fedprox", "bernoulli", prox=0.5, l1=0.05, weighting="uniform", normalize="all", server_step=0.8)
-    yield _inst("fedprox", "subset2", "logistic", prox=0.5, l1=0.02, threshold=1e-3)
+    yield _inst("fedprox", "full", prox=0.5, l1=0.3, threshold=0.1)
+    yield _inst("fedprox", "subset2", prox=0.5, l1=0.3, threshold=0.1, normalize="all", metrics=True)
+    yield _inst("fedprox", "bernoulli", prox=0.5, l1=0.3, weighting="uniform", normalize="all", server_step=0.8)
+    yield _inst("fedprox", "subset2", "logistic", prox=0.5, l1=0.1, threshold=0.05)
     # K local steps: the sign sub-gradient and ISTA, with a stopping tolerance and with local SGD
-    yield _inst("fedprox", "subset2", solver="gd", l1_mode="subgradient", prox=0.5, l1=0.05, local_steps=3,
-                local_step=0.1, threshold=0.01)
-    yield _inst("fedprox", "bernoulli", solver="gd", l1_mode="proximal", prox=0.5, l1=0.05, local_steps=6,
+    yield _inst("fedprox", "subset2", solver="gd", l1_mode="subgradient", prox=0.5, l1=0.3, local_steps=3,
+                local_step=0.1, threshold=0.1)
+    yield _inst("fedprox", "bernoulli", solver="gd", l1_mode="proximal", prox=0.5, l1=0.3, local_steps=6,
                 local_step=0.1, local_tol=2.0, metrics=True)
-    yield _inst("fedprox", "bernoulli", "noisy", solver="gd", l1_mode="subgradient", prox=0.5, l1=0.05,
+    yield _inst("fedprox", "bernoulli", "noisy", solver="gd", l1_mode="subgradient", prox=0.5, l1=0.3,
                 local_steps=3, local_step=0.1, stochastic=True)
-    yield _inst("fedprox", "subset2", "logistic", solver="gd", l1_mode="proximal", prox=0.5, l1=0.02,
-                local_steps=3, stochastic=True, threshold=1e-3)
+    yield _inst("fedprox", "subset2", "logistic", solver="gd", l1_mode="proximal", prox=0.5, l1=0.1,
+                local_steps=3, stochastic=True, threshold=0.05)
 
 
 def _algorithm2(thorough: bool):
-    yield _inst("scaffold", "full", option="II", prox=0.3, l1=0.05, local_steps=3, local_step=0.1, threshold=0.01)
-    yield _inst("scaffold", "subset2", option="II", prox=0.3, l1=0.05, local_steps=3, local_step=0.1,
-                threshold=0.01, server_step=0.7, metrics=True)
-    yield _inst("scaffold", "bernoulli", option="II", l1=0.05, l1_mode="proximal", local_steps=3)
-    yield _inst("scaffold", "subset2", option="I", prox=0.3, l1=0.05, local_steps=3, local_step=0.1,
-                threshold=0.01)
-    yield _inst("scaffold", "bernoulli", "noisy", option="I", prox=0.3, l1=0.05, local_steps=3, local_step=0.1,
-                stochastic=True, threshold=0.01)
-    yield _inst("scaffold", "subset2", "logistic", option="II", prox=0.3, l1=0.02, l1_mode="proximal",
-                local_steps=3, stochastic=True, metrics=True)
+    yield _inst("scaffold", "full", option="II", prox=0.3, l1=0.3, local_steps=3, local_step=0.1, threshold=0.05)
+    yield _inst("scaffold", "subset2", option="II", prox=0.3, l1=0.3, local_steps=3, local_step=0.1,
+                threshold=0.05, server_step=0.7, metrics=True)
+    yield _inst("scaffold", "bernoulli", option="II", l1=0.3, l1_mode="proximal", local_steps=3)
+    yield _inst("scaffold", "subset2", option="I", prox=0.3, l1=0.3, local_steps=3, local_step=0.1,
+                threshold=0.05)
+    yield _inst("scaffold", "bernoulli", "noisy", option="I", prox=0.3, l1=0.3, local_steps=3, local_step=0.1,
+                stochastic=True, threshold=0.05)
+    yield _inst("scaffold", "subset2", "logistic", option="II", prox=0.3, l1=0.1, l1_mode="proximal",
+                local_steps=3, stochastic=True, metrics=True, threshold=0.05)
 
 
 def _algorithm3(thorough: bool):
     # exact solve of eq. (10): the printed sign and the KKT sub-gradient, thresholds, both uploads
-    yield _inst("feddyn", "full", alpha=0.8, l1=0.02, threshold=0.03)
-    yield _inst("feddyn", "subset2", alpha=0.8, l1=0.02, threshold=0.03, metrics=True)
-    yield _inst("feddyn", "bernoulli", alpha=0.8, l1=0.02, sign_at_zero="kkt", upload="model")
-    yield _inst("feddyn", "subset2", "logistic", alpha=0.8, l1=0.02, sign_at_zero="kkt", threshold=1e-3)
+    yield _inst("feddyn", "full", alpha=0.8, l1=0.3, threshold=0.1)
+    yield _inst("feddyn", "subset2", alpha=0.8, l1=0.3, threshold=0.1, metrics=True)
+    yield _inst("feddyn", "bernoulli", alpha=0.8, l1=0.3, sign_at_zero="kkt", upload="model")
+    yield _inst("feddyn", "subset2", "logistic", alpha=0.8, l1=0.05, sign_at_zero="kkt", threshold=0.03)
     # K local steps: ISTA and the sign sub-gradient, local SGD
-    yield _inst("feddyn", "bernoulli", alpha=0.8, l1=0.02, threshold=0.03, solver="gd", l1_mode="proximal",
+    yield _inst("feddyn", "bernoulli", alpha=0.8, l1=0.3, threshold=0.1, solver="gd", l1_mode="proximal",
                 local_steps=3, local_step=0.1, metrics=True)
-    yield _inst("feddyn", "subset2", alpha=0.8, l1=0.02, solver="gd", l1_mode="subgradient", local_steps=3,
+    yield _inst("feddyn", "subset2", alpha=0.8, l1=0.3, solver="gd", l1_mode="subgradient", local_steps=3,
                 sign_at_zero="kkt")
-    yield _inst("feddyn", "subset2", "noisy", alpha=0.8, l1=0.02, threshold=0.03, solver="gd",
+    yield _inst("feddyn", "subset2", "noisy", alpha=0.8, l1=0.3, threshold=0.1, solver="gd",
                 l1_mode="proximal", local_steps=3, local_step=0.1, stochastic=True, upload="model")
 
 
