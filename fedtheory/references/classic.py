@@ -7,6 +7,11 @@ quantity of the RoundLog is recomputed: bits and non-zeros of each transmitted v
 participants, gradient evaluations, whether the round communicated, and the ``upload_metrics`` hook's scalars
 (FedElasticNet's entropy) evaluated on the matrix the paper says is transmitted (the hook is a metric of
 :mod:`fedtheory.metrics`, certified by its own claims; what is checked here is that it sees the right matrix).
+One exception, where the equations do not determine a count: when an entry of a transmitted vector is within
+rounding of 0 or of the threshold eps (at or near a fixed point, Delta_i = y_i - x is 0 up to rounding, and one
+correct evaluation order gives 0 where another gives 1e-17), the non-zero counts, the bits that depend on them and
+the upload metrics are left out of that round's comparison (:func:`_rounding_decides`); every other quantity,
+including the transmitted vectors themselves, is still compared.
 
 Hyperparameters and state fields are read by name; defaults are the documented ones (local step 1/(L + lambda2)
 with L = ``problem.certificate.L``, the largest client smoothness; GD's step 1/L_f). Randomness comes from the
@@ -41,9 +46,12 @@ def _table(value: Any) -> np.ndarray:
 
 
 def _log(problem: Any, uploads: list[np.ndarray], *, down: int, down_model: np.ndarray | None, participants: int,
-         evals: int, communicated: bool = True, extra: dict[str, float] | None = None) -> dict[str, float]:
+         evals: int, communicated: bool = True, extra: dict[str, float] | None = None,
+         rounding_decides: bool = False) -> dict[str, float]:
     """The RoundLog the round's transmissions determine: ``uploads`` are the vectors sent up, ``down`` dense
-    vectors go down (each the broadcast model ``down_model``, counted with its non-zeros; d each when None)."""
+    vectors go down (each the broadcast model ``down_model``, counted with its non-zeros; d each when None).
+    With ``rounding_decides`` (:func:`_rounding_decides`) the non-zero counts, the bits that depend on them and
+    the upload metrics are left out: the paper's equations do not determine them beyond rounding."""
     d = problem.dim
     bits, nnz, count = upload_cost(uploads, d)
     down_nnz = d if down_model is None else int(np.count_nonzero(down_model))
@@ -51,7 +59,41 @@ def _log(problem: Any, uploads: list[np.ndarray], *, down: int, down_model: np.n
            "downlink_nnz": down_nnz * down, "vectors_down": down, "local_grad_evals": evals,
            "participants": participants, "communicated": float(communicated)}
     log.update({f"extra.{k}": v for k, v in (extra or {}).items()})
+    if rounding_decides:
+        for key in ("uplink_bits", "uplink_nnz", "downlink_nnz", *(f"extra.{k}" for k in _metric_keys(extra))):
+            log.pop(key, None)
     return log
+
+
+#: Relative size (to the round's scale) below which an entry's zero-ness, or its side of the threshold eps, is
+#: decided by rounding: two correct evaluation orders of the same equations differ by ~1e-15 relative here.
+ROUNDING_FLOOR = 1e-10
+
+
+def _rounding_decides(raw: list[np.ndarray], *, eps: float = 0.0, structural_zeros: bool = False,
+                      scale: float = 1.0) -> bool:
+    """Whether the non-zero count of the transmitted vectors is decided by rounding rather than by the equations:
+    an entry of a vector before T_eps (``raw``) within ROUNDING_FLOOR * scale of 0 or of eps, or an exact 0 that
+    no l1 term produced (``structural_zeros`` False: a cancellation, as at a fixed point, where one evaluation
+    order gives 0 and another 1e-17). Only there are the counts left out of the comparison."""
+    floor = ROUNDING_FLOOR * max(1.0, scale)
+    for u in raw:
+        a = np.abs(np.asarray(u, dtype=float))
+        if np.any((a > 0) & (a <= floor)) or (eps > 0 and np.any(np.abs(a - eps) <= floor)):
+            return True
+        if not structural_zeros and np.any(a == 0):
+            return True
+    return False
+
+
+def _metric_keys(extra: dict[str, float] | None) -> list[str]:
+    """The upload-metric entries of ``extra`` (counts and entropies of the transmitted values), not the local-step
+    count Scaffnew logs there."""
+    return [k for k in (extra or {}) if k != "local_steps"]
+
+
+def _scale(*arrays: Any) -> float:
+    return max(float(np.max(np.abs(np.asarray(a, dtype=float)), initial=0.0)) for a in arrays)
 
 
 def _hook(alg: Any, sent: np.ndarray) -> dict[str, float]:
@@ -107,7 +149,12 @@ def fedavg_round(alg: Any, problem: Any, state: Any, draw: Any) -> Expected:
     sent = np.array(deltas)
     return Expected(state={"x": x_new, "last_upload": sent, "last_clients": S},
                     log=_log(problem, deltas, down=len(S), down_model=x, participants=len(S), evals=evals,
-                             extra=_hook(alg, sent)))
+                             extra=_hook(alg, sent),
+                             rounding_decides=_rounding_decides(
+                                 [Y[k] - x for k in range(len(S))], eps=alg.threshold,
+                                 # a client stopped by the tolerance before its first step sends exactly 0
+                                 structural_zeros=(fedprox and alg.l1 > 0) or alg.local_tol is not None,
+                                 scale=_scale(x, Y))))
 
 
 @reference("scaffold")
@@ -152,7 +199,11 @@ def scaffold_round(alg: Any, problem: Any, state: Any, draw: Any) -> Expected:
     sent = np.array(dys)
     return Expected(state={"x": x_new, "c": c_new, "C": C_new, "last_upload": sent, "last_clients": S},
                     log=_log(problem, dys + dcs, down=2 * len(S), down_model=None, participants=len(S),
-                             evals=evals, extra=_hook(alg, sent)))
+                             evals=evals, extra=_hook(alg, sent),
+                             rounding_decides=_rounding_decides(
+                                 [Y[k] - x for k in range(len(S))], eps=alg.threshold, structural_zeros=alg.l1 > 0,
+                                 scale=_scale(x, Y))
+                             or _rounding_decides(dcs, structural_zeros=alg.l1 > 0, scale=_scale(c, C_new))))
 
 
 @reference("feddyn")
@@ -201,7 +252,11 @@ def feddyn_round(alg: Any, problem: Any, state: Any, draw: Any) -> Expected:
     return Expected(state={"x": average - h_new / alpha, "h": h_new, "G": G_new, "last_upload": np.array(sent),
                            "last_clients": S},
                     log=_log(problem, sent, down=len(S), down_model=x, participants=len(S), evals=evals,
-                             extra=_hook(alg, np.array(sent))))
+                             extra=_hook(alg, np.array(sent)),
+                             rounding_decides=_rounding_decides(
+                                 [theta_hat[k] - x for k in range(len(S))], eps=alg.threshold,
+                                 structural_zeros=l1 > 0, scale=_scale(x, theta_hat))
+                             or (alg.upload == "model" and _rounding_decides(thetas, scale=_scale(x, theta_hat)))))
 
 
 def _proxskip_iteration(alg: Any, problem: Any, X: np.ndarray, H: np.ndarray, S: np.ndarray, coin: bool,
@@ -245,7 +300,8 @@ def scaffnew_round(alg: Any, problem: Any, state: Any, draw: Any) -> Expected:
     xbar = X[S[0]]
     return Expected(state={"x": xbar, "X": X, "H": H, "last_upload": sent, "last_clients": S},
                     log=_log(problem, list(sent), down=len(S), down_model=xbar, participants=len(S), evals=evals,
-                             extra={**_hook(alg, sent), **extra}))
+                             extra={**_hook(alg, sent), **extra},
+                             rounding_decides=_rounding_decides([*sent, xbar], scale=_scale(sent, xbar))))
 
 
 @reference("gd")
