@@ -135,6 +135,6 @@ def _instances(thorough: bool):
                  "non-zeros, vectors, participants, gradient evaluations, upload metrics) to 1e-9 relative, on "
                  "every option and local path (exact solve, local GD and SGD, stopping tolerance, server step, "
                  "weighting, normalisation, coin, communication rounds), each under partial participation",
-       kind="identity", instances=_instances)
+       kind="identity", instances=_instances, runs=("fedavg", "fedprox", "scaffold", "feddyn", "scaffnew", "gd"))
 def check_reference_run(inst: dict) -> Evidence:
     return run_instance(inst)

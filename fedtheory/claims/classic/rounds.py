@@ -76,7 +76,7 @@ def _describe(inst: dict) -> str:
                  "state and every logged quantity, to 1e-9 relative, on 4 clients with unequal "
                  "weights, from a state with non-zero control variates; without a local step, the documented "
                  "default 1/(L + prox) is used",
-       kind="identity", instances=_round_instances)
+       kind="identity", instances=_round_instances, runs=("fedavg", "fedprox", "scaffold", "feddyn", "scaffnew"))
 def check_round_identity(inst: dict) -> Evidence:
     problem = reference_problem()
     alg = _CLASSES[inst["alg"]](participation=PARTICIPATIONS[inst["part"]], **inst["kw"])

@@ -84,7 +84,7 @@ _STATEMENT = ("R = 6 rounds of fedtheory's {cls} with lambda1 > 0 (FedElasticNet
                                    paths="the exact local solve and K sub-gradient or ISTA steps (with a stopping "
                                          "tolerance and local SGD), thresholds, the weights n_k/n normalised over "
                                          "the participants or not, uniform weights, a server step"),
-       kind="identity", instances=_algorithm1)
+       kind="identity", instances=_algorithm1, runs=("fedprox",))
 def check_algorithm1_reference_run(inst: dict) -> Evidence:
     return run_instance(inst)
 
@@ -94,7 +94,7 @@ def check_algorithm1_reference_run(inst: dict) -> Evidence:
        statement=_STATEMENT.format(cls="SCAFFOLD", alg="Algorithm 2", eqs="Algorithm 2's lines 5-14 and eqs. "
                                    "(5)-(7)", paths="K sub-gradient (eq. (7)) or ISTA steps, control variates of "
                                    "options I and II, local SGD, thresholds, a server step"),
-       kind="identity", instances=_algorithm2)
+       kind="identity", instances=_algorithm2, runs=("scaffold",))
 def check_algorithm2_reference_run(inst: dict) -> Evidence:
     return run_instance(inst)
 
@@ -105,6 +105,6 @@ def check_algorithm2_reference_run(inst: dict) -> Evidence:
                                    "(8)-(12)", paths="the exact local solve of eq. (10) and K ISTA or sub-gradient "
                                    "steps, the printed sign (sign(0) = 0) and the KKT sub-gradient in eq. (11), "
                                    "uploads of Delta or of the model, local SGD, thresholds"),
-       kind="identity", instances=_algorithm3)
+       kind="identity", instances=_algorithm3, runs=("feddyn",))
 def check_algorithm3_reference_run(inst: dict) -> Evidence:
     return run_instance(inst)
