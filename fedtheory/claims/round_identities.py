@@ -75,14 +75,14 @@ def round_against_reference(alg: Any, problem: Any, state: Any, draw: Any, new: 
 
 
 def run_against_reference(alg: Any, problem: Any, x0: np.ndarray, rounds: int,
-                          seed: int = 0) -> tuple[float, str, str | None]:
+                          seed: int = 0) -> tuple[float, str, str | None, int]:
     """Run ``rounds`` rounds of ``alg`` from ``alg.init(problem, x0)``, each from the state the previous one
     returned and with its own draw (``draw`` then ``round_given``; ``round`` with draw None for a deterministic
     algorithm), and compare every round with the reference: (worst relative difference, its field and round,
-    the first mismatch's sentence or None)."""
+    the first mismatch's sentence or None, the number of rounds nobody took part in)."""
     rng = np.random.default_rng(seed)
     state = alg.init(problem, x0)
-    worst, where, first = 0.0, "", None
+    worst, where, first, idle = 0.0, "", None, 0
     for r in range(rounds):
         if hasattr(alg, "round_given"):
             draw = alg.draw(problem, state, rng)
@@ -94,5 +94,6 @@ def run_against_reference(alg: Any, problem: Any, x0: np.ndarray, rounds: int,
         if err > worst or not where:
             worst, where = err, f"{field} at round {r}"
         first = first or mismatch
+        idle += int(draw is not None and len(draw.clients) == 0)
         state = new
-    return worst, where, first
+    return worst, where, first, idle

@@ -50,6 +50,9 @@ SLIPS = [
      "upload metrics on the unthresholded update", [("extra=self._extra(delta)", "extra=self._extra(Y - state.x)")]),
     ("fedavg", "FedAvg", dict(local_steps=3, local_step=0.1, participation=SUB, stochastic=True), "noisy",
      "stochastic gradients: exact gradients used", [("rng=self._sgd_rng(draw))", "rng=None)")]),
+    ("fedavg", "FedAvg", dict(local_steps=2, local_step=0.1, participation=PARTICIPATIONS["rare"]), "quadratic",
+     "participation bookkeeping: a round without participants logged as communicating",
+     [("grad_evals=0, communicated=False)", "grad_evals=0, communicated=True)")]),
     # ----- FedProx -----
     ("fedprox", "FedProx", dict(solver="gd", prox=0.5, local_steps=3, local_step=0.1, participation=SUB), "quadratic",
      "missing correction: prox term dropped in local GD", [("prox=self.prox, center=center", "prox=0.0, center=center")]),

@@ -34,7 +34,9 @@ __all__ = ["CLASSES", "PARTICIPATIONS", "PROBLEMS", "run_instance"]
 
 CLASSES: dict[str, Any] = {"fedavg": FedAvg, "fedprox": FedProx, "scaffold": Scaffold, "feddyn": FedDyn,
                            "scaffnew": Scaffnew, "gd": GradientDescent}
-PARTICIPATIONS = {"full": Full(), "subset2": UniformSubset(2), "bernoulli": Bernoulli((0.3, 0.6, 0.9, 0.5))}
+#: "rare": each client takes part with probability 0.2, so about 4 rounds in 10 have no participant (the idle path)
+PARTICIPATIONS = {"full": Full(), "subset2": UniformSubset(2), "bernoulli": Bernoulli((0.3, 0.6, 0.9, 0.5)),
+                  "rare": Bernoulli(0.2)}
 #: quadratic: 4 clients, unequal weights, heterogeneous Hessians; noisy: the same with additive gradient noise
 #: (sigma^2 = 0.5); logistic: 4 logistic clients with unequal weights and 8-sample minibatch gradients.
 PROBLEMS = ("quadratic", "noisy", "logistic")
@@ -62,11 +64,12 @@ def run_instance(inst: dict) -> Evidence:
         kw["participation"] = PARTICIPATIONS[inst["part"]]
     alg = CLASSES[inst["alg"]](**kw)
     rounds = inst.get("rounds", ROUNDS)
-    worst, where, mismatch = run_against_reference(alg, problem, np.array([0.5, -1.0, 2.0]), rounds,
-                                                   seed=inst.get("seed", 0))
-    ok = worst <= ROUND_IDENTITY_RTOL and mismatch is None
+    worst, where, mismatch, idle = run_against_reference(alg, problem, np.array([0.5, -1.0, 2.0]), rounds,
+                                                         seed=inst.get("seed", 0))
+    # an instance meant for the idle path must have met it
+    ok = worst <= ROUND_IDENTITY_RTOL and mismatch is None and (inst["part"] != "rare" or idle > 0)
     return Evidence(describe(inst), worst, ROUND_IDENTITY_RTOL, ok,
-                    details={"rounds": rounds, "worst_field": where, "mismatch": mismatch})
+                    details={"rounds": rounds, "worst_field": where, "mismatch": mismatch, "idle_rounds": idle})
 
 
 def describe(inst: dict) -> str:
@@ -89,6 +92,12 @@ def _instances(thorough: bool):
     yield inst("fedavg", "bernoulli", "noisy", local_steps=3, local_step=0.1, stochastic=True)
     yield inst("fedavg", "subset2", "logistic", local_steps=3, local_step=0.5, stochastic=True)
     yield inst("fedavg", "bernoulli", "noisy", local_steps=6, local_step=0.1, local_tol=1.5, stochastic=True)
+    yield inst("fedavg", "subset2", local_steps=3, local_step=0.1, threshold=0.05, metrics=True)
+    # rounds in which nobody takes part (Bernoulli participation): nothing is sent, nothing changes
+    for alg, kw in (("fedavg", dict(local_steps=2, local_step=0.1)), ("fedprox", dict(prox=0.5)),
+                    ("scaffold", dict(local_steps=2, local_step=0.1)), ("feddyn", dict(alpha=0.8)),
+                    ("scaffnew", dict(step=0.15, p=0.4)), ("scaffnew", dict(step=0.15, p=0.4, round_unit="communication"))):
+        yield {**inst(alg, "rare", **kw), "rounds": 10}
     # FedProx: exact solve (quadratic and logistic), local GD with the prox term
     yield inst("fedprox", "full", prox=0.5, server_step=0.8)
     yield inst("fedprox", "subset2", prox=0.5, server_step=0.8, weighting="uniform", normalize="all")
@@ -134,7 +143,8 @@ def _instances(thorough: bool):
                  "client by client (fedtheory/references/classic.py) in the state and every logged quantity (bits, "
                  "non-zeros, vectors, participants, gradient evaluations, upload metrics) to 1e-9 relative, on "
                  "every option and local path (exact solve, local GD and SGD, stopping tolerance, server step, "
-                 "weighting, normalisation, coin, communication rounds), each under partial participation",
+                 "weighting, normalisation, threshold, coin, communication rounds), each under partial participation, and "
+                 "rounds without participants (Bernoulli participation) for every algorithm that samples clients",
        kind="identity", instances=_instances, runs=("fedavg", "fedprox", "scaffold", "feddyn", "scaffnew", "gd"))
 def check_reference_run(inst: dict) -> Evidence:
     return run_instance(inst)
