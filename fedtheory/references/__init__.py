@@ -59,12 +59,20 @@ def has_reference(name: str) -> bool:
 
 def _load() -> None:
     """Import every module of this package (each registers its references on import through
-    :mod:`fedtheory.references.registry`, never through this package, which imports them: no import cycle)."""
+    :mod:`fedtheory.references.registry`, never through this package, which imports them: no import cycle).
+    Once per process: listing the package's files on every certified round cost more than the references."""
+    global _LOADED
+    if _LOADED:
+        return
     import sys
 
     from ..autoload import load_submodules
 
     load_submodules(sys.modules[__name__], {})
+    _LOADED = True
+
+
+_LOADED = False
 
 
 def _as_array(value: Any) -> np.ndarray:
