@@ -197,3 +197,28 @@ def test_a_mismatch_names_the_field_and_round() -> None:
     moved = type(new)(x=new.x + 1e-3, last_upload=new.last_upload, last_clients=new.last_clients)
     mismatch = certify_round(alg, problem, state, draw, moved, log, 4)
     assert mismatch is not None and mismatch.field == "x" and mismatch.round_index == 4
+
+
+def test_at_a_fixed_point_the_counts_rounding_decides_are_left_out_and_nothing_else() -> None:
+    """FedDyn from its fixed point: Delta_i = theta_i - x is 0 up to rounding, so whether an entry is sent as 0 is
+    rounding's choice; the reference leaves the non-zero counts out of such a round, and still compares the state,
+    the vectors sent and the other logged quantities."""
+    from fedtheory.algorithms import FedDyn
+
+    problem = problem_for("quadratic")
+    alg = FedDyn(alpha=0.8)
+    state = alg.init(problem, np.zeros(3))
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        state, _ = alg.round(problem, state, rng)
+    draw = alg.draw(problem, state, rng)
+    new, log = alg.round_given(problem, state, draw)
+    assert np.abs(new.last_upload).max() < 1e-12  # at the fixed point
+    assert certify_round(alg, problem, state, draw, new, log, 300) is None
+    expected = REFERENCES["feddyn"](alg, problem, state, draw)
+    assert "uplink_nnz" not in expected.log and {"x", "h", "G", "last_upload"} <= set(expected.state)
+    assert {"vectors_up", "participants", "local_grad_evals", "downlink_bits"} <= set(expected.log)
+    # away from it the counts are compared
+    first = alg.init(problem, np.zeros(3))
+    draw = alg.draw(problem, first, rng)
+    assert "uplink_nnz" in REFERENCES["feddyn"](alg, problem, first, draw).log
