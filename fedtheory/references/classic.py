@@ -103,9 +103,11 @@ def _hook(alg: Any, sent: np.ndarray) -> dict[str, float]:
     return {str(k): float(v) for k, v in hook(sent).items()}
 
 
-def _idle(problem: Any, state: Any, clients: np.ndarray) -> Expected:
-    """Nobody participates (Bernoulli participation): nothing is sent, nothing changes."""
-    return Expected(state={"x": state.x, "last_upload": np.zeros((0, problem.dim)), "last_clients": clients},
+def _idle(problem: Any, state: Any, clients: np.ndarray, keep: tuple[str, ...] = ()) -> Expected:
+    """Nobody participates (Bernoulli participation): nothing is sent, nothing changes (x and the ``keep`` states)."""
+    unchanged = {name: _table(getattr(state, name)) for name in keep}
+    return Expected(state={"x": state.x, **unchanged, "last_upload": np.zeros((0, problem.dim)),
+                           "last_clients": clients},
                     log=_log(problem, [], down=0, down_model=None, participants=0, evals=0, communicated=False))
 
 
@@ -132,7 +134,7 @@ def fedavg_round(alg: Any, problem: Any, state: Any, draw: Any) -> Expected:
     x = np.asarray(state.x, dtype=float)
     if S.size == 0:
         return _idle(problem, state, S)
-    fedprox = hasattr(alg, "prox")
+    fedprox = type(alg).name == "fedprox"
     lam2 = alg.prox if fedprox else 0.0
     eta = alg.local_step if alg.local_step is not None else 1.0 / (problem.certificate.L + lam2)
     if fedprox and alg.solver == "exact":
@@ -171,7 +173,7 @@ def scaffold_round(alg: Any, problem: Any, state: Any, draw: Any) -> Expected:
     S = np.asarray(draw.clients)
     x = np.asarray(state.x, dtype=float)
     if S.size == 0:
-        return _idle(problem, state, S)
+        return _idle(problem, state, S, keep=("c", "C"))
     K = alg.local_steps
     eta = alg.local_step if alg.local_step is not None else 1.0 / (problem.certificate.L + alg.prox)
     c = np.asarray(state.c, dtype=float)
@@ -221,7 +223,7 @@ def feddyn_round(alg: Any, problem: Any, state: Any, draw: Any) -> Expected:
     S = np.asarray(draw.clients)
     x = np.asarray(state.x, dtype=float)
     if S.size == 0:
-        return _idle(problem, state, S)
+        return _idle(problem, state, S, keep=("h", "G"))
     alpha, l1 = alg.alpha, alg.l1
     G = _table(state.G)
     lin = np.array([-G[i] for i in S])
