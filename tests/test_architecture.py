@@ -329,3 +329,15 @@ def test_no_private_name_used_across_modules():
                            "them where they are used):\n  " + "\n  ".join(offenders))
     stale = sorted(KNOWN_PRIVATE_IMPORTS - set(found))
     assert not stale, f"remove from KNOWN_PRIVATE_IMPORTS: {stale}"
+
+
+#: What a reference transcription (fedtheory/references/) may not import: the implementations it checks and their
+#: numerical helpers (the expected side shares no helper with the code under test, docs/design.md).
+UNDER_TEST = {"algorithms", "local", "compressors", "prox_l1"}
+
+
+def test_references_import_nothing_they_check():
+    graph = import_graph()
+    shared = sorted(f"{m} imports {n}" for m, targets in graph.edges.items() if component(m) == "references"
+                    for n in targets if component(n) in UNDER_TEST)
+    assert not shared, "a reference must not import the code it checks:\n  " + "\n  ".join(shared)

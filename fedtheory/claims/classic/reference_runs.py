@@ -145,6 +145,6 @@ def _instances(thorough: bool):
                  "every option and local path (exact solve, local GD and SGD, stopping tolerance, server step, "
                  "weighting, normalisation, threshold, coin, communication rounds), each under partial participation, and "
                  "rounds without participants (Bernoulli participation) for every algorithm that samples clients",
-       kind="identity", instances=_instances, runs=("fedavg", "fedprox", "scaffold", "feddyn", "scaffnew", "gd"))
+       kind="identity", instances=_instances, runs=("fedavg", "feddyn", "fedprox", "gd", "scaffnew", "scaffold"))
 def check_reference_run(inst: dict) -> Evidence:
     return run_instance(inst)

@@ -76,7 +76,7 @@ def _describe(inst: dict) -> str:
                  "state and every logged quantity, to 1e-9 relative, on 4 clients with unequal "
                  "weights, from a state with non-zero control variates; without a local step, the documented "
                  "default 1/(L + prox) is used",
-       kind="identity", instances=_round_instances, runs=("fedavg", "fedprox", "scaffold", "feddyn", "scaffnew"))
+       kind="identity", instances=_round_instances, runs=("fedavg", "feddyn", "fedprox", "scaffnew", "scaffold"))
 def check_round_identity(inst: dict) -> Evidence:
     problem = reference_problem()
     alg = _CLASSES[inst["alg"]](participation=PARTICIPATIONS[inst["part"]], **inst["kw"])
@@ -107,7 +107,7 @@ def _threshold_instances(thorough: bool):
 @claim(id="classic.rounds.threshold_inclusive", paper="classic",
        reference="Kim et al. (FedElasticNet), Section 3 (T_eps(v)_i = 0 iff |v_i| <= eps)",
        statement="FedAvg's transmit operator zeroes a coordinate whose update equals eps exactly (inclusive)",
-       kind="identity", instances=_threshold_instances)
+       kind="identity", instances=_threshold_instances, runs=("fedavg",))
 def check_threshold_inclusive(inst: dict) -> Evidence:
     # Dyadic data, so every number below is exact in binary floating point on any CPU: A = I, x = 0,
     # one step of size 1/2 gives y_i = b_i / 2 = (0.125, 0.5) exactly, and |0.125| <= eps = 0.125.

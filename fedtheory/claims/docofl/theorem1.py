@@ -57,7 +57,7 @@ _THM1_SPACE = InstanceSpace(
        statement="E[(1/T) sum_t ||grad f(w_t)||^2] <= 4 sqrt(2 M beta s~^2/(T S)) + 8 (12 M^2 beta^2 omega^2 T~ "
                  "s~^2)^(1/3)/(T^(2/3) S^(1/3)) + 120 gamma M beta theta/T with Theorem 1's eta; also the "
                  "pre-tuning inequality for eta <= 1/(30 gamma beta theta) and the descent bound (18)",
-       kind="bound", space=_THM1_SPACE, cost="slow")
+       kind="bound", space=_THM1_SPACE, cost="slow", runs=("docofl",))
 
 
 def check_theorem1(inst: dict) -> Evidence:

@@ -40,7 +40,7 @@ def _prox_instances(thorough: bool):
        statement="Alg. 1 with lambda1 = 0 (FedProx, exact solves, full participation) converges to "
                  "[sum w_k (A_k+lambda2 I)^{-1} A_k]^{-1} sum w_k (A_k+lambda2 I)^{-1} b_k (1e-10); its distance to "
                  "theta* is > 0 for heterogeneous A_k and 0 when all A_k are equal",
-       kind="fixed_point", derived=True, instances=_prox_instances)
+       kind="fixed_point", derived=True, instances=_prox_instances, runs=("fedprox",))
 def check_fedprox_limit(problem) -> Evidence:
     from ...algorithms.fedprox import FedProx
     from ...problems.quadratic import QuadraticProblem
@@ -120,7 +120,7 @@ def check_prox_bias_asymptotic(problem) -> Evidence:
        "docs/fedelasticnet.md",
        statement="FedAvg with K local GD steps of size eta converges to (sum w_k M_k)^{-1} sum w_k M_k x_k*, "
                  "M_k = I - (I - eta A_k)^K (1e-10); unbiased for K = 1; the limit tends to sum_k w_k x_k* as K -> oo",
-       kind="fixed_point", derived=True, instances=_prox_instances)
+       kind="fixed_point", derived=True, instances=_prox_instances, runs=("fedavg",))
 def check_fedavg_limit(problem) -> Evidence:
     from ...algorithms.fedavg import FedAvg
 

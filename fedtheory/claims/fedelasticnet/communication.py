@@ -68,7 +68,7 @@ def sparsity_path(problem, lambda2: float, lambda1_grid: np.ndarray, eps_grid: n
        statement="for a fixed client state, ||Delta(lambda1)||_1 is non-increasing in lambda1 (Alg. 1 and Alg. 3); "
                  "Delta = 0 exactly for lambda1 >= ||grad L_k(theta^{t-1}) - g_k||_inf; nnz(Delta) is "
                  "non-increasing in lambda1 for diagonal Hessians; nnz(T_eps(Delta)) is non-increasing in eps",
-       kind="monotonicity", derived=True, instances=_sparsity_instances)
+       kind="monotonicity", derived=True, instances=_sparsity_instances, runs=("feddyn", "fedprox"))
 def check_sparsity_monotone(problem) -> Evidence:
     lam2 = problem.certificate.L
     grid = np.concatenate([[0.0], np.geomspace(1e-3, 20.0, 30)])
@@ -125,7 +125,7 @@ def _contrast_instances(thorough: bool):
        statement="on heterogeneous quadratics, Alg. 3's client updates vanish at its fixed point while FedProx/Alg. 1 "
                  "updates stay non-zero (only their weighted sum vanishes), so Alg. 3's cumulative uplink nnz is "
                  "below both FedDyn's and Alg. 1's over long horizons",
-       kind="qualitative", derived=True, instances=_contrast_instances)
+       kind="qualitative", derived=True, instances=_contrast_instances, runs=("feddyn", "fedprox"))
 def check_cumulative_nnz(inst) -> Evidence:
     """FedDyn's and Alg. 1's updates converge to zero without ever being thresholded, so when one of their
     coordinates becomes an exact zero is decided by rounding: starting 1e-15 away from the same point moves
@@ -168,7 +168,7 @@ def _accounting_instances(thorough: bool):
                                                                                      "... are the same for FedDyn'",
        statement="per round, FedProx and FedDyn upload d |P_t| non-zeros, SCAFFOLD 2 d |P_t|; FedDyn's count is the "
                  "same whether theta_k or Delta_k is sent; Algs. 1-3 never exceed their baselines",
-       kind="identity", instances=_accounting_instances)
+       kind="identity", instances=_accounting_instances, runs=("feddyn", "fedprox", "scaffold"))
 def check_accounting(problem) -> Evidence:
     from ...algorithms.fedprox import FedProx
     from ...algorithms.feddyn import FedDyn

@@ -75,7 +75,7 @@ def table1_rows(problem, rounds: int) -> dict:
                  "(Alg. 3, sub-gradient reading) reach theta* (distance <= 1e-8) while FedAvg and FedProx stop at "
                  "a biased point (distance >= 1e-3); per participant and round FedAvg, FedProx and FedDyn send d "
                  "non-zeros, SCAFFOLD 2d, FedElasticNet at most d and on average fewer than d/2 (first 20 rounds)",
-       kind="qualitative", instances=_table1_instances)
+       kind="qualitative", instances=_table1_instances, runs=("fedavg", "feddyn", "fedprox", "scaffold"))
 def check_table1(inst) -> Evidence:
     problem, T = inst
     rows = table1_rows(problem, T)
@@ -185,7 +185,8 @@ def _headline_instances(thorough: bool):
                                                                               "accuracy maintained)",
        statement="with Table 5's hyperparameters, Algs. 1-3 transmit fewer cumulative non-zeros and less entropy than "
                  "FedProx, SCAFFOLD and FedDyn at (about) the same final accuracy, Alg. 3 the fewest",
-       kind="qualitative", expected="exploratory", instances=_headline_instances)
+       kind="qualitative", expected="exploratory", instances=_headline_instances,
+       runs=("feddyn", "fedprox", "scaffold"))
 def check_headline(inst) -> Evidence:
     """Exploratory reproduction on small logistic problems with local GD (K = 10); measured = Alg. 3's cumulative
     nnz reduction against FedDyn, theory = the lower end of the paper's image-data range (0.678)."""
@@ -238,7 +239,8 @@ def _entropy_check(inst) -> Evidence:
        statement="at 10% participation, Algs. 1, 2, 3 transmit less cumulative entropy (bin 0.01) than FedProx, "
                  "SCAFFOLD, FedDyn, and Alg. 3 the least of the six (the paper's shape, measured on synthetic(1,1) "
                  "logistic regression; the paper's data sets are not available offline)",
-       kind="qualitative", expected="exploratory", instances=_entropy_instances_of("Table 3"))
+       kind="qualitative", expected="exploratory", instances=_entropy_instances_of("Table 3"),
+       runs=("feddyn", "fedprox", "scaffold"))
 def check_table3(inst) -> Evidence:
     return _entropy_check(inst)
 
@@ -249,7 +251,8 @@ def check_table3(inst) -> Evidence:
        statement="at 100% participation, Algs. 1, 2, 3 transmit less cumulative entropy (bin 0.01) than FedProx, "
                  "SCAFFOLD, FedDyn, and Alg. 3 the least of the six (measured on synthetic(1,1) logistic "
                  "regression)",
-       kind="qualitative", expected="exploratory", instances=_entropy_instances_of("Table 4"))
+       kind="qualitative", expected="exploratory", instances=_entropy_instances_of("Table 4"),
+       runs=("feddyn", "fedprox", "scaffold"))
 def check_table4(inst) -> Evidence:
     return _entropy_check(inst)
 
@@ -289,7 +292,7 @@ def _figure2_instances(thorough: bool):
        statement="Alg. 3's transmitted updates are sparser (more exact zeros), more peaked (larger excess kurtosis, "
                  "Laplace-like rather than Gaussian) and of smaller binned entropy than FedDyn's (measured on "
                  "synthetic(1,1) logistic regression with Table 5's CIFAR-10 hyperparameters)",
-       kind="qualitative", expected="exploratory", instances=_figure2_instances)
+       kind="qualitative", expected="exploratory", instances=_figure2_instances, runs=("feddyn", "scaffold"))
 def check_figure2(inst) -> Evidence:
     label, problem, participation, T = inst
     algs = headline_algorithms(participation)
@@ -341,7 +344,8 @@ def lambda1_sweep(problem, participation, rounds: int, name: str) -> dict:
        statement="for each of Algs. 1, 2, 3 the cumulative non-zeros do not increase as lambda1 grows over {1e-8, "
                  "1e-6, 1e-4, 1e-2} and the largest lambda1 costs accuracy (measured on synthetic(1,1) logistic "
                  "regression, 10% participation)",
-       kind="monotonicity", expected="exploratory", instances=_lambda1_instances)
+       kind="monotonicity", expected="exploratory", instances=_lambda1_instances,
+       runs=("feddyn", "fedprox", "scaffold"))
 def check_lambda1_sweep(inst) -> Evidence:
     label, problem, participation, T = inst
     rows, monotone, costs = {}, {}, {}

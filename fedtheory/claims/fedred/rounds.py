@@ -44,7 +44,7 @@ def _dane_instances(thorough: bool):
                  "(h_i = grad f - grad f_i, or the (B.84) state h_i <- h_i + m (x_i - x^{r+1}) with m != lam) "
                  "followed by sum_i w_i x_i (or x_xi), on unequal client weights, to 1e-9; and the authors' code's "
                  "semi-implicit local step replayed",
-       kind="identity", instances=_dane_instances)
+       kind="identity", instances=_dane_instances, runs=("dane", "dane+"))
 def check_dane_reference(variant: str) -> Evidence:
     problem = reference_problem()
     averaging = "random" if variant == "random" else "standard"
@@ -108,7 +108,7 @@ def _selection_instances(thorough: bool):
        statement="the randomly selected client follows the weights w_i, and FedRed communicates with probability "
                  "(lam + mu) eta (default), within 5 standard errors over 4000 draws; a fixed selection follows its "
                  "schedule round by round",
-       kind="statistical", instances=_selection_instances)
+       kind="statistical", instances=_selection_instances, runs=("dane+",))
 def check_selection_law(which: str) -> Evidence:
     problem = reference_problem()
     rng = np.random.default_rng(3)
@@ -162,7 +162,7 @@ def _fedred_instances(thorough: bool):
        id="fedred.rounds.fedred_gd_reference", paper="fedred",
        statement="one FedRed-GD round (both coin outcomes, each selected client, reset on and off) equals the "
                  "paper's update written independently, on unequal weights and desynchronised local models, to 1e-9",
-       kind="identity", instances=_fedred_instances)
+       kind="identity", instances=_fedred_instances, runs=("fedred",))
 def check_fedred_reference(inst: dict) -> Evidence:
     problem = reference_problem()
     lam, eta = 1.5, 0.1
@@ -206,7 +206,7 @@ def _outcome_law_instances(thorough: bool):
                  "probabilities sum to 1, every drawn outcome is enumerated, and each frequency is within 5 "
                  "standard errors (4000 draws) -- for DANE+ (standard, random selection), FedRed (both "
                  "selections) and EFL with heterogeneous participation, a departure and an arrival",
-       kind="statistical", instances=_outcome_law_instances)
+       kind="statistical", instances=_outcome_law_instances, runs=("efl",))
 def check_outcome_law(which: str) -> Evidence:
     from ...algorithms.efl import EFL
 
