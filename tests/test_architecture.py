@@ -48,7 +48,8 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in
     "algorithms",
     "run plotting pep",                                               # pep: exact worst cases, no claims
     "claims bench conformance",                                       # what runs the algorithms
-    "papers.coverage papers.chain",                                   # what reads the claims
+    "papers.coverage",                                                # what reads the claims: the statuses,
+    "papers.chain",                                                   # and the proof chains that show them
     "worstcase report",
     "extend ledger",                                                  # the claim API; running the ledger
     "pytest_plugin commands",

@@ -14,7 +14,10 @@ from ..claims.registry import ClaimResult
 from .symbols import symbols
 from .table import fmt
 
-__all__ = ["records_of", "write_reports", "write_records"]
+__all__ = ["DEFAULT_OUT", "records_of", "write_reports", "write_records"]
+
+#: The folder ``fedtheory verify`` writes its reports to unless given ``--out``.
+DEFAULT_OUT = "fedtheory-claims"
 
 
 def records_of(results: Sequence[ClaimResult], worst_case: Mapping[str, dict] | None = None) -> list[dict]:

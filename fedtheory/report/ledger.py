@@ -104,4 +104,7 @@ def recorded_coverage(records: Sequence[dict[str, Any]]) -> tuple[list[Statement
         false_kind = r.get("false_kind") or ("" if r["expected"] != "violated" else "ours" if derived else "printed")
         claims.append(RecordedClaim(r["id"], r["expected"], derived, tuple(cites), r.get("statement", ""),
                                     false_kind, r.get("reading", ""), r.get("narrower", "")))
-    return coverage(papers, claims, strict=False), unplaced
+    # an exploratory claim's shape verdict in this run: every instance held (an error or no instance: none)
+    shapes = {r["id"]: all(e.get("holds") is True for e in r["evidence"]) for r in records
+              if r["expected"] == "exploratory" and r["evidence"] and not r.get("error")}
+    return coverage(papers, claims, strict=False, shapes=shapes), unplaced

@@ -98,10 +98,17 @@ def check_logistic_experiment(inst: dict) -> Evidence:
         gap, cum = v.pop("_gap"), v.pop("_bits")
         hit = np.flatnonzero(gap <= target)
         v["bits_to_2x_best_gap"] = float(cum[hit[0]]) if hit.size else float("inf")
-    efl_acc = out["EFL (lam=0.01, ST q=0.1)"]["test_accuracy_%"]
-    avg_acc = out["FedAvg (complete updates only)"]["test_accuracy_%"]
-    return Evidence(f"breast_cancer dirichlet(0.3) n=10 pi={pi} E={E} T={R}", efl_acc, avg_acc, efl_acc >= avg_acc,
-                    details={"results": out, "paper_table2_BMTA_%": TABLE2})
+    # The shape test is the statement: EFL at FedAvg/FedProx-level accuracy or better *and* with fewer bits sent
+    # (a tie in accuracy reached with more bits is not the paper's shape).
+    efl = out["EFL (lam=0.01, ST q=0.1)"]
+    baselines = [out[k] for k in ("FedAvg (complete updates only)", "FedProx (complete updates only)")]
+    best_acc = max(b["test_accuracy_%"] for b in baselines)
+    as_accurate = efl["test_accuracy_%"] >= best_acc
+    fewer_bits = efl["total_bits"] < min(b["total_bits"] for b in baselines)
+    return Evidence(f"breast_cancer dirichlet(0.3) n=10 pi={pi} E={E} T={R}", efl["test_accuracy_%"], best_acc,
+                    as_accurate and fewer_bits,
+                    details={"results": out, "paper_table2_BMTA_%": TABLE2, "efl_as_accurate": as_accurate,
+                             "efl_fewer_bits": fewer_bits})
 
 
 # ---------------------------------------------------------------------------------------------------------
