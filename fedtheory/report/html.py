@@ -474,6 +474,9 @@ def _claim_section(site: _Site, r: Mapping[str, Any], summary: SiteSummary) -> s
     captions = ["Left: what each instance measured against the theory's side; a cross marks an instance where "
                 "the check fails. Right (when the claim reports it): measured / bound per instance.",
                 "Series recorded in the evidence's details."]
+    if r["expected"] == "exploratory":  # a measurement on a stand-in: no instance passes or fails
+        captions[0] = ("What each instance measured, next to the claim's reference value (not a bound): an "
+                       "experiment reported without a verdict.")
     for svg, caption in zip(figures, captions):
         out.append(f"<figure>{svg}<figcaption>{caption}</figcaption></figure>")
     summary.figures += len(figures)
