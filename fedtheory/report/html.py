@@ -23,7 +23,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..claims.registry import PAPERS, paper_short_citation
 from ..papers import PAPER_KEYS, paper
@@ -154,8 +154,10 @@ def claim_anchor(claim_id: str) -> str:
 class _Site:
     """The records indexed for linking: which page each claim is on, which claims cite each statement."""
 
-    def __init__(self, records: Sequence[Mapping[str, Any]], out: Path, notebook_dir: Path | None):
+    def __init__(self, records: Sequence[Mapping[str, Any]], out: Path, notebook_dir: Path | None,
+                 progress: Callable[[str], None] | None = None):
         self.records = list(records)
+        self.progress = progress
         self.out = out
         self.notebook_dir = notebook_dir
         self.by_id = {r["id"]: r for r in self.records}
@@ -482,6 +484,8 @@ def _claim_section(site: _Site, r: Mapping[str, Any], summary: SiteSummary) -> s
     summary.figures += len(figures)
     summary.claims_with_figure += bool(figures)
     out.append(_instances_table(r))
+    if site.progress is not None:
+        site.progress(r["id"])
     return "".join(out) + "</section>"
 
 
@@ -512,13 +516,15 @@ def _paper_page(site: _Site, key: str, summary: SiteSummary) -> str:
 
 
 def write_site(records: Sequence[Mapping[str, Any]], out: Path, source: str = "claims.json",
-               notebook_dir: Path | None = NOTEBOOK_DIR) -> SiteSummary:
+               notebook_dir: Path | None = NOTEBOOK_DIR,
+               progress: Callable[[str], None] | None = None) -> SiteSummary:
     """Write the site for ``records`` (the list in a claims.json) into ``out``: ``index.html`` and one page per
     paper key (see the module docstring). ``source`` is the file named on the index page; ``notebook_dir`` is
-    where the notebooks are linked from (default: the repository's, when fedtheory runs from a checkout)."""
+    where the notebooks are linked from (default: the repository's, when fedtheory runs from a checkout);
+    ``progress`` is called with each claim's id once its section (its figures: the site's time) is drawn."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    site = _Site(records, out, notebook_dir)
+    site = _Site(records, out, notebook_dir, progress)
     summary = SiteSummary(out, claims=len(site.records))
     pages = {"index.html": None, **{_page_name(k): k for k in site.keys}}
     for name, key in pages.items():
@@ -531,9 +537,10 @@ def write_site(records: Sequence[Mapping[str, Any]], out: Path, source: str = "c
     return summary
 
 
-def write_html_report(claims_json: Path, out: Path | None = None) -> SiteSummary:
+def write_html_report(claims_json: Path, out: Path | None = None,
+                      progress: Callable[[str], None] | None = None) -> SiteSummary:
     """Read ``claims_json`` (:func:`fedtheory.report.ledger.read_claims`) and write its site into ``out``
-    (default: the folder of ``claims_json``, next to it)."""
+    (default: the folder of ``claims_json``, next to it); ``progress`` as in :func:`write_site`."""
     claims_json = Path(claims_json)
     return write_site(read_claims(claims_json), claims_json.parent if out is None else Path(out),
-                      source=claims_json.name)
+                      source=claims_json.name, progress=progress)

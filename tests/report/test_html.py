@@ -117,6 +117,16 @@ def test_report_without_out_writes_next_to_the_json(ledger_site, tmp_path: Path,
     assert f"{len(records)} claims, {len(records)} with a figure" in capsys.readouterr().out
 
 
+def test_report_shows_verifys_progress_bar_unless_quiet(ledger_site, tmp_path: Path, capsys) -> None:
+    out, records = ledger_site
+    (tmp_path / "claims.json").write_text((out / "claims.json").read_text())
+    assert cli_main(["report", str(tmp_path / "claims.json"), "--out", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    assert f"{len(records)}/{len(records)}" in err and "claim" in err, err  # every claim drawn, counted
+    assert cli_main(["report", str(tmp_path / "claims.json"), "--out", str(tmp_path / "b"), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize("content, what", [
     (None, "no such file"),
     ('[{"id": "a", "paper": "fedred", "evid', "not valid JSON"),
