@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 from .symbols import symbols
 
 __all__ = ["Series", "find_series", "evidence_figure", "series_figure", "evidence_axes", "series_axes", "number",
-           "legend_height", "MAX_TICKS"]
+           "legend_height", "MAX_TICKS", "MAX_INSTANCE_TICKS"]
 
 #: Marker and colour per verdict: shape and colour both say it (the legend names them), not colour alone.
 HOLDS_STYLE = {"marker": "o", "color": "#1b7837", "label": "measured, holds"}
@@ -115,13 +115,14 @@ def _svg(fig: Any, salt: str) -> str:
 
 #: Layout in inches: the left margin holds the y tick labels and the y label; below each panel come its tick
 #: labels and x label, then its legend (never over the data).
-LEFT, RIGHT, TOP, PANEL_HEIGHT, BELOW_AXIS, GAP = 0.95, 0.15, 0.3, 1.9, 0.5, 0.95
+LEFT, RIGHT, TOP, PANEL_HEIGHT, BELOW_AXIS, GAP = 0.95, 0.15, 0.4, 1.9, 0.5, 0.95
 #: One legend line at the legend's 7 pt font (line height 1.2 em, entries 0.5 em apart) and the characters of
 #: DejaVu Sans 7 pt that fit in an inch (0.6 em a character, conservatively), after the legend's handle.
 LEGEND_LINE, LEGEND_GAP, CHARS_PER_INCH, HANDLE = 7 * 1.2 / 72, 7 * 0.5 / 72, 72 / (7 * 0.6), 0.45
-#: At most this many labelled major ticks on an axis, so that tick labels never crowd (a log axis over 17
-#: decades would otherwise label every decade).
-MAX_TICKS = 6
+#: At most this many labelled major ticks on a value axis, so that tick labels never crowd (a log axis over 17
+#: decades would otherwise label every decade); an instance axis numbers each of up to MAX_INSTANCE_TICKS
+#: instances (small integers, to be read against the table).
+MAX_TICKS, MAX_INSTANCE_TICKS = 6, 12
 
 
 def _wrap(label: str, panel: float) -> str:
@@ -217,7 +218,7 @@ def _instance_axis(ax: Any, n: int) -> None:
     from matplotlib.ticker import MaxNLocator
 
     ax.set_xlim(0.4, n + 0.6)
-    if n <= 12:
+    if n <= MAX_INSTANCE_TICKS:
         ax.set_xticks(list(range(1, n + 1)))
     else:
         ax.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True))

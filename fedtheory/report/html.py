@@ -4,7 +4,10 @@
 inventories (:mod:`fedtheory.papers`) only, so that a ledger from another machine renders the same:
 
 * ``index.html``: the verdicts, the coverage of every paper's numbered statements (as ``fedtheory coverage``),
-  the statements false as printed, and every claim with its status and worst tightness;
+  the claims recorded false by what they find false (``false_kind``: a statement false as printed, one false
+  under a named reading, or fedtheory's own reading, each with its badge and count; the statements are counted
+  as the coverage table counts them), and every claim with its status and worst tightness. The ledger of a
+  selection says which papers ran and shows the others as "not run here" (:mod:`fedtheory.report.scope`);
 * ``<paper>.html`` for each paper key of the ledger: every statement of the paper's inventory with its status,
   the claims citing it and the graph of its proof chain (:mod:`fedtheory.report.proofgraph`), then every claim
   with its statement, its figures (:mod:`fedtheory.report.figures`: measured against the bound per instance,
@@ -68,7 +71,7 @@ table{border-collapse:collapse;font-size:.85rem;margin:.6rem 0;width:100%}
 th,td{border-bottom:1px solid #e2e2dc;padding:.25rem .45rem;text-align:left;vertical-align:top}
 th{background:#f1f1ec}td{overflow-wrap:break-word}td code{overflow-wrap:normal;word-break:normal}
 .partial{background:#f4f4f0;border-left:4px solid #999;padding:.4rem .8rem}td.notrun-cell{color:#555;font-style:italic;background:#f7f7f7}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.verdict{white-space:nowrap}
 .badge{display:inline-block;font-size:.78rem;font-weight:bold;padding:.05rem .45rem;border-radius:.7rem;
  border:1px solid;white-space:nowrap}
 .ok{background:#e6f4e1;color:#1b5e20;border-color:#7cb87a}.recorded{background:#fde7d9;color:#8a3b00;
@@ -414,8 +417,9 @@ def _statement_section(site: _Site, key: str, row: StatementCoverage) -> str:
 
 
 def _instances_table(r: Mapping[str, Any]) -> str:
-    rows = ["<table><tr><th class=num>#</th><th>instance</th><th class=num>measured</th><th class=num>theory</th>"
-            "<th>verdict</th><th class=num>tightness</th><th>details</th></tr>"]
+    theory = "reference" if r["expected"] == "exploratory" else "theory"  # an experiment has no bound
+    rows = ["<table><tr><th class=num>#</th><th>instance</th><th class=num>measured</th>"
+            f"<th class=num>{theory}</th><th>verdict</th><th class=num>tightness</th><th>details</th></tr>"]
     for k, e in enumerate(r["evidence"], start=1):
         counterexample = not e.get("holds") and r["expected"] == "violated"
         if r["expected"] == "exploratory":  # an experiment's measurement: no verdict to show (CLAIM_BADGES)
@@ -429,7 +433,7 @@ def _instances_table(r: Mapping[str, Any]) -> str:
             details = details[:400] + " …"
         rows.append(f'<tr{" class=cx" if counterexample else ""}><td class=num>{k}</td>'
                     f"<td>{pretty_inline(str(e.get('instance', '')))}</td><td class=num>{_fmt(e.get('measured'))}"
-                    f"</td><td class=num>{_fmt(e.get('theory'))}</td><td>{verdict}</td>"
+                    f"</td><td class=num>{_fmt(e.get('theory'))}</td><td class=verdict>{verdict}</td>"
                     f"<td class=num>{_fmt(e.get('tightness'))}</td><td><code>{html.escape(details)}</code></td></tr>")
     rows.append("</table>")
     n = len(r["evidence"])
