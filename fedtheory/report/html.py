@@ -70,7 +70,8 @@ nav{font-size:.9rem;padding:.6rem 0;border-bottom:1px solid #ddd;position:sticky
 table{border-collapse:collapse;font-size:.85rem;margin:.6rem 0;width:100%}
 th,td{border-bottom:1px solid #e2e2dc;padding:.25rem .45rem;text-align:left;vertical-align:top}
 th{background:#f1f1ec}td{overflow-wrap:break-word}td code{overflow-wrap:normal;word-break:normal}
-.partial{background:#f4f4f0;border-left:4px solid #999;padding:.4rem .8rem}td.notrun-cell{color:#555;font-style:italic;background:#f7f7f7}
+.partial{background:#f4f4f0;border-left:4px solid #999;padding:.4rem .8rem}
+td.notrun-cell{color:#555;font-style:italic;background:#f7f7f7}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.verdict{white-space:nowrap}
 .badge{display:inline-block;font-size:.78rem;font-weight:bold;padding:.05rem .45rem;border-radius:.7rem;
  border:1px solid;white-space:nowrap}
@@ -180,13 +181,16 @@ class _Site:
         return f'<a href="{self.claim_href(claim_id, here)}"><code>{claim_id_html(claim_id)}</code></a>'
 
     def coverage_status(self, row: StatementCoverage) -> str:
-        """The coverage status, or "not-run" (:mod:`fedtheory.report.scope`) for a statement this ledger says
-        nothing about: installed claims cite it and none ran, or its paper did not run at all and no claim of the
-        ledger cites it. A not-checkable statement stays not checkable: that is the inventory's, not the run's."""
+        """The coverage status, or "not-run" (:mod:`fedtheory.report.scope`) where this ledger cannot know it:
+        some installed claim citing the statement is not in the ledger (the status from the others may differ:
+        a statement found false by a claim that did not run would read as checked), or its paper did not run at
+        all and no claim of the ledger cites it. A not-checkable statement stays not checkable: that is the
+        inventory's, not the run's."""
         if row.status == "not-checkable":
             return row.status
-        unrun_paper = self.scope.papers[row.paper].state == "not run" and not row.claims
-        if unrun_paper or self.scope.statement_not_run(row.paper, row.statement.label):
+        if self.scope.citing_missing(row.paper, row.statement.label):
+            return "not-run"
+        if not row.claims and self.scope.papers[row.paper].state == "not run":
             return "not-run"
         return row.status
 
@@ -299,7 +303,8 @@ def _verdict_counts(site: _Site) -> str:
     false = sum(x["false"] for x in t.values())
     reading = sum(x["false-under-reading"] for x in t.values())
     ours = counts.get("false-ours", 0)
-    return (f"<p>Claims: {claims}</p><p class=meta>Statements of the papers (as counted in the coverage table "
+    whose = "the papers run here" if site.scope.partial else "the papers"
+    return (f"<p>Claims: {claims}</p><p class=meta>Statements of {whose} (as counted in the coverage table "
             f'below): <b data-count="statements-false">{false}</b> false as printed and '
             f'<b data-count="statements-false-under-reading">{reading}</b> false under a named reading. '
             + (f"{ours} claim{'s' if ours != 1 else ''} find{'s' if ours == 1 else ''} fedtheory's own reading "
@@ -394,11 +399,13 @@ def _statement_section(site: _Site, key: str, row: StatementCoverage) -> str:
             f"{site.claim_link(c, here)} {_badge(site.by_id[c])}" for c in row.claims) + "</p>")
     missing = site.scope.citing_missing(key, s.label)
     if missing:
+        n = len(site.scope.citing.get((key, s.label), ()))
         out.append(f"<p class=meta>{NOT_RUN}: " + ", ".join(f"<code>{claim_id_html(c)}</code>" for c in missing)
-                   + f" (of the {len(site.scope.citing.get((key, s.label), ()))} installed claims citing it).</p>")
+                   + (" (the one installed claim citing it)" if n == 1 else
+                      f" ({len(missing)} of the {n} installed claims citing it)") + ".</p>")
     elif s.reproduced_in:
         out.append(f"<p class=meta>Reproduced in {pretty(s.reproduced_in)}</p>")
-    if row.note and status != "not-run":
+    if row.note and status != "not-run":  # the note rests on the claims that ran: not the statement's status
         out.append(f"<p class=meta>{html.escape(row.status)}: {pretty(row.note)}</p>")
     if s.depends_on:
         p = paper(key)
