@@ -184,11 +184,16 @@ class _Site:
         """The coverage status, or "not-run" (:mod:`fedtheory.report.scope`) where this ledger cannot know it:
         some installed claim citing the statement is not in the ledger (the status from the others may differ:
         a statement found false by a claim that did not run would read as checked), or its paper did not run at
-        all and no claim of the ledger cites it. A not-checkable statement stays not checkable: that is the
-        inventory's, not the run's."""
-        if row.status == "not-checkable":
+        all and no claim of the ledger cites it. A not-checkable statement stays not checkable (the inventory's
+        word, not the run's), one found false as printed stays false (the first status in the order of
+        :mod:`fedtheory.papers.coverage`: no claim that did not run can change it), and one false under a
+        reading stays so unless a claim that did not run finds it false as printed."""
+        if row.status in ("not-checkable", "false"):  # false as printed outranks whatever did not run
             return row.status
-        if self.scope.citing_missing(row.paper, row.statement.label):
+        missing = self.scope.citing_missing(row.paper, row.statement.label)
+        if row.status == "false-under-reading" and not set(missing) & self.scope.printed:
+            return row.status  # only a claim finding it false as printed could outrank it
+        if missing:
             return "not-run"
         if not row.claims and self.scope.papers[row.paper].state == "not run":
             return "not-run"

@@ -50,6 +50,8 @@ class RunScope:
     #: (paper, statement label) -> ids of the installed claims citing it.
     citing: Mapping[tuple[str, str], tuple[str, ...]]
     ran_ids: frozenset[str]
+    #: The installed claims that find a statement false as printed (expected violated, false_kind "printed").
+    printed: frozenset[str] = frozenset()
 
     @property
     def partial(self) -> bool:
@@ -84,4 +86,5 @@ def run_scope(records: Sequence[Mapping[str, Any]]) -> RunScope:
     for c in REGISTRY.values():
         for cite in c.citations:
             citing.setdefault((cite.paper, cite.label), []).append(c.id)
-    return RunScope(papers, {k: tuple(v) for k, v in citing.items()}, ids)
+    printed = frozenset(c.id for c in REGISTRY.values() if c.expected == "violated" and c.false_kind == "printed")
+    return RunScope(papers, {k: tuple(v) for k, v in citing.items()}, ids, printed)
