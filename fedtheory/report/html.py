@@ -51,7 +51,7 @@ NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"  # present in a
 CLAIM_BADGES = {"holds": ("ok", "✓ holds"),
                 "false-printed": ("recorded", "✗ false as printed (recorded)"),
                 "false-reading": ("reading", "✗ false under a reading (recorded)"),
-                "false-ours": ("ours", "◇ fedtheory's own reading, false (recorded)"),
+                "false-ours": ("ours", "◇ fedtheory's reading, false (recorded)"),
                 "measured": ("measured", "● measured, no verdict"), "VIOLATED": ("bad", "✗ VIOLATED"),
                 "COUNTEREXAMPLE-LOST": ("bad", "⚠ COUNTEREXAMPLE LOST"), "ERROR": ("bad", "⚠ ERROR")}
 STATEMENT_CLASS = {"checked": "ok", "checked-derived": "ok", "checked-narrower": "ok", "measured": "open",
@@ -71,7 +71,7 @@ table{border-collapse:collapse;font-size:.85rem;margin:.6rem 0;width:100%}
 th,td{border-bottom:1px solid #e2e2dc;padding:.25rem .45rem;text-align:left;vertical-align:top}
 th{background:#f1f1ec}td{overflow-wrap:break-word}td code{overflow-wrap:normal;word-break:normal}
 .partial{background:#f4f4f0;border-left:4px solid #999;padding:.4rem .8rem}
-td.notrun-cell{color:#555;font-style:italic;background:#f7f7f7}
+td.notrun-cell{color:#555;font-style:italic;background:#f7f7f7}table.claims td:first-child{width:30%}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.verdict{white-space:nowrap}
 .badge{display:inline-block;font-size:.78rem;font-weight:bold;padding:.05rem .45rem;border-radius:.7rem;
  border:1px solid;white-space:nowrap}
@@ -359,7 +359,7 @@ def _index(site: _Site, source: str) -> str:
     if failed:
         body.append("<h2>Needs attention</h2><ul>" + "".join(
             f"<li>{site.claim_link(r['id'], here)} {_badge(r)}</li>" for r in failed) + "</ul>")
-    body += ["<h2>Coverage of the papers' numbered statements</h2>",
+    body += ["<h2 id=\"coverage\">Coverage of the papers' numbered statements</h2>",
              "<p>Each statement has one status: <b>checked</b> as printed, checked in a <b>derived</b> form (the "
              "printed formula is not recoverable) or a <b>narrower</b> one (what is narrower is given), "
              "<b>measured</b> on a stand-in (reproduced or not; never counted as checked), <b>false</b> as printed "
@@ -379,7 +379,7 @@ def _index(site: _Site, source: str) -> str:
         ran = run.words() if run is not None and run.registered else f"{n} claim{'s' if n != 1 else ''}"
         body.append(f'<li><a href="{_page_name(key)}">{html.escape(name)}</a>: {ran}'
                     f'{"; notebook " + nbs if nbs else ""}</li>')
-    body.append("</ul><h2>Every claim</h2><table class=claims><tr><th>claim</th><th>status</th>"
+    body.append("</ul><h2 id=claims>Every claim</h2><table class=claims><tr><th>claim</th><th>status</th>"
                 "<th class=num>instances</th><th class=num>worst tightness</th><th>reference</th></tr>")
     for r in site.records:
         body.append(f"<tr><td>{site.claim_link(r['id'], here)}</td><td>{_badge(r)}</td>"

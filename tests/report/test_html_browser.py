@@ -115,7 +115,7 @@ def _verdict(record: dict) -> str:
     if record["status"] != "violated-as-recorded":
         return record["status"]
     return {"printed": "false as printed", "reading": "false under a reading",
-            "ours": "fedtheory's own reading"}[record["false_kind"]]
+            "ours": "fedtheory's reading, false"}[record["false_kind"]]
 
 
 def test_badges_say_what_each_claim_finds_false_and_the_counters_agree_with_claims_json(driver, ledger_site) -> None:
