@@ -289,10 +289,10 @@ def _run_note(site: _Site) -> str:
     others = [html.escape(k) for k, p in site.scope.papers.items() if p.state == "not run" and p.registered]
     return (f'<p class="partial" id="run">This ledger ran part of fedtheory\'s claims: '
             f"{', '.join(ran) if ran else 'none of the installed papers'}. "
-            + (f"Not run here: {', '.join(others)}; their statements are shown as “{NOT_RUN}”, not as open, "
+            + (f"Not run here: {', '.join(others)}; their statements are shown as “{NOT_RUN}”, not as open. "
                if others else "")
-            + "and a statement whose claims did not run is shown the same way. <code>fedtheory verify --html</code> "
-            "runs them all.</p>")
+            + f"A statement some of whose claims did not run is shown as “{NOT_RUN}” (unless a claim that ran "
+            "finds it false). <code>fedtheory verify --html</code> runs them all.</p>")
 
 
 def _verdict_counts(site: _Site) -> str:
