@@ -215,7 +215,7 @@ class _Site:
             t = out.setdefault(r.paper, {**{s: 0 for s in (*STATUSES, "not-run")}, "not reproduced": 0, "total": 0})
             status = self.coverage_status(r)
             t[status] += 1
-            t["not reproduced"] += status == "measured" and r.statement.reproduced is False
+            t["not reproduced"] += status == "measured" and r.reproduced is False
             t["total"] += 1
         return out
 
