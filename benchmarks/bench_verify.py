@@ -1,6 +1,9 @@
 """Wall time of the claims ledger: ``fedtheory verify --jobs 1`` against ``--jobs N`` and a local Dask cluster.
 
-Run: ``python benchmarks/bench_verify.py [--quick] [--paper P ...] [--jobs N] [--dask-workers W]``.
+Run: ``python benchmarks/bench_verify.py [--quick] [--paper P ...] [--jobs N] [--dask-workers W]``, or
+``python benchmarks/bench_verify.py --baseline REV [--repeat R]`` to compare this tree's ``verify --jobs N`` with
+the one of an earlier commit, side by side in one run (last line ``BASELINE rev=... baseline_s=... current_s=...
+ratio=...``: the medians of R alternating runs each, so a change of the machine's load hits both alike).
 
 Each run is a fresh ``python -m fedtheory verify --quiet`` process (what a user waits for: start-up, imports,
 the claims and the reports), run one after the other on the same selection: ``--jobs 1`` (in process),
@@ -41,11 +44,12 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_verify(selection: list[str], out: Path, extra: list[str]) -> tuple[float, list[dict]]:
-    """(wall seconds, claims.json records) of one ``fedtheory verify`` process; prints its CPU seconds."""
+def run_verify(selection: list[str], out: Path, extra: list[str], root: Path = ROOT) -> tuple[float, list[dict]]:
+    """(wall seconds, claims.json records) of one ``fedtheory verify`` process of the tree at ``root``; prints its
+    CPU seconds."""
     # The environment this script started with: starting a LocalCluster sets OMP/OPENBLAS/MKL_NUM_THREADS=1 in
     # this process's environment (for its workers), which a verify started afterwards would inherit.
-    env = {**ENVIRONMENT, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), ENVIRONMENT.get("PYTHONPATH")]))}
+    env = {**ENVIRONMENT, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), ENVIRONMENT.get("PYTHONPATH")]))}
     cpu = children_cpu()
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "fedtheory", "verify", "--quiet", "--out", str(out), *selection,
@@ -63,12 +67,36 @@ def without_seconds(records: list[dict]) -> list[dict]:
     return [{k: v for k, v in r.items() if k != "seconds"} for r in records]
 
 
+def compare_with_baseline(rev: str, selection: list[str], jobs: int, repeat: int) -> int:
+    """This tree's ``verify --jobs N`` against the tree of commit ``rev`` (a temporary git worktree), alternating."""
+    import statistics
+
+    with tempfile.TemporaryDirectory(prefix="bench-verify-") as tmp:
+        tree = Path(tmp) / "baseline"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), rev], check=True,
+                       capture_output=True)
+        try:
+            times: dict[str, list[float]] = {"baseline": [], "current": []}
+            for k in range(repeat):
+                for label, root in (("baseline", tree), ("current", ROOT)):
+                    seconds, _ = run_verify(selection, Path(tmp) / f"{label}{k}", ["--jobs", str(jobs)], root)
+                    times[label].append(seconds)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
+    base, current = statistics.median(times["baseline"]), statistics.median(times["current"])
+    print(f"BASELINE rev={rev} baseline_s={base:.2f} current_s={current:.2f} ratio={current / base:.3f} "
+          f"jobs={jobs} repeat={repeat}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="only the fedred claims (a fast check)")
     ap.add_argument("--paper", action="append", help="only this paper's claims (repeatable; as fedtheory verify)")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes of the parallel run (default: 2)")
     ap.add_argument("--dask-workers", type=int, default=2, help="LocalCluster worker processes (default: 2)")
+    ap.add_argument("--baseline", metavar="REV", help="compare with the tree of this commit instead")
+    ap.add_argument("--repeat", type=int, default=3, help="alternating runs each with --baseline (default: 3)")
     args = ap.parse_args(argv)
     if args.jobs < 2:
         ap.error(f"--jobs must be >= 2 (it is compared with --jobs 1), got {args.jobs}")
@@ -76,6 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--dask-workers must be >= 1, got {args.dask_workers}")
     papers = args.paper or (["fedred"] if args.quick else [])
     selection = [a for p in papers for a in ("--paper", p)]
+    if args.baseline:
+        if args.repeat < 1:
+            ap.error(f"--repeat must be >= 1, got {args.repeat}")
+        return compare_with_baseline(args.baseline, selection, args.jobs, args.repeat)
 
     with tempfile.TemporaryDirectory(prefix="bench-verify-") as tmp:
         tmp_path = Path(tmp)

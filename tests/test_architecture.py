@@ -48,7 +48,8 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in
     "algorithms",
     "run plotting pep",                                               # pep: exact worst cases, no claims
     "claims bench conformance",                                       # what runs the algorithms
-    "papers.coverage papers.chain",                                   # what reads the claims
+    "papers.coverage",                                                # what reads the claims: the statuses,
+    "papers.chain",                                                   # and the proof chains that show them
     "worstcase report",
     "extend ledger",                                                  # the claim API; running the ledger
     "pytest_plugin commands",
@@ -329,3 +330,15 @@ def test_no_private_name_used_across_modules():
                            "them where they are used):\n  " + "\n  ".join(offenders))
     stale = sorted(KNOWN_PRIVATE_IMPORTS - set(found))
     assert not stale, f"remove from KNOWN_PRIVATE_IMPORTS: {stale}"
+
+
+#: What a reference transcription (fedtheory/references/) may not import: the implementations it checks and their
+#: numerical helpers (the expected side shares no helper with the code under test, docs/design.md).
+UNDER_TEST = {"algorithms", "local", "compressors", "prox_l1"}
+
+
+def test_references_import_nothing_they_check():
+    graph = import_graph()
+    shared = sorted(f"{m} imports {n}" for m, targets in graph.edges.items() if component(m) == "references"
+                    for n in targets if component(n) in UNDER_TEST)
+    assert not shared, "a reference must not import the code it checks:\n  " + "\n  ".join(shared)

@@ -166,6 +166,8 @@ class Recorder:
         self.classes = dict(ALGORITHMS)
         self.current = "<none>"
         self.seen: dict[str, dict[str, str]] = defaultdict(dict)
+        #: claim id -> algorithm name -> every feature the claim's rounds ran (the per-statement report)
+        self.by_claim: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         wrapped: set[type] = set()
         for cls in self.classes.values():
             for klass in cls.__mro__:  # round_given may be inherited from a shared base class
@@ -184,13 +186,57 @@ class Recorder:
         def recorded(alg, problem, *args, **kwargs):
             name = getattr(type(alg), "name", type(alg).__name__)
             seen = recorder.seen[name]
+            ran = recorder.by_claim[recorder.current][name]
             for feat in features(alg, problem):  # every call: an id()-keyed cache would alias freed objects
+                ran.add(feat)
                 if feat not in seen:
                     seen[feat] = recorder.current
             return fn(alg, problem, *args, **kwargs)
 
         recorded.__wrapped__ = fn
         return recorded
+
+
+def statement_paths(claims, recorder: Recorder) -> list[dict]:
+    """Per numbered statement (the ``cites`` of the claims), per algorithm its claims run: the features those
+    claims execute and the features of the algorithm's universe they do not (a slip confined to one of those is
+    invisible to the statement's own claims; the run certification and other statements' claims may still see
+    it)."""
+    by_statement: dict[str, dict] = {}
+    for c in claims:
+        for cite in c.citations:
+            key = f"{cite.paper}:{cite.label}"
+            entry = by_statement.setdefault(key, {"statement": key, "claims": [], "algorithms": defaultdict(set)})
+            entry["claims"].append(c.id)
+            for name, feats in recorder.by_claim.get(c.id, {}).items():
+                entry["algorithms"][name] |= feats
+    out = []
+    for key in sorted(by_statement):
+        entry = by_statement[key]
+        algorithms = {}
+        for name, feats in sorted(entry["algorithms"].items()):
+            cls = recorder.classes.get(name)
+            every = set(universe(cls)) if cls is not None else set(feats)
+            algorithms[name] = {"run": sorted(feats & every), "not_run": sorted(every - feats)}
+        out.append({"statement": key, "claims": sorted(entry["claims"]), "algorithms": algorithms})
+    return out
+
+
+def render_statement_paths(statements: list[dict], meta: dict) -> str:
+    lines = ["# Which options of its algorithms each numbered statement's claims run", "",
+             f"`python benchmarks/mutation/coverage.py`; {meta['claims']} claims; {meta['when']}.", "",
+             "A statement about an algorithm is checked only on the options its claims execute; the options listed "
+             "as not run are the paths a slip could hide in from that statement's own verdicts (the run "
+             "certification of docs/verification-power.md still compares every recorded round with the paper's "
+             "equations, and other statements' claims may run them). Statements whose claims run no algorithm "
+             "(closed forms, compressors, certificates) are left out.", "",
+             "| statement | algorithm | options run | options not run |", "|---|---|---|---|"]
+    for entry in statements:
+        for name, paths in entry["algorithms"].items():
+            run = ", ".join(f"`{f}`" for f in paths["run"])
+            not_run = ", ".join(f"`{f}`" for f in paths["not_run"]) or "none"
+            lines.append(f"| {entry['statement']} | {name} | {run} | {not_run} |")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -232,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
                                                                    if r["not_applicable"] else "**MISSING**")
         lines.append(f"| {r['algorithm']} | `{r['feature']}` | {by} |")
     (out / "coverage.md").write_text("\n".join(lines) + "\n")
+    statements = statement_paths(claims, recorder)
+    (out / "statement_paths.json").write_text(json.dumps(statements, indent=1))
+    (out / "statement_paths.md").write_text(render_statement_paths(statements, meta))
     print(f"{len(rows)} features, {len(missing)} missing ({meta['seconds']:.0f} s)")
     for m in missing:
         print("  MISSING", m)

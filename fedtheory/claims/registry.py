@@ -10,7 +10,9 @@ Expectations:
   * ``"holds"``: the statement is believed true; a violated instance fails ``fedtheory verify``.
   * ``"violated"``: the paper's statement is false; the check must *find* the recorded counterexample, and
     a corrected statement is registered next to it under its own id. Losing the counterexample fails too.
-  * ``"exploratory"``: measured and reported (e.g. a qualitative experiment), never a failure.
+  * ``"exploratory"``: measured and reported (e.g. a qualitative experiment), never a failure. Its Evidence's
+    ``holds`` is its shape test (does the stand-in show the paper's shape?): it decides whether the statements it
+    cites are *reproduced* (:func:`fedtheory.papers.coverage.shape_verdicts`), so it tests what ``statement`` says.
 """
 from __future__ import annotations
 

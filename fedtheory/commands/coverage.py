@@ -10,19 +10,21 @@ from pathlib import Path
 from ..claims import load_all
 from ..papers import all_papers
 from ..papers.coverage import (ASSERTED, STATUSES, checked_share, coverage, render_json, render_markdown,
-                               render_totals, totals)
+                               render_totals, shape_verdicts, totals)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("coverage", help="Show which numbered statements of the papers the ledger checks.",
                        description="Per paper, count the numbered statements by status: " + ", ".join(STATUSES) +
-                                   " (see docs/coverage.md).")
+                                   " (see docs/coverage.md). Runs the shape tests of the measured statements (their "
+                                   "exploratory claims, a few seconds) to say whether each stand-in reproduces the "
+                                   "paper's shape.")
     p.add_argument("--write", metavar="FILE", type=Path,
                    help="Write every statement with its status, its claims or the reason, and its proof chain as a "
                         "Markdown file (the project's docs/coverage.md is made this way).")
     p.add_argument("--json", action="store_true",
-                   help='Print every statement as a record {"paper", "statement", "status", "claims", "note"} under '
-                        'a "statements" key, instead of the table.')
+                   help='Print every statement as a record {"paper", "statement", "status", "claims", "note", '
+                        '"reproduced"} under a "statements" key, instead of the table.')
     p.add_argument("--open", action="store_true", help="List the statements that are checkable but not checked.")
     p.set_defaults(func=main)
 
@@ -30,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def main(args: argparse.Namespace) -> int:
     papers = all_papers()
     try:
-        rows = coverage(papers, load_all().values())
+        claims = list(load_all().values())
+        rows = coverage(papers, claims, shapes=shape_verdicts(claims, papers))
     except ValueError as exc:  # a claim cites a statement missing from its paper's inventory
         print(f"fedtheory coverage: {exc}", file=sys.stderr)
         return 2

@@ -13,8 +13,11 @@ of precedence:
   checked instead, and the claims checking it are marked derived;
 * **checked-narrower**: the claims check less than the statement (participation, horizon, the proof's weaker
   form, a factor); their ``narrower`` says what;
-* **measured**: only exploratory claims measure it (an experiment on a stand-in, never counted as checked); the
-  inventory says whether the stand-in reproduces the paper's shape;
+* **measured**: only exploratory claims measure it (an experiment on a stand-in, never counted as checked).
+  Each exploratory claim's verdict is its shape test (does the stand-in show the paper's shape?), so the
+  statement is *reproduced* when every shape test citing it passes in a run, *not reproduced* when one fails,
+  and has no such word when no run's verdicts are given (:func:`shape_verdicts` runs them); the inventory's
+  ``stand_in`` only describes the stand-in;
 * **not-checkable**: the inventory gives the reason;
 * **open**: none of these: checkable, not checked yet.
 
@@ -28,11 +31,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..claims.registry import Claim
+from ..claims.registry import Claim, evaluate
 from .inventory import Paper, Statement
 
-__all__ = ["StatementCoverage", "coverage", "totals", "render_totals", "render_markdown", "render_json",
-           "numbered_statements", "STATUSES", "ASSERTED", "qualified_summary"]
+__all__ = ["StatementCoverage", "coverage", "statement_coverage", "shape_verdicts", "totals", "render_totals",
+           "render_markdown", "render_json", "numbered_statements", "STATUSES", "ASSERTED", "qualified_summary"]
 
 STATUSES = ("checked", "checked-derived", "checked-narrower", "measured", "false", "false-under-reading",
             "not-checkable", "open")
@@ -49,6 +52,9 @@ class StatementCoverage:
     #: What the status rests on, in one line: the reconstruction, what is narrower, whether the stand-in
     #: reproduces the paper's shape, the reading, the counterexample's claim, or why it cannot be checked.
     note: str = ""
+    #: For a measured statement: True when every shape test citing it passed in the run whose verdicts were
+    #: given, False when one failed, None when no verdict was given (and for every other status).
+    reproduced: bool | None = None
 
     @property
     def detail(self) -> str:
@@ -61,10 +67,11 @@ class StatementCoverage:
     def as_record(self) -> dict[str, Any]:
         """The record of ``fedtheory coverage --json``."""
         return {"paper": self.paper, "statement": self.statement.label, "status": self.status,
-                "claims": list(self.claims), "note": self.note}
+                "claims": list(self.claims), "note": self.note, "reproduced": self.reproduced}
 
 
-def _status(paper: str, s: Statement, cs: Sequence[Claim], strict: bool = True) -> tuple[str, str]:
+def _status(paper: str, s: Statement, cs: Sequence[Claim], strict: bool = True,
+            shapes: Mapping[str, bool] | None = None) -> tuple[str, str]:
     """The status of statement ``s`` and its note, from the claims ``cs`` citing it; ValueError where the
     claims' flags and the inventory disagree (the message names the claim or statement to fix), or, with
     ``strict=False`` (a recorded ledger of another version), the closest status with the disagreement as its
@@ -108,26 +115,52 @@ def _status(paper: str, s: Statement, cs: Sequence[Claim], strict: bool = True) 
                         "claim (narrower=)", "checked-derived")
     measured = [c for c in cs if c.expected == "exploratory"]
     if measured or s.reproduced_in:
-        if s.reproduced is None:
-            return disagree(f"{where} is only measured ({[c.id for c in measured]}): say whether the stand-in "
-                            "reproduces the paper's shape (reproduced=True/False, stand_in=...)", "measured")
-        return "measured", f"{'reproduced' if s.reproduced else 'not reproduced'}: {s.stand_in}"
-    if s.reproduced is not None:
-        return disagree(f"{where} says reproduced={s.reproduced} but no exploratory claim measures it", "open")
+        if measured and not s.stand_in:
+            return disagree(f"{where} is only measured ({[c.id for c in measured]}): describe the stand-in "
+                            "(stand_in=...)", "measured")
+        return "measured", _shape_note(s, measured, shapes)
     if s.not_checkable:
         return "not-checkable", s.not_checkable
     return "open", ""
+
+
+def _reproduced(cs: Sequence[Claim], shapes: Mapping[str, bool] | None) -> bool | None:
+    """Whether the stand-in reproduces the paper's shape: every shape test (exploratory claim) citing the
+    statement passed, one failed (False), or None when a verdict is missing."""
+    tests = [c.id for c in cs if c.expected == "exploratory"]
+    if not tests or shapes is None or any(t not in shapes for t in tests):
+        return None
+    return all(shapes[t] for t in tests)
+
+
+def _shape_note(s: Statement, measured: Sequence[Claim], shapes: Mapping[str, bool] | None) -> str:
+    """The measured statement's note: the shape verdicts of its claims in the run given, then the stand-in."""
+    stand_in = s.stand_in or ""
+    if not measured:
+        return stand_in
+    reproduced = _reproduced(measured, shapes)
+    if reproduced is None:
+        missing = [c.id for c in measured if shapes is None or c.id not in shapes]
+        return (f"shape not run here (`fedtheory verify --claim {missing[0]}` gives its verdict): {stand_in}"
+                if missing else stand_in)
+    passed = [c.id for c in measured if shapes[c.id]]
+    failed = [c.id for c in measured if not shapes[c.id]]
+    verdicts = "; ".join(f"the shape test of {', '.join(ids)} {word}"
+                         for ids, word in ((failed, "fails"), (passed, "passes")) if ids)
+    return f"{'reproduced' if reproduced else 'not reproduced'} ({verdicts}): {stand_in}"
 
 
 def _narrower_note(claims: Sequence[Claim]) -> str:
     return "; ".join(f"{c.narrower} ({c.id})" for c in claims)
 
 
-def coverage(papers: Sequence[Paper], claims: Iterable[Claim], strict: bool = True) -> list[StatementCoverage]:
+def coverage(papers: Sequence[Paper], claims: Iterable[Claim], strict: bool = True,
+             shapes: Mapping[str, bool] | None = None) -> list[StatementCoverage]:
     """Every statement of ``papers`` with its status; ValueError if a claim cites a statement not in the
     inventory (a typo there would silently leave the statement open), or if the claims' flags and the inventory
     disagree (see :func:`_status`; ``strict=False`` reports the disagreement in the note instead, for a ledger
-    recorded by another version)."""
+    recorded by another version). ``shapes`` maps an exploratory claim's id to its shape verdict in a run (all
+    its instances hold; :func:`shape_verdicts`): it decides whether a measured statement is reproduced."""
     citing: dict[tuple[str, str], list[Claim]] = {}
     inventory = {(p.key, s.label) for p in papers for s in p.statements}
     keys = {p.key for p in papers}
@@ -139,16 +172,51 @@ def coverage(papers: Sequence[Paper], claims: Iterable[Claim], strict: bool = Tr
                 raise ValueError(f"claim {c.id} cites {cite.paper}:{cite.label}, which is not in that paper's "
                                  f"inventory (fedtheory/papers/{cite.paper}.py)")
             citing.setdefault((cite.paper, cite.label), []).append(c)
-    out = []
-    for p in papers:
-        for s in p.statements:
-            cs = citing.get((p.key, s.label), [])
-            status, note = _status(p.key, s, cs, strict)
-            flagged = [f"`{c.id}` does not discriminate its algorithm from a broken variant: {c.non_discriminating}"
-                       for c in cs if getattr(c, "non_discriminating", "")]
-            note = "; ".join(x for x in (note, *flagged) if x)
-            out.append(StatementCoverage(p.key, s, status, tuple(c.id for c in cs), note))
+    return [_row(p.key, s, citing.get((p.key, s.label), []), strict, shapes) for p in papers for s in p.statements]
+
+
+def statement_coverage(paper: Paper, label: str, claims: Iterable[Claim], strict: bool = True,
+                       shapes: Mapping[str, bool] | None = None) -> StatementCoverage:
+    """The coverage of one statement, ``label`` of ``paper``, by the claims among ``claims`` that cite it: the one
+    function every view of a statement's status uses (``fedtheory coverage``, docs/coverage.md, the README, the
+    HTML report and ``fedtheory verify --explain``), so no two of them can disagree."""
+    s = paper.statement(label)
+    cs = [c for c in claims if any((x.paper, x.label) == (paper.key, label) for x in c.citations)]
+    return _row(paper.key, s, cs, strict, shapes)
+
+
+def shape_verdicts(claims: Iterable[Claim], papers: Sequence[Paper]) -> dict[str, bool]:
+    """Run the shape test of every measured statement of ``papers``: {exploratory claim id: its verdict holds on
+    every default instance}. A claim that errors or yields no instance gives no verdict (its statement then says
+    "shape not run here"). The claims are derandomised, so the verdicts are the same on every run; they are
+    cached per claim for the process (the README, docs/coverage.md and ``fedtheory coverage`` ask in turn)."""
+    claims = list(claims)
+    tests = {c for r in coverage(papers, claims) if r.status == "measured" for c in r.claims}
+    out = {}
+    for c in claims:
+        if c.id in tests and c.expected == "exploratory":
+            key = (c.id, id(c.check))
+            if key not in _SHAPES:
+                result = evaluate(c, False)
+                _SHAPES[key] = (None if result.error or not result.evidence
+                                else all(e.holds for e in result.evidence))
+            if _SHAPES[key] is not None:
+                out[c.id] = _SHAPES[key]
     return out
+
+
+#: The cache of :func:`shape_verdicts`, by claim id and check function (a claim redefined runs again).
+_SHAPES: dict[tuple[str, int], bool | None] = {}
+
+
+def _row(paper: str, s: Statement, cs: Sequence[Claim], strict: bool,
+         shapes: Mapping[str, bool] | None = None) -> StatementCoverage:
+    status, note = _status(paper, s, cs, strict, shapes)
+    flagged = [f"`{c.id}` does not discriminate its algorithm from a broken variant: {c.non_discriminating}"
+               for c in cs if getattr(c, "non_discriminating", "")]
+    note = "; ".join(x for x in (note, *flagged) if x)
+    reproduced = _reproduced(cs, shapes) if status == "measured" else None
+    return StatementCoverage(paper, s, status, tuple(c.id for c in cs), note, reproduced)
 
 
 def totals(rows: Sequence[StatementCoverage]) -> dict[str, dict[str, int]]:
@@ -157,7 +225,7 @@ def totals(rows: Sequence[StatementCoverage]) -> dict[str, dict[str, int]]:
     for r in rows:
         t = out.setdefault(r.paper, {**{s: 0 for s in STATUSES}, "not reproduced": 0, "total": 0})
         t[r.status] += 1
-        t["not reproduced"] += r.status == "measured" and r.statement.reproduced is False
+        t["not reproduced"] += r.reproduced is False
         t["total"] += 1
     return out
 
@@ -199,7 +267,8 @@ def render_markdown(papers: Sequence[Paper], rows: Sequence[StatementCoverage]) 
            "statement on instances inside its hypotheses), **checked-derived** (the printed formula is not "
            "recoverable; the reconstruction checked instead is given), **checked-narrower** (the check covers "
            "less than the statement; what is narrower is given), **measured** (an experiment on an offline "
-           "stand-in, reported without a verdict, *reproduced* or *not reproduced*; never counted as checked), "
+           "stand-in, never counted as checked: *reproduced* when the shape test of every claim measuring it passes "
+           "in the run that made this page, *not reproduced* when one fails), "
            "**false** (the printed statement fails; the claim finds the counterexample and a corrected statement "
            "is registered next to it), **false-under-reading** (false under the reading named, with the verdict "
            "under the other reading), **not-checkable** (the reason is given), **open** (checkable, not checked "
@@ -225,13 +294,13 @@ def qualified_summary(rows: Sequence[StatementCoverage]) -> str:
     """The sentence counting the statements that are checked only in a derived or narrower form, or only
     measured."""
     n = {s: sum(r.status == s for r in rows) for s in STATUSES}
-    not_reproduced = sum(r.status == "measured" and r.statement.reproduced is False for r in rows)
+    not_reproduced = sum(r.reproduced is False for r in rows)
     return (f"Of {len(rows)} statements, {n['checked']} are checked as printed, {n['checked-derived']} in a form "
             f"derived by fedtheory (the printed formula is not recoverable; the reconstruction is given) and "
             f"{n['checked-narrower']} in a narrower form (what is narrower is given); {n['false']} are false as "
             f"printed and {n['false-under-reading']} false under a named reading. {n['measured']} are *measured, "
             f"not asserted* (an experiment's shape on a small offline stand-in, never counted as checked), and "
-            f"{not_reproduced} of these do not reproduce the paper's shape.")
+            f"{not_reproduced} of these do not reproduce the paper's shape (the ledger's shape test fails).")
 
 
 def _cell(text: str) -> str:

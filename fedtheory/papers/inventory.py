@@ -49,11 +49,10 @@ class Statement:
     reconstruction:
         When the printed formula is not recoverable (lost in the paper's text, or stated only up to constants):
         the form fedtheory reconstructs and checks instead. The claims checking it are marked derived.
-    reproduced:
-        For an experiment measured on a stand-in (its claims are exploratory): whether the stand-in reproduces
-        the paper's shape (True) or not (False); None for everything else.
     stand_in:
-        With ``reproduced``: the stand-in and what it shows, in one line (the docs page has the numbers).
+        For an experiment measured on a stand-in (its claims are exploratory): the stand-in, in one line (what
+        runs in place of the paper's data and models). Whether it reproduces the paper's shape is not written
+        here: it is the verdict of the claims' shape tests (:func:`fedtheory.papers.coverage.shape_verdicts`).
     """
 
     label: str
@@ -63,7 +62,6 @@ class Statement:
     not_checkable: str = ""
     reproduced_in: str = ""
     reconstruction: str = ""
-    reproduced: bool | None = None
     stand_in: str = ""
 
     def __post_init__(self) -> None:
@@ -75,11 +73,6 @@ class Statement:
             raise TypeError(f"{self.label}: depends_on must be a tuple of labels, not a string")
         if self.not_checkable and self.reproduced_in:
             raise ValueError(f"{self.label}: give not_checkable or reproduced_in, not both")
-        if self.reproduced not in (None, True, False):
-            raise TypeError(f"{self.label}: reproduced must be True, False or None, got {self.reproduced!r}")
-        if (self.reproduced is None) != (not self.stand_in):
-            raise ValueError(f"{self.label}: give reproduced (True or False) and stand_in (what the stand-in shows) "
-                             "together")
         if self.not_checkable and (self.reconstruction or self.stand_in):
             raise ValueError(f"{self.label}: a statement that is not checkable has no reconstruction or stand-in")
 

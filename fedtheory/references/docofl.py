@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Expected, reference
+from .registry import Expected, reference
 from .compression import compress
 
 __all__ = ["docofl_round", "notification_leads"]

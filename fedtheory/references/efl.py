@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Expected, reference
+from .registry import Expected, reference
 from .compression import st_row
 
 __all__ = ["efl_round", "efl_coefficient", "efl_active"]

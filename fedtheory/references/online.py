@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..problems.online import OnlineProblem, stream_grads, stream_losses
-from .base import Expected, reference
+from .registry import Expected, reference
 from .compression import sb_quantize_row
 
 __all__ = ["online_round", "online_options", "online_step"]

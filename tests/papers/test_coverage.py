@@ -13,7 +13,7 @@ from fedtheory.claims import Citation, load_all
 from fedtheory.claims.registry import Claim, claim, declaration, with_check
 from fedtheory.papers import PAPER_KEYS, Paper, Statement, all_papers, paper
 from fedtheory.papers.coverage import (ASSERTED, STATUSES, checked_share, coverage, numbered_statements,
-                                       render_json, render_markdown, totals)
+                                       render_json, render_markdown, shape_verdicts, totals)
 from fedtheory.report.readme import blocks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,7 +46,8 @@ def test_the_scanner_finds_headings_and_mentions_but_not_inline_citations() -> N
 
 
 def test_every_statement_has_exactly_one_status_from_the_stated_set() -> None:
-    rows = coverage(all_papers(), load_all().values())  # raises on a citation missing from an inventory
+    claims = list(load_all().values())
+    rows = coverage(all_papers(), claims, shapes=shape_verdicts(claims, all_papers()))  # raises on a bad citation
     assert STATUSES == ("checked", "checked-derived", "checked-narrower", "measured", "false", "false-under-reading",
                         "not-checkable", "open")
     keys = [(r.paper, r.statement.label) for r in rows]
@@ -57,13 +58,16 @@ def test_every_statement_has_exactly_one_status_from_the_stated_set() -> None:
         if r.status in ("checked-derived", "checked-narrower", "false", "false-under-reading", "not-checkable"):
             assert len(r.note) > 10, f"{where} is {r.status}: the note must say what it rests on"
         if r.status == "measured":
-            assert r.note.startswith(("reproduced: ", "not reproduced: ")), where
+            assert r.reproduced is not None, f"{where}: every measured statement's shape test ran and gave a verdict"
+            assert r.note.startswith(f"{'reproduced' if r.reproduced else 'not reproduced'} (the shape test of "), where
+        else:
+            assert r.reproduced is None, where
 
 
 def test_the_json_records_are_one_per_statement() -> None:
     rows = coverage(all_papers(), load_all().values())
     records = json.loads(render_json(rows))["statements"]
-    assert [set(r) for r in records] == [{"paper", "statement", "status", "claims", "note"}] * len(rows)
+    assert [set(r) for r in records] == [{"paper", "statement", "status", "claims", "note", "reproduced"}] * len(rows)
     assert [(r["paper"], r["statement"], r["status"]) for r in records] == \
         [(r.paper, r.statement.label, r.status) for r in rows]
 
@@ -118,7 +122,7 @@ def test_flags_that_disagree_with_the_inventory_are_refused() -> None:
         coverage([reconstructed], [printed])
     with pytest.raises(ValueError, match="only by derived claims"):
         coverage([plain], [derived])
-    with pytest.raises(ValueError, match="reproduced=True/False"):
+    with pytest.raises(ValueError, match="describe the stand-in"):
         coverage([experiment], [measured])
     assert coverage([reconstructed], [derived])[0].status == "checked-derived"
     with pytest.raises(ValueError, match="false_kind"):
@@ -152,7 +156,8 @@ def test_every_statement_recorded_false_has_a_corrected_claim_next_to_it() -> No
 
 def test_docs_coverage_page_is_up_to_date() -> None:
     papers = all_papers()
-    expected = render_markdown(papers, coverage(papers, load_all().values()))
+    claims = list(load_all().values())
+    expected = render_markdown(papers, coverage(papers, claims, shapes=shape_verdicts(claims, papers)))
     assert (ROOT / "docs" / "coverage.md").read_text() == expected, \
         "docs/coverage.md is stale: run `fedtheory coverage --write docs/coverage.md`"
 
@@ -190,3 +195,65 @@ def test_proof_chain_lists_each_dependency_after_its_own() -> None:
                          Statement("Lemma 3", "", ""),
                          Statement("Theorem 4", "", "", depends_on=("Lemma 2", "Lemma 3", "Lemma 1"))))
     assert p.proof_chain("Theorem 4") == ["Lemma 1", "Lemma 2", "Lemma 3"]
+
+
+def test_a_qualitative_claim_does_not_outrank_narrower_ones_unless_it_checks_the_statement_as_printed() -> None:
+    # A statement is "checked" only if a claim checks it as printed (no narrower=); one unlabelled claim among
+    # narrower ones makes the statement "checked", so a qualitative claim that checks less must say what.
+    table = Paper("fedred", "P", (Statement("Table 1", "", "rates of six methods"),))
+    rate = _claim("test.rank.rate", cites=("Table 1",), kind="rate", narrower="only the scaling in L")
+    qualitative = _claim("test.rank.qualitative", cites=("Table 1",), kind="qualitative")
+    assert coverage([table], [rate, qualitative])[0].status == "checked"
+    labelled = _claim("test.rank.qualitative", cites=("Table 1",), kind="qualitative", narrower="one comparison")
+    row = coverage([table], [rate, labelled])[0]
+    assert row.status == "checked-narrower"
+    assert "only the scaling in L (test.rank.rate)" in row.note and "one comparison (test.rank.qualitative)" in row.note
+
+
+@pytest.mark.parametrize("key, label", [("fedelasticnet", "Table 2"), ("docofl", "Figure 2"), ("fedred", "Table 1")])
+def test_statements_checked_on_a_weaker_form_say_so(key: str, label: str) -> None:
+    # FedElasticNet Table 2 (counts on a quadratic), DoCoFL Figure 2 (uniform quantizers only), FedRed Table 1
+    # (one qualitative comparison among four narrower claims): no claim citing them checks them as printed.
+    claims = load_all()
+    row = next(r for r in coverage(all_papers(), claims.values()) if (r.paper, r.statement.label) == (key, label))
+    assert row.status == "checked-narrower"
+    for cid in row.claims:
+        if claims[cid].expected == "holds":
+            assert claims[cid].narrower and f"({cid})" in row.note, cid
+
+
+def test_reproduced_is_the_verdict_of_the_shape_tests_never_typed() -> None:
+    # A measured statement is reproduced when every exploratory claim citing it passes its shape test in the run
+    # given, not reproduced when one fails, and carries no such word when no verdict is given.
+    experiment = Paper("fedred", "P", (Statement("Figure 1", "", "a plot", stand_in="a quadratic stand-in"),))
+    a = _claim("test.shape.a", cites=("Figure 1",), expected="exploratory")
+    b = _claim("test.shape.b", cites=("Figure 1",), expected="exploratory")
+    for shapes, reproduced, start in (
+            ({"test.shape.a": True, "test.shape.b": True}, True, "reproduced (the shape test of test.shape.a, "
+                                                                 "test.shape.b passes): a quadratic stand-in"),
+            ({"test.shape.a": True, "test.shape.b": False}, False, "not reproduced (the shape test of test.shape.b "
+                                                                   "fails; the shape test of test.shape.a passes)"),
+            ({"test.shape.a": True}, None, "shape not run here (`fedtheory verify --claim test.shape.b`"),
+            (None, None, "shape not run here")):
+        row = coverage([experiment], [a, b], shapes=shapes)[0]
+        assert (row.status, row.reproduced) == ("measured", reproduced), shapes
+        assert row.note.startswith(start), row.note
+        assert totals([row])["fedred"]["not reproduced"] == (reproduced is False)
+    with pytest.raises(ValueError, match="describe the stand-in"):
+        coverage([Paper("fedred", "P", (Statement("Figure 1", "", ""),))], [a])
+
+
+def test_every_measured_statements_word_follows_its_claims_verdicts_in_a_run() -> None:
+    # Recomputed here from evaluate() (the run verify makes), not from shape_verdicts' cache.
+    from fedtheory.claims import evaluate
+
+    claims = load_all()
+    papers = all_papers()
+    rows = [r for r in coverage(papers, claims.values(), shapes=shape_verdicts(claims.values(), papers))
+            if r.status == "measured"]
+    assert rows
+    for r in rows:
+        tests = [claims[c] for c in r.claims if claims[c].expected == "exploratory"]
+        ran = [evaluate(c) for c in tests]
+        assert all(not x.error and x.evidence for x in ran), r.claims
+        assert r.reproduced == all(e.holds for x in ran for e in x.evidence), f"{r.paper}:{r.statement.label}"

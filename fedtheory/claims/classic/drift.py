@@ -41,7 +41,7 @@ __all__: list[str] = []
        reference="McMahan et al. 2017, Alg. 1; Jiang, Rodomanov & Stich 2024, Section 2 (centralized GD)",
        statement="FedAvg with K = 1 local step of size eta and server step 1 (full participation) produces the "
                  "same iterates as gradient descent with step eta (1e-12 relative, 30 rounds)",
-       kind="metamorphic", instances=heterogeneous)
+       kind="metamorphic", instances=heterogeneous, runs=("fedavg", "gd"))
 def check_fedavg_k1_is_gd(problem: Problem) -> Evidence:
     eta = 1.0 / problem.certificate.L
     fedavg, gd = FedAvg(local_steps=1, local_step=eta), GradientDescent(step=eta)
@@ -72,7 +72,7 @@ def _fixed_point_evidence(problem: Problem, alg: Any, T: np.ndarray, fp: np.ndar
        statement="K-step FedAvg (local GD, full participation) converges to (sum_i w_i M_i)^{-1} sum_i w_i M_i x_i*, "
                  "M_i = I - (I - eta A_i)^K (1e-10 relative), which differs from x* under heterogeneous Hessians "
                  "and gradients",
-       kind="fixed_point", instances=heterogeneous)
+       kind="fixed_point", instances=heterogeneous, runs=("fedavg",))
 def check_fedavg_fixed_point(problem: Problem) -> Evidence:
     eta, K = 1.0 / problem.certificate.L, 5
     T, _ = fedavg_map(problem, K, eta)
@@ -85,7 +85,7 @@ def check_fedavg_fixed_point(problem: Problem) -> Evidence:
        statement="FedProx with exact local solves converges to [sum_i w_i (A_i + lam I)^{-1} A_i]^{-1} "
                  "sum_i w_i (A_i + lam I)^{-1} b_i (1e-10 relative), which differs from x* under heterogeneous "
                  "Hessians and gradients",
-       kind="fixed_point", instances=heterogeneous)
+       kind="fixed_point", instances=heterogeneous, runs=("fedprox",))
 def check_fedprox_fixed_point(problem: Problem) -> Evidence:
     lam = problem.certificate.L
     T, _ = fedprox_map(problem, lam)
@@ -97,7 +97,7 @@ def check_fedprox_fixed_point(problem: Problem) -> Evidence:
                  "equal (derivation in the docstring of fedtheory.claims.classic.drift)",
        statement="When all A_i are equal (any b_i), the FedAvg (K = 5) and FedProx fixed points equal x* "
                  "(1e-10 relative) and both algorithms converge to x*",
-       kind="fixed_point", instances=equal_hessians)
+       kind="fixed_point", instances=equal_hessians, runs=("fedavg", "fedprox"))
 def check_equal_hessians_unbiased(problem: Problem) -> Evidence:
     c = problem.certificate
     eta, K, lam = 1.0 / c.L, 5, c.L

@@ -48,7 +48,7 @@ def _convergence_instances(thorough: bool) -> Iterable[Problem]:
                  "(||x - x*|| <= 1e-10 relative) on heterogeneous problems under full participation, and "
                  "SCAFFOLD and FedDyn also under uniform sampling of n/2 clients and Bernoulli(1/2) participation; "
                  "instances: heterogeneous quadratics and synthetic logistic regression with size-weighted clients",
-       kind="fixed_point", instances=_convergence_instances)
+       kind="fixed_point", instances=_convergence_instances, runs=("feddyn", "scaffnew", "scaffold"))
 def check_drift_corrected_converge(problem: Problem) -> Evidence:
     scale = scale_of(problem)
     errs: dict[str, float] = {}
@@ -88,7 +88,7 @@ def optimal_state(alg: Any, problem: Problem) -> Any:
                  "the state unchanged (1e-12 relative) for every participation draw and coin outcome (enumerated; "
                  "5 sampled draws for a communication round, whose local-step count is geometric)",
        kind="fixed_point", instances=lambda thorough: [*small_enumerable(thorough), *logistic_instances(False)][
-           : None if thorough else 3])
+           : None if thorough else 3], runs=("feddyn", "scaffnew", "scaffold"))
 def check_fixed_point_every_draw(problem: Problem) -> Evidence:
     c = problem.certificate
     scale = max(1.0, float(np.abs(problem.grads(problem.broadcast(c.x_star))).max()), scale_of(problem))
@@ -145,7 +145,7 @@ def _invariant_algorithms(problem: Problem) -> dict[str, Any]:
        statement="Every round, SCAFFOLD's server control variate equals sum_i w_i c_i and FedDyn's server state "
                  "equals sum_i w_i g_i (the stored gradient states), under partial participation, options I/II, "
                  "exact or local-GD solves, both sign readings, lambda1 > 0 and eps-thresholding (1e-12 relative)",
-       kind="invariant", instances=heterogeneous)
+       kind="invariant", instances=heterogeneous, runs=("feddyn", "scaffold"))
 def check_server_state_invariants(problem: Problem) -> Evidence:
     worst_by = {}
     for name, alg in _invariant_algorithms(problem).items():
@@ -179,7 +179,7 @@ def _mid_trajectory_state(alg: Any, problem: Problem, rounds: int = 7) -> Any:
                  "full-participation x+ and E[c+] - c = (S/n)(c_full+ - c); (c) FedDyn (exact solves) has "
                  "E[gamma^t] - gamma^{t-1} = -(1/(alpha n)) sum_k grad f_k(theta~_k), gamma = x + h/alpha, from a "
                  "mid-trajectory state (1e-12 relative)",
-       kind="identity", instances=small_enumerable)
+       kind="identity", instances=small_enumerable, runs=("fedavg", "feddyn", "scaffold"))
 def check_partial_expectations(problem: Problem) -> Evidence:
     if not np.allclose(problem.weights, 1.0 / problem.n_clients):
         raise ValueError("this identity is stated for uniform weights")

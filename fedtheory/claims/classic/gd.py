@@ -43,7 +43,7 @@ def gd_worst_case(problem: QuadraticProblem) -> tuple[float, float]:
 
 @claim(id="classic.gd.contraction", paper="classic", reference="Nesterov 2004, Thm 2.1.15",
        statement="GD with step 1/L_f on a quadratic contracts ||x - x*|| by at most 1 - mu_f/L_f every round",
-       kind="bound", space=_SPACE, pep=gd_worst_case)
+       kind="bound", space=_SPACE, pep=gd_worst_case, runs=("gd",))
 def check_gd_contraction(problem) -> Evidence:
     """Per-round ratio ||x_{r+1}-x*|| / ||x_r-x*|| never exceeds the theory factor (floor-cut at 1e-12)."""
     c = problem.certificate
@@ -77,7 +77,7 @@ def gd_any_step_worst_case(inst: dict) -> tuple[float, float]:
 @claim(id="classic.gd.contraction_tight_any_step", paper="classic", reference="Nesterov 2004, Thm 2.1.15",
        statement="on a quadratic, the worst one-step ratio ||x_1 - x*|| / ||x_0 - x*|| of GD with step eta in "
                  "(0, 2/L_f) equals max(|1 - eta mu_f|, |1 - eta L_f|) (attained along an extreme eigenvector)",
-       kind="tightness", space=_STEP_SPACE, pep=gd_any_step_worst_case)
+       kind="tightness", space=_STEP_SPACE, pep=gd_any_step_worst_case, runs=("gd",))
 def check_gd_contraction_any_step(inst: dict) -> Evidence:
     """Steps beyond 2/(mu + L) make the L-branch of the max the active one (a 1/L step never does)."""
     factor = inst["factor"]

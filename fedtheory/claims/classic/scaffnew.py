@@ -54,7 +54,7 @@ def proxskip_worst_case(instance: tuple[Problem, float, float, str]) -> tuple[fl
                  "(1 - min{gamma mu, p^2}) Psi_t, Psi = sum_i w_i ||x_i - x*||^2 + (gamma/p)^2 sum_i w_i "
                  "||h_i - grad f_i(x*)||^2; expectation computed exactly over both coin outcomes at 60 states "
                  "along a sampled trajectory (full participation)",
-       kind="bound", space=PROXSKIP_SPACE, pep=proxskip_worst_case)
+       kind="bound", space=PROXSKIP_SPACE, pep=proxskip_worst_case, runs=("scaffnew",))
 def check_scaffnew_contraction(instance: tuple[Problem, float, float, str]) -> Evidence:
     problem, gamma, p, h_init = instance
     c = problem.certificate
@@ -81,7 +81,7 @@ def check_scaffnew_contraction(instance: tuple[Problem, float, float, str]) -> E
        statement="Scaffnew with partial participation (participants average among themselves at a communication "
                  "and update their h_i) -- measured: final ||x - x*|| (relative) after 6000 iterations; with a "
                  "single participant no information is exchanged, so it cannot converge",
-       kind="qualitative", instances=heterogeneous, expected="exploratory")
+       kind="qualitative", instances=heterogeneous, expected="exploratory", runs=("scaffnew",))
 def check_scaffnew_partial(problem: Problem) -> Evidence:
     """Measured only (no theorem); the default instances are the quadratics."""
     scale = scale_of(problem)

@@ -150,7 +150,7 @@ def _rel(a: np.ndarray, b: np.ndarray) -> float:
                     thorough=[dict(S=1000, blocks=100, dim=50, mu=0.1, kappa=10.0, delta_fraction=0.8, zeta2=1.0,
                                    K=5, seed=1),
                               dict(S=200, blocks=1000, dim=10, mu=0.05, kappa=40.0, delta_fraction=0.5, zeta2=5.0,
-                                   K=3, seed=2)]))
+                                   K=3, seed=2)]), runs=("fedavg", "feddyn", "fedprox", "scaffold"))
 def check_expected_update(inst: dict[str, Any]) -> Evidence:
     problem, S, K = inst["problem"], inst["S"], inst["K"]
     n, d = problem.n_clients, problem.dim
@@ -216,7 +216,7 @@ def check_expected_update(inst: dict[str, Any]) -> Evidence:
        space=_space(defaults=[dict(S=50, blocks=40, dim=10, mu=0.1, kappa=10.0, delta_fraction=0.8, zeta2=1.0,
                                    K=3, seed=0)],
                     thorough=[dict(S=1000, blocks=100, dim=50, mu=0.1, kappa=10.0, delta_fraction=0.8, zeta2=1.0,
-                                   K=3, seed=1)]))
+                                   K=3, seed=1)]), runs=("scaffold",))
 def check_scaffold_invariant(inst: dict[str, Any]) -> Evidence:
     problem, S, K = inst["problem"], inst["S"], inst["K"]
     alg = Scaffold(local_steps=K, local_step=0.5 / problem.certificate.L, participation=UniformSubset(S))
@@ -260,7 +260,8 @@ def _rate_space() -> InstanceSpace:
                  "--thorough",
        kind="rate", space=_rate_space(), derived=True, cost="slow",
        notes="The round budget 150 (n/S + kappa) is fedtheory's choice (Thm III states O(n/S + kappa) rounds per "
-             "factor e with unspecified constants); the measured per-round contraction is in the evidence.")
+             "factor e with unspecified constants); the measured per-round contraction is in the evidence.",
+       runs=("fedavg", "scaffold"))
 def check_scaffold_no_drift(inst: dict[str, Any]) -> Evidence:
     problem, S, K = inst["problem"], inst["S"], inst["K"]
     c = problem.certificate

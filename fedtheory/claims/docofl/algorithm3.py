@@ -35,7 +35,7 @@ def _mean_instances(thorough: bool):
 @claim(id="docofl.mean_dynamics.derived", paper="docofl", reference="derived by fedtheory; footnote 3",
        statement="on quadratics with unbiased C_c, C_g and P(i in S_t) = S/N, E[w_t] equals full-gradient GD's "
                  "iterate for every t, any K, V, omega and any (biased) C_w (Monte Carlo over runs, z <= 5)",
-       kind="identity", derived=True, instances=_mean_instances)
+       kind="identity", derived=True, instances=_mean_instances, runs=("docofl",))
 
 
 def check_mean_dynamics(inst: dict) -> Evidence:
@@ -74,7 +74,8 @@ def _moment_instances(thorough: bool):
                  "sigma^2 e1 e1^T (MC z <= 5), and both are non-decreasing in omega and in tau",
        kind="identity", derived=True, instances=_moment_instances,
        narrower=("the exact second moments of the meta-algorithm with a fixed staleness on a one-dimensional "
-                 "quadratic (a moment recursion derived by fedtheory), not the algorithm on general losses"))
+                 "quadratic (a moment recursion derived by fedtheory), not the algorithm on general losses"),
+       runs=("docofl",))
 
 
 def check_second_moments(inst: dict) -> Evidence:

@@ -65,7 +65,7 @@ def sgd_reference(problem: Problem, participation: TwoClassParticipation, S: int
                  "step, uniform subsets) and of minibatch SGD with the two-class sampling (same generator) for any "
                  "anchor compressor C_w (identity, ECUQ 2 bits, C_w = 0): max_t ||w^DoCoFL - w^ref|| <= "
                  "1e-10 (1 + ||w||)",
-       kind="metamorphic", instances=_identity_instances)
+       kind="metamorphic", instances=_identity_instances, runs=("docofl", "fedavg"))
 
 
 def check_identity_is_sgd(inst: dict) -> Evidence:
@@ -183,7 +183,7 @@ def _queue_instances(thorough: bool):
                  "staleness <= KV - 1 (attained), the queue holds exactly the V most recent anchors (rounds K floor(t/K), "
                  "K floor(t/K) - K, ...), the round-0 correction "
                  "is w_0 - C_w(w_0), and a lead > K(V-1) is rejected",
-       kind="invariant", derived=True, instances=_queue_instances)
+       kind="invariant", derived=True, instances=_queue_instances, runs=("docofl",))
 
 
 def check_queue(inst: dict) -> Evidence:
@@ -309,7 +309,7 @@ def _alg2_instances(thorough: bool):
                  "printed (queue of capacity V, anchor = Q.top() at the notification round, Delta = C_c(w_t - y), "
                  "w_hat = y + Delta, uplink C_g(grad f_i(w_hat)), w_{t+1} = w_t - eta mean), with two notification "
                  "leads and deterministic ECUQ / uniform quantizers (to 1e-12)",
-       kind="identity", instances=_alg2_instances)
+       kind="identity", instances=_alg2_instances, runs=("docofl",))
 
 
 def check_algorithm2(inst: dict) -> Evidence:

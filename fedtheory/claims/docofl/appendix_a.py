@@ -58,7 +58,7 @@ def _appa_instances(thorough: bool):
        statement="GD on f(w) = (w-1)^2/2 + [w-1]_+^2/2 with naively compressed weights w(1 + eps), eps = +-omega, "
                  "does not converge to w* = 1: E[w_t] = 3/(3+omega) + (1 - eta(3+omega)/2)^t (1 - 3/(3+omega)) "
                  "(z <= 5 at every t), iterates stay in [1/(1+omega), 1/(1-omega)], h(1) = E[eps]_+ = omega/2",
-       kind="counterexample", instances=_appa_instances)
+       kind="counterexample", instances=_appa_instances, runs=("docofl",))
 
 
 def check_appendix_a(inst: dict) -> Evidence:
@@ -102,7 +102,7 @@ _APPA_DOCOFL_SPACE = InstanceSpace(
        statement="on App. A's function DoCoFL (C_w = id, C_c = scaled Rademacher with the same omega, K = V = 2, "
                  "eta = 1/(30 beta theta)) converges in every path (|w_T - 1| < 1e-6) and "
                  "(1/T) sum_t |f'(w_t)|^2 <= 120 M beta theta / T per path",
-       kind="bound", space=_APPA_DOCOFL_SPACE, cost="slow")
+       kind="bound", space=_APPA_DOCOFL_SPACE, cost="slow", runs=("docofl",))
 
 
 def check_appendix_a_docofl(inst: dict) -> Evidence:
@@ -140,7 +140,7 @@ def _floor_instances(thorough: bool):
        statement="naive weight compression on f = a/2 (w - w*)^2 has exact E(w_t - w*)^2 (recursion) -> "
                  "eta a omega^2 w*^2/(2 - eta a - eta a omega^2) > 0 (MC z <= 5), while DoCoFL (C_w = id, "
                  "sigma = 0) drives every path's error below 1e-12 of its start",
-       kind="identity", derived=True, instances=_floor_instances)
+       kind="identity", derived=True, instances=_floor_instances, runs=("docofl",))
 
 
 def check_variance_floor(inst: dict) -> Evidence:

@@ -153,7 +153,7 @@ def _decay_instances(thorough: bool):
        statement="on a quadratic with w* != 0 and sigma = 0, DoCoFL's correction norm and estimation error decay "
                  "to ~0 (below 1e-12 of their start), while naive compression's error equals omega_w^2 ||w_t||^2 -> "
                  "omega_w^2 ||w*||^2 > 0; with sigma > 0 DoCoFL's error plateau grows with omega^2",
-       kind="monotonicity", instances=_decay_instances)
+       kind="monotonicity", instances=_decay_instances, runs=("docofl",))
 
 
 def check_error_decay(inst: dict) -> Evidence:
@@ -230,7 +230,7 @@ def _with_without_correction(inst: dict) -> dict[str, tuple[float, float, float]
        reading=("App. G.3's \"sending the correction is crucial\" read as universal (dropping it never converges "
                 "faster, on any problem and step); read as the paper writes it, an empirical remark about its "
                 "CIFAR-100 runs, it is not refuted: on the same quadratics the estimation error without the "
-                "correction is 6-9x larger (docofl.correction_value.corrected)"))
+                "correction is 6-9x larger (docofl.correction_value.corrected)"), runs=("docofl",))
 
 
 def check_correction_value(inst: dict) -> Evidence:
@@ -248,7 +248,7 @@ def check_correction_value(inst: dict) -> Evidence:
        statement="the correction always lowers the average estimation error; when eta L KV >= 1 dropping it makes "
                  "DoCoFL diverge (final gap > initial) while the corrected run converges (final gap < 1e-2 initial); "
                  "for smaller eta the gap comparison can go either way",
-       kind="qualitative", derived=True, instances=_corr_value_corrected_instances)
+       kind="qualitative", derived=True, instances=_corr_value_corrected_instances, runs=("docofl",))
 
 
 def check_correction_value_corrected(inst: dict) -> Evidence:
@@ -299,7 +299,7 @@ def _rho_instances(thorough: bool):
        statement="rho_t = sum ||y_hat + C_c(w - y_hat) - w||^2 / sum ||y + C_c(w - y) - w||^2 is roughly stable "
                  "over t and its median decreases towards 1 as the anchor budget b_w grows (measured on a "
                  "quadratic; the paper's evidence is neural networks)",
-       kind="qualitative", expected="exploratory", instances=_rho_instances)
+       kind="qualitative", expected="exploratory", instances=_rho_instances, runs=("docofl",))
 
 
 def check_rho(inst: dict) -> Evidence:
@@ -325,7 +325,7 @@ def _rho_asserted_instances(thorough: bool):
                  f"{RHO_NEAR_ONE:g} of 1 at b_w = 8, on every seed",
        narrower="on a stand-in: a noisy quadratic (10 clients, d = 64, 60 rounds, 5 seeds) instead of the paper's "
                 "neural networks; 'stable over t' is not asserted (the median is)",
-       kind="qualitative", instances=_rho_asserted_instances)
+       kind="qualitative", instances=_rho_asserted_instances, runs=("docofl",))
 def check_rho_asserted(inst: dict, anchor_compressor=lambda bw: ECUQ(b=bw)) -> Evidence:
     per_seed = {s: rho_medians(s, inst["bws"], inst["rounds"], inst["d"], anchor_compressor) for s in inst["seeds"]}
     ok = all(all(a >= 0.99 * b for a, b in zip(m, m[1:])) and m[0] >= RHO_DROP * m[-1]
@@ -354,7 +354,7 @@ def _bw_instances(thorough: bool):
        statement="(b_w, b_c, b_g) -> online 32/b_c, total downlink 32/(b_w + b_c), uplink 32/b_g gives Sec. 7.3's reductions "
                  "for Table 3's configurations (EMNIST (2,2,3): 16x online, 8x total); 1.3M params x 32 bit x 6500 x 2000 = 61.48 TiB one way; "
                  "DoCoFL's RoundLog splits downlink = anchor + correction bits",
-       kind="identity", instances=_bw_instances)
+       kind="identity", instances=_bw_instances, runs=("docofl",))
 
 
 def check_bandwidth(inst: dict) -> Evidence:

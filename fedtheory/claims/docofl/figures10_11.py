@@ -154,7 +154,7 @@ def figure11_evidence(inst: dict, cls: type = DoCoFL) -> Evidence:
                 "loss gap instead of train accuracy, no validation curve (the paper's 'b_w = 2 costs no validation "
                 "accuracy' is about generalisation, which the stand-in does not measure), stochastic uniform "
                 "quantizers instead of EDEN for the correction, nominal b bits per coordinate",
-       kind="monotonicity", instances=_instances)
+       kind="monotonicity", instances=_instances, runs=("docofl",))
 def check_figure10(inst: dict) -> Evidence:
     return figure10_evidence(inst)
 
@@ -169,6 +169,6 @@ def check_figure10(inst: dict) -> Evidence:
        narrower="on the synthetic logistic-regression stand-in of Figure 3 instead of CIFAR-100 / ResNet-9: train "
                 "loss gap instead of train accuracy, no validation curve, stochastic uniform quantizers (and a "
                 "half-coordinate 1-bit quantizer for b_c = 0.5) instead of EDEN, nominal b bits per coordinate",
-       kind="monotonicity", instances=_instances)
+       kind="monotonicity", instances=_instances, runs=("docofl",))
 def check_figure11(inst: dict) -> Evidence:
     return figure11_evidence(inst)

@@ -203,7 +203,7 @@ _C2_SPACE = InstanceSpace(
                  "alpha (1 + sum_{k<=t} k (rho T~)^k) s~^2/S + 2 gamma/(beta^2 T~) sum_{k<=t} (rho T~)^k "
                  "sum_{l=t-kT~}^{t-k} E||grad f(w_l)||^2 with alpha = 4 omega^2 eta^2 T~, rho = 20 beta^2 "
                  "omega^2 eta^2 T~, eta <= 1/(30 gamma beta theta) (MC over runs, z <= 5 on the difference)",
-       kind="bound", space=_C2_SPACE, cost="slow", scope="local")
+       kind="bound", space=_C2_SPACE, cost="slow", scope="local", runs=("docofl",))
 
 
 def check_lemma_c2(inst: dict) -> Evidence:

@@ -118,7 +118,7 @@ def _ef_instances(thorough: bool):
        statement="with R_0 = 0, Delta_t = R_{t-1} + raw_t, R_t = Delta_t - ST(Delta_t): "
                  "sum_t ST(Delta_t) + R_T = sum_t raw_t at every node (clients and server), and EFL's server "
                  "model satisfies w_T + R^G_T = w_0 + sum_t (aggregated client messages)",
-       kind="identity", derived=True, instances=_ef_instances)
+       kind="identity", derived=True, instances=_ef_instances, runs=("efl",))
 def check_ef_telescoping(inst: dict) -> Evidence:
     rng = np.random.default_rng(inst["seed"])
     comp = SparseTernary(inst["q"])
@@ -179,7 +179,7 @@ def _sync_errors(inst: dict, variant: str) -> tuple[np.ndarray, float]:
        statement="Alg. 1 as printed (server adds the uncompressed Delta^G and aggregates uncompressed Delta^k while "
                  "clients receive ST(Delta^G)) keeps every client's model equal to the server model",
        kind="invariant", expected="violated", instances=_sync_instances,
-       false_kind="printed")
+       false_kind="printed", runs=("efl",))
 def check_sync_printed(inst: dict) -> Evidence:
     """Violated: the desynchronisation is measured round by round (the typo the consistent reading fixes)."""
     errs, scale = _sync_errors(inst, "printed")
@@ -194,7 +194,7 @@ def check_sync_printed(inst: dict) -> Evidence:
 @claim(id="efl.sync.corrected", paper=PAPER, reference="docs/efl.md",
        statement="consistent reading (server adds ST(Delta^G), aggregates ST(Delta^k)): after every round each "
                  "client's next round-start model w^k + b equals w^G to round-off",
-       kind="invariant", derived=True, instances=_sync_instances)
+       kind="invariant", derived=True, instances=_sync_instances, runs=("efl",))
 def check_sync_corrected(inst: dict) -> Evidence:
     errs, scale = _sync_errors(inst, "consistent")
     tol = 1e-12 * max(1.0, scale) * 10
@@ -214,7 +214,7 @@ def _placement_instances(thorough: bool):
        statement="with ST and random s_tau^k, pre-scaling the local displacement by p_tau^k before client error "
                  "feedback converges to w* (mean distance over the last half of the run < 1e-2), while applying "
                  "p_tau^k at the server after error feedback (the print) stalls at least 5x farther away",
-       kind="fixed_point", derived=True, instances=_placement_instances)
+       kind="fixed_point", derived=True, instances=_placement_instances, runs=("efl",))
 def check_placement(inst: dict) -> Evidence:
     """Server-side weighting multiplies a residual created in round tau by a later round's E p^k / s^k, which
     moves the fixed point; client-side scaling puts the weight inside the residual.

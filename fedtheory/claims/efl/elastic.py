@@ -31,7 +31,7 @@ def _elastic_instances(thorough: bool):
        statement="eq. (2) equals eq. (3) with Z = lam/2 sum_i w_i^T diag(I_i) w_i; its gradient is "
                  "grad f_k + lam (U o w - V) with U = sum u^i, V = sum v^i the transmitted sums, and EFL's U, V "
                  "are the sums of the reporters' diag(I_k) and diag(I_k) w_end^k",
-       kind="identity", instances=_elastic_instances)
+       kind="identity", instances=_elastic_instances, runs=("efl",))
 def check_elastic_algebra(inst: dict) -> Evidence:
     rng = np.random.default_rng(inst["seed"])
     N, d, lam = inst["N"], inst["d"], inst["lam"]
@@ -113,7 +113,7 @@ def _uv_instances(thorough: bool):
        statement="(derived by fedtheory) with full participation the two readings of the elastic sums U = sum_k u^k, V = sum_k v^k "
                  "(the last round's reporters, or every client's latest report) give the same trajectory "
                  "(bitwise: the same sums in the same order); under partial participation they differ",
-       kind="identity", derived=True, instances=_uv_instances)
+       kind="identity", derived=True, instances=_uv_instances, runs=("efl",))
 def check_uv_sum_readings(seed: int) -> Evidence:
     problem = efl_harness(seed=seed)
     kw = dict(E=3, step=0.05, lam=0.5, s_min=1, s_max=3)
@@ -138,7 +138,7 @@ def _drift_instances(thorough: bool):
        "volatile')",
        statement="across-client std of local end models is non-increasing in lam (0, .05, .2, .5) on every "
                  "coordinate, and falls relatively more on high-Fisher coordinates than on low-Fisher ones",
-       kind="monotonicity", derived=True, instances=_drift_instances)
+       kind="monotonicity", derived=True, instances=_drift_instances, runs=("efl",))
 def check_elastic_drift(seed: int) -> Evidence:
     problem = efl_harness(seed=seed, fisher=(4, 4, 4, 0.5, 0.5, 0.5))
     stds = []
@@ -161,7 +161,7 @@ def check_elastic_drift(seed: int) -> Evidence:
 @claim(id="efl.elastic.limit.derived", paper=PAPER, reference="§5.3 (effects of the elastic term); docs/efl.md",
        statement="lam > 0 leaves the eta -> 0 limit at argmin sum p^k f_k: with decaying eta the distance to w* "
                  "goes below 1e-2; with constant eta the bias is O(eta) (halves with eta)",
-       kind="fixed_point", derived=True, instances=harness_instances)
+       kind="fixed_point", derived=True, instances=harness_instances, runs=("efl",))
 def check_elastic_limit(seed: int) -> Evidence:
     problem = efl_harness(seed=seed)
     n = problem.n_clients

@@ -61,7 +61,7 @@ def _experiment_instances(thorough: bool):
        statement="under non-IID (Dirichlet 0.3) data, low participation and random incomplete updates, EFL "
                  "reaches FedAvg/FedProx-level or better accuracy with fewer communicated bits (the paper's "
                  "deep-model Table 2 numbers are recorded alongside)",
-       kind="qualitative", expected="exploratory", instances=_experiment_instances)
+       kind="qualitative", expected="exploratory", instances=_experiment_instances, runs=("efl", "fedavg", "fedprox"))
 def check_logistic_experiment(inst: dict) -> Evidence:
     """Convex stand-in for the paper's experiment (its deep models and datasets are out of scope): breast-cancer
     logistic regression over 10 clients. Clients are active w.p. ``participation`` and then do
@@ -98,10 +98,17 @@ def check_logistic_experiment(inst: dict) -> Evidence:
         gap, cum = v.pop("_gap"), v.pop("_bits")
         hit = np.flatnonzero(gap <= target)
         v["bits_to_2x_best_gap"] = float(cum[hit[0]]) if hit.size else float("inf")
-    efl_acc = out["EFL (lam=0.01, ST q=0.1)"]["test_accuracy_%"]
-    avg_acc = out["FedAvg (complete updates only)"]["test_accuracy_%"]
-    return Evidence(f"breast_cancer dirichlet(0.3) n=10 pi={pi} E={E} T={R}", efl_acc, avg_acc, efl_acc >= avg_acc,
-                    details={"results": out, "paper_table2_BMTA_%": TABLE2})
+    # The shape test is the statement: EFL at FedAvg/FedProx-level accuracy or better *and* with fewer bits sent
+    # (a tie in accuracy reached with more bits is not the paper's shape).
+    efl = out["EFL (lam=0.01, ST q=0.1)"]
+    baselines = [out[k] for k in ("FedAvg (complete updates only)", "FedProx (complete updates only)")]
+    best_acc = max(b["test_accuracy_%"] for b in baselines)
+    as_accurate = efl["test_accuracy_%"] >= best_acc
+    fewer_bits = efl["total_bits"] < min(b["total_bits"] for b in baselines)
+    return Evidence(f"breast_cancer dirichlet(0.3) n=10 pi={pi} E={E} T={R}", efl["test_accuracy_%"], best_acc,
+                    as_accurate and fewer_bits,
+                    details={"results": out, "paper_table2_BMTA_%": TABLE2, "efl_as_accurate": as_accurate,
+                             "efl_fewer_bits": fewer_bits})
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -123,7 +130,7 @@ def _figure2_instances(thorough: bool):
        statement="under non-IID (Dirichlet 0.3) data with random incomplete clients, the best lambda > 0 in "
                  "{1e-3, 1e-2, 1e-1} gives EFL a smaller final training gap and smaller late-round oscillation "
                  "than lambda = 0 (measured on breast-cancer logistic regression over 10 clients)",
-       kind="qualitative", expected="exploratory", instances=_figure2_instances)
+       kind="qualitative", expected="exploratory", instances=_figure2_instances, runs=("efl",))
 def check_figure2(inst: dict) -> Evidence:
 
     problem, _, _ = logistic_experiment_problem(seed=inst["seed"])
@@ -173,7 +180,7 @@ def _straggler_instances(thorough: bool):
                  f"weighting p^k on the same draws, on every seed",
        narrower="on a stand-in: non-IID breast-cancer logistic regression (10 clients, Dirichlet 0.3, 150 rounds, "
                 "5 seeds) instead of LSTMs on Sentiment140 and Shakespeare; the training gap, not test accuracy",
-       kind="qualitative", instances=_straggler_instances)
+       kind="qualitative", instances=_straggler_instances, runs=("efl",))
 def check_figure3(inst: dict, weighting: str = "efl") -> Evidence:
     per_seed = {s: straggler_gaps(s, inst["rounds"], inst["participation"], inst["E"], weighting) for s in inst["seeds"]}
     worst = max(g["efl"] / g["fedavg"] for g in per_seed.values())

@@ -32,7 +32,7 @@ def _aggregate(problem, steps, eta: float, weighting: str, x: np.ndarray) -> np.
        statement="with p_tau^k = E p^k / s^k the aggregate sum_k p_tau^k Delta^k / (-eta E) equals grad F(w) + O(eta) "
                  "(normalised error halves when eta halves: ratio in [0.45, 0.55]); with p_tau^k = p^k the "
                  "error normalised by eta sum p^k s^k does not vanish",
-       kind="rate", derived=True, instances=harness_instances)
+       kind="rate", derived=True, instances=harness_instances, runs=("efl",))
 def check_first_order(seed: int) -> Evidence:
     problem = efl_harness(seed=seed)
     steps = np.arange(1, problem.n_clients + 1)
@@ -64,7 +64,7 @@ def _ipw_instances(thorough: bool):
                  "expectation over every participation outcome (enumerated exactly) equals the full-participation "
                  "EFL aggregate with E p^k / s^k, to 1e-12 relative; with the plain EFL coefficients it is "
                  "biased by the factor pi^k per client",
-       kind="identity", derived=True, instances=_ipw_instances)
+       kind="identity", derived=True, instances=_ipw_instances, runs=("efl",))
 def check_ipw_unbiased(inst: dict) -> Evidence:
     problem = efl_harness(seed=inst["seed"], n=4, d=3)
     if inst["weights"] == "equal":

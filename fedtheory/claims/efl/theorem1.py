@@ -31,7 +31,7 @@ PAPER = "efl"
        reference="§3.2 (H_tau = 0 vs > 0) and §4.2",
        statement="deterministic s = (1..N), constant eta: EFL's limit is within O(eta) of w* (distance halves with "
                  "eta); FedAvg weighting's limit is within O(eta) of argmin sum p^k s^k f_k and stays away from w*",
-       kind="fixed_point", derived=True, instances=harness_instances)
+       kind="fixed_point", derived=True, instances=harness_instances, runs=("efl",))
 def check_fixed_point(seed: int) -> Evidence:
     problem = efl_harness(seed=seed)
     n = problem.n_clients
@@ -67,7 +67,8 @@ def _random_s_instances(thorough: bool):
        statement="random incomplete updates s_tau^k ~ U{1..k} and eta_tau = 0.5/(tau + 20): EFL weighting converges "
                  "to w* (distance < 1e-2), FedAvg weighting to argmin sum p^k E[s^k] f_k instead",
        kind="fixed_point", instances=_random_s_instances,
-       narrower="the limit only: EFL weighting converges to w* under random incomplete updates, not the bound")
+       narrower="the limit only: EFL weighting converges to w* under random incomplete updates, not the bound",
+       runs=("efl",))
 def check_random_incomplete(inst: dict) -> Evidence:
     problem = efl_harness(seed=inst["seed"])
     n = problem.n_clients
@@ -211,7 +212,7 @@ def _theorem1_compute(inst: dict):
        statement="EFL weighting (H_tau = 0), Theorem 1's eta_tau: E||w^G_tau - w*||^2 <= C_tau / (tau E + gamma)^2 "
                  "for every tau (B_t's bracket read conservatively)",
        kind="bound", space=_THEOREM1_SPACE, cost="slow",
-       derived=True)
+       derived=True, runs=("efl",))
 def check_theorem1_bound(inst: dict) -> Evidence:
     m2, bound, k, _ = _theorem1_measure(inst)
     ratio = m2[1:] / bound
@@ -228,7 +229,7 @@ def check_theorem1_bound(inst: dict) -> Evidence:
        id="efl.theorem1.rate", paper=PAPER, reference="eq. (7) (C_tau = O(tau) => O(1/tau))",
        statement="with H_tau = 0 and Theorem 1's eta_tau, E||w^G_tau - w*||^2 decays at least like 1/tau: log-log "
                  "slope <= -0.7 over tau E >> gamma",
-       kind="rate", instances=_theorem1_instances,
+       kind="rate", instances=_theorem1_instances, runs=("efl",),
        narrower="the 1/tau decay only (log-log slope <= -0.7), not the bound's constants")
 def check_theorem1_rate(inst: dict) -> Evidence:
     m2, _, k, _ = _theorem1_measure(inst)
@@ -253,7 +254,8 @@ def _plateau_instances(thorough: bool):
        statement="with unequal Bernoulli inactivity y = (0, .2, .4, .6, .8) or a departed client, EFL plateaus near "
                  "the re-weighted optimum (no decay to w*); with equal inactivity it approaches w*",
        kind="qualitative", instances=_plateau_instances,
-       narrower="the theorem's H_tau term only: unequal inactivity leaves a plateau, equal inactivity does not")
+       narrower="the theorem's H_tau term only: unequal inactivity leaves a plateau, equal inactivity does not",
+       runs=("efl",))
 def check_bias_plateau(inst: dict) -> Evidence:
     problem = efl_harness(seed=inst["seed"])
     n = problem.n_clients

@@ -206,7 +206,7 @@ def _arrival_run_instances(thorough: bool):
 @claim(id="efl.arrival.fresh_start", paper=PAPER, reference="§4.4 ('a fresh start after the shift')",
        statement="after a client joins at a late tau0, restarting the learning-rate schedule reaches a smaller "
                  "||w - w^*_hat|| within a fixed budget of rounds than continuing the decayed schedule",
-       kind="qualitative", instances=_arrival_run_instances)
+       kind="qualitative", instances=_arrival_run_instances, runs=("efl",))
 def check_fresh_start(inst: dict) -> Evidence:
     problem = efl_harness(seed=inst["seed"])
     hat = problem.certificate.x_star  # the objective after the arrival includes every client

@@ -67,7 +67,7 @@ def _alg2_instances(thorough: bool):
                  "round (B local steps of eq. (7) with sign(0) = 0, c_k^t = c_k - c + (theta^{t-1} - theta_k)/"
                  "(B eta_l), theta^t = theta^{t-1} + eta_g/|P_t| sum Delta_k, c^t = c + (1/m) sum Delta c_k) to "
                  "1e-12 relative, over several rounds with the same sampled clients",
-       kind="identity", instances=_alg2_instances)
+       kind="identity", instances=_alg2_instances, runs=("scaffold",))
 def check_algorithm2(inst: dict) -> Evidence:
     from ...algorithms.federated import Draw
     from ...algorithms.scaffold import Scaffold

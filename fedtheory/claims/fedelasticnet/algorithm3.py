@@ -54,7 +54,7 @@ def local_kkt_residuals(problem, state, lin: np.ndarray, lam2: float, lam1: floa
        statement="every exact local solve satisfies eq. (11): r = grad L_k(theta_k^t) - g_k^{t-1} + lambda2 Delta "
                  "equals -lambda1 sign(Delta_i) where Delta_i != 0 and |r_i| <= lambda1 where Delta_i = 0 (to 1e-10), "
                  "and Delta = 0 iff ||grad L_k(theta^{t-1}) - g_k^{t-1}||_inf <= lambda1; the same for Alg. 1 with g = 0",
-       kind="identity", instances=_kkt_instances)
+       kind="identity", instances=_kkt_instances, runs=("feddyn", "fedprox"))
 def check_local_kkt(inst) -> Evidence:
     from ...algorithms.fedprox import FedProx
 
@@ -99,7 +99,7 @@ def _invariance_instances(thorough: bool):
        statement="the state (theta*, g_k = grad L_k(theta*), h = 0) is left unchanged by one round of FedDyn / "
                  "Alg. 3 for every participation outcome (all subsets enumerated), either sign reading, with or "
                  "without epsilon; for lambda1 > 0 every update is exactly zero",
-       kind="fixed_point", instances=_invariance_instances)
+       kind="fixed_point", instances=_invariance_instances, runs=("feddyn",))
 def check_alg3_invariance(inst) -> Evidence:
     from dataclasses import replace
 
@@ -154,7 +154,7 @@ def alg3_limit(problem, alg, T: int) -> tuple[float, int | None, int]:
                  "client update is exactly zero after finitely many rounds (the l1 term does not bias the fixed "
                  "point; the theorem's lambda1^2 d floor is a proof artefact). Once every update is zero, Alg. 3 is "
                  "gradient descent on R with step 1/lambda2, hence lambda2 > L_f/2",
-       kind="fixed_point", derived=True, instances=_fixed_point_instances)
+       kind="fixed_point", derived=True, instances=_fixed_point_instances, runs=("feddyn",))
 def check_alg3_fixed_point(inst) -> Evidence:
     problem, alg, T = inst
     dist, first_all_zero, t = alg3_limit(problem, alg, T)
@@ -175,7 +175,7 @@ def _any_lambda2_instances(thorough: bool):
                                                                                 "> 0 (including lambda2 < 27 beta)')",
        statement="Alg. 3 with the sub-gradient reading converges to theta* for any lambda2 > 0 and lambda1 > 0",
        kind="fixed_point", derived=True, expected="violated", instances=_any_lambda2_instances,
-       false_kind="ours")
+       false_kind="ours", runs=("feddyn",))
 def check_any_lambda2(inst) -> Evidence:
     """Minimal counterexample (m = 2, d = 1, lambda2 = beta/2, lambda1 = 0.05): after 3 rounds every update is
     exactly zero, the stored states become true gradients and h = grad R(theta^{t-1}), so theta^t =
@@ -214,7 +214,7 @@ def _dead_zone_instances(thorough: bool):
                                                                                    "(a); observational",
        statement="with the printed sign, Alg. 3 does not reach theta*: after burn-in ||grad R(theta^t)||_inf <= "
                  "lambda1 and R(theta^t) - R* <= d lambda1^2/(2 mu), with the gap scaling like lambda1^2",
-       kind="qualitative", expected="exploratory", instances=_dead_zone_instances)
+       kind="qualitative", expected="exploratory", instances=_dead_zone_instances, runs=("feddyn",))
 def check_dead_zone(inst) -> Evidence:
     """Exploratory: not a theorem of the paper. Measured: the log-log slope of the tail gap against lambda1."""
     problem, lams, T = inst
@@ -240,7 +240,7 @@ def _negligible_instances(thorough: bool):
                                                                                   "negligible' (observational)",
        statement="the last-iterate gap of Alg. 3 under the printed sign differs from the sub-gradient reading by "
                  "O(lambda1^2); at lambda1 = 1e-4 the difference is below 1e-7 of R(theta^0) - R*",
-       kind="qualitative", expected="exploratory", instances=_negligible_instances)
+       kind="qualitative", expected="exploratory", instances=_negligible_instances, runs=("feddyn",))
 def check_negligible(inst) -> Evidence:
     problem, lams, T = inst
     beta = problem.certificate.L

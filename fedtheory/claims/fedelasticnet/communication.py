@@ -68,7 +68,7 @@ def sparsity_path(problem, lambda2: float, lambda1_grid: np.ndarray, eps_grid: n
        statement="for a fixed client state, ||Delta(lambda1)||_1 is non-increasing in lambda1 (Alg. 1 and Alg. 3); "
                  "Delta = 0 exactly for lambda1 >= ||grad L_k(theta^{t-1}) - g_k||_inf; nnz(Delta) is "
                  "non-increasing in lambda1 for diagonal Hessians; nnz(T_eps(Delta)) is non-increasing in eps",
-       kind="monotonicity", derived=True, instances=_sparsity_instances)
+       kind="monotonicity", derived=True, instances=_sparsity_instances, runs=("feddyn", "fedprox"))
 def check_sparsity_monotone(problem) -> Evidence:
     lam2 = problem.certificate.L
     grid = np.concatenate([[0.0], np.geomspace(1e-3, 20.0, 30)])
@@ -125,7 +125,9 @@ def _contrast_instances(thorough: bool):
        statement="on heterogeneous quadratics, Alg. 3's client updates vanish at its fixed point while FedProx/Alg. 1 "
                  "updates stay non-zero (only their weighted sum vanishes), so Alg. 3's cumulative uplink nnz is "
                  "below both FedDyn's and Alg. 1's over long horizons",
-       kind="qualitative", derived=True, instances=_contrast_instances)
+       narrower=("Alg. 3 against FedDyn and Alg. 1 only, on heterogeneous quadratics over long horizons (300 "
+                 "rounds), not the six algorithms of Table 2 on the paper's data sets at 10% participation"),
+       kind="qualitative", derived=True, instances=_contrast_instances, runs=("feddyn", "fedprox"))
 def check_cumulative_nnz(inst) -> Evidence:
     """FedDyn's and Alg. 1's updates converge to zero without ever being thresholded, so when one of their
     coordinates becomes an exact zero is decided by rounding: starting 1e-15 away from the same point moves
@@ -167,9 +169,17 @@ def _accounting_instances(thorough: bool):
                                                                                      "numbers of nonzero elements "
                                                                                      "... are the same for FedDyn'",
        statement="per round, FedProx and FedDyn upload d |P_t| non-zeros, SCAFFOLD 2 d |P_t|; FedDyn's count is the "
-                 "same whether theta_k or Delta_k is sent; Algs. 1-3 never exceed their baselines",
-       kind="identity", instances=_accounting_instances)
-def check_accounting(problem) -> Evidence:
+                 "same whether theta_k or Delta_k is sent; Algs. 1-3 never exceed their baselines in a round and "
+                 "send strictly fewer non-zeros than them over the run (an Algorithm 1-3 that does not sparsify "
+                 "fails)",
+       narrower=("on a quadratic (6 clients, d = 5, 3 per round, 25 rounds) with lambda1 = 0.05 and threshold 1e-3, "
+                 "not the paper's cumulative counts on MNIST, EMNIST-L, CIFAR-10/100 and Shakespeare at 10% "
+                 "participation with Table 5's hyperparameters; that Alg. 3 sends the fewest of the six is "
+                 "fedelasticnet.sparsity.cumulative_nnz's"),
+       kind="identity", instances=_accounting_instances, runs=("feddyn", "fedprox", "scaffold"))
+def check_accounting(problem, l1: float = 0.05, threshold: float = 1e-3) -> Evidence:
+    """``l1`` and ``threshold`` are the elastic-net variants' (the tests pass 0 and 0 for variants that do not
+    sparsify, which must fail)."""
     from ...algorithms.fedprox import FedProx
     from ...algorithms.feddyn import FedDyn
     from ...algorithms.scaffold import Scaffold
@@ -180,11 +190,11 @@ def check_accounting(problem) -> Evidence:
     d, T = problem.dim, 25
     eta = 0.5 / problem.certificate.L
     pairs = {
-        "FedProx": (FedProx(prox=1.0, participation=part), FedProx(prox=1.0, l1=0.05, threshold=1e-3,
+        "FedProx": (FedProx(prox=1.0, participation=part), FedProx(prox=1.0, l1=l1, threshold=threshold,
                                                                    participation=part), 1),
         "SCAFFOLD": (Scaffold(local_steps=5, local_step=eta, participation=part),
-                     Scaffold(local_steps=5, local_step=eta, l1=0.05, threshold=1e-3, participation=part), 2),
-        "FedDyn": (FedDyn(alpha=1.0, participation=part), FedDyn(alpha=1.0, l1=0.05, threshold=1e-3,
+                     Scaffold(local_steps=5, local_step=eta, l1=l1, threshold=threshold, participation=part), 2),
+        "FedDyn": (FedDyn(alpha=1.0, participation=part), FedDyn(alpha=1.0, l1=l1, threshold=threshold,
                                                                   participation=part), 1),
     }
     ok = True
@@ -193,8 +203,12 @@ def check_accounting(problem) -> Evidence:
         tb, te = run(base, problem, T, seed=0), run(en, problem, T, seed=0)
         exact = bool(np.all(tb.uplink_nnz[1:] == vectors * d * tb.participants[1:]))
         never_more = bool(np.all(te.uplink_nnz[1:] <= vectors * d * te.participants[1:]))
-        ok &= exact and never_more
+        # Table 2's "Algs. 1-3 below their baselines": the run as a whole, so an algorithm that never sparsifies
+        # (the same counts as its baseline) fails, not only one that sends more
+        fewer = bool(te.uplink_nnz.sum() < tb.uplink_nnz.sum())
+        ok &= exact and never_more and fewer
         details[name] = {"baseline_exact": exact, "elastic_net_never_exceeds": never_more,
+                         "elastic_net_fewer_over_the_run": fewer,
                          "cumulative_baseline": float(tb.uplink_nnz.sum()), "cumulative_en": float(te.uplink_nnz.sum())}
     tm = run(FedDyn(alpha=1.0, participation=part, upload="model"), problem, T, seed=0)
     td = run(FedDyn(alpha=1.0, participation=part), problem, T, seed=0)

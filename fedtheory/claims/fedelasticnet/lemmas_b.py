@@ -37,7 +37,7 @@ def _invariant_instances(thorough: bool):
                  "theta^t + h^t/lambda2, for FedDyn and Alg. 3, either sign reading, any participation, with "
                  "the epsilon-threshold applied before the state update; under the sub-gradient reading and "
                  "epsilon = 0 also g_k^t = grad L_k(theta_k^t) for every client sampled at least once",
-       kind="invariant", instances=_invariant_instances)
+       kind="invariant", instances=_invariant_instances, runs=("feddyn",))
 def check_h_invariant(inst) -> Evidence:
     problem, alg, T = inst
     w = problem.weights
@@ -109,7 +109,7 @@ def lemma_b3_errors(problem, alg, T: int, seed: int = 0) -> dict:
        statement="E[gamma^t] - gamma^{t-1} = -(1/(lambda2 m)) sum_k grad L_k(theta~_k^t) - (lambda1/(lambda2 m)) "
                  "sum_k s_k^t exactly (1e-12), s the KKT sub-gradient, expectation over all C(m, P) subsets; for "
                  "either sign reading of the algorithm (only h = mean stored g is used)",
-       kind="identity", derived=True, instances=_b3_instances)
+       kind="identity", derived=True, instances=_b3_instances, runs=("feddyn",))
 def check_b3_corrected(inst) -> Evidence:
     problem, alg, T = inst
     res = lemma_b3_errors(problem, alg, T)
@@ -128,7 +128,7 @@ def _b3_printed_instances(thorough: bool):
        false_kind="reading",
        reading=("sign(0) = 0 on the coordinates where the local update is zero (the printed sign); under the "
                 "sub-gradient reading (the KKT sub-gradient of eq. (11), which the exact local solve needs) Lemma B.3"
-                " holds exactly: fedelasticnet.lemmaB3.corrected"))
+                " holds exactly: fedelasticnet.lemmaB3.corrected"), runs=("feddyn",))
 def check_b3_printed(inst) -> Evidence:
     """Fails on coordinates where Delta~ = 0 but the certified sub-gradient is in (-1, 1) \\ {0}."""
     problem, alg, T = inst
@@ -152,7 +152,8 @@ _B4_PRINTED_SPACE = alg3_space([alg3_point(27.0, 0.3, "printed", 200)], ratio_lo
        kind="bound", expected="violated", space=_B4_PRINTED_SPACE, cost="slow",
        false_kind="reading",
        reading=("Algorithm 3 and the lemma with sign(0) = 0 (the printed sign); under the sub-gradient reading (the "
-                "KKT sub-gradient of eq. (11)) Lemma B.4 holds every round: fedelasticnet.lemmaB4.corrected"))
+                "KKT sub-gradient of eq. (11)) Lemma B.4 holds every round: fedelasticnet.lemmaB4.corrected"),
+       runs=("feddyn",))
 def check_b4_printed(inst) -> Evidence:
     """Counterexample: fedtheory's test quadratic (m=5, d=4, seed 0), lambda2 = 27 beta, lambda1 = 0.3."""
     problem, alg, T = inst
@@ -176,7 +177,7 @@ _B4_CORRECTED_SPACE = alg3_space([alg3_point(27.0, 0.3, "kkt", 200)],
        # Lemma B.4 bounds one round from the state it is given: a state not carried (h = g_k = 0) is another
        # state Alg. 3 can be in, and the lemma holds from it (searched: margin <= 0 to rounding for lambda2/beta
        # in [0.1, 27], lambda1 in {0, 0.3, 1}, m in {2, 5}, d in {1, 4}, full and single-client participation).
-       scope="step")
+       scope="step", runs=("feddyn",))
 def check_b4_corrected(inst) -> Evidence:
     problem, alg, T = inst
     res = lyapunov_margins(problem, alg, T)
@@ -248,7 +249,7 @@ def _b5_space(reading: str):
        statement="for Alg. 3 (exact local solves, sub-gradient reading of sign), every round: (1 - 5 beta^2/"
                  "lambda2^2) eps_t <= 10 C_{t-1}/lambda2^2 + 10 beta (R(gamma^{t-1}) - R*)/lambda2^2 + 5 lambda1^2 "
                  "d/lambda2^2, with eps_t, C_{t-1} as in eqs. (20)-(21), any participation",
-       kind="bound", space=_b5_space("kkt"), scope="local")
+       kind="bound", space=_b5_space("kkt"), scope="local", runs=("feddyn",))
 def check_lemma_b5(inst) -> Evidence:
     problem, alg, T = inst
     res = lemma_b5_margins(problem, alg, T)
@@ -267,7 +268,7 @@ def check_lemma_b5(inst) -> Evidence:
            "local solutions (g <- 2g + ... when the correction is flipped), so C_{t-1} on the right-hand side "
            "grows with the break (searched: the correction flipped or dropped, the local prox weight x0.5 and "
            "x2, at lambda2/beta 3-100, lambda1 0-1, full participation or 2 clients, T 10 and 60); the same "
-           "lemma under the sub-gradient reading (fedelasticnet.statements.lemma_b5) rejects them"))
+           "lemma under the sub-gradient reading (fedelasticnet.statements.lemma_b5) rejects them"), runs=("feddyn",))
 def check_lemma_b5_printed(inst) -> Evidence:
     problem, alg, T = inst
     res = lemma_b5_margins(problem, alg, T)

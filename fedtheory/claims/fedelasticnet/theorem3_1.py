@@ -136,7 +136,8 @@ _THM31_SPACE = replace(alg3_space(
                  "every T: R(mean_{t<T} gamma^t) - R* <= (1/(T kappa0))(||gamma^0-theta*||^2 + kappa C0 - (2 lambda1/"
                  "lambda2) sum_t <gamma^{t-1}-theta*, s_bar^t>) + (kappa'/kappa0) lambda1^2 d with C0 squared",
        kind="bound", derived=True, space=_THM31_SPACE,
-       narrower="full participation only (P = m; Theorem B.1 allows P < m), with C0 squared as its proof gives it")
+       narrower="full participation only (P = m; Theorem B.1 allows P < m), with C0 squared as its proof gives it",
+       runs=("feddyn",))
 def check_thm31_corrected(inst) -> Evidence:
     problem, alg, T = inst
     cur = theorem31_curves(problem, alg, T)
@@ -165,7 +166,7 @@ _NO_CONDITION_SPACE = alg3_space(
        statement="Theorem 3.1 as stated in the main text (convex beta-smooth losses, uniform sampling, no "
                  "condition on lambda2)",
        kind="bound", expected="violated", space=_NO_CONDITION_SPACE,
-       false_kind="printed")
+       false_kind="printed", runs=("feddyn",))
 def check_thm31_no_condition(inst) -> Evidence:
     """Counterexample: FedDyn (lambda1 = 0) with lambda2 = 10 beta: kappa > 0 > kappa0 so the right-hand side
     is negative for every T while the gap is >= 0 (the bound needs lambda2 > 26.86 beta)."""
@@ -196,7 +197,7 @@ _C0_SPACE = InstanceSpace(
        reference="as printed, also in Theorem B.1 (C0 unsquared, sign term without 1/kappa0)",
        statement="Theorem B.1 with C0 = (1/m) sum_k ||grad L_k(theta_k^0) - grad L_k(theta*)|| (unsquared) as printed",
        kind="bound", expected="violated", space=_C0_SPACE,
-       false_kind="printed")
+       false_kind="printed", runs=("feddyn",))
 def check_thm31_c0_unsquared(inst) -> Evidence:
     """Minimal counterexample (m = 2, d = 1, lambda2 = 27 beta, lambda1 = 0, theta^0 = theta* = 0): the gap scales
     like c^2 in the gradient scale c but the printed bound like c (C0 is not squared); it fails for c >~ 6e7.

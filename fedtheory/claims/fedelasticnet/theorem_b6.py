@@ -60,7 +60,8 @@ _B6_SPACE = alg3_space(
                  "B.4, B.5 each hold (conditional expectations by enumerating client subsets)",
        kind="bound", space=_B6_SPACE, cost="slow",
        narrower=("Theorem B.6 in its proof's weaker form, with the factor d in the floor kappa' lambda1^2 d (the "
-                 "printed floor has no d; that form is only measured, fedelasticnet.thmB6.printed_without_d)"))
+                 "printed floor has no d; that form is only measured, fedelasticnet.thmB6.printed_without_d)"),
+       runs=("feddyn",))
 def check_b6_per_round(inst) -> Evidence:
     problem, alg, T = inst
     res = lyapunov_margins(problem, alg, T)
@@ -81,7 +82,7 @@ _B6_NOD_SPACE = alg3_space(
                                                                                     "P/(2m) lambda1^2 without the "
                                                                                     "factor d)",
        statement="Theorem B.6 with the floor kappa P/(2m) lambda1^2 (no factor d) as printed in its statement",
-       kind="bound", expected="exploratory", space=_B6_NOD_SPACE, cost="slow")
+       kind="bound", expected="exploratory", space=_B6_NOD_SPACE, cost="slow", runs=("feddyn",))
 def check_b6_without_d(inst) -> Evidence:
     """The proof only gives the version with d; the printed one is stronger. Measured, not asserted."""
     problem, alg, T = inst

@@ -26,7 +26,7 @@ __all__ = ["fedprox_fixed_point", "linear_client_problem"]
 @claim(id="fedred.dane.closed_form", paper="fedred", reference="Jiang, Rodomanov & Stich (ICML 2024), Sec. 3",
        statement="On quadratics one DANE round (CV (1), exact solves, standard averaging) equals "
                  "x - [sum_i w_i (A_i + lam I)^{-1}] grad f(x)",
-       kind="identity", space=SC_SPACE)
+       kind="identity", space=SC_SPACE, runs=("dane",))
 
 
 def check_dane_closed_form(kw: dict) -> Evidence:
@@ -74,7 +74,7 @@ def fedprox_fixed_point(problem: QuadraticProblem, lam: float) -> np.ndarray:
        statement="x* is a fixed point of DANE, DANE+ (standard or randomized averaging, exact solves) and "
                  "FedRed-GD (x_i = x~ = x*), while FedProx's fixed point differs from x* when Hessians and "
                  "grad f_i(x*) are heterogeneous (and equals x* when all A_i are equal)",
-       kind="fixed_point", instances=_fixed_point_instances)
+       kind="fixed_point", instances=_fixed_point_instances, runs=("dane", "dane+", "fedred"))
 
 
 def check_fixed_point(kw: dict) -> Evidence:

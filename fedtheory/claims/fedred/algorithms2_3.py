@@ -129,7 +129,7 @@ def _fedred_instances(thorough: bool):
        statement="FedRed-GD's step is the minimiser of <g + h, x> + lam/2||x - x~||^2 + 1/(2eta)||x - x_i||^2; "
                  "with p = 1 FedRed-GD is GD with step eta/(1+lam eta) (step eta when lam = 0); Alg. 2 with "
                  "p = 1 and 1/eta = 0 is DANE",
-       kind="metamorphic", instances=_fedred_instances)
+       kind="metamorphic", instances=_fedred_instances, runs=("dane", "fedred"))
 
 
 def check_fedred_gd_closed_form(kw: dict) -> Evidence:

@@ -72,7 +72,7 @@ def dane_lyapunov_pep(instance: dict) -> tuple[float, float]:
        statement="Exact DANE with lam = 2 delta_A: f(x^{r+1}) - f* + (lam+mu)/2 mean_i ||x_{i,r+1} - x*||^2 <= "
                  "lam/2 ||x^r - x*||^2 every round, hence ||x^{r+1}-x*||^2 <= lam/(lam+mu) ||x^r-x*||^2",
        kind="bound", space=SC_SPACE, pep=dane_lyapunov_pep,
-       derived=True)
+       derived=True, runs=("dane",))
 
 
 def check_dane_lyapunov(kw: dict) -> Evidence:
@@ -81,7 +81,7 @@ def check_dane_lyapunov(kw: dict) -> Evidence:
 
 @claim(id="fedred.dane.lyapunov.derived", paper="fedred", reference="(derived by fedtheory)", derived=True,
        statement="(derived by fedtheory) The (B.14) contraction of exact DANE already holds with lam = delta_A",
-       kind="bound", space=SC_SPACE)
+       kind="bound", space=SC_SPACE, runs=("dane",))
 
 
 def check_dane_lyapunov_derived(kw: dict) -> Evidence:
@@ -114,7 +114,7 @@ def _dane_monotone(kw: dict, lam_factor: float) -> Evidence:
        id="fedred.dane.monotone", paper="fedred",
        statement="Exact DANE with lam = 2 delta_A: f(x^{r+1}) + (lam+mu)/2 mean_i ||x_{i,r+1} - x^r||^2 <= f(x^r)",
        kind="monotonicity", space=SC_SPACE,
-       derived=True)
+       derived=True, runs=("dane",))
 
 
 def check_dane_monotone(kw: dict) -> Evidence:
@@ -123,7 +123,7 @@ def check_dane_monotone(kw: dict) -> Evidence:
 
 @claim(id="fedred.dane.monotone.derived", paper="fedred", reference="(derived by fedtheory)", derived=True,
        statement="(derived by fedtheory) The monotonicity of exact DANE with the (lam+mu)/2 term holds with lam = delta_A",
-       kind="monotonicity", space=SC_SPACE)
+       kind="monotonicity", space=SC_SPACE, runs=("dane",))
 
 
 def check_dane_monotone_derived(kw: dict) -> Evidence:
@@ -140,7 +140,7 @@ _GAP_SPACE = quadratic_space(defaults=SC_DEFAULTS + (dict(n_clients=8, dim=10, m
        statement="Exact DANE with lam = 2 delta_A: f(x^R) - f* <= mu D^2 / (2((1+mu/lam)^R - 1)) <= lam D^2/(2R) "
                  "for every R (mu = 0 included)",
        kind="bound", space=_GAP_SPACE,
-       derived=True)
+       derived=True, runs=("dane",))
 
 
 def check_dane_gap_bound(kw: dict) -> Evidence:

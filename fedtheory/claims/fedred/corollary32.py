@@ -27,7 +27,7 @@ __all__: list[str] = []
                  "x*, keeps sum_i w_i h_i = 0, and has (x*, h_i = -grad f_i(x*)) as a fixed point",
        kind="rate", space=SC_SPACE,
        narrower=("linear convergence, the invariant sum_i w_i h_i = 0 and the fixed point; Corollary 32's rate is "
-                 "lost and is not asserted"))
+                 "lost and is not asserted"), runs=("dane+",))
 
 
 def check_cv_b84(kw: dict) -> Evidence:

@@ -223,7 +223,7 @@ _FEDRED_SPACE = quadratic_space(
        statement="(derived by fedtheory; the form of Lemma 11) for psi(x) = <g, x> + lam/2||x - u||^2 + 1/(2eta)||x - v||^2 "
                  "and x+ = argmin psi (the FedRed-GD step): psi(x) = psi(x+) + (lam + 1/eta)/2 ||x - x+||^2 for "
                  "every x",
-       kind="identity", space=_FEDRED_SPACE)
+       kind="identity", space=_FEDRED_SPACE, runs=("fedred",))
 
 
 def check_prox_step(kw: dict) -> Evidence:

@@ -86,7 +86,8 @@ _L19_SPACE = _convex_space(dict(lam_factor=2.0, local_steps=2), lam_low=0.0)
                           "F_{i,r}(y) - <grad F_{i,r}(y), x - y> is the same quadratic form in x - y for every y, "
                           "control variate h_{i,r} and center x^r, so it holds at whatever point any local solver "
                           "returns and no server or local-solver variant can violate it; Lemma 20 "
-                          "(fedred.appendix.daneplus_one_round.derived), which rests on it, rejects them")
+                          "(fedred.appendix.daneplus_one_round.derived), which rests on it, rejects them",
+       runs=("dane+",))
 
 
 def check_daneplus_strong_convexity(kw: dict) -> Evidence:
@@ -166,7 +167,7 @@ _L20_SPACE = replace(_L20_SPACE, defaults=_L20_SPACE.defaults + (
                  "f_i with delta_A-AHD and lam >= 2 delta_A, any local outputs: for every round and every x, "
                  "f(x^{r+1}) - f(x) + (lam+mu)/2 mean_i ||x_{i,r+1} - x||^2 + lam/4 mean_i ||x_{i,r+1} - x^r||^2 <= "
                  "lam/2 ||x^r - x||^2 + mean_i <grad F_{i,r}(x_{i,r+1}), x_{i,r+1} - x>",
-       kind="bound", space=_L20_SPACE)
+       kind="bound", space=_L20_SPACE, runs=("dane+",))
 
 
 def check_daneplus_one_round(kw: dict) -> Evidence:
@@ -214,7 +215,7 @@ def lemma22_terms(problem: QuadraticProblem, lam: float, records: list[dict]) ->
                  "- f* + (lam+mu)/2 A_{r+1} + lam/4 mean_i||x_{i,r+1} - x^r||^2 <= lam/2 ||x^r - x*||^2 + eps_r "
                  "sqrt(A_{r+1}), A_{r+1} = mean_i ||x_{i,r+1} - x*||^2; (ii) ||x^R - x*|| <= sqrt(A_R) <= "
                  "||x^0 - x*|| + (2/lam) sum_{r<R} eps_r for every R",
-       kind="bound", space=_L20_SPACE)
+       kind="bound", space=_L20_SPACE, runs=("dane+",))
 
 
 def check_daneplus_inexact_recursion(kw: dict) -> Evidence:
@@ -255,7 +256,7 @@ def weighted_average_bound(mu: float, lam: float, D: float, eps: np.ndarray) -> 
                  "delta_A, local errors eps_r = sqrt(mean_i ||grad F_{i,r}(x_{i,r+1})||^2): f(xbar_R) - f* <= "
                  "mu/(2[(1+mu/lam)^R - 1]) [D^2 + (2/lam)(D + (2/lam) sum_{r<R} eps_r) sum_{r<R} (1+mu/lam)^r "
                  "eps_r] (lam/(2R) for mu = 0), xbar_R the (1+mu/lam)^r-weighted average of x^1..x^R",
-       kind="bound", space=_L20_SPACE)
+       kind="bound", space=_L20_SPACE, runs=("dane+",))
 
 
 def check_daneplus_absolute_accuracy(kw: dict) -> Evidence:
@@ -287,7 +288,7 @@ def check_daneplus_absolute_accuracy(kw: dict) -> Evidence:
                  "delta_A and the relative rule ||grad F_{i,r}(x_{i,r+1})|| <= e_r ||x_{i,r+1} - x^r||: with q_r "
                  "= 1 + mu/lam - 2 e_r^2/lam^2 > 0 and P_r = prod_{k<r} q_k, f(xbar_R) - f* <= lam D^2 / (2 "
                  "sum_{r<R} P_r), xbar_R the P_r-weighted average of x^1..x^R (e_r = 0 gives Cor. 21's bound)",
-       kind="bound", space=_L20_SPACE)
+       kind="bound", space=_L20_SPACE, runs=("dane+",))
 
 
 def check_daneplus_relative_accuracy(kw: dict) -> Evidence:

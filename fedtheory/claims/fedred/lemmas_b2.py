@@ -169,7 +169,7 @@ def nonconvex_round_coefficients(lam: float, delta_B: float) -> tuple[float, flo
                  "e_r = ||grad F_{i_r,r}(x_{i_r,r+1})||^2: f(x^{r+1}) + a ||grad f(x^{r+1})||^2 <= f(x^r) + 2a e_r "
                  "with a = (lam - delta_B)/(4(lam + delta_B)^2) (1/(36 delta_B) at lam = 2 delta_B); summed: "
                  "(1/R) sum ||grad f(x^r)||^2 <= (f(x^0) - f*)/(a R) + (2/R) sum e_r",
-       kind="bound", space=_NC_STRICT_SPACE)
+       kind="bound", space=_NC_STRICT_SPACE, runs=("dane+",))
 
 
 def check_nonconvex_round(kw: dict) -> Evidence:
@@ -203,7 +203,7 @@ def check_nonconvex_round(kw: dict) -> Evidence:
                  "until ||grad F_{i,r}||^2 <= e, lam = lam_factor delta_B > delta_B: every round needs at most "
                  "ceil(2(L + lam)(f(x^r) - f*)/e) <= ceil(2(L + lam)(f(x^0) - f*)/e) local steps, and (1/R) sum "
                  "||grad f(x^r)||^2 <= (f(x^0) - f*)/(a R) + 2e with a of Theorem 29",
-       kind="bound", space=_NC_STRICT_SPACE)
+       kind="bound", space=_NC_STRICT_SPACE, runs=("dane+",))
 
 
 def check_nonconvex_gd_local_steps(kw: dict) -> Evidence:

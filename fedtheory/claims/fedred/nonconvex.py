@@ -78,7 +78,7 @@ def _nc_run(kw: dict):
        statement="(derived by fedtheory) Non-convex DANE+ (lam = 2 delta_B, local GD that does not increase F_{i,r}): for every "
                  "client, f(x_{i,r+1}) + (lam - delta_B)/2 ||x_{i,r+1} - x^r||^2 <= f(x^r), so f(x^r) is "
                  "non-increasing under any selection rule",
-       kind="monotonicity", instances=_nc_instances)
+       kind="monotonicity", instances=_nc_instances, runs=("dane+",))
 
 
 def check_nonconvex_descent(kw: dict) -> Evidence:
@@ -102,7 +102,7 @@ def check_nonconvex_descent(kw: dict) -> Evidence:
        id="fedred.nonconvex.stationarity.derived", paper="fedred", reference="(derived by fedtheory)", derived=True,
        statement="(derived by fedtheory) Non-convex DANE+ with lam = 2 delta_B: (1/R) sum_{r=1}^R ||grad f(x^r)||^2 <= "
                  "36 delta_B (f(x^0) - f^inf)/R + (2/R) sum_r e_r, e_r = max_i ||grad F_{i,r}(x_{i,r+1})||^2",
-       kind="bound", space=_NC_SPACE)
+       kind="bound", space=_NC_SPACE, runs=("dane+",))
 
 
 def check_nonconvex_stationarity(kw: dict) -> Evidence:

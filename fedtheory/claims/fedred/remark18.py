@@ -92,7 +92,8 @@ def check_dissimilarity_constants(kw: dict) -> Evidence:
                  "leaves delta_A, delta_B unchanged while L changes, and exact DANE's per-round contraction "
                  "lam/(lam+mu) stays valid",
        kind="invariant", instances=lambda thorough: iter([dict(n_clients=8, dim=10, mu=1.0, L=100.0, delta_A=1.0,
-                                                               zeta2=1.0, seed=0, shifts=(0.0, 1e2, 1e3, 1e4))]))
+                                                               zeta2=1.0, seed=0, shifts=(0.0, 1e2, 1e3, 1e4))]),
+       runs=("dane",))
 
 
 def check_common_part(kw: dict) -> Evidence:

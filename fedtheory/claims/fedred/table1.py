@@ -68,7 +68,8 @@ def _L_instances(thorough: bool):
        statement="At fixed E_i and mu, exact DANE's rounds to ||x-x*|| <= 1e-8 ||x0-x*|| vary by at most +-1 when "
                  "L grows from 1e2 to 1e5, while GD's iterations (step 1/L_f) grow about linearly with L",
        kind="rate", instances=_L_instances,
-       narrower="the independence of exact DANE's round count from L (Table 1's DANE row), not Corollary 21's bound")
+       narrower="the independence of exact DANE's round count from L (Table 1's DANE row), not Corollary 21's bound",
+       runs=("dane",))
 
 
 def check_dane_L_independence(kw: dict) -> Evidence:
@@ -128,7 +129,7 @@ def _delta_instances(thorough: bool):
                  "on instances where a direction of curvature mu is shared by all clients (the worst case)",
        kind="rate", instances=_delta_instances,
        narrower=("the round count implied by Corollary 21's reconstructed rate and its linear growth in delta_A/mu "
-                 "(Table 1's DANE row)"))
+                 "(Table 1's DANE row)"), runs=("dane",))
 
 
 def check_dane_delta_scaling(kw: dict) -> Evidence:
@@ -180,7 +181,7 @@ def _savings_problem(kw: dict, seed: int) -> QuadraticProblem:
        kind="rate", instances=_savings_instances,
        narrower=("communications about p times the iterations and iterations within 3x GD's on quadratics: Theorem "
                  "9's orders with fedtheory's factor 3 (its constants are lost), and Figure 1's comparison on one "
-                 "instance family"))
+                 "instance family"), runs=("fedred",))
 
 
 def check_fedred_gd_comm_savings(kw: dict) -> Evidence:
@@ -223,7 +224,10 @@ def _vs_instances(thorough: bool):
        id="fedred.fedred_gd.vs_daneplus_gd", paper="fedred", reference="the local steps",
        statement="At equal accuracy, FedRed-GD's local gradient evaluations are at most DANE+-GD's (relative stopping "
                  "rule; median over seeds), and both use far fewer communications than GD (< GD's / 3)",
-       kind="qualitative", instances=_vs_instances)
+       narrower=("one comparison of Table 1's rows (FedRed-GD's local work against DANE+-GD's, and both against "
+                 "GD's communications) on strongly convex quadratics (8 clients, d = 10), not the table's round "
+                 "counts and local steps for the strongly convex, convex and non-convex classes"),
+       kind="qualitative", instances=_vs_instances, runs=("dane+", "fedred"))
 
 
 def check_fedred_vs_daneplus(kw: dict) -> Evidence:
@@ -281,7 +285,7 @@ def _nc_scaling_instances(thorough: bool):
              "(L-smooth with delta_B-BHD, a special case of the non-convex assumptions), built with vary_L so that "
              "delta_B is unchanged exactly.",
        narrower=("only the scaling in L at fixed delta_B (the constants of Theorem 8 and Corollary 2 are lost), on "
-                 "quadratics"))
+                 "quadratics"), runs=("dane+", "fedred"))
 
 
 def check_nonconvex_L_scaling(kw: dict) -> Evidence:

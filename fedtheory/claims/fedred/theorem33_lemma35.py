@@ -101,7 +101,7 @@ def fedred_gd_lyapunov_pep(instance: dict) -> tuple[float, float] | None:
                  "(1 - min{mu eta, p mu/(lam+mu)}) Phi_k, Phi = mean_i||x_i-x*||^2/(2eta) + (lam+mu)/(2p)||x~-x*||^2, "
                  "computed exactly over both coin outcomes, with or without reset; for mu = 0: "
                  "f(xbar_{k+1}) - f* + E Phi_{k+1} <= Phi_k with Phi = A/(2eta) + lam B/(2p)",
-       kind="bound", space=_LYAP_SPACE, pep=fedred_gd_lyapunov_pep)
+       kind="bound", space=_LYAP_SPACE, pep=fedred_gd_lyapunov_pep, runs=("fedred",))
 
 
 def check_fedred_gd_lyapunov(kw: dict) -> Evidence:
@@ -122,7 +122,7 @@ _LYAP_EXACT_SPACE = quadratic_space(
        statement="(derived by fedtheory) FedRed (Alg. 2, exact local solves) with lam >= delta_A: E_theta Phi_{k+1} <= "
                  "max{1/(1+mu eta), 1 - p mu/(lam+mu)} Phi_k with Phi = (1/(2eta) + mu/2) A + (lam+mu)/(2p) B "
                  "(no L needed)",
-       kind="bound", space=_LYAP_EXACT_SPACE)
+       kind="bound", space=_LYAP_EXACT_SPACE, runs=("fedred",))
 
 
 def check_fedred_exact_lyapunov(kw: dict) -> Evidence:

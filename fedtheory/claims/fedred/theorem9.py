@@ -33,7 +33,7 @@ def _sgd_instances(thorough: bool):
                  "drops by a factor <= 0.7 each time eta is halved, and converges to x* when sigma = 0",
        kind="statistical", instances=_sgd_instances,
        narrower=("the stochastic-gradient noise floor only (it falls with the step), not Theorem 9's iteration or "
-                 "communication count"))
+                 "communication count"), runs=("fedred",))
 
 
 def check_fedred_sgd_noise_floor(kw: dict) -> Evidence:

@@ -62,7 +62,7 @@ _FR_NC_SPACE = InstanceSpace(
                  "so after T communications (1/T) sum_t ||grad f(x~^(t))||^2 <= (f(x^0) - f*)/(c T); for eta >= "
                  "(lam-delta_B)/(lam+delta_B)^2 (1/eta <= 9 delta_B at lam = 2 delta_B) this is Theorem 6's "
                  "O(delta_B F_0/eps) communications with the constant 36, on every sample path",
-       kind="bound", space=_FR_NC_SPACE)
+       kind="bound", space=_FR_NC_SPACE, runs=("fedred",))
 
 
 def check_fedred_nonconvex_pathwise(kw: dict) -> Evidence:
@@ -118,7 +118,7 @@ def _fedred_gd_space() -> InstanceSpace:
                  "<= (1/(2eta) + lam/(2p)) ||x^0 - x*||^2/K, xbar_k = mean_i x_{i,k}",
        kind="statistical", space=_fedred_gd_space(),
        narrower=("exact gradients (the theorem allows stochastic ones) over horizons of 60 iterations (200 thorough),"
-                 " where the bound has 10-20x slack"))
+                 " where the bound has 10-20x slack"), runs=("fedred",))
 
 
 def check_fedred_gd_convex(kw: dict) -> Evidence:
@@ -198,7 +198,7 @@ _FRGD_NC_SPACE = InstanceSpace(
                  "f(x_{j,t})||^2 <= C(m) (f(x~_e) - f(x~_{e+1})) with C(m) = 2(1 + (lam+delta_B)^2 s^2 m^2)/(s(1 - "
                  "(L+lam)s/2)), s = eta/(1+lam eta); with m ~ 1/p and p ~ (lam+delta_B)s, C ~ 8(L+lam): GD's "
                  "iteration count O(L F_0/eps) with O(delta_B F_0/eps) communications, on every sample path",
-       kind="bound", space=_FRGD_NC_SPACE)
+       kind="bound", space=_FRGD_NC_SPACE, runs=("fedred",))
 
 
 def check_fedred_gd_nonconvex_pathwise(kw: dict) -> Evidence:

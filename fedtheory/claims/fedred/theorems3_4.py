@@ -38,7 +38,7 @@ _INEXACT_SPACE = quadratic_space(
                  "2 * (GD iterations) * log(R+1); DANE+-FGD likewise with <= 2 sqrt((L+lam)/(mu+lam)) (1 + log(...)) "
                  "local steps per round",
        kind="bound", space=_INEXACT_SPACE,
-       derived=True)
+       derived=True, runs=("dane", "dane+"))
 
 
 def check_daneplus_gd_inexact(kw: dict) -> Evidence:

@@ -76,6 +76,7 @@ def elasticnet_table(problem: Any, participation: Any, rounds: int, local_steps:
 
 
 @neural_claim(id="neural.fedelasticnet.sparsity",
+              runs=("feddyn", "fedprox", "scaffold"),
         reference="FedElasticNet Tables 2-4 (Alg. 3: 68-89% fewer cumulative non-zeros than FedDyn on image data, "
                   "smallest entropy, accuracy maintained)",
         statement="on a small MLP (digits, Dirichlet(0.5), 30% participation, local SGD) with Table 5's "
@@ -143,6 +144,7 @@ def docofl_table(problem: Any, rounds: int, step: float, n_sampled: int, bits: t
 
 
 @neural_claim(id="neural.docofl.accuracy",
+              runs=("docofl",),
         reference="DoCoFL Table 3 (best validation accuracy within about 1 pp of FedAvg, max |diff| 0.98 pp, at "
                   "16x online / 8x total downlink reduction)",
         statement="on a small MLP (digits, Dirichlet(0.5), 5 of 10 clients per round) DoCoFL with 2-bit ECUQ anchors, "
@@ -194,6 +196,7 @@ def efl_table(problem: Any, rounds: int, E: int, step: float, activity: float, p
 
 
 @neural_claim(id="neural.efl.incomplete_inactive",
+              runs=("efl", "fedavg", "fedprox"),
         reference="EFL Table 2 (non-IID BMTA: EFL 99.10/81.38/68.95/60.49 vs FedAvg 98.30/2.27/59.14/51.35) and "
                   "Fig. 3 (low participation)",
         statement="on a small MLP (digits, Dirichlet(0.5)) with incomplete and inactive clients, EFL reaches at least "
@@ -257,6 +260,7 @@ def fedred_table(problem: Any, rounds: int, local_steps: int, step: float, prox_
 
 
 @neural_claim(id="neural.fedred.fedprox_wins",
+              runs=("dane+", "fedavg", "fedprox", "fedred", "scaffnew", "scaffold"),
         reference="Jiang, Rodomanov & Stich 2024, Appendix C, Fig. C.1 (ResNet-18 on CIFAR: FedProx consistently "
                   "outperforms DANE+-SGD, FedRed-SGD, Scaffold and Scaffnew)",
         statement="on a small MLP (digits, Dirichlet(0.3), full participation, local minibatch SGD) FedProx reaches a "

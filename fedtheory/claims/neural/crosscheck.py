@@ -111,7 +111,9 @@ def _crosscheck_instances(thorough: bool):
                    "algorithm": alg, "rounds": 8}
 
 
-@neural_claim(id="neural.crosscheck.logistic", reference="metamorphic cross-check of fedtheory's two backends "
+@neural_claim(id="neural.crosscheck.logistic",
+              runs=("dane+", "docofl", "efl", "fedavg", "feddyn", "fedprox", "fedred", "scaffnew", "scaffold"),
+              reference="metamorphic cross-check of fedtheory's two backends "
         "(docs/torch.md)",
         statement="on binary logistic regression in float64 the torch backend and the NumPy LogisticProblem produce "
                   "the same iterates (1e-8 relative, every round) for every algorithm with deterministic local work",

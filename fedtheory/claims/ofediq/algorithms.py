@@ -57,7 +57,7 @@ def _stream(inst: dict):
        statement="fedtheory's FedOGD reproduces Algorithm 1: w_{k,t+1} = w_t - eta grad L(f(x_{k,t}; w_t), y_{k,t}) "
                  "(eq. 4), w_{t+1} = (1/K) sum_k w_{k,t+1} (eq. 5), every step to 1e-12 relative, and sends "
                  "m_{k,t} from all K clients: 32 K D bits per step",
-       kind="identity", instances=_alg1_instances)
+       kind="identity", instances=_alg1_instances, runs=("ofediq",))
 def check_algorithm1(inst: dict) -> Evidence:
     from ...run import run
 
@@ -100,7 +100,7 @@ def _alg2_instances(thorough: bool):
                  "theta_{k,t+1} = g_{k,t} - eta grad (eq. 7); at t in [T]_L, m_{k,t} = Q_{s,b}(-(theta_{k,t+1} - "
                  "g_{k,t-L+1})/(eta p_k)) (eq. 8, first form) and w_{t+1} = w_{t-L+1} - (eta/K) sum_{S_t} m_{k,t} "
                  "(eq. 9); the model in use is w_{psi_L(t)}; every step to 1e-10 relative",
-       kind="identity", instances=_alg2_instances)
+       kind="identity", instances=_alg2_instances, runs=("ofediq",))
 def check_algorithm2(inst: dict) -> Evidence:
     problem = _stream(inst)
     K, D, T, eta, L = problem.n_clients, problem.dim, problem.horizon, inst["eta"], inst["L"]
@@ -143,7 +143,7 @@ def _reduction_instances(thorough: bool):
        statement="OFedIQ(1,1,inf) reproduces FedOGD's eq. (5) iterates to 1e-12; OFedIQ(L,1,inf) is local OGD with "
                  "periodic averaging (FedOMD); the two forms of eq. (8) agree to 1e-10; the model used at t is "
                  "w_{psi_L(t)} with psi_L(t) = floor((t-1)/L) L + 1",
-       kind="metamorphic", instances=_reduction_instances)
+       kind="metamorphic", instances=_reduction_instances, runs=("ofediq",))
 def check_reductions(inst: dict) -> Evidence:
     problem = stream_problem(inst)
     K, T, L = problem.n_clients, problem.horizon, inst["L"]

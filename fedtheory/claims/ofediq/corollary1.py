@@ -40,7 +40,7 @@ def _sublinear_instances(thorough: bool):
                  "sqrt(p ||w*||^2/(4 sigma2 M T)), alpha = 4M/p), regret_T/T decreases over T and (mean) "
                  "regret_T/sqrt(T) <= sqrt(alpha ||w*||^2 K^2 sigma2_diff) (T skipped when eta_T violates the "
                  "theorem's step condition)",
-       kind="rate", instances=_sublinear_instances)
+       kind="rate", instances=_sublinear_instances, runs=("ofediq",))
 def check_sublinear(inst: dict) -> Evidence:
     full = online_ridge(inst["K"], max(inst["Ts"]), inst["D"], heterogeneity=inst["heterogeneity"],
                         noise=inst["noise"], seed=inst["seed"])

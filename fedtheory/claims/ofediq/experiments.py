@@ -37,7 +37,7 @@ def _figure2_instances(thorough: bool):
        statement="at equal communication cost (p/L fixed, no quantization) L = 1 gives the smallest time-averaged "
                  "loss, the loss grows with L, and the gap narrows as t grows (measured on a synthetic online "
                  "ridge stream with eta = 0.01 as in Section 5; the paper's MNIST stream is not available offline)",
-       kind="qualitative", expected="exploratory", instances=_figure2_instances)
+       kind="qualitative", expected="exploratory", instances=_figure2_instances, runs=("ofediq",))
 def check_figure2(inst: dict) -> Evidence:
     from ...run import run
 
@@ -98,7 +98,7 @@ def _parity_instances(thorough: bool):
        statement="On a real-data stream (scikit-learn digits, ridge), FedOGD and OFedIQ at gamma = 0.01 (Algorithm 3"
                  " parameters, corrected so b >= 1 for the small D) with matched eta_T = (1/(4 beta)) sqrt(T_0/T): "
                  "the gap in time-averaged loss shrinks as T grows while OFedIQ uses ~1% of FedOGD's uplink bits",
-       kind="qualitative", expected="exploratory", instances=_parity_instances)
+       kind="qualitative", expected="exploratory", instances=_parity_instances, runs=("ofediq",))
 def check_parity(inst: dict) -> Evidence:
     rows = parity_rows(inst["dataset"], inst["K"], inst["Ts"], inst["gamma"], inst["seeds"], inst["seed"])
     gaps = [r["avg_loss_ofediq"] - r["avg_loss_fedogd"] for r in rows.values()]
@@ -127,7 +127,7 @@ def _parity_asserted_instances(thorough: bool):
        narrower="on a stand-in: a ridge stream of scikit-learn digits (K = 10, six data seeds, two OFedIQ seeds "
                 "each) instead of MNIST with a CNN and K = 1000; the shrinking is asserted on the mean over data "
                 "seeds (one seed of six does not shrink), parity itself is not asserted",
-       kind="qualitative", instances=_parity_asserted_instances)
+       kind="qualitative", instances=_parity_asserted_instances, runs=("ofediq",))
 def check_parity_asserted(inst: dict, make_ofediq=OFedIQ) -> Evidence:
     per_seed = {s: parity_rows(inst["dataset"], inst["K"], inst["Ts"], inst["gamma"], inst["seeds"], s, make_ofediq)
                 for s in inst["data_seeds"]}

@@ -171,7 +171,7 @@ def _figure3_instances(thorough: bool):
                 "b = 5 blocks; D = 512 in the thorough run), K = 30, T = 160, one step size for all (Corollary 1's "
                 "for FedOGD), 5 seeds; the paper's MNIST CNN (D = 34,826, b = 777, K = 1000) is not available "
                 "offline, and its accuracy curves are read as time-averaged loss",
-       kind="qualitative", instances=_figure3_instances)
+       kind="qualitative", instances=_figure3_instances, runs=("ofediq",))
 def check_figure3(inst: dict) -> Evidence:
     table = figure3_table(inst)
     matched, bits = _bits_matched(table, inst["K"], inst["T"], inst["D"])

@@ -135,7 +135,7 @@ def _bits_instances(thorough: bool):
        statement="each transmission step sends |S_t| q bits (q = 32D unquantized, 32b + D(1+log2(s+1)) "
                  "quantized), none otherwise; the mean bits per step is (sum_k p_k / L) q within 5 SE; FedOGD costs "
                  "32KD exactly; gamma = p q/(32 D L)",
-       kind="statistical", instances=_bits_instances)
+       kind="statistical", instances=_bits_instances, runs=("ofediq",))
 def check_bits(inst: dict) -> Evidence:
     problem = online_ridge(inst["K"], inst["T"], inst["D"], seed=inst["seed"])
     alg = OFedIQ(eta=0.01, p=inst["p"], period=inst["L"], s=inst["s"], b=inst["b"])

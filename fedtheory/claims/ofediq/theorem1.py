@@ -41,7 +41,7 @@ _FEDOGD_SPACE = InstanceSpace(
        id="ofediq.thm1.fedogd", paper=PAPER, reference="p_min = 1",
        statement="FedOGD with eta < 1/(2 beta), w_1 = 0: regret_T' <= K ||w*_T'||^2/(2 eta) + eta K T' "
                  "sigma2_diff(T') deterministically for every prefix T' <= T",
-       kind="bound", space=_FEDOGD_SPACE)
+       kind="bound", space=_FEDOGD_SPACE, runs=("ofediq",))
 def check_fedogd_regret(inst: dict) -> Evidence:
     problem = stream_problem(inst)
     alg = FedOGD() if inst.get("default_step") else FedOGD(eta=inst["frac"] / (2 * problem.beta))
@@ -63,7 +63,7 @@ def check_fedogd_regret(inst: dict) -> Evidence:
        id="ofediq.thm1.per_step.derived", paper=PAPER, reference="Section 4.3.1 (proof of Theorem 1)",
        statement="(derived by fedtheory) FedOGD, eta < 1/(2 beta), every t: sum_k [L_kt(w_t) - L_kt(w*)] <= K/(2 eta)(||w_t - w*||^2 "
                  "- ||w_{t+1} - w*||^2) + eta sum_k ||grad L_kt(w*)||^2",
-       kind="bound", derived=True, space=_FEDOGD_SPACE)
+       kind="bound", derived=True, space=_FEDOGD_SPACE, runs=("ofediq",))
 def check_fedogd_per_step(inst: dict) -> Evidence:
     problem = stream_problem(inst)
     eta = inst["frac"] / (2 * problem.beta)
@@ -111,7 +111,7 @@ _OFEDAVG_SPACE = InstanceSpace(
        id="ofediq.thm1.ofedavg", paper=PAPER,
        statement="OFedAvg with heterogeneous p_k in [0.1, 1], eta < p_min/(2 beta): mean regret_T over seeds <= "
                  "K ||w*||^2/(2 eta) + eta K T sigma2_diff / p_min",
-       kind="bound", space=_OFEDAVG_SPACE, cost="slow")
+       kind="bound", space=_OFEDAVG_SPACE, cost="slow", runs=("ofediq",))
 def check_ofedavg_regret(inst: dict) -> Evidence:
     problem = stream_problem(inst)
     K = problem.n_clients
@@ -140,7 +140,7 @@ def _static_instances(thorough: bool):
        statement="on a static federated problem (L_{k,t} = n w_k f_k for every t), FedOGD and OFedAvg (p = 1) are "
                  "GD on f and the logged regret after t + 1 rounds is n sum_{tau <= t} (f(w_tau) - f*), with f and "
                  "f* computed independently (weighted quadratic, linear solve), to 1e-10 relative",
-       kind="identity", instances=_static_instances)
+       kind="identity", instances=_static_instances, runs=("ofediq",))
 def check_static_regret(inst: dict) -> Evidence:
     rng = np.random.default_rng(inst["seed"])
     n, d = 4, 3

@@ -72,7 +72,7 @@ def _thm2_check(inst: dict) -> Evidence:
        statement="OFedIQ(L=1) with the (s,b) quantizer, heterogeneous p_k, eta < p_min/(4 beta R) (the library's "
                  "step bound must equal it): mean regret_T "
                  "<= K||w*||^2/(2 eta) + 2 eta K T sigma2_diff R / p_min",
-       kind="bound", space=_THM2_SPACE, cost="slow")
+       kind="bound", space=_THM2_SPACE, cost="slow", runs=("ofediq",))
 def check_thm2_l1(inst: dict) -> Evidence:
     return _thm2_check(inst)
 
@@ -94,7 +94,7 @@ _THM2_L_SPACE = InstanceSpace(
        statement="OFedIQ(L in {2,4,8}, L | T), eta < p_min/(4 beta L R) (the proof's condition (40), which the "
                  "library's step bound must equal): mean regret_T "
                  "<= Theorem 2's full bound incl. 3 beta eta^2 L(L-1) K T sigma2 (soft: the L > 1 proof approximates)",
-       kind="bound", space=_THM2_L_SPACE, cost="slow")
+       kind="bound", space=_THM2_L_SPACE, cost="slow", runs=("ofediq",))
 def check_thm2_l(inst: dict) -> Evidence:
     return _thm2_check(inst)
 
@@ -144,7 +144,7 @@ def _expected_after(alg: OFedIQ, problem: OnlineProblem, state) -> np.ndarray:
        statement="given w_{t-L+1} and the local trajectories, E[w_{t+1}] = w_{t-L+1} - (eta/K) sum_k sum_l "
                  "grad_{k,t-L+l} exactly (enumeration of all client subsets and rounding outcomes; the server "
                  "divides by K, not |S_t|)",
-       kind="identity", instances=_agg_instances)
+       kind="identity", instances=_agg_instances, runs=("ofediq",))
 def check_aggregation(inst: dict) -> Evidence:
     problem = online_ridge(inst["K"], 2 * inst["L"], inst["D"], heterogeneity=1.0, seed=inst["seed"])
     alg = OFedIQ(eta=0.05, p=inst["p"], period=inst["L"], s=inst["s"], b=inst["b"])
@@ -276,7 +276,7 @@ _FEDOMD_SPACE = InstanceSpace(
        kind="bound", space=_FEDOMD_SPACE,
        notes="The L > 1 proof needs eta < p_min/(4 beta L R) and an approximation; this claim probes whether the "
              "stated (weaker) condition already breaks the bound. No violation found so far (hypothesis search in "
-             "tests/claims/ofediq/test_theorem2.py).")
+             "tests/claims/ofediq/test_theorem2.py).", runs=("ofediq",))
 def check_thm2_stated_step(inst: dict) -> Evidence:
     return _fedomd_vs_theorem2(inst, factor=2.0)
 
@@ -299,6 +299,6 @@ def _fedomd_vs_theorem2(inst: dict, factor: float) -> Evidence:
        reference="the remark after it ('with no quantization the constant 2 can be removed')",
        statement="FedOMD = OFedIQ(L, 1, no quantization), eta < 1/(4 beta): regret_T <= K||w*||^2/(2 eta) + "
                  "eta L K T sigma2 + 3 beta eta^2 L(L-1) K T sigma2 (the factor-1 form; exact regret, deterministic)",
-       kind="bound", space=_FEDOMD_SPACE)
+       kind="bound", space=_FEDOMD_SPACE, runs=("ofediq",))
 def check_thm2_remark(inst: dict) -> Evidence:
     return _fedomd_vs_theorem2(inst, factor=1.0)

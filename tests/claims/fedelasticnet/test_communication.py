@@ -11,3 +11,15 @@ from fedtheory.strategies import quadratic_params
 def test_sparsity_monotone(kw):
     ev = REGISTRY["fedelasticnet.sparsity.monotone"].check(quadratic(**kw))
     assert ev.holds, ev.details
+
+
+def test_table2s_accounting_fails_for_elastic_net_variants_that_do_not_sparsify() -> None:
+    # Table 2 prints Algs. 1-3 *below* their baselines: variants that never send fewer non-zeros (lambda1 = 0, no
+    # threshold: each is its baseline) must fail the claim, not only variants that send more.
+    accounting = REGISTRY["fedelasticnet.communication.accounting"]
+    check_accounting = accounting.check
+    problem = next(iter(accounting.instances(False)))
+    assert check_accounting(problem).holds
+    dense = check_accounting(problem, l1=0.0, threshold=0.0)
+    assert not dense.holds
+    assert not any(v["elastic_net_fewer_over_the_run"] for v in dense.details.values() if isinstance(v, dict))
