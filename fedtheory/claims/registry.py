@@ -555,15 +555,20 @@ def _recording(certifier: RunCertifier | None) -> Any:
 
 
 def _undeclared(c: Claim, certification: Certification) -> str | None:
-    """An error naming the algorithms a built-in claim ran without declaring them in ``runs`` (None if none)."""
+    """An error for a built-in claim that runs an algorithm without declaring it in ``runs``, or whose run could
+    not be certified (an algorithm or a configuration without a reference transcription); None otherwise. A
+    researcher's own claims (not in the registry) are certified where a reference exists and never fail for it."""
     if c.id not in REGISTRY or REGISTRY[c.id] is not c or STRICT_RUNS is False:
         return None
     ran = {name.split(":")[0] for name in certification.algorithms}
     undeclared = sorted(ran - set(c.runs))
-    if not undeclared:
-        return None
-    return (f"claim {c.id!r} runs {undeclared} without declaring them: add runs={tuple(sorted(ran | set(c.runs)))} "
-            "to its @claim (the verdict is about the algorithms it runs)")
+    if undeclared:
+        return (f"claim {c.id!r} runs {undeclared} without declaring them: add "
+                f"runs={tuple(sorted(ran | set(c.runs)))} to its @claim (the verdict is about the algorithms it runs)")
+    if certification.uncertified:
+        return (f"claim {c.id!r}: its run could not be certified against the paper's equations "
+                f"({'; '.join(certification.uncertified)}): transcribe it in fedtheory/references/")
+    return None
 
 
 #: Whether a built-in claim must declare every algorithm it runs (``runs=``).
