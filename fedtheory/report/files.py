@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..claims.registry import ClaimResult
-from .ledger import FALSE_KIND_WORDS, false_kind
+from .ledger import FALSE_KIND_WORDS, certification_sentence, false_kind
 from .symbols import symbols
 from .table import fmt
 
@@ -98,6 +98,8 @@ def render_markdown(records: Sequence[Mapping[str, Any]]) -> str:
             lines.append("")
             if r.get("reading") and false_kind(r) == "reading":
                 lines += [f"Reading: {symbols(r['reading'])}", ""]
+            if certification_sentence(r):
+                lines += [certification_sentence(r) + ".", ""]
             if r.get("error"):
                 lines.append(f"```\n{r['error']}\n```")
             for e in r["evidence"]:

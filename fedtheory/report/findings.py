@@ -14,7 +14,7 @@ import textwrap
 from collections import Counter
 from typing import Iterable, NamedTuple, Sequence
 
-from ..claims.registry import FALSE_KINDS, ClaimResult
+from ..claims.registry import FAILING_STATUSES, FALSE_KINDS, ClaimResult
 
 __all__ = ["Verdict", "EXPECTED_STATUS", "FALSE_KIND_WORDS", "count_line", "summary_line", "closing_line",
            "render_findings"]
@@ -40,7 +40,7 @@ EXPECTED_STATUS = {"holds": "holds", "violated": "violated-as-recorded", "explor
 FALSE_KIND_WORDS = {"printed": "false as printed", "reading": "false under a named reading",
                     "ours": "fedtheory's own reading or folklore found false (not a statement of the paper)"}
 #: The statuses that fail a run (``ClaimResult.failed``).
-FAILING = ("VIOLATED", "COUNTEREXAMPLE-LOST", "ERROR")
+FAILING = FAILING_STATUSES
 #: How the compared number is named, by the claim's kind (a bound's right-hand side, an identity's closed form).
 _THEORY_WORD = {"bound": "bound", "tightness": "bound", "rate": "stated rate", "identity": "closed form",
                 "fixed_point": "closed form", "invariant": "closed form"}
@@ -102,6 +102,8 @@ def _why(result: ClaimResult) -> list[str]:
     c = result.claim
     if result.error is not None:
         return [f"error: {result.error.strip().splitlines()[0]}"]
+    if result.differs is not None:
+        return [f"{result.differs}: the verdict is not about the paper's algorithm"]
     word = _THEORY_WORD.get(c.kind, "theory")
     violated = [e for e in result.evidence if not e.holds]
     shown = violated[0] if violated else (result.evidence[0] if result.evidence else None)

@@ -32,7 +32,8 @@ from ..claims.registry import PAPERS, paper_short_citation
 from ..papers import PAPER_KEYS, paper
 from ..papers.coverage import STATUSES, StatementCoverage, checked_share, qualified_summary
 from .figures import evidence_figure, number, series_figure
-from .ledger import FAILED_STATUSES, FALSE_KIND_WORDS, false_kind, read_claims, recorded_coverage, verdict_key
+from .ledger import (FAILED_STATUSES, FALSE_KIND_WORDS, certification_sentence, false_kind, read_claims,
+                     recorded_coverage, verdict_key)
 from .proofgraph import STATUS_WORDS, proof_chain_svg
 from .scope import NOT_RUN, run_scope
 from .symbols import pretty, pretty_inline
@@ -478,6 +479,8 @@ def _claim_section(site: _Site, r: Mapping[str, Any], summary: SiteSummary) -> s
                    "</p>")
     if r.get("notes"):
         out.append(f"<p class=meta>Notes: {pretty(r['notes'])}</p>")
+    if certification_sentence(r):
+        out.append(f"<p class=meta>{html.escape(certification_sentence(r))}.</p>")
     if r.get("error"):
         out.append(f"<pre>{html.escape(r['error'])}</pre>")
     if "adversarial_tightness" in r or "pep_worst_case" in r:

@@ -16,7 +16,7 @@ from ..papers import all_papers
 from ..papers.coverage import StatementCoverage, coverage
 
 __all__ = ["ClaimsFileError", "RecordedClaim", "read_claims", "recorded_coverage", "FAILED_STATUSES",
-           "REQUIRED_FIELDS", "FALSE_KIND_WORDS", "false_kind", "verdict_key"]
+           "REQUIRED_FIELDS", "FALSE_KIND_WORDS", "certification_sentence", "false_kind", "verdict_key"]
 
 #: Statuses of a claim whose run went wrong (``ClaimResult.failed``): its statement's proof chain breaks there.
 FAILED_STATUSES = FAILING_STATUSES
@@ -66,6 +66,22 @@ def read_claims(path: Path) -> list[dict[str, Any]]:
             raise ClaimsFileError(f"{path}: not a claims.json (record {k}, {r['id']!r}: evidence is not a list of "
                                   "records)")
     return records
+
+
+def certification_sentence(record: Mapping[str, Any]) -> str:
+    """What a claim record says of its run's certification against the paper's equations
+    (:mod:`fedtheory.claims.certify`): "The run differs from the paper's algorithm ..." when it does, else the
+    algorithms it runs with the rounds certified ("runs fedavg (12 rounds certified against the paper's
+    equations)"), or "" for a claim that runs no algorithm (or a claims.json written before certification)."""
+    cert = record.get("certification") or {}
+    if cert.get("differs"):
+        return f"{cert['differs'][0].upper()}{cert['differs'][1:]}: the verdict is not about the paper's algorithm"
+    rounds = cert.get("rounds") or {}
+    runs = sorted(set(record.get("runs") or ()) | set(rounds))
+    if not runs:
+        return ""
+    return "Runs " + ", ".join(f"{name} ({rounds.get(name, 0)} rounds certified against the paper's equations)"
+                               for name in runs)
 
 
 def false_kind(record: Mapping[str, Any]) -> str:
