@@ -134,14 +134,14 @@ ONE_WORKER_PAPERS = ("neural",)
 
 
 def evaluate_by_id(claims: Sequence[tuple[str, str]], thorough: bool,
-                   settings: tuple[dict, dict]) -> list[tuple[list[Evidence], str | None, float]]:
+                   settings: tuple[dict, dict]) -> list[tuple[list[Evidence], str | None, float, Any]]:
     """Worker task: evaluate registered claims, given as (claim id, module of its check), one after the other
-    under the given thread settings; [(evidence, error, seconds)] in the given order."""
+    under the given thread settings; [(evidence, error, seconds, certification)] in the given order."""
     outcomes = []
     with _threads_as(settings):
         for claim_id, module in claims:
             result = evaluate(_registered(claim_id, module), thorough=thorough)
-            outcomes.append((_portable(list(result.evidence)), result.error, result.seconds))
+            outcomes.append((_portable(list(result.evidence)), result.error, result.seconds, result.certification))
     return outcomes
 
 
@@ -258,8 +258,8 @@ def run_claims(claims: Sequence[Claim], *, thorough: bool = False, jobs: int = 1
             if isinstance(outcome, _TaskFailed):
                 results[k] = ClaimResult(c, [], outcome.message, 0.0)
             else:
-                evidence, error, elapsed = outcome[j]
-                results[k] = ClaimResult(c, evidence, error, elapsed)
+                evidence, error, elapsed, certification = outcome[j]
+                results[k] = ClaimResult(c, evidence, error, elapsed, certification)
             if progress is not None:
                 progress(c.id)
     return results  # type: ignore[return-value]  (every position is filled: one outcome per claim of a task)

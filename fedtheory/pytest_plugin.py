@@ -153,6 +153,8 @@ def describe_failure(result: ClaimResult) -> str:
     lines = [f"{c.id} ({c.reference}): {result.status}. {c.statement}"]
     if result.error is not None:
         lines.append(result.error)
+    elif result.differs is not None:
+        lines.append(f"The verdict is not about the paper's algorithm: {result.differs}.")
     elif result.status == "COUNTEREXAMPLE-LOST":
         lines.append("The claim is recorded as false, but it holds on every default instance: the counterexample "
                      "is lost.")

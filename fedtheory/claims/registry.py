@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 from ..papers.inventory import STATEMENT_KINDS
 from .budget import CLAIM_BUDGET_SECONDS, THOROUGH_BUDGET_SECONDS, BudgetExceeded, wall_clock_budget
+from .certify import Certification, RunCertifier, recording
 
 Kind = Literal["identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point",
                "statistical", "counterexample", "invariant", "qualitative"]
@@ -38,6 +39,8 @@ EXPECTATIONS = ("holds", "violated", "exploratory")
 #: does not state: its maths is checked, but it is not a statement of the paper).
 FALSE_KINDS = ("printed", "reading", "ours")
 PAPERS = ("foundation", "classic", "fedelasticnet", "docofl", "fedred", "ofediq", "efl", "neural")
+#: The statuses of a claim that fails ``fedtheory verify`` (exit 1).
+FAILING_STATUSES = ("VIOLATED", "COUNTEREXAMPLE-LOST", "ERROR", "RUN-DIFFERS")
 KINDS = ("identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point", "statistical",
          "counterexample", "invariant", "qualitative")
 
@@ -269,6 +272,10 @@ class Claim:
     #: the algorithm can be in, so that variant does not apply), ``"local"`` (the clients' local computation from
     #: a given state: the variants that break the local step, such as its correction dropped or sign-flipped).
     scope: str = "run"
+    #: The algorithms this claim runs, by their ``name`` (``("fedred_gd",)``): the ledger certifies every round
+    #: of them it records against the paper's equations (:mod:`fedtheory.claims.certify`), and a claim that runs
+    #: an algorithm it does not declare is an error (so a reader knows what each verdict is about).
+    runs: tuple[str, ...] = ()
 
     @property
     def reference(self) -> str:
@@ -300,12 +307,18 @@ class ClaimResult:
     evidence: Sequence[Evidence]
     error: str | None
     seconds: float
+    #: The certification of the algorithm runs the check recorded (:mod:`fedtheory.claims.certify`); None when
+    #: the claim was evaluated without it.
+    certification: Certification | None = None
 
     @property
     def status(self) -> str:
-        """holds | VIOLATED | violated-as-recorded | COUNTEREXAMPLE-LOST | measured | ERROR."""
+        """holds | VIOLATED | violated-as-recorded | COUNTEREXAMPLE-LOST | measured | ERROR | RUN-DIFFERS (the
+        run differs from the paper's algorithm: whatever the check found is not about the paper's algorithm)."""
         if self.error is not None:
             return "ERROR"
+        if self.differs is not None:
+            return "RUN-DIFFERS"
         all_hold = all(e.holds for e in self.evidence)
         if self.claim.expected == "holds":
             return "holds" if all_hold else "VIOLATED"
@@ -314,8 +327,13 @@ class ClaimResult:
         return "measured"
 
     @property
+    def differs(self) -> str | None:
+        """"the run differs from the paper's algorithm (NAME) at round r by ..." or None."""
+        return self.certification.differs if self.certification is not None else None
+
+    @property
     def failed(self) -> bool:
-        return self.status in ("VIOLATED", "COUNTEREXAMPLE-LOST", "ERROR")
+        return self.status in FAILING_STATUSES
 
     @property
     def worst_tightness(self) -> float | None:
@@ -329,6 +347,8 @@ class ClaimResult:
                 "false_kind": c.false_kind, "reading": c.reading, "narrower": c.narrower,
                 "non_discriminating": c.non_discriminating,
                 "cites": [f"{x.paper}:{x.label}" for x in c.citations],
+                "runs": list(c.runs),
+                "certification": self.certification.as_dict() if self.certification is not None else None,
                 "status": self.status, "worst_tightness": _num(self.worst_tightness), "error": self.error,
                 "seconds": self.seconds, "evidence": [e.as_dict() for e in self.evidence]}
 
@@ -341,7 +361,7 @@ def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Ki
                 notes: str, space: Any, cites: Sequence[str],
                 pep: Callable[[Any], tuple[float, float] | None] | None, cost: Cost = "fast",
                 false_kind: str = "", reading: str = "", narrower: str = "",
-                non_discriminating: str = "", scope: str = "run") -> dict[str, Any]:
+                non_discriminating: str = "", scope: str = "run", runs: Sequence[str] = ()) -> dict[str, Any]:
     """The fields of a claim, checked (a bad one is named in the error), before its check function is known.
 
     Built-in claims go through :func:`claim`, which also registers them; a researcher's own claims through
@@ -394,6 +414,8 @@ def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Ki
     if non_discriminating.strip() and kind not in ("bound", "rate"):
         raise bad("non_discriminating", f"is for bound and rate claims (a claim whose algorithm a broken variant "
                                         f"could still satisfy), not kind={kind!r}")
+    if isinstance(runs, str) or not all(isinstance(name, str) and name for name in runs):
+        raise TypeError(f"claim {id!r}: runs must be a sequence of algorithm names such as ('fedavg',), got {runs!r}")
     if scope not in SCOPES:
         raise bad("scope", f"must be one of {SCOPES}, got {scope!r}")
     if scope != "run" and kind not in ("bound", "rate"):
@@ -401,7 +423,7 @@ def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Ki
     return dict(id=id, paper=paper, source=reference.strip(), statement=statement, kind=kind, instances=instances,
                 expected=expected, derived=derived, notes=notes, space=space, cites=tuple(cites), pep=pep,
                 cost=cost, false_kind=false_kind, reading=reading.strip(), narrower=narrower.strip(),
-                non_discriminating=non_discriminating.strip(), scope=scope)
+                non_discriminating=non_discriminating.strip(), scope=scope, runs=tuple(runs))
 
 
 def _check_false_kind(bad: Callable[[str, str], ValueError], *, expected: str, derived: bool, false_kind: str,
@@ -440,7 +462,7 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
           derived: bool = False, notes: str = "", space: Any = None, cites: Sequence[str] = (),
           pep: Callable[[Any], tuple[float, float] | None] | None = None, cost: Cost = "fast",
           false_kind: str = "", reading: str = "", narrower: str = "",
-          non_discriminating: str = "", scope: str = "run"
+          non_discriminating: str = "", scope: str = "run", runs: Sequence[str] = ()
           ) -> Callable[[Callable[[Any], Evidence]], Claim]:
     """Decorator registering a check function as a built-in claim; returns the :class:`Claim` (callable like
     the check).
@@ -456,7 +478,8 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
     (and ``reading`` for a statement false under one reading); ``narrower`` says what the check covers less than
     the statements it cites (see :attr:`Claim.narrower`). ``non_discriminating`` is the reason a bound or rate
     claim cannot reject broken variants of its algorithm (see :attr:`Claim.non_discriminating`); ``scope`` what
-    part of the algorithm it is about (see :attr:`Claim.scope`).
+    part of the algorithm it is about (see :attr:`Claim.scope`); ``runs`` the algorithms it runs (see
+    :attr:`Claim.runs`).
     """
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {PAPERS}, got {paper!r}")
@@ -466,7 +489,7 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
     fields = declaration(id=id, paper=paper, reference=reference, statement=statement, kind=kind,
                          instances=instances, expected=expected, derived=derived, notes=notes, space=space,
                          cites=cites, pep=pep, cost=cost, false_kind=false_kind, reading=reading,
-                         narrower=narrower, non_discriminating=non_discriminating, scope=scope)
+                         narrower=narrower, non_discriminating=non_discriminating, scope=scope, runs=runs)
 
     def wrap(fn: Callable[[Any], Evidence]) -> Claim:
         if id in REGISTRY:
@@ -492,17 +515,23 @@ def _evidence_of(c: Claim, value: Any) -> Evidence:
 
 
 def evaluate(c: Claim, thorough: bool = False, instances: Iterable[Any] | None = None,
-             budget: float | None = None) -> ClaimResult:
+             budget: float | None = None, certify: bool = True) -> ClaimResult:
     """Run a claim on its default instances (or on ``instances``); an exception becomes an ERROR result, not a
     crash, and so does a check that runs past its wall-clock ``budget`` in seconds (default
     :data:`~fedtheory.claims.budget.CLAIM_BUDGET_SECONDS`, or ``THOROUGH_BUDGET_SECONDS`` with ``thorough``;
-    ``math.inf``: no budget; where it is enforced: :mod:`fedtheory.claims.budget`)."""
+    ``math.inf``: no budget; where it is enforced: :mod:`fedtheory.claims.budget`).
+
+    With ``certify`` (the default) every algorithm round the check runs is recorded and compared with the paper's
+    equations (:mod:`fedtheory.claims.certify`): a difference makes the result ``RUN-DIFFERS``, and an algorithm
+    the claim runs without declaring it in ``runs`` an ERROR. ``certify=False`` judges the check alone (the
+    discrimination tool uses it to see whether a verdict bites by itself)."""
     if budget is None:
         budget = THOROUGH_BUDGET_SECONDS if thorough else CLAIM_BUDGET_SECONDS
     start = time.perf_counter()
     evidence: list[Evidence] = []
+    certifier = RunCertifier() if certify else None
     try:
-        with wall_clock_budget(budget, f"claim {c.id!r}"):
+        with wall_clock_budget(budget, f"claim {c.id!r}"), _recording(certifier):
             for inst in (c.instances(thorough) if instances is None else instances):
                 evidence.append(_evidence_of(c, c.check(inst)))
         error = None if evidence else "no instances"
@@ -511,4 +540,29 @@ def evaluate(c: Claim, thorough: bool = False, instances: Iterable[Any] | None =
                  f"stopped in:\n{traceback.format_exc(limit=-3)}")
     except Exception as exc:  # noqa: BLE001 - the ledger reports any failure of a check
         error = f"claim {c.id!r}: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"
-    return ClaimResult(c, evidence, error, time.perf_counter() - start)
+    certification = certifier.result if certifier is not None else None
+    if error is None and certification is not None:
+        error = _undeclared(c, certification)
+    return ClaimResult(c, evidence, error, time.perf_counter() - start, certification)
+
+
+def _recording(certifier: RunCertifier | None) -> Any:
+    from contextlib import nullcontext
+
+    return recording(certifier) if certifier is not None else nullcontext()
+
+
+def _undeclared(c: Claim, certification: Certification) -> str | None:
+    """An error naming the algorithms a built-in claim ran without declaring them in ``runs`` (None if none)."""
+    if c.id not in REGISTRY or REGISTRY[c.id] is not c or STRICT_RUNS is False:
+        return None
+    ran = {name.split(":")[0] for name in certification.algorithms}
+    undeclared = sorted(ran - set(c.runs))
+    if not undeclared:
+        return None
+    return (f"claim {c.id!r} runs {undeclared} without declaring them: add runs={tuple(sorted(ran | set(c.runs)))} "
+            "to its @claim (the verdict is about the algorithms it runs)")
+
+
+#: Whether a built-in claim must declare every algorithm it runs (``runs=``).
+STRICT_RUNS = False

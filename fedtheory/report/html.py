@@ -45,7 +45,8 @@ NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"  # present in a
 #: CSS class and words of each claim status (ClaimResult.status): the words carry the verdict, not the colour.
 CLAIM_BADGES = {"holds": ("ok", "✓ holds"), "violated-as-recorded": ("recorded", "✗ false as printed (recorded)"),
                 "measured": ("measured", "● measured, no verdict"), "VIOLATED": ("bad", "✗ VIOLATED"),
-                "COUNTEREXAMPLE-LOST": ("bad", "⚠ COUNTEREXAMPLE LOST"), "ERROR": ("bad", "⚠ ERROR")}
+                "COUNTEREXAMPLE-LOST": ("bad", "⚠ COUNTEREXAMPLE LOST"), "ERROR": ("bad", "⚠ ERROR"),
+                "RUN-DIFFERS": ("bad", "⚠ RUN DIFFERS FROM THE PAPER'S ALGORITHM")}
 STATEMENT_CLASS = {"checked": "ok", "checked-derived": "ok", "checked-narrower": "ok", "measured": "open",
                    "false": "recorded", "false-under-reading": "recorded", "fails": "bad", "not-checkable": "na",
                    "open": "open"}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..claims.registry import Citation
+from ..claims.registry import FAILING_STATUSES, Citation
 from ..papers import all_papers
 from ..papers.coverage import StatementCoverage, coverage
 
@@ -19,7 +19,7 @@ __all__ = ["ClaimsFileError", "RecordedClaim", "read_claims", "recorded_coverage
            "REQUIRED_FIELDS"]
 
 #: Statuses of a claim whose run went wrong (``ClaimResult.failed``): its statement's proof chain breaks there.
-FAILED_STATUSES = ("VIOLATED", "COUNTEREXAMPLE-LOST", "ERROR")
+FAILED_STATUSES = FAILING_STATUSES
 #: The fields every claim record of a claims.json has (``ClaimResult.as_dict``) and the report reads.
 REQUIRED_FIELDS = ("id", "paper", "statement", "status", "expected", "evidence")
 
