@@ -64,7 +64,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -119,10 +119,11 @@ class Patch:
     """While active, the family's round runs the broken ``variant`` and records whether it was live;
     ``shadow=True`` runs it beside the faithful round but returns the faithful result (the pre-run)."""
 
-    def __init__(self, family: str, variant: Any | None, method: str | None = None, shadow: bool = False) -> None:
+    def __init__(self, family: str, variant: Any | None, method: str | None = None, shadow: bool = False,
+                 dual: bool = True) -> None:
         method = method or getattr(variant, "method", None)
         self.cls, self.method = family_classes()[family] if method is None else local_methods()[(family, method)]
-        self.family, self.variant, self.shadow = family, variant, shadow
+        self.family, self.variant, self.shadow, self.dual = family, variant, shadow, dual
         self.live = False
         self.not_applicable = False
         self.bug: str | None = None
@@ -142,6 +143,8 @@ class Patch:
                 patch.classes.add(type(a))
             if patch.variant is None or fam != patch.family:
                 return orig(a, *args)
+            if not patch.dual:  # known live: the broken round alone
+                return patch.variant.apply(orig, a, *args)
             faithful = orig(a, *args)
             try:
                 broken = patch.variant.apply(orig, a, *args)
@@ -241,21 +244,31 @@ def _variant_key(fam: str, v: Any) -> str:
     return v.name if isinstance(v, Slip) else f"{fam}.{v.name}"
 
 
-def _patch(fam: str, v: Any, shadow: bool = False) -> Any:
+def _patch(fam: str, v: Any, shadow: bool = False, dual: bool = True) -> Any:
     if isinstance(v, Slip):
-        return SlipPatch(v, entry=family_classes().get(fam), shadow=shadow)
-    return Patch(fam, v, shadow=shadow)
+        return SlipPatch(v, entry=family_classes().get(fam), shadow=shadow, dual=dual)
+    return Patch(fam, v, shadow=shadow, dual=dual)
 
 
-def _first_instance(c: Any) -> list[Any]:
-    for inst in c.instances(False):
-        return [inst]
-    return []
+def _run(c: Any, budget: float, certify: bool, instances: list[Any]) -> tuple[str, Any]:
+    """The claim's status on ``instances``, stopping at the first instance that fails it (a claim expected to
+    hold fails as soon as one instance does; a recorded counterexample needs every instance: run at once)."""
+    if c.expected != "holds":
+        r = _evaluate(c, budget, certify, instances)
+        return r.status, r
+    r = None
+    for inst in instances:
+        r = _evaluate(c, budget, certify, [inst])
+        if r.status not in PASSING:
+            return r.status, r
+    return "holds", r
 
 
-def evaluate_variants(c: Any, variants: tuple[str, ...] | None = None, certify: bool = True) -> dict[str, Any]:
+def evaluate_variants(c: Any, variants: tuple[str, ...] | None = None, certify: bool = True,
+                      slips: Sequence[Slip] | None = None) -> dict[str, Any]:
     """:func:`run_claim` for a :class:`~fedtheory.claims.registry.Claim` (registered or not); ``variants``: only
-    these keys (``Family.name`` for a coarse variant, the slip's name for a slip)."""
+    these keys (``Family.name`` for a coarse variant, the slip's name for a slip); ``slips``: the catalogue
+    (default :data:`slip_catalogue.SLIPS`)."""
     cid = c.id
     clear_caches()
     with Recorder() as rec:
@@ -283,12 +296,13 @@ def evaluate_variants(c: Any, variants: tuple[str, ...] | None = None, certify: 
     order: list[tuple[str, Any]] = \
         [(fam, v) for fam in rec.families for v in VARIANTS[fam] if v.role != "local"] + \
         [(fam, v) for fam in rec.families for v in VARIANTS[fam] if v.role == "local"]
-    for s in SLIPS:
+    for s in (SLIPS if slips is None else slips):
         if any(issubclass(k, s.cls) for k in classes):
             fam = next((f for f in rec.families if issubclass(s.cls, family_classes()[f][0])
                         or issubclass(family_classes()[f][0], s.cls)), rec.families[0])
             order.append((fam, s))
-    first = _first_instance(c)
+    instances = list(c.instances(False))
+    first = instances[:1]
     for fam, v in order:
         key = _variant_key(fam, v)
         if variants is not None and key not in variants:
@@ -301,12 +315,12 @@ def evaluate_variants(c: Any, variants: tuple[str, ...] | None = None, certify: 
         clear_caches()
         with _patch(fam, v, shadow=True) as pre:
             _evaluate(c, budget, instances=first)
-        r, p = None, None
+        r, p, st = None, None, "not run"
         if pre.bug is None:
             clear_caches()
-            with _patch(fam, v) as p:
-                r = _evaluate(c, budget)
-        st = "ERROR" if r is None else r.status
+            # live on the first instance already: the broken code alone (no faithful twin to compare with)
+            with _patch(fam, v, dual=not pre.live) as p:
+                st, r = _run(c, budget, False, instances)
         error = (r.error or "").splitlines()[0][:200] if r is not None and r.error else ""
         bug = pre.bug or (p.bug if p is not None else None)
         live = pre.live or (p is not None and p.live)
@@ -328,13 +342,15 @@ def evaluate_variants(c: Any, variants: tuple[str, ...] | None = None, certify: 
                 cert = "b"  # certification fails on the faithful run already: it cannot judge the variant
             else:
                 clear_caches()
-                with _patch(fam, v):
-                    rc = _evaluate(c, budget, certify=True)
-                cert = "X" if rc.status not in PASSING else "n" if no_reference(rc) else "."
+                with _patch(fam, v, dual=False):
+                    st_c, rc = _run(c, budget, True, instances)
+                cert = "X" if st_c not in PASSING else "n" if no_reference(rc) else "."
         row["cells"][key] = {"cell": cell, "cert": cert, "role": v.role, "family": getattr(v, "family", fam),
                              "category": getattr(v, "category", "coarse"), "status": st, "error": error,
                              "bug": bug, "measured": _measured(r), "seconds": round(time.perf_counter() - start, 2)}
     row["measured"] = _measured(base)
+    print(f"{time.strftime('%H:%M:%S')} {cid}: {len(row['cells'])} variants, "
+          f"{sum(x['seconds'] for x in row['cells'].values()):.0f} s", file=sys.stderr, flush=True)
     return row
 
 

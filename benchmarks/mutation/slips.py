@@ -130,10 +130,12 @@ def differs(a: Any, b: Any) -> bool:
 class SlipPatch:
     """While active, ``slip`` replaces its method (and the family's ``entry`` round is wrapped for the liveness
     check); ``shadow=True`` runs the slip beside the faithful code but returns the faithful result (a pre-check
-    that the slip runs at all on a claim's inputs, outside the claim)."""
+    that the slip runs at all on a claim's inputs, outside the claim); ``dual=False`` runs the slip alone (a variant
+already known to be live: no faithful twin, no liveness or variant-error check)."""
 
-    def __init__(self, slip: Slip, entry: tuple[type, str] | None = None, shadow: bool = False) -> None:
-        self.slip, self.shadow = slip, shadow
+    def __init__(self, slip: Slip, entry: tuple[type, str] | None = None, shadow: bool = False,
+                 dual: bool = True) -> None:
+        self.slip, self.shadow, self.dual = slip, shadow, dual
         self.live = False
         self.bug: str | None = None
         self.calls = 0
@@ -151,7 +153,7 @@ class SlipPatch:
 
         @functools.wraps(orig)
         def wrapped(obj: Any, *args: Any, **kwargs: Any) -> Any:
-            if patch._depth:
+            if patch._depth or not patch.dual:
                 return (broken if patch._mode == "broken" else orig)(obj, *args, **kwargs)
             patch._depth += 1
             try:
