@@ -293,9 +293,11 @@ def evaluate_variants(c: Any, variants: tuple[str, ...] | None = None, certify: 
     classes = rec.classes
     # The local variants last, and only for a claim about the local step or whose required variants are all
     # inert (elsewhere they would be shown only: not run, so they cost nothing there).
+    # The coarse variants for the bound and rate claims (the per-claim criterion is about them); the slips for all.
+    coarse = rec.families if c.kind in KINDS else []
     order: list[tuple[str, Any]] = \
-        [(fam, v) for fam in rec.families for v in VARIANTS[fam] if v.role != "local"] + \
-        [(fam, v) for fam in rec.families for v in VARIANTS[fam] if v.role == "local"]
+        [(fam, v) for fam in coarse for v in VARIANTS[fam] if v.role != "local"] + \
+        [(fam, v) for fam in coarse for v in VARIANTS[fam] if v.role == "local"]
     for s in (SLIPS if slips is None else slips):
         if any(issubclass(k, s.cls) for k in classes):
             fam = next((f for f in rec.families if issubclass(s.cls, family_classes()[f][0])
@@ -467,6 +469,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-certify", action="store_true", help="skip the certify=True column")
     ap.add_argument("--jobs", type=int, default=1, help="claims run side by side, one process each")
     ap.add_argument("--out", default=str(HERE / "results"), help="output folder")
+    ap.add_argument("--render-only", metavar="JSON", help="no run: the tables and docs from this results file")
     ap.add_argument("--write-docs", action="store_true",
                     help="regenerate docs/verification-power.md's tables and the README's figure from this run")
     args = ap.parse_args(argv)
@@ -477,13 +480,22 @@ def main(argv: list[str] | None = None) -> int:
         secs = {r["id"]: r["seconds"] for r in json.loads(baseline.read_text())["claims"]} if baseline.exists() else {}
         ids = [i for i in ids if secs.get(i, 0.0) < 1.0]
     job = functools.partial(_job, smoke=args.smoke, certify=not args.no_certify)
-    if args.jobs > 1:
-        # the slowest claims first (by the last run's seconds), so the two workers finish together
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.render_only:  # the docs and tables again from a results file (e.g. a partial run's)
+        rows = json.loads(Path(args.render_only).read_text())["claims"]
+    elif args.jobs > 1:
+        # the cheapest claims first (by the last run's seconds); every finished claim is appended to
+        # discrimination.partial.json, so a run stopped early still has its rows
         last = HERE / "results" / "discrimination.json"
         secs = {r["id"]: r["seconds"] for r in json.loads(last.read_text())["claims"]} if last.exists() else {}
-        ordered = sorted(ids, key=lambda i: -secs.get(i, 1.0))
+        ordered = sorted(ids, key=lambda i: secs.get(i, 0.5))
+        got: dict[str, Any] = {}
         with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("fork")) as pool:
-            got = dict(zip(ordered, pool.map(job, ordered)))
+            for cid, row in zip(ordered, pool.map(job, ordered)):
+                got[cid] = row
+                (out / "discrimination.partial.json").write_text(json.dumps(
+                    {"meta": {"partial": True, "of": len(ids)}, "claims": list(got.values())}))
         rows = [got[i] for i in ids]
     else:
         rows = [job(i) for i in ids]
@@ -497,8 +509,6 @@ def main(argv: list[str] | None = None) -> int:
     text = render(bound, meta) + "\n## Per numbered statement\n\n" + statements.render_statements(run) + \
         "\n## The catalogue of subtle variants\n\n" + statements.render_catalogue(run) + \
         "\n" + statements.summary_line(run) + "\n"
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     (out / "discrimination.md").write_text(text)
     (out / "discrimination.json").write_text(json.dumps(
         {"meta": meta, "summary": statements.summary(run), "statements": statements.per_statement(run),
