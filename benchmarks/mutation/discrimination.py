@@ -12,9 +12,9 @@ verdict (expected to hold, or a recorded counterexample) whose check runs an alg
 :mod:`fedtheory.algorithms` (detected by running its default instances once with every algorithm family's round
 instrumented: a claim that never runs a round checks a formula, not an algorithm, and is left out).
 
-**Which variants.** Two catalogues. The *coarse* variants of :mod:`variants` (a server that does not learn, an
-ascent, a drift correction removed, a state not carried, a step or weight off by a constant factor), applied by
-patching the family's round. The *subtle* variants of :mod:`slip_catalogue` (at least eight per family): a few
+**Which variants.** Two catalogues. For the bound and rate claims, the *coarse* variants of :mod:`variants` (a
+server that does not learn, an ascent, a drift correction removed, a state not carried, a step or weight off by a
+constant factor), applied by patching the family's round. The *subtle* variants of :mod:`slip_catalogue` (at least eight per family): a few
 characters' slip in the real source of one method, written from the categories sign, constant factor,
 normalisation applied twice, stale point, missing or doubled correction, wrong local path, schedule, shared or
 aliased state, participation bookkeeping and quantity logged off by one, installed as the class's method
@@ -51,7 +51,11 @@ docs/verification-power.md and the README's figure comes from the same results f
 The run ends with ``DISCRIMINATION bound_claims=N discriminating=M flagged=F`` and the per-statement line, and
 exits 1 when a bound claim is neither discriminating nor flagged, when F > 5% of N, when a flagged claim does
 discriminate (a stale flag), or when a slip of the catalogue is inert on every claim it applies to (a variant bug).
-Results: ``results/discrimination.json`` and ``results/discrimination.md``.
+Results: ``results/discrimination.json`` and ``results/discrimination.md`` (and, while a ``--jobs`` run goes,
+``discrimination.partial.json`` with every claim finished so far; ``--render-only FILE`` renders from one).
+Cost: each variant is run on the claim's first instance beside the faithful code (the pre-run), then on every
+instance up to the first that fails the claim (twice per round while it is not yet known to be live), then, if
+live and not rejected, again with certification.
 """
 from __future__ import annotations
 
@@ -75,7 +79,7 @@ sys.path.insert(0, str(ROOT))
 
 from fedtheory.claims.budget import CLAIM_BUDGET_SECONDS  # noqa: E402
 from slip_catalogue import SLIPS  # noqa: E402
-from slips import Slip, SlipPatch  # noqa: E402
+from slips import LineTrace, Slip, SlipPatch, faithful_function  # noqa: E402
 from variants import VARIANTS, family_classes, family_of, local_methods  # noqa: E402
 
 KINDS = ("bound", "rate")  # the kinds the per-claim criterion (discriminates / flagged) is about
@@ -270,8 +274,10 @@ def evaluate_variants(c: Any, variants: tuple[str, ...] | None = None, certify: 
     these keys (``Family.name`` for a coarse variant, the slip's name for a slip); ``slips``: the catalogue
     (default :data:`slip_catalogue.SLIPS`)."""
     cid = c.id
+    catalogue = list(SLIPS if slips is None else slips)
     clear_caches()
-    with Recorder() as rec:
+    trace = LineTrace([faithful_function(s) for s in catalogue])  # the methods themselves, before any wrapping
+    with trace, Recorder() as rec:
         base = _evaluate(c, CLAIM_BUDGET_SECONDS)
     status = base.status
     row: dict[str, Any] = {"id": cid, "kind": c.kind, "baseline": status,
@@ -298,7 +304,7 @@ def evaluate_variants(c: Any, variants: tuple[str, ...] | None = None, certify: 
     order: list[tuple[str, Any]] = \
         [(fam, v) for fam in coarse for v in VARIANTS[fam] if v.role != "local"] + \
         [(fam, v) for fam in coarse for v in VARIANTS[fam] if v.role == "local"]
-    for s in (SLIPS if slips is None else slips):
+    for s in catalogue:
         if any(issubclass(k, s.cls) for k in classes):
             fam = next((f for f in rec.families if issubclass(s.cls, family_classes()[f][0])
                         or issubclass(family_classes()[f][0], s.cls)), rec.families[0])
@@ -313,6 +319,11 @@ def evaluate_variants(c: Any, variants: tuple[str, ...] | None = None, certify: 
                 x["role"] == "required" and x["cell"] not in ("~", "-") for x in row["cells"].values()):
             continue
         start = time.perf_counter()
+        if isinstance(v, Slip) and not trace.reached(v):  # the faithful run never executes the slipped lines
+            row["cells"][key] = {"cell": "~", "cert": "~", "role": v.role, "family": v.family,
+                                 "category": v.category, "status": "not reached", "error": "", "bug": None,
+                                 "measured": [], "seconds": 0.0}
+            continue
         # The pre-run: the variant beside the faithful code on the claim's first instance, outside the claim.
         clear_caches()
         with _patch(fam, v, shadow=True) as pre:
@@ -469,6 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-certify", action="store_true", help="skip the certify=True column")
     ap.add_argument("--jobs", type=int, default=1, help="claims run side by side, one process each")
     ap.add_argument("--out", default=str(HERE / "results"), help="output folder")
+    ap.add_argument("--reuse", metavar="JSON", help="keep the rows of the claims this (partial) results file has")
     ap.add_argument("--render-only", metavar="JSON", help="no run: the tables and docs from this results file")
     ap.add_argument("--write-docs", action="store_true",
                     help="regenerate docs/verification-power.md's tables and the README's figure from this run")
@@ -489,8 +501,10 @@ def main(argv: list[str] | None = None) -> int:
         # discrimination.partial.json, so a run stopped early still has its rows
         last = HERE / "results" / "discrimination.json"
         secs = {r["id"]: r["seconds"] for r in json.loads(last.read_text())["claims"]} if last.exists() else {}
-        ordered = sorted(ids, key=lambda i: secs.get(i, 0.5))
         got: dict[str, Any] = {}
+        if args.reuse:  # the rows of claims a stopped run finished (same catalogue and code)
+            got = {r["id"]: r for r in json.loads(Path(args.reuse).read_text())["claims"] if r["id"] in ids}
+        ordered = sorted((i for i in ids if i not in got), key=lambda i: secs.get(i, 0.5))
         with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("fork")) as pool:
             for cid, row in zip(ordered, pool.map(job, ordered)):
                 got[cid] = row

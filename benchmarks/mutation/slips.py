@@ -194,3 +194,45 @@ already known to be live: no faithful twin, no liveness or variant-error check).
     def __exit__(self, *exc: Any) -> None:
         for cls, name, orig, _ in reversed(self._targets):
             setattr(cls, name, orig)
+
+
+# ----- reached or not ----------------------------------------------------------------------------------------------
+
+def snippet_lines(s: Slip) -> set[int]:
+    """The source lines (of the method's file) the slip's snippet spans."""
+    lines, start = inspect.getsourcelines(faithful_function(s))
+    src = "".join(lines)
+    first = start + src[:src.index(s.old)].count("\n")
+    return set(range(first, first + s.old.rstrip("\n").count("\n") + 1))
+
+
+class LineTrace:
+    """Which lines of the given functions' code objects run while active (``sys.settrace``; other frames are not
+    traced line by line). The code is deterministic given its inputs, so a slip whose lines the faithful run never
+    executes cannot change that run: the broken run is the same run (the cell is inert without running it)."""
+
+    def __init__(self, functions: list[Callable[..., Any]]) -> None:
+        self.codes = {fn.__code__ for fn in functions}
+        self.executed: dict[Any, set[int]] = {}
+
+    def _global(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "call" and frame.f_code in self.codes:
+            seen = self.executed.setdefault(frame.f_code, set())
+
+            def local(frame: Any, event: str, arg: Any) -> Any:
+                if event == "line":
+                    seen.add(frame.f_lineno)
+                return local
+            return local
+        return None
+
+    def reached(self, s: Slip) -> bool:
+        return bool(snippet_lines(s) & self.executed.get(faithful_function(s).__code__, set()))
+
+    def __enter__(self) -> "LineTrace":
+        self._previous = sys.gettrace()
+        sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        sys.settrace(self._previous)
