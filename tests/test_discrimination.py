@@ -266,9 +266,26 @@ def test_the_docs_tables_and_the_readme_figure_are_the_committed_results():
 
     data = json.loads((ROOT / "benchmarks" / "mutation" / "results" / "discrimination.json").read_text())
     run = [r for r in data["claims"] if r["families"] and r["baseline"] in disc.PASSING]
-    assert statements.summary(run) == data["summary"]
+    assert data["summary"]["examined"] == len(data["claims"]) <= data["summary"]["selected"]
+    assert statements.summary(run, len(data["claims"]), data["summary"]["selected"]) == data["summary"]
     doc = (ROOT / "docs" / "verification-power.md").read_text()
     assert statements.render_statements(run) in doc
     assert statements.render_catalogue(run) in doc
     assert figure(data["summary"]) in doc
     assert figure(data["summary"]) in (ROOT / "README.md").read_text()
+
+
+def test_a_slip_on_a_branch_the_run_never_takes_is_not_reached_and_one_it_takes_is():
+    from fedtheory.algorithms import Scaffold
+    from fedtheory.algorithms.federated import Draw
+    from slips import LineTrace, faithful_function
+
+    rng = np.random.default_rng(1)
+    A = np.stack([np.diag(rng.uniform(0.5, 2.0, 3)) for _ in range(3)])
+    p = QuadraticProblem(A, rng.standard_normal((3, 3)))
+    option2 = next(s for s in SLIPS if s.name == "scaffold_option2_no_K")  # a line of option II only
+    for option, reached in (("I", False), ("II", True)):
+        alg = Scaffold(local_steps=2, local_step=0.1, option=option)
+        with LineTrace([faithful_function(option2)]) as trace:
+            alg.round_given(p, alg.init(p, np.ones(3)), Draw(clients=np.arange(3)))
+        assert trace.reached(option2) is reached, option

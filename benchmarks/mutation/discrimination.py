@@ -519,16 +519,17 @@ def main(argv: list[str] | None = None) -> int:
             "seconds": time.perf_counter() - start, "certification": certification_available()
             and not args.no_certify}
     run = [r for r in rows if r["families"] and r["baseline"] in PASSING]
+    totals = statements.summary(run, examined=len(rows), selected=len(ids))
     bound = [r for r in run if r["kind"] in KINDS and r["expected"] == "holds"]
     text = render(bound, meta) + "\n## Per numbered statement\n\n" + statements.render_statements(run) + \
         "\n## The catalogue of subtle variants\n\n" + statements.render_catalogue(run) + \
         "\n" + statements.summary_line(run) + "\n"
     (out / "discrimination.md").write_text(text)
     (out / "discrimination.json").write_text(json.dumps(
-        {"meta": meta, "summary": statements.summary(run), "statements": statements.per_statement(run),
+        {"meta": meta, "summary": totals, "statements": statements.per_statement(run),
          "catalogue": statements.catalogue_check(run), "claims": rows}, indent=1))
     if args.write_docs:
-        statements.write_docs(run, ROOT)
+        statements.write_docs(run, ROOT, totals)
         from fedtheory.report.readme import blocks, update_readme
 
         readme = ROOT / "README.md"
@@ -543,7 +544,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"DOES NOT DISCRIMINATE (not flagged): {cid}", file=sys.stderr)
     for cid in stale:
         print(f"STALE FLAG (the claim discriminates): {cid}", file=sys.stderr)
-    s = statements.summary(run)
+    s = totals
     inert = [] if args.smoke or args.only or args.quick else s["slips_inert"] + s["slips_not_run"]
     for name in inert:
         print(f"INERT SLIP (changes no run of the ledger: a catalogue bug): {name}", file=sys.stderr)

@@ -97,8 +97,9 @@ def catalogue_check(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The totals the docs and the README quote."""
+def summary(rows: list[dict[str, Any]], examined: int | None = None, selected: int | None = None) -> dict[str, Any]:
+    """The totals the docs and the README quote; ``examined`` of the ``selected`` claims with a verdict were run
+    (fewer when a run was stopped early and rendered from its partial results)."""
     st = per_statement(rows)
     cat = catalogue_check(rows)
     run = [r for r in rows if r.get("cells")]
@@ -111,7 +112,9 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "slips_live": sum(c["live"] > 0 for c in cat),
             "slips_inert": sorted(c["name"] for c in cat if c["applies"] and not c["live"] and not c["errors"]),
             "slips_not_run": sorted(c["name"] for c in cat if not c["applies"]),
-            "slip_errors": sorted(c["name"] for c in cat if c["errors"])}
+            "slip_errors": sorted(c["name"] for c in cat if c["errors"]),
+            "examined": examined if examined is not None else len(rows),
+            "selected": selected if selected is not None else len(rows)}
 
 
 def summary_line(rows: list[dict[str, Any]]) -> str:
@@ -162,12 +165,12 @@ def update_blocks(text: str, rendered: dict[str, str]) -> str:
     return _BLOCK.sub(replace, text)
 
 
-def write_docs(rows: list[dict[str, Any]], root: Path) -> None:
-    """Regenerate docs/verification-power.md's discrimination tables from ``rows``."""
+def write_docs(rows: list[dict[str, Any]], root: Path, totals: dict[str, Any]) -> None:
+    """Regenerate docs/verification-power.md's discrimination tables from ``rows`` (``totals``: their summary)."""
     from fedtheory.report.discrimination import figure
 
     doc = root / "docs" / "verification-power.md"
-    rendered = {"discrimination-figure": figure(summary(rows)) + "\n",
+    rendered = {"discrimination-figure": figure(totals) + "\n",
                 "discrimination-statements": render_statements(rows),
                 "discrimination-catalogue": render_catalogue(rows)}
     doc.write_text(update_blocks(doc.read_text(), rendered))

@@ -25,7 +25,10 @@ def _pct(part: int, whole: int) -> str:
 def figure(s: dict[str, Any]) -> str:
     """The sentence quoting the per-statement totals of a discrimination run's ``summary``."""
     n = s["pairs"]
-    return (f"Across the {s['statements']} numbered statements whose claims run an algorithm ({s['claims']} claims "
+    partial = "" if s["examined"] >= s["selected"] else (
+        f"In a run stopped after {s['examined']} of the {s['selected']} claims with a verdict (the cheapest "
+        f"first; the others are not measured yet): ")
+    return (partial + f"Across the {s['statements']} numbered statements whose claims run an algorithm ({s['claims']} claims "
             f"of kinds {', '.join(s['kinds'])}), a broken variant (the coarse ones and {s['slips_live']} of the "
             f"{s['slips']} subtle slips of the catalogue, each live on some claim) changes the run in {n} "
             f"(statement, variant) pairs: the statement's own claims reject **{s['rejected_own']} of {n} "
