@@ -25,12 +25,12 @@ def _pct(part: int, whole: int) -> str:
 def figure(s: dict[str, Any]) -> str:
     """The sentence quoting the per-statement totals of a discrimination run's ``summary``."""
     n = s["pairs"]
-    partial = "" if s["examined"] >= s["selected"] else (
-        f"In a run stopped after {s['examined']} of the {s['selected']} claims with a verdict (the cheapest "
-        f"first; the others are not measured yet): ")
-    return (partial + f"Across the {s['statements']} numbered statements whose claims run an algorithm ({s['claims']} claims "
-            f"of kinds {', '.join(s['kinds'])}), a broken variant (the coarse ones and {s['slips_live']} of the "
-            f"{s['slips']} subtle slips of the catalogue, each live on some claim) changes the run in {n} "
+    opening = "Across" if s["examined"] >= s["selected"] else (
+        f"In a run stopped after {s['examined']} of the {s['selected']} claims with a verdict (the cheapest first; "
+        f"the others are not measured yet), across")
+    return (f"{opening} the {s['statements']} numbered statements whose claims run an algorithm ({s['claims']} "
+            f"claims of kinds {', '.join(s['kinds'])}), a broken variant (the coarse ones and {s['slips_live']} of "
+            f"the {s['slips']} subtle slips of the catalogue, each live on some claim) changes the run in {n} "
             f"(statement, variant) pairs: the statement's own claims reject **{s['rejected_own']} of {n} "
             f"({_pct(s['rejected_own'], n)}) by their own checks** and **{s['rejected_certified']} of {n} "
             f"({_pct(s['rejected_certified'], n)}) with run certification** ({s['no_reference']} not rejected "
