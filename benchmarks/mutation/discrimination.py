@@ -294,7 +294,9 @@ def evaluate_variants(c: Any, variants: tuple[str, ...] | None = None, certify: 
     if certifying:
         clear_caches()
         base_cert = _evaluate(c, budget, certify=True)
+        cert_of = getattr(base_cert, "certification", None)
         row["certification"] = (f"fails on the faithful run: {base_cert.status}" if base_cert.status not in PASSING
+                                else "none certified" if cert_of is not None and not cert_of.rounds
                                 else "no reference" if no_reference(base_cert) else "ok")
     classes = rec.classes
     # The local variants last, and only for a claim about the local step or whose required variants are all
@@ -351,7 +353,9 @@ def evaluate_variants(c: Any, variants: tuple[str, ...] | None = None, certify: 
             cell = "."
         cert = cell if cell != "." else "unavailable"
         if cell == "." and certifying:
-            if row["certification"] not in ("ok", "no reference"):
+            if row["certification"] == "none certified":
+                cert = "n"  # no algorithm the claim runs has a reference: certification cannot reject anything
+            elif row["certification"] not in ("ok", "no reference"):
                 cert = "b"  # certification fails on the faithful run already: it cannot judge the variant
             else:
                 clear_caches()
@@ -459,6 +463,14 @@ def _job(cid: str, smoke: bool, certify: bool) -> dict[str, Any]:
     return run_claim(cid, SMOKE[cid] if smoke else None, certify)
 
 
+def _as_completed(pool: Any, job: Any, ids: list[str]) -> Any:
+    """``job``'s rows in the order the claims finish (so a stopped run keeps every finished claim)."""
+    from concurrent.futures import as_completed
+
+    for future in as_completed([pool.submit(job, i) for i in ids]):
+        yield future.result()
+
+
 def smoke_failures(rows: list[dict[str, Any]]) -> list[str]:
     """The smoke pairs are known rejections by the claim's own check; anything else means the harness is broken."""
     out = []
@@ -506,8 +518,8 @@ def main(argv: list[str] | None = None) -> int:
             got = {r["id"]: r for r in json.loads(Path(args.reuse).read_text())["claims"] if r["id"] in ids}
         ordered = sorted((i for i in ids if i not in got), key=lambda i: secs.get(i, 0.5))
         with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("fork")) as pool:
-            for cid, row in zip(ordered, pool.map(job, ordered)):
-                got[cid] = row
+            for row in _as_completed(pool, job, ordered):
+                got[row["id"]] = row
                 (out / "discrimination.partial.json").write_text(json.dumps(
                     {"meta": {"partial": True, "of": len(ids)}, "claims": list(got.values())}))
         rows = [got[i] for i in ids]
