@@ -506,8 +506,11 @@ def main(argv: list[str] | None = None) -> int:
     job = functools.partial(_job, smoke=args.smoke, certify=not args.no_certify)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    rendered_from = None
     if args.render_only:  # the docs and tables again from a results file (e.g. a partial run's)
-        rows = json.loads(Path(args.render_only).read_text())["claims"]
+        data = json.loads(Path(args.render_only).read_text())
+        rows = data["claims"]
+        rendered_from = data.get("meta", {}).get("command", "python benchmarks/mutation/discrimination.py --jobs 2")
     elif args.jobs > 1:
         # the cheapest claims first (by the last run's seconds); every finished claim is appended to
         # discrimination.partial.json, so a run stopped early still has its rows
@@ -527,6 +530,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = [job(i) for i in ids]
     command = " ".join(["python benchmarks/mutation/discrimination.py",
                         *(argv if argv is not None else sys.argv[1:])])
+    if rendered_from is not None:
+        command = f"{rendered_from} (stopped after {len(rows)} of {len(ids)} claims; rendered with --render-only)" \
+            if len(rows) < len(ids) else rendered_from
     meta = {"command": command, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "seconds": time.perf_counter() - start, "certification": certification_available()
             and not args.no_certify}
