@@ -270,7 +270,7 @@ def test_the_docs_tables_and_the_readme_figure_are_the_committed_results():
     assert statements.summary(run, len(data["claims"]), data["summary"]["selected"]) == data["summary"]
     doc = (ROOT / "docs" / "verification-power.md").read_text()
     assert statements.render_statements(run) in doc
-    assert statements.render_catalogue(run) in doc
+    assert statements.render_catalogue(run, statements.load_check(ROOT)) in doc
     assert figure(data["summary"]) in doc
     assert figure(data["summary"]) in (ROOT / "README.md").read_text()
 

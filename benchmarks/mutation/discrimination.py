@@ -540,7 +540,8 @@ def main(argv: list[str] | None = None) -> int:
     totals = statements.summary(run, examined=len(rows), selected=len(ids))
     bound = [r for r in run if r["kind"] in KINDS and r["expected"] == "holds"]
     text = render(bound, meta) + "\n## Per numbered statement\n\n" + statements.render_statements(run) + \
-        "\n## The catalogue of subtle variants\n\n" + statements.render_catalogue(run) + \
+        "\n## The catalogue of subtle variants\n\n" + \
+        statements.render_catalogue(run, statements.load_check(ROOT)) + \
         "\n" + statements.summary_line(run) + "\n"
     (out / "discrimination.md").write_text(text)
     (out / "discrimination.json").write_text(json.dumps(
