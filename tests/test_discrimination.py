@@ -244,8 +244,10 @@ def test_the_slip_is_restored_and_certification_sees_the_broken_round():
 
 def test_the_per_statement_table_counts_what_the_cells_say():
     rows = [{"id": "a", "kind": "bound", "baseline": "holds", "cites": ["p Theorem 1"], "families": ["F"],
-             "cells": {"v1": {"cell": "X", "cert": "X", "role": "slip"}, "v2": {"cell": ".", "cert": "X", "role": "slip"},
-                       "v3": {"cell": ".", "cert": "n", "role": "slip"}, "v4": {"cell": "~", "cert": "~", "role": "slip"},
+             "cells": {"v1": {"cell": "X", "cert": "X", "role": "slip"},
+                       "v2": {"cell": ".", "cert": "X", "role": "slip"},
+                       "v3": {"cell": ".", "cert": "n", "role": "slip"},
+                       "v4": {"cell": "~", "cert": "~", "role": "slip"},
                        "v5": {"cell": "?", "cert": "?", "role": "slip"}}},
             {"id": "b", "kind": "identity", "baseline": "holds", "cites": ["p Theorem 1", "p Lemma 2"],
              "families": ["F"], "cells": {"v3": {"cell": "E", "cert": "E", "role": "slip"},
