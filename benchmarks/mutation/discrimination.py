@@ -16,9 +16,9 @@ instrumented: a claim that never runs a round checks a formula, not an algorithm
 server that does not learn, an ascent, a drift correction removed, a state not carried, a step or weight off by a
 constant factor), applied by patching the family's round. The *subtle* variants of :mod:`slip_catalogue` (at
 least eight per family): a few characters' slip in the real source of one method, written from the categories
-sign, constant factor, normalisation applied twice, stale point, missing or doubled correction, wrong local path, schedule, shared or
-aliased state, participation bookkeeping and quantity logged off by one, installed as the class's method
-attribute (:mod:`slips`) so that the run certification wraps the broken code. A slip applies to a claim whose run
+sign, constant factor, normalisation applied twice, stale point, missing or doubled correction, wrong local path,
+schedule, shared or aliased state, participation bookkeeping and quantity logged off by one, installed as the
+class's method attribute (:mod:`slips`) so that the run certification wraps the broken code. A slip applies to a claim whose run
 instantiates the slipped class (or a subclass).
 
 **Outcome of a cell** (claim x variant), first by the claim's own check (``evaluate(certify=False)``):
