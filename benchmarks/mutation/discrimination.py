@@ -18,8 +18,8 @@ constant factor), applied by patching the family's round. The *subtle* variants 
 least eight per family): a few characters' slip in the real source of one method, written from the categories
 sign, constant factor, normalisation applied twice, stale point, missing or doubled correction, wrong local path,
 schedule, shared or aliased state, participation bookkeeping and quantity logged off by one, installed as the
-class's method attribute (:mod:`slips`) so that the run certification wraps the broken code. A slip applies to a claim whose run
-instantiates the slipped class (or a subclass).
+class's method attribute (:mod:`slips`) so that the run certification wraps the broken code. A slip applies to a
+claim whose run instantiates the slipped class (or a subclass).
 
 **Outcome of a cell** (claim x variant), first by the claim's own check (``evaluate(certify=False)``):
 ``X`` rejected (VIOLATED, or COUNTEREXAMPLE-LOST for a recorded counterexample), ``E`` rejected by an error of
