@@ -564,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
     for cid in stale:
         print(f"STALE FLAG (the claim discriminates): {cid}", file=sys.stderr)
     s = totals
-    inert = [] if args.smoke or args.only or args.quick else s["slips_inert"] + s["slips_not_run"]
+    inert = [] if args.smoke or args.only or args.quick or len(rows) < len(ids) else s["slips_inert"] + s["slips_not_run"]
     for name in inert:
         print(f"INERT SLIP (changes no run of the ledger: a catalogue bug): {name}", file=sys.stderr)
     smoke_bad = smoke_failures(rows) if args.smoke else []

@@ -81,7 +81,7 @@ def per_statement(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "no_reference": sum(x == "noref" for x in kinds.values()),
                     "survivors": sorted(k for k, x in kinds.items() if x in ("survived", "noref")),
                     "variant_errors": sum(bool(o["errors"]) for o in mine.values()),
-                    "by_claim": dict(sorted(by_claim.items(), key=lambda kv: -kv[1]))})
+                    "by_claim": dict(sorted(by_claim.items(), key=lambda kv: (-kv[1], kv[0])))})
     return out
 
 
