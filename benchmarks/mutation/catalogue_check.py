@@ -27,17 +27,17 @@ from slip_catalogue import SLIPS  # noqa: E402
 from slips import LineTrace, SlipPatch, faithful_function  # noqa: E402
 
 
-def reached_by(claims: list[Any]) -> dict[str, list[str]]:
+def reached_by(claims: list[Any], slips: list[Any]) -> dict[str, list[str]]:
     """Slip name -> the claims (in ledger order) whose faithful run executes one of its edited lines."""
-    out: dict[str, list[str]] = {s.name: [] for s in SLIPS}
+    out: dict[str, list[str]] = {s.name: [] for s in slips}
     for c in claims:
-        trace = LineTrace([faithful_function(s) for s in SLIPS])
+        trace = LineTrace([faithful_function(s) for s in slips])
         clear_caches()
         with trace:
             r = _evaluate(c, 120.0)
         if r.status not in PASSING:
             continue
-        for s in SLIPS:
+        for s in slips:
             if trace.reached(s):
                 out[s.name].append(c.id)
     return out
@@ -69,19 +69,23 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--known", help="a discrimination results file: slips live there are not run again")
     ap.add_argument("--out", default=str(HERE / "results" / "catalogue_check.json"))
+    ap.add_argument("--only", nargs="+", metavar="SLIP", help="only these slips")
+    ap.add_argument("--papers", nargs="+", metavar="PAPER", help="only the claims of these papers")
     args = ap.parse_args(argv)
     start = time.perf_counter()
     reg = load_all()
-    claims = {c.id: c for c in reg.values() if c.expected in ("holds", "violated")}
+    claims = {c.id: c for c in reg.values() if c.expected in ("holds", "violated")
+              and (not args.papers or c.paper in args.papers)}
+    slips = [s for s in SLIPS if not args.only or s.name in args.only]
     known: dict[str, str] = {}
     if args.known:
         for r in json.loads(Path(args.known).read_text())["claims"]:
             for key, cell in r.get("cells", {}).items():
                 if cell["cell"] in ("X", "E", ".") and cell.get("role") == "slip":
                     known.setdefault(key, r["id"])
-    reach = reached_by(list(claims.values()))
+    reach = reached_by(list(claims.values()), slips)
     rows = []
-    for s in SLIPS:
+    for s in slips:
         live, error = (known[s.name], None) if s.name in known else live_on(s, claims, reach[s.name])
         rows.append({"name": s.name, "family": s.family, "category": s.category, "reached_by": reach[s.name],
                      "live_on": live, "error": error})
