@@ -207,9 +207,9 @@ _ROWS = [
      "1.0 / problem.certificate.L", "constant factor", "default step 1/max_i L_i"),
     ("docofl_log_anchor_bits", "DoCoFL", DC, "round_given", "downlink_bits=online + offline,",
      "downlink_bits=online,", "logged quantity", "the anchors' downlink bits not logged"),
-    ("docofl_shared_stream", "DoCoFL", DC, "round_given", "state = self.enqueue(state, rng)",
-     "state = self.enqueue(state, np.random.default_rng(draw.noise_seed))", "shared state",
-     "the anchor compressor replays the corrections' random stream"),
+    ("docofl_queue_aliased", "DoCoFL", DC, "enqueue", "anchors, raw = state.anchors.copy(), state.raw_anchors.copy()",
+     "anchors, raw = state.anchors, state.raw_anchors.copy()", "shared state",
+     "the anchor queue updated in place (the previous state's queue changes too)"),
     # ----- FedOGD / OFedAvg / OFedIQ (Park et al., eqs. 5-9) -----
     ("ofediq_ipw_multiplied", "FedOGD/OFedAvg/OFedIQ", OL, "round_given", "U = acc / p[:, None]",
      "U = acc * p[:, None]", "normalisation twice", "the update multiplied by p_k instead of divided"),
