@@ -41,7 +41,7 @@ def test_the_readmes_generated_numbers_are_current():
     from fedtheory.report.readme import update_readme
 
     readme = (ROOT / "README.md").read_text()
-    for name in ("ledger-summary", "false-statements", "coverage-totals", "framework-verdicts"):
+    for name in ("ledger-summary", "false-statements", "coverage-totals", "framework-verdicts", "discrimination"):
         assert f"<!-- generated: {name} -->" in readme, f"README has no generated block {name!r}"
     assert update_readme(readme) == readme, "stale: run python -m fedtheory.report.readme README.md"
 

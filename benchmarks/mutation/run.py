@@ -3,7 +3,8 @@
 Usage (from the repository root)::
 
     python benchmarks/mutation/run.py                 # every curated mutant (patches/*.patch)
-    python benchmarks/mutation/run.py --smoke         # the 5-mutant CI subset (exit 1 unless all are killed)
+    python benchmarks/mutation/run.py --smoke         # the 5-mutant CI subset (exit 1 unless all are killed), then
+                                                      # discrimination.py --smoke (known rejections, seconds)
     python benchmarks/mutation/run.py --only ID ...   # selected mutants
     python benchmarks/mutation/run.py --no-tests      # ledger detector only
 
@@ -282,6 +283,13 @@ def main(argv: list[str] | None = None) -> int:
         bad += [r for r in rows if r["ledger"] not in (None, "killed") or r["tests"] not in (None, "killed")]
     for r in bad:
         print(f"FAILED: {r['id']}: ledger={r['ledger']} tests={r['tests']}", file=sys.stderr)
+    if args.smoke:  # the in-process discrimination harness too: its known rejections (discrimination.SMOKE)
+        import discrimination
+
+        with tempfile.TemporaryDirectory(prefix="fedtheory-disc-") as tmp:
+            if discrimination.main(["--smoke", "--out", tmp]) != 0:
+                bad.append({"id": "discrimination --smoke"})
+                print("FAILED: discrimination.py --smoke", file=sys.stderr)
     return 1 if bad else 0
 
 

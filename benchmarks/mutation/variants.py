@@ -144,14 +144,10 @@ def fedred_reference(move: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Va
 def daneplus_cv_dropped(orig: Round, a: Any, problem: Any, state: Any, draw: Any) -> tuple[Any, Any]:
     """DANE+ with its control variate removed: the local problems are f_i + lam/2 ||x - x^r||^2 (FedProx).
 
-    With standard averaging the round runs with the stored control variate (B.84) set to 0 (so the local solver
-    sees h = 0); with single-client selection the selected client's exact prox step on f_i replaces the round."""
-    if a.averaging != "standard":
-        new, log = orig(a, problem, state, draw)
-        center = np.broadcast_to(state.x, (1, problem.dim))
-        xi = problem.solve_local(np.zeros((1, problem.dim)), center, a.lam_for(problem),
-                                 clients=np.array([draw.client]))[0]
-        return replace(new, x=xi), log
+    The round runs with the stored control variate (B.84) set to 0 (so the local solver, exact or inexact as the
+    algorithm's own, sees h = 0), whatever the averaging. (An earlier version solved the selected client's prox
+    step exactly under single-client averaging, which fails the exact solver's input check on weakly convex
+    clients where the algorithm's own local GD runs: a variant error, not a rejection.)"""
     zero_h = np.zeros((problem.n_clients, problem.dim))
     broken = copy.copy(a)  # DANE refuses control_variate='scaffnew' in __post_init__: set it on a copy
     object.__setattr__(broken, "control_variate", "scaffnew")

@@ -6,7 +6,9 @@ renders every block from the registered claims (their expectations: a claim expe
 :func:`update_readme` rewrites them. ``python -m fedtheory.report.readme README.md docs/frameworks.md`` updates
 the files; tests/test_readme.py and tests/report/test_frameworks.py fail when they are stale. The block
 ``framework-verdicts`` (README and docs/frameworks.md) is the third-party frameworks' verdict table
-(:mod:`fedtheory.report.frameworks`, from docs/frameworks.md and benchmarks/frameworks/results/ of the checkout).
+(:mod:`fedtheory.report.frameworks`, from docs/frameworks.md and benchmarks/frameworks/results/ of the checkout);
+the block ``discrimination`` is the discrimination figure (:mod:`fedtheory.report.discrimination`, from
+benchmarks/mutation/results/discrimination.json of the checkout).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from ..claims import Claim, load_all
 from ..claims.registry import FALSE_KINDS
 from ..papers import all_papers
 from ..papers.coverage import coverage, qualified_summary, render_totals, shape_verdicts
+from .discrimination import readme_block as discrimination_block
 from .files import DEFAULT_OUT
 from .findings import EXPECTED_STATUS, Verdict, closing_line, summary_line
 from .frameworks import verdict_table
@@ -119,7 +122,8 @@ def blocks(claims: Iterable[Claim] | None = None, root: Path | None = None) -> d
     benchmarks/frameworks/results/ (default :data:`ROOT`)."""
     claims = list(load_all().values() if claims is None else claims)
     return {"ledger-summary": _ledger_summary(claims), "false-statements": _false_table(claims),
-            "coverage-totals": _coverage_totals(claims), "framework-verdicts": verdict_table(root or ROOT)}
+            "coverage-totals": _coverage_totals(claims), "framework-verdicts": verdict_table(root or ROOT),
+            "discrimination": discrimination_block(root or ROOT)}
 
 
 def update_readme(text: str, rendered: dict[str, str] | None = None) -> str:
