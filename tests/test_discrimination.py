@@ -294,20 +294,16 @@ def test_a_slip_on_a_branch_the_run_never_takes_is_not_reached_and_one_it_takes_
 
 
 def test_certification_rejects_a_slip_the_own_check_misses_once_a_reference_exists(monkeypatch):
-    """A logged quantity off by one: the weak claim's own check cannot see it (column 1 '.'); with a reference for
-    GD (x+ = x - step sum_i w_i grad f_i(x), n gradient evaluations, written here client by client) the certified
-    run differs (column 2 'X'); without one the cell is 'n', never a rejection."""
-    from fedtheory.references import REFERENCES, Expected
+    """A logged quantity off by one: the weak claim's own check cannot see it (column 1 '.'); with fedtheory's
+    reference for GD (fedtheory/references/classic.py) the certified run differs (column 2 'X'); without a
+    reference the cell is 'n', never a rejection."""
+    from fedtheory.references import REFERENCES, has_reference
 
-    row = disc.evaluate_variants(_weak_claim(1e9), variants=("gd_log_grad_evals",))
-    assert row["cells"]["gd_log_grad_evals"]["cell"] == "." and row["cells"]["gd_log_grad_evals"]["cert"] in "n."
-
-    def gd_reference(alg, problem, state, draw):
-        g = sum(problem.weights[i] * problem.grads(problem.broadcast(state.x))[i] for i in range(problem.n_clients))
-        step = alg.step if alg.step is not None else 1.0 / problem.certificate.L_f
-        return Expected(state={"x": state.x - step * g}, log={"local_grad_evals": float(problem.n_clients)})
-
-    monkeypatch.setitem(REFERENCES, "gd", gd_reference)
+    assert has_reference("gd")
     row = disc.evaluate_variants(_weak_claim(1e9), variants=("gd_log_grad_evals",))
     assert row["certification"] == "ok"
     assert (row["cells"]["gd_log_grad_evals"]["cell"], row["cells"]["gd_log_grad_evals"]["cert"]) == (".", "X")
+
+    monkeypatch.delitem(REFERENCES, "gd")
+    row = disc.evaluate_variants(_weak_claim(1e9), variants=("gd_log_grad_evals",))
+    assert row["cells"]["gd_log_grad_evals"]["cell"] == "." and row["cells"]["gd_log_grad_evals"]["cert"] == "n"
