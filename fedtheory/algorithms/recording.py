@@ -29,8 +29,11 @@ class Recorder(Protocol):
     def want(self, alg: Any, problem: Any, index: int) -> bool:
         """Whether to record this round."""
 
-    def record(self, index: int, alg: Any, problem: Any, state: Any, draw: Any, new_state: Any, log: Any) -> None:
-        """One recorded round: ``state`` is a copy of the state it started from, ``draw`` of its draw."""
+    def record(self, index: int, alg: Any, problem: Any, state: Any, draw: Any, new_state: Any, log: Any,
+               given: Any) -> None:
+        """One recorded round: ``state`` is a copy of the state it started from, taken before the round, ``draw`` of
+        its draw; ``given`` is the state object the round was given, as it is after the round (an implementation
+        that modified it in place differs from ``state``)."""
 
     def done(self, index: int, new_state: Any) -> None:
         """Every round, recorded or not, ends here: ``new_state`` starts round ``index + 1`` of the same run."""
@@ -70,7 +73,7 @@ def _wrap(method: Callable, has_draw: bool) -> Callable:
         finally:
             _depth[0] -= 1
         if wanted:
-            recorder.record(index, self, problem, before, draw, result[0], result[1])
+            recorder.record(index, self, problem, before, draw, result[0], result[1], state)
         recorder.done(index, result[0])
         return result
 

@@ -15,8 +15,11 @@ paper's algorithm (NAME) at round r by ... in FIELD" (docs/verification-power.md
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
+
+import numpy as np
 
 from ..algorithms.recording import recording
 from ..references import Mismatch, certify_round, has_reference
@@ -53,6 +56,28 @@ class Certification:
         return sorted(set(self.rounds) | set(self.uncertified))
 
 
+def _changed_field(before: Any, after: Any) -> str | None:
+    """The first field of a state that differs between its copy taken before a round and the object after it."""
+    if not (is_dataclass(before) and is_dataclass(after)):
+        return None
+    for f in fields(before):
+        a, b = getattr(before, f.name), getattr(after, f.name, None)
+        try:
+            if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) or hasattr(a, "toarray"):
+                a = a.toarray() if hasattr(a, "toarray") else a
+                b = b.toarray() if hasattr(b, "toarray") else b
+                same = np.shape(a) == np.shape(b) and np.array_equal(a, b, equal_nan=True)
+            elif isinstance(a, (list, tuple)) and len(a) == len(b) and any(isinstance(x, np.ndarray) for x in a):
+                same = all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a, b))
+            else:
+                same = bool(a == b)
+        except (TypeError, ValueError):  # a field without a comparison: not judged
+            continue
+        if not same:
+            return f.name
+    return None
+
+
 def _wanted(index: int) -> bool:
     return index < FIRST_ROUNDS or index & (index - 1) == 0
 
@@ -79,9 +104,15 @@ class RunCertifier:
             return False
         return self._count.get(name, 0) < ROUNDS_PER_ALGORITHM
 
-    def record(self, index: int, alg: Any, problem: Any, state: Any, draw: Any, new_state: Any, log: Any) -> None:
+    def record(self, index: int, alg: Any, problem: Any, state: Any, draw: Any, new_state: Any, log: Any,
+               given: Any = None) -> None:
         name = type(alg).name
         self._count[name] = self._count.get(name, 0) + 1
+        changed = _changed_field(state, given) if given is not None else None
+        if changed is not None:  # states are immutable (fedtheory/algorithms/base.py): a caller may reuse one
+            self.result.differs = Mismatch(name, index, changed, math.inf,
+                                           "the round modified the state it was given, in place").sentence()
+            return
         try:
             mismatch: Mismatch | None = certify_round(alg, problem, state, draw, new_state, log, index)
         except NotImplementedError as exc:  # a configuration the reference does not transcribe: not certified

@@ -82,6 +82,9 @@ def run_scope(records: Sequence[Mapping[str, Any]]) -> RunScope:
     keys = list(PAPERS) + sorted(set(present) - set(PAPERS))
     papers = {k: PaperRun(k, sum(p == k for p in present), sum(c.paper == k for c in REGISTRY.values()))
               for k in keys}
+    # a key that registers no claim here and has none in the ledger (``neural`` without torch) was not left out
+    # of this run: nothing of it is installed, so it neither ran nor makes the run partial
+    papers = {k: p for k, p in papers.items() if p.ran or p.registered}
     citing: dict[tuple[str, str], list[str]] = {}
     for c in REGISTRY.values():
         for cite in c.citations:

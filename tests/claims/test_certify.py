@@ -74,12 +74,16 @@ def test_a_slipped_round_fails_the_claim_and_names_the_round(toy, monkeypatch):
 
 
 def test_a_round_that_modifies_its_input_state_is_seen(toy, monkeypatch):
+    """Right numbers, but the state it was given is changed in place (states are immutable: a caller that reuses
+    one, e.g. to branch two runs, would see the damage)."""
     def in_place(self, problem, state, rng):
-        state.x[:] = state.x / 2  # the input state is changed: the reference sees the copy taken before
+        state.x[:] = state.x / 2
         return State(state.x.copy()), RoundLog(extra={"norm": float(np.linalg.norm(state.x))})
 
     monkeypatch.setattr(Halving, "round", in_place)
-    assert evaluate(run_claim(3)).status == "holds"  # same numbers: the copy makes the in-place update harmless
+    result = evaluate(run_claim(3))
+    assert result.status == "RUN-DIFFERS"
+    assert "at round 0" in result.differs and "in x" in result.differs and "in place" in result.differs
 
 
 def test_a_wrong_logged_quantity_fails(toy, monkeypatch):
