@@ -53,7 +53,7 @@ def config(name):
     U2 = UniformSubset(2)
     table = {
         "fedavg_partial": (FedAvg(local_steps=3, local_step=0.1, participation=U2), quad, 3),
-        "fedavg_threshold": (FedAvg(local_steps=3, local_step=0.1, threshold=0.05), quad, 2),
+        "fedavg_threshold": (FedAvg(local_steps=3, local_step=0.1, threshold=0.2), quad, 2),
         "fedavg_localtol": (FedAvg(local_steps=6, local_step=0.1, local_tol=0.5), quad, 2),
         "fedavg_big": (FedAvg(local_steps=2, local_step=0.05),
                        quadratic(22, 80, mu=0.5, L=4.0, delta_A=1.0, zeta2=1.0, seed=2), 1),
@@ -84,7 +84,7 @@ def config(name):
         "daneplus_steps": (DANEPlus(solver="gd", stopping="steps", local_steps=5), quad, 2),
         "fedred_lin": (FedRed(p=1.0), quad, 3),
         "fedred_lin_two": (FedRed(p=0.5), quad, 6),
-        "fedred_exact": (FedRed(solver="exact", p=1.0, eta=0.5), quad, 3),
+        "fedred_exact": (FedRed(solver="exact", p=0.5, eta=0.5), quad, 6),
         "docofl_ecuq": (DoCoFL(period=2, queue_size=2, anchor_compressor=ECUQ(b=4.0),
                                correction_compressor=ScaledRademacher(scale=0.2),
                                participation=TwoClassParticipation(lead_strong=1)), quad, 4),

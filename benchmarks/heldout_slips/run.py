@@ -72,6 +72,7 @@ def env_for(tree: Path) -> dict:
     env["PYTHONPATH"] = str(tree)
     env.setdefault("OMP_NUM_THREADS", "1")
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # the working copy's files change between slips: no stale .pyc
     return env
 
 
@@ -151,14 +152,16 @@ def verify(tree: Path, claims: list[str] | None, out: Path, timeout: float) -> d
         tail = (r.stdout + r.stderr)[-2000:]
     except subprocess.TimeoutExpired:
         rc, tail = "timeout", ""
-    statuses, errors = {}, {}
+    statuses, errors, claim_seconds = {}, {}, {}
     f = out / "claims.json"
     if f.exists():
         for c in json.loads(f.read_text()):
             statuses[c["id"]] = c["status"]
+            claim_seconds[c["id"]] = float(c.get("seconds") or 0.0)
             if c.get("error"):
                 errors[c["id"]] = str(c["error"])[-400:]
-    return {"rc": rc, "statuses": statuses, "errors": errors, "seconds": time.time() - t0, "tail": tail}
+    return {"rc": rc, "statuses": statuses, "errors": errors, "seconds": time.time() - t0, "tail": tail,
+            "claim_seconds": claim_seconds}
 
 
 def main() -> None:
@@ -169,6 +172,7 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--full", action="store_true", help="also run the whole ledger once per slip")
     ap.add_argument("--out", default=str(HERE))
+    ap.add_argument("--probe-only", action="store_true", help="only check which slips change behaviour (no verify)")
     args = ap.parse_args()
     tree = Path(args.tree).resolve()
     commit = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -190,12 +194,11 @@ def main() -> None:
     # clean tree: probe digests and the clean verdicts of every family's claims
     clean = work / "clean"
     copy_tree(tree, clean)
-    clean_digest = {p: probe(clean, p) for p in sorted({s["probe"] for s in slips})}
     # one verify call for the union of the families' claims (the verdict of a claim does not depend on which
     # other claims run with it)
     fams = sorted({s["family"] for s in slips})
     union = sorted({c for f in fams for c in fam_claims[f][1]})
-    res = verify(clean, union, work / "clean_verify", args.timeout)
+    res = verify(clean, [] if args.probe_only else union, work / "clean_verify", args.timeout)
     clean_verdicts: dict[str, dict] = {}
     for fam in fams:
         st = {c: res["statuses"].get(c, "MISSING") for c in fam_claims[fam][1]}
@@ -215,55 +218,80 @@ def main() -> None:
     slips = order
 
     results = []
+    copy = work / "slip"  # one working copy; each slip is applied, run, and the file restored
+    copy_tree(tree, copy)
+    seconds = res.get("claim_seconds", {})
+    clean_digest: dict[str, str] = {}
     for k, slip in enumerate(slips):
         row = {k2: slip[k2] for k2 in ("id", "family", "category", "eq", "file")}
         if deadline and dt.datetime.now(dt.timezone.utc) >= deadline:
             row.update(verdict="NOT RUN (deadline)")
             results.append(row)
             continue
-        copy = work / f"s{k:02d}"
-        copy_tree(tree, copy)
+        path = copy / slip["file"]
+        original = path.read_text()
         try:
             apply(copy, slip)
         except RuntimeError as exc:
             row.update(verdict=f"NOT APPLICABLE ({exc})")
             results.append(row)
-            shutil.rmtree(copy, ignore_errors=True)
             continue
-        dig = probe(copy, slip["probe"])
-        changed = dig != clean_digest[slip["probe"]]
-        row.update(probe=slip["probe"], changed=changed, probe_crash=dig if dig.startswith("CRASH") else "")
-        names, claims = fam_claims[slip["family"]]
-        row.update(statements=names, claims_run=len(claims))
-        if not changed:
-            row.update(verdict="EQUIVALENT on probe (excluded)")
-            results.append(row)
-            print(f"[{k + 1}/{len(slips)}] {slip['id']}: equivalent on probe", flush=True)
-            shutil.rmtree(copy, ignore_errors=True)
-            continue
-        res = verify(copy, claims, work / f"out{k:02d}", args.timeout)
-        clean_bad = {c for c, s in clean_verdicts[slip["family"]]["statuses"].items() if s in FAIL or s == "MISSING"}
-        failing = {c: s for c, s in res["statuses"].items() if s in FAIL and c not in clean_bad}
-        non_error = {c: s for c, s in failing.items() if s != "ERROR"}
-        errors = {c: res["errors"].get(c, "") for c, s in failing.items() if s == "ERROR"}
-        if res["rc"] == "timeout":
-            verdict = "TIMEOUT"
-        elif non_error:
-            verdict = "REJECTED"
-        elif errors:
-            verdict = "REJECTED (ERROR only)"
-        elif not claims:
-            verdict = "SURVIVED (no claims)"
-        else:
-            verdict = "SURVIVED"
-        row.update(verdict=verdict, failing=failing, errors=errors, rc=res["rc"], seconds=round(res["seconds"], 1))
-        if args.full:
-            full = verify(copy, None, work / f"full{k:02d}", args.timeout)
-            row["full_rc"] = full["rc"]
-            row["full_failing"] = {c: s for c, s in full["statuses"].items() if s in FAIL}
+        try:
+            names, claims = fam_claims[slip["family"]]
+            row.update(statements=names, claims_run=len(claims))
+            clean_bad = {c for c, v in clean_verdicts[slip["family"]]["statuses"].items() if v in FAIL or v == "MISSING"}
+            # cheap claims first; the costly ones run only if the cheap ones do not reject (same verdict: "any fails")
+            cheap = [c for c in claims if seconds.get(c, 0.0) <= 0.5]
+            costly = [c for c in claims if c not in cheap]
+            failing, errors, rcs, secs, ran_claims = {}, {}, [], 0.0, 0
+            for stage, group in enumerate((cheap, costly) if not args.probe_only else ()):
+                if not group:
+                    continue
+                r = verify(copy, group, work / f"out{k:02d}_{stage}", args.timeout)
+                rcs.append(r["rc"])
+                secs += r["seconds"]
+                ran_claims += len(group)
+                for c, v in r["statuses"].items():
+                    if v in FAIL and c not in clean_bad:
+                        failing[c] = v
+                        if v == "ERROR":
+                            errors[c] = r["errors"].get(c, "")
+                if any(v != "ERROR" for v in failing.values()) or r["rc"] == "timeout":
+                    break
+            non_error = {c: v for c, v in failing.items() if v != "ERROR"}
+            if "timeout" in rcs:
+                verdict = "TIMEOUT"
+            elif non_error:
+                verdict = "REJECTED"
+            elif errors:
+                verdict = "REJECTED (ERROR only)"
+            else:
+                verdict = "SURVIVED" if claims else "SURVIVED (no claims)"
+            row.update(failing=failing, errors=errors, rc=rcs, seconds=round(secs, 1), claims_executed=ran_claims)
+            # behaviour check: a rejected slip evidently changes behaviour; a survivor is probed against the clean
+            # tree (a few rounds of a configuration on the slip's path) and excluded if it does not change it
+            changed = True
+            if not verdict.startswith("REJECTED"):
+                if slip["probe"] not in clean_digest:
+                    path.write_text(original)
+                    clean_digest[slip["probe"]] = probe(copy, slip["probe"])
+                    apply(copy, slip)
+                dig = probe(copy, slip["probe"])
+                changed = dig != clean_digest[slip["probe"]]
+                row.update(probe=slip["probe"], probe_crash=dig if dig.startswith("CRASH") else "")
+                if not changed:
+                    verdict = "EQUIVALENT on probe (excluded)"
+                elif args.probe_only:
+                    verdict = "PROBED (not verified)"
+            row.update(verdict=verdict, changed=changed)
+            if args.full and changed:
+                full = verify(copy, None, work / f"full{k:02d}", args.timeout)
+                row["full_failing"] = {c: v for c, v in full["statuses"].items() if v in FAIL}
+        finally:
+            path.write_text(original)
         results.append(row)
-        print(f"[{k + 1}/{len(slips)}] {slip['id']}: {verdict} {failing} ({res['seconds']:.0f}s)", flush=True)
-        shutil.rmtree(copy, ignore_errors=True)
+        print(f"[{k + 1}/{len(slips)}] {slip['id']}: {row['verdict']} {row.get('failing', {})} "
+              f"({row.get('seconds', 0):.0f}s) {dt.datetime.now(dt.timezone.utc):%H:%M:%S}", flush=True)
         write(outdir, results, commit, fam_claims, clean_verdicts, len(slips))
     write(outdir, results, commit, fam_claims, clean_verdicts, len(slips))
     shutil.rmtree(work, ignore_errors=True)
