@@ -30,7 +30,8 @@ measures. Bad declarations are refused with the field named when the decorator i
 claims, and default points of the space with a missing, unknown or out-of-range parameter. What a check returns
 is refused when it cannot be a verdict (a non-finite number that "holds", an array where a number belongs, a bound
 claim that "holds" with measured > bound): the claim's result is an error naming the claim and the field, and the
-other claims' results are unaffected. :func:`verdict` computes verdict and tightness from measured and bound with
+other claims' results are unaffected. :func:`run`, :func:`property_test`, :func:`worst_case` and the plugin's items
+judge it through the same check (:func:`fedtheory.claims.registry.judged_evidence`), so they agree. :func:`verdict` computes verdict and tightness from measured and bound with
 these rules.
 """
 from __future__ import annotations
@@ -38,8 +39,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from .claims.registry import (KINDS, Claim, ClaimResult, Evidence, Expectation, Kind, declaration,
-                              evaluate, verdict, with_check)
+from .claims.registry import (KINDS, Claim, ClaimResult, Evidence, Expectation, Kind, NotAVerdict, declaration,
+                              evaluate, judged_evidence, verdict, with_check)
 from .claims.space import InstanceSpace, Param
 from .optional import require
 from .worstcase import SearchResult, adversarial_search, pep_worst_case
@@ -113,11 +114,20 @@ def property_test(c: Claim, max_examples: int = 25) -> int:
 
     config = settings(max_examples=max_examples, deadline=None, database=None, derandomize=True,
                       suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+    def judged(point: dict) -> Evidence:
+        # the ledger's own consistency check (judged_evidence): a bound claim that says "holds" above its bound
+        # fails here exactly as it errors in the ledger's [ledger] item
+        try:
+            return judged_evidence(c, c.check(c.space.build(point)))
+        except (NotAVerdict, TypeError) as exc:
+            raise AssertionError(f"{c.id} at {point}: {exc}") from None
+
     if c.expected == "violated":
         try:
             # Only the existence of a violation is asserted, so the shrink phase (hundreds of further checks to
             # minimise the point found) is skipped.
-            point = find(c.space.strategy(), lambda p: not c.check(c.space.build(p)).holds,
+            point = find(c.space.strategy(), lambda p: not judged(p).holds,
                          settings=settings(config, max_examples=max_examples * 4,
                                            phases=[Phase.explicit, Phase.reuse, Phase.generate]))
         except NoSuchExample:
@@ -129,10 +139,9 @@ def property_test(c: Claim, max_examples: int = 25) -> int:
     @config
     @given(point=c.space.strategy())
     def prop(point: dict) -> None:
-        e = c.check(c.space.build(point))
+        e = judged(point)
         runs.append(point)
         if c.expected == "holds":
-            assert isinstance(e, Evidence), f"{c.id}: the check returned {type(e).__name__}, not Evidence"
             assert e.holds, (f"{c.id} fails at {point}: measured {e.measured:.6g}, bound/closed form "
                              f"{e.theory:.6g}")
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from .claims.registry import Claim, Evidence
+from .claims.registry import Claim, Evidence, NotAVerdict, judged_evidence
 from .validation import check_int
 
 __all__ = ["SearchResult", "adversarial_search", "ratio_of"]
@@ -132,9 +132,18 @@ def adversarial_search(claim: Claim, *, evaluations: int = 200, starts: int = 4,
         budget = min(per_start, evaluations - used)
         optimize.minimize(lambda u: -score(u, extra), u0, method="Nelder-Mead",
                           options={"maxfev": budget, "xatol": 1e-4, "fatol": 1e-9})
-    holds = True if best[1] is None else bool(claim.check(space.build(dict(best[1]))).holds)
+    holds = True if best[1] is None else _holds(claim, best[1])
     return SearchResult(claim.id, best[0], best[1], used, time.perf_counter() - start_time, holds, history,
                         raised=len(raised), first_error=raised[0] if raised else None)
+
+
+def _holds(claim: Claim, point: dict) -> bool:
+    """The claim's verdict at ``point`` as the ledger judges it (:func:`fedtheory.claims.registry.judged_evidence`):
+    a bound claim saying "holds" with measured above its bound does not hold here either."""
+    try:
+        return bool(judged_evidence(claim, claim.check(claim.space.build(dict(point)))).holds)
+    except NotAVerdict:
+        return False
 
 
 def pep_worst_case(claim: Claim) -> float | None:

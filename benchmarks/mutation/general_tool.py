@@ -10,8 +10,8 @@ cosmic-ray generates every mutant its operators allow in the three scopes (its o
 seeded random sample, stratified by file (proportional to each file's count, at least 2 per file). Each sampled
 mutant is applied by cosmic-ray (``cosmic_ray.mutating.apply_mutation``) to a fresh copy of the tree and scored
 by the same ledger detector as the curated mutants (``ledger_probe.py``: the statuses of ``fedtheory verify``
-for the papers whose claims import the module, stop at the first kill): ``killed`` (VIOLATED or
-COUNTEREXAMPLE-LOST), ``error`` (the mutated code crashes the claims, or a timeout), ``survived``.
+for the papers whose claims import the module, stop at the first kill): ``killed`` (VIOLATED,
+COUNTEREXAMPLE-LOST or RUN-DIFFERS), ``error`` (the mutated code crashes the claims, or a timeout), ``survived``.
 
 Operators: all of cosmic-ray's core operators except the binary-operator replacements into bitwise and shift
 operators (``|``, ``&``, ``^``, ``<<``, ``>>``): on floating-point arrays they raise TypeError at the first call,

@@ -3,7 +3,7 @@
 Usage: ``python ledger_probe.py OUT.json PAPER [PAPER ...] [--stop-on-kill] [--exit-status]
 [--mentions WORD,WORD]``. The statuses are exactly
 those of ``fedtheory verify --paper ...`` (same :func:`fedtheory.claims.registry.evaluate` and
-``ClaimResult.status``); ``--stop-on-kill`` stops at the first VIOLATED / COUNTEREXAMPLE-LOST verdict, since
+``ClaimResult.status``); ``--stop-on-kill`` stops at the first VIOLATED / COUNTEREXAMPLE-LOST / RUN-DIFFERS verdict, since
 one verdict is enough to kill a mutant (an ERROR does not stop the run: a later claim may still give a verdict).
 ``--exit-status`` exits 1 on a kill verdict, 3 on an ERROR without verdict (the general mutation tool reads
 the exit code). ``--mentions`` keeps only claims whose check or instance function's source mentions one of
@@ -15,7 +15,9 @@ import json
 import sys
 import time
 
-KILL = ("VIOLATED", "COUNTEREXAMPLE-LOST")
+#: A verdict that kills a mutant: a claim violated, a recorded counterexample lost, or the run certified as not
+#: the paper's algorithm (RUN-DIFFERS, fedtheory/claims/certify.py).
+KILL = ("VIOLATED", "COUNTEREXAMPLE-LOST", "RUN-DIFFERS")
 
 
 def _mentions(c, words: list[str]) -> bool:

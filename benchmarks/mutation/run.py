@@ -13,7 +13,8 @@ For each mutant: copy the tree to a temporary folder (the worktree is never modi
 statuses of ``fedtheory verify --paper ...``) and the test files that import it (``pytest -x``). Every child
 process runs under ``nice -n 15``. Results: ``results/results.json`` and ``results/results.md``.
 
-Ledger outcome: ``killed`` (some claim VIOLATED or COUNTEREXAMPLE-LOST), ``error`` (no verdict, but a claim
+Ledger outcome: ``killed`` (some claim VIOLATED, COUNTEREXAMPLE-LOST, or RUN-DIFFERS: its run certified as not the paper's
+algorithm), ``error`` (no verdict, but a claim
 ERRORed or the run crashed/timed out: a crash does not tell the user what is wrong), ``survived``.
 Test outcome: ``killed`` (pytest exit 1, a failing test), ``error`` (collection/usage error, exit 2-4, or a
 timeout), ``survived`` (exit 0). Claims or tests that already fail on the unmutated tree (the baseline) are
@@ -40,7 +41,7 @@ sys.path.insert(0, str(HERE))
 from catalogue import SMOKE  # noqa: E402
 from importmap import ImportGraph, file_to_module  # noqa: E402
 
-KILL_STATUSES = ("VIOLATED", "COUNTEREXAMPLE-LOST")
+KILL_STATUSES = ("VIOLATED", "COUNTEREXAMPLE-LOST", "RUN-DIFFERS")
 IGNORE = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".hypothesis", ".pytest_cache", "*.egg-info",
                                 "fedtheory-claims", "results", "mutants", "cosmic-ray*", "*.sqlite")
 
@@ -267,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"command": " ".join(["python benchmarks/mutation/run.py", *(argv if argv is not None else sys.argv[1:])]),
             "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "seconds": time.perf_counter() - start,
             "partial": False, "baseline_not_holding": {k: v for k, v in baseline.items()
-                                                      if v in ("VIOLATED", "COUNTEREXAMPLE-LOST", "ERROR")}}
+                                                      if v in ("VIOLATED", "COUNTEREXAMPLE-LOST", "RUN-DIFFERS", "ERROR")}}
     if args.update and (Path(args.out) / "results.json").exists():
         previous = json.loads((Path(args.out) / "results.json").read_text())
         detectors = tuple(d for d, off in (("ledger", args.no_ledger), ("tests", args.no_tests)) if not off)

@@ -503,16 +503,28 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
     return wrap
 
 
-def _evidence_of(c: Claim, value: Any) -> Evidence:
+class NotAVerdict(ValueError):
+    """A check returned Evidence that contradicts its own numbers (a bound claim that "holds" with measured above
+    its bound): the claim's result is an error, wherever it is run (:func:`judged_evidence`)."""
+
+
+def judged_evidence(c: Claim, value: Any) -> Evidence:
+    """``value`` (what ``c``'s check returned) as the claim's Evidence, or refused: TypeError when it is not
+    Evidence, :class:`NotAVerdict` when a bound claim says holds=True with measured above its bound (beyond the
+    rounding slack ``BOUND_CONSISTENCY_*``).
+
+    The one consistency check of a verdict: the ledger (:func:`evaluate`), the hypothesis property test
+    (:func:`fedtheory.extend.property_test`, the pytest plugin's ``[hypothesis]`` items) and the worst-case search
+    all judge a check's return value through it, so the three can never disagree on the same Evidence."""
     if not isinstance(value, Evidence):
         raise TypeError(f"claim {c.id!r}: its check must return fedtheory Evidence(instance, measured, theory, "
                         f"holds, tightness), got {type(value).__name__}")
     if c.kind == "bound" and value.holds:
         slack = BOUND_CONSISTENCY_RTOL * abs(value.theory) + BOUND_CONSISTENCY_ATOL
         if not value.measured <= value.theory + slack:
-            raise ValueError(f"claim {c.id!r} at {value.instance}: the check says holds=True, but measured "
-                             f"{value.measured:.6g} > bound {value.theory:.6g} (a bound claim holds only when "
-                             "measured <= bound; use fedtheory.extend.verdict)")
+            raise NotAVerdict(f"claim {c.id!r} at {value.instance}: the check says holds=True, but measured "
+                              f"{value.measured:.6g} > bound {value.theory:.6g} (a bound claim holds only when "
+                              "measured <= bound; use fedtheory.extend.verdict)")
     return value
 
 
@@ -535,7 +547,7 @@ def evaluate(c: Claim, thorough: bool = False, instances: Iterable[Any] | None =
     try:
         with wall_clock_budget(budget, f"claim {c.id!r}"), _recording(certifier):
             for inst in (c.instances(thorough) if instances is None else instances):
-                evidence.append(_evidence_of(c, c.check(inst)))
+                evidence.append(judged_evidence(c, c.check(inst)))
         error = None if evidence else "no instances"
     except BudgetExceeded as exc:
         error = (f"{exc} (fedtheory.claims.budget; a stalled check) after {len(evidence)} instance(s); "
@@ -555,15 +567,20 @@ def _recording(certifier: RunCertifier | None) -> Any:
 
 
 def _undeclared(c: Claim, certification: Certification) -> str | None:
-    """An error naming the algorithms a built-in claim ran without declaring them in ``runs`` (None if none)."""
+    """An error for a built-in claim that runs an algorithm without declaring it in ``runs``, or whose run could
+    not be certified (an algorithm or a configuration without a reference transcription); None otherwise. A
+    researcher's own claims (not in the registry) are certified where a reference exists and never fail for it."""
     if c.id not in REGISTRY or REGISTRY[c.id] is not c or STRICT_RUNS is False:
         return None
     ran = {name.split(":")[0] for name in certification.algorithms}
     undeclared = sorted(ran - set(c.runs))
-    if not undeclared:
-        return None
-    return (f"claim {c.id!r} runs {undeclared} without declaring them: add runs={tuple(sorted(ran | set(c.runs)))} "
-            "to its @claim (the verdict is about the algorithms it runs)")
+    if undeclared:
+        return (f"claim {c.id!r} runs {undeclared} without declaring them: add "
+                f"runs={tuple(sorted(ran | set(c.runs)))} to its @claim (the verdict is about the algorithms it runs)")
+    if certification.uncertified:
+        return (f"claim {c.id!r}: its run could not be certified against the paper's equations "
+                f"({'; '.join(certification.uncertified)}): transcribe it in fedtheory/references/")
+    return None
 
 
 #: Whether a built-in claim must declare every algorithm it runs (``runs=``).

@@ -1,6 +1,8 @@
 """The reference instance and helpers of the one-round identities (``<paper>/rounds.py`` of every claims package).
 
-A one-round identity runs one round of an algorithm from a state away from zero and compares it with the paper's
+A reference identity runs R rounds of an algorithm from its own state, each round against the paper's update
+transcribed client by client in :mod:`fedtheory.references` (:func:`run_against_reference`), so a stale point or a
+state not carried shows; a one-round identity runs one round of an algorithm from a state away from zero and compares it with the paper's
 update written independently in plain NumPy; the instance is chosen to exercise what a single default instance
 would miss: unequal client weights and heterogeneous Hessians. These helpers share nothing with
 :mod:`fedtheory.algorithms`, so a bug in an algorithm's helper cannot hide in the expected side.
@@ -14,8 +16,11 @@ from typing import Any, Callable
 import numpy as np
 
 from ..problems.quadratic import QuadraticProblem
+from ..references import REFERENCES, certify_round, has_reference
+from .patterns import relative_error
 
-__all__ = ["reference_problem", "client_grads", "law_against_draws"]
+__all__ = ["reference_problem", "client_grads", "law_against_draws", "run_against_reference",
+           "round_against_reference"]
 
 
 def reference_problem() -> QuadraticProblem:
@@ -48,3 +53,50 @@ def law_against_draws(alg: Any, problem: Any, state: Any, key: Callable[[Any], A
                   for k, p in law.items())
     return law, worst_z, [k for k in counts if k not in law]
 
+
+
+def round_against_reference(alg: Any, problem: Any, state: Any, draw: Any, new: Any, log: Any,
+                            round_index: int) -> tuple[float, str, str | None]:
+    """(largest relative difference over the fields the reference determines, that field, the mismatch sentence of
+    :func:`fedtheory.references.certify_round` or None) for one recorded round."""
+    if not has_reference(type(alg).name):  # also loads the reference modules
+        raise KeyError(f"no reference round for algorithm {type(alg).name!r} (fedtheory/references)")
+    expected = REFERENCES[type(alg).name](alg, problem, state, draw)
+    worst, where = 0.0, ""
+    for source, values in ((new, expected.state), (log, expected.log)):
+        for key, want in values.items():
+            got = log.extra[key[len("extra."):]] if key.startswith("extra.") else getattr(source, key)
+            got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+            err = relative_error(got, want) if got.shape == want.shape else math.inf
+            err = err if math.isfinite(err) else math.inf  # a NaN must not compare as small
+            if err > worst or not where:
+                worst, where = err, key
+    # certify_round's floor (1e-12 of the round's inputs, at least 1e-12) passes every difference up to 1e-12:
+    # only a larger one needs its verdict (it recomputes the reference)
+    mismatch = certify_round(alg, problem, state, draw, new, log, round_index) if worst > 1e-12 else None
+    return worst, where, None if mismatch is None else mismatch.sentence()
+
+
+def run_against_reference(alg: Any, problem: Any, x0: np.ndarray, rounds: int,
+                          seed: int = 0) -> tuple[float, str, str | None, int]:
+    """Run ``rounds`` rounds of ``alg`` from ``alg.init(problem, x0)``, each from the state the previous one
+    returned and with its own draw (``draw`` then ``round_given``; ``round`` with draw None for a deterministic
+    algorithm), and compare every round with the reference: (worst relative difference, its field and round,
+    the first mismatch's sentence or None, the number of rounds nobody took part in)."""
+    rng = np.random.default_rng(seed)
+    state = alg.init(problem, x0)
+    worst, where, first, idle = 0.0, "", None, 0
+    for r in range(rounds):
+        if hasattr(alg, "round_given"):
+            draw = alg.draw(problem, state, rng)
+            new, log = alg.round_given(problem, state, draw)
+        else:
+            draw = None
+            new, log = alg.round(problem, state, rng)
+        err, field, mismatch = round_against_reference(alg, problem, state, draw, new, log, r)
+        if err > worst or not where:
+            worst, where = err, f"{field} at round {r}"
+        first = first or mismatch
+        idle += int(draw is not None and len(draw.clients) == 0)
+        state = new
+    return worst, where, first, idle

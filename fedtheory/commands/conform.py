@@ -3,6 +3,7 @@ paper's properties (docs/conformance.md)."""
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -52,16 +53,59 @@ def _value(text: str) -> Any:
         return text
 
 
-def load(target: str) -> Any:
-    """Import ``PACKAGE.MODULE:FACTORY`` (the current directory first, as ``python -m`` would) and call the
-    factory."""
+def load(target: str, family: str | None = None) -> Any:
+    """Import ``PACKAGE.MODULE:FACTORY`` (the current directory first, as ``python -m`` would), call the factory
+    with no argument and return the implementation it makes.
+
+    Anything that is not a factory taking no argument, or whose result the contract cannot call (for ``family``:
+    :func:`fedtheory.conformance.contract.check_implementation`), raises ValueError with one sentence saying what
+    was expected and what was given: bad input (exit 2), never a failed check (exit 1).
+    """
     module, sep, attr = target.partition(":")
     if not sep or not module or not attr:
         raise ValueError(f"target must be PACKAGE.MODULE:FACTORY, got {target!r}")
     mod = import_user_module(module)
     if not hasattr(mod, attr):
         raise ValueError(f"target {target!r}: module {module!r} has no attribute {attr!r}")
-    return getattr(mod, attr)()
+    factory = getattr(mod, attr)
+    _require_factory(target, factory)
+    try:
+        impl = factory()
+    except Exception as exc:  # the user's factory failed: bad input, said in one line rather than a traceback
+        raise ValueError(f"calling the factory {target}() raised {type(exc).__name__}: {exc}") from None
+    if family is not None:
+        from ..conformance.contract import ContractError, check_implementation
+        try:
+            check_implementation(impl, family)
+        except ContractError as exc:
+            raise ValueError(f"the factory {target}() must return the implementation: {exc}") from None
+    return impl
+
+
+def _require_factory(target: str, factory: Any) -> None:
+    """FACTORY must be callable with no argument; name what it is otherwise (a round function, a class whose
+    constructor needs arguments, a value)."""
+    hint = "FACTORY must take no argument and return the implementation (docs/conformance.md, \"The contract\")"
+    if not callable(factory):
+        text = repr(factory)
+        raise ValueError(f"{target} is not callable (it is the {type(factory).__name__} "
+                         f"{text if len(text) <= 40 else text[:37] + '...'}), so it is not a factory: {hint}")
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return
+    needed = [p.name for p in signature.parameters.values() if p.default is p.empty
+              and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if not needed:
+        return
+    name = target.partition(":")[2]
+    if inspect.isclass(factory):
+        raise ValueError(f"{target} is a class whose constructor needs {', '.join(needed)}: {hint}, e.g. "
+                         f"def make(): return {name}(...)")
+    if len(needed) >= 2:  # impl(x, clients, ...): the round itself was given
+        raise ValueError(f"{target} takes {signature}, so it looks like a round function rather than a factory: "
+                         f"{hint}, e.g. def make(): return {name}")
+    raise ValueError(f"{target} takes {signature}: {hint}")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -77,7 +121,7 @@ def main(args: argparse.Namespace) -> int:
             if not sep:
                 raise ValueError(f"--hyper must be NAME=VALUE, got {item!r}")
             hyper[name] = _value(value)
-        impl = load(args.target)
+        impl = load(args.target, args.family)
         report = check(impl, args.family, name=args.target, rtol=args.rtol, max_examples=args.max_examples,
                        fixed=tuple(args.fixed), **hyper)
     except (ValueError, ImportError, AttributeError) as exc:

@@ -21,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "readable claims.json.")
     p.add_argument("claims_json", metavar="CLAIMS_JSON", type=Path, help="A claims.json from `fedtheory verify`.")
     p.add_argument("--out", type=Path, help="Output folder (default: the folder of CLAIMS_JSON).")
+    p.add_argument("--quiet", action="store_true", help="No progress bar.")
     p.set_defaults(func=main)
 
 
@@ -32,11 +33,24 @@ def main(args: argparse.Namespace) -> int:
         print(f"fedtheory report: {exc}", file=sys.stderr)
         return 2
     out = args.claims_json.parent if args.out is None else args.out
+    from tqdm import tqdm
+
+    # the same bar as `fedtheory verify`'s (on stderr, none with --quiet): one step per claim drawn
+    bar = None if args.quiet else tqdm(total=len(records), desc="report", unit="claim", file=sys.stderr)
+
+    def done(claim_id: str) -> None:
+        if bar is not None:
+            bar.set_postfix_str(claim_id[-40:], refresh=False)
+            bar.update(1)
+
     try:
-        summary = write_site(records, out, source=args.claims_json.name)
+        summary = write_site(records, out, source=args.claims_json.name, progress=done)
     except OSError as exc:
         print(f"fedtheory report: --out {out}: cannot write the site ({exc.strerror or exc})", file=sys.stderr)
         return 2
+    finally:
+        if bar is not None:
+            bar.close()
     print(f"{summary.claims} claims, {summary.claims_with_figure} with a figure ({summary.figures} figures); "
           f"{len(summary.pages)} pages, {summary.bytes / 1e6:.1f} MB in {time.perf_counter() - start:.0f} s: "
           f"{summary.out / 'index.html'}")

@@ -9,9 +9,13 @@ import textwrap
 from pathlib import Path
 
 from ..claims import PAPERS, Claim, ClaimResult, select
-from ..ledger import SCALE_EXTRA_HINT, available_cores, dask_client_class, run_claims, run_worst_case
-from ..report import (COMPARE_REPORT_RTOL, COMPARE_ROUNDING_FLOOR, TABLE_HEADER, compare_runs, render_table,
+from ..ledger import (SCALE_EXTRA_HINT, RunEstimate, available_cores, dask_client_class, run_claims,
+                      run_worst_case)
+from ..report import (COMPARE_ABSOLUTE_FLOOR, COMPARE_REPORT_RTOL, TABLE_HEADER, compare_runs, render_table,
                       render_worst_case, table_rows, terminal_width, write_reports)
+from ..report.files import DEFAULT_OUT
+from ..report.findings import Verdict, closing_line, render_findings, summary_line
+from ..report.table import REFERENCE_LINES, REFERENCE_MIN_WIDTH
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--paper", action="append", choices=PAPERS, help="Only this paper's claims (repeatable).")
     p.add_argument("--claim", action="append", metavar="ID", help="Only this claim (repeatable).")
     p.add_argument("--thorough", action="store_true", help="More and larger instances.")
-    p.add_argument("--out", default="fedtheory-claims", help="Output folder (default: %(default)s).")
+    p.add_argument("--out", default=DEFAULT_OUT, help="Output folder (default: %(default)s).")
     p.add_argument("--list", action="store_true", help="List the selected claims and exit.")
     p.add_argument("--explain", metavar="ID",
                    help="Run claim ID and every claim along the proof chains of the statements it cites (their "
@@ -43,24 +47,26 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"{SCALE_EXTRA_HINT}.")
     p.add_argument("--compare", metavar="CLAIMS_JSON", type=Path,
                    help="Compare with the claims.json of another run (e.g. another machine or BLAS kernel): "
-                        "exit 1 if any claim's status or any instance's verdict differs; report how far the "
-                        "measured numbers moved.")
+                        "exit 1 if any claim's status, any instance's verdict or any instance's details keys "
+                        "differ; list the measured numbers that moved by more than both a relative and an "
+                        "absolute floor (smaller changes are rounding residue, counted only).")
     p.set_defaults(func=main)
 
 
 def _report_comparison(results: list[ClaimResult], reference: list[dict], path: Path) -> int:
-    diffs, moved = compare_runs([r.as_dict() for r in results], reference)
-    rounding = [m for m in moved if m[2]]
-    moved = [m for m in moved if not m[2]]
-    large = [(c, w) for c, w, _ in moved if c > COMPARE_REPORT_RTOL]
-    print(f"compared with {path}: {len(diffs)} verdict differences; {len(moved)} measured numbers differ, "
-          f"largest relative change {moved[0][0] if moved else 0.0:.2g}; {len(large)} above {COMPARE_REPORT_RTOL:g}; "
-          f"{len(rounding)} more differ at rounding level (below {COMPARE_ROUNDING_FLOOR:g} of their scale)")
+    """Print how this run compares with ``reference``; the number of differences (verdicts, record shapes)."""
+    diffs, changed = compare_runs([r.as_dict() for r in results], reference)
+    moved = [(change, where) for change, where, residue in changed if not residue]
+    residue = len(changed) - len(moved)
+    print(f"compared with {path}: {len(diffs)} differences in verdicts or record keys; {len(moved)} measured "
+          f"numbers moved (by more than {COMPARE_REPORT_RTOL:g} of themselves and {COMPARE_ABSOLUTE_FLOOR:.2g} of "
+          f"their scale), largest relative change {moved[0][0] if moved else 0.0:.2g}; {residue} more differ by "
+          "rounding residue")
     for d in diffs:
-        print(f"  VERDICT DIFFERS: {d}")
-    for change, where in large[:20]:
+        print(f"  {'KEYS DIFFER' if 'details keys differ' in d else 'VERDICT DIFFERS'}: {d}")
+    for change, where in moved[:20]:
         print(f"  moved {change:.2g}: {where}")
-    return 1 if diffs else 0
+    return len(diffs)
 
 
 def _prepare_out(out: Path) -> str | None:
@@ -94,6 +100,32 @@ def _seconds_of(records: list[dict] | str | None) -> dict[str, float]:
         return {}
     return {r["id"]: r["seconds"] for r in records
             if isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("seconds"), (int, float))}
+
+
+class _ProgressBar:
+    """A progress bar over the claims (tqdm, on stderr) whose time left is :class:`RunEstimate`'s: from the
+    previous run's seconds per claim, so the first estimate is the previous run's time."""
+
+    def __init__(self, claims: list[Claim], seconds: dict[str, float], jobs: int) -> None:
+        from tqdm import tqdm
+
+        self.estimate = RunEstimate([c.id for c in claims], seconds, max(1, min(jobs, len(claims))))
+        first = self.estimate.remaining(0.0)
+        self.bar = tqdm(total=len(claims), desc="claims", unit="claim", file=sys.stderr,
+                        postfix=None if first is None else f"~{tqdm.format_interval(first)} left by the last run",
+                        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")
+
+    def done(self, claim_id: str) -> None:
+        from tqdm import tqdm
+
+        self.estimate.finished(claim_id)
+        left = self.estimate.remaining(self.bar.format_dict["elapsed"])
+        self.bar.set_postfix_str(f"{'?' if left is None else '~' + tqdm.format_interval(left)} left, "
+                                 f"{claim_id[-40:]}", refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def _list(claims: list[Claim], width: int) -> str:
@@ -143,22 +175,19 @@ def main(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"fedtheory verify: {problem}", file=sys.stderr)
         return 2
-    from tqdm import tqdm
-
-    bar = None if args.quiet else tqdm(total=len(claims), desc="claims", unit="claim", file=sys.stderr)
-
-    def done(claim_id: str) -> None:
-        if bar is not None:
-            bar.set_postfix_str(claim_id[-40:], refresh=False)
-            bar.update(1)
-
-    # Longest first by the previous run in --out (or the compared run), when there is one.
+    # The previous run in --out (or the compared run), when there is one: its seconds per claim start the
+    # longest claims first and give the progress bar its first estimate.
     seconds = _seconds_of(_read_reference(out / "claims.json")) or _seconds_of(reference)
+    bar = None if args.quiet else _ProgressBar(claims, seconds, jobs if args.scheduler is None else 1)
     results = run_claims(claims, thorough=args.thorough, jobs=jobs, scheduler=args.scheduler, seconds=seconds,
-                         progress=done)
+                         progress=None if bar is None else bar.done)
     if bar is not None:
         bar.close()
-    print(render_table(table_rows(results), TABLE_HEADER, width=width))
+    print(render_table(table_rows(results), TABLE_HEADER, width=width, cut_lines=REFERENCE_LINES,
+                       cut_min=REFERENCE_MIN_WIDTH))
+    findings = render_findings(results, width)
+    if findings:
+        print(findings)
     worst = (run_worst_case(results, args.evaluations, jobs=jobs, scheduler=args.scheduler)
              if args.worst_case else None)
     write_reports(results, out, worst)
@@ -167,18 +196,22 @@ def main(args: argparse.Namespace) -> int:
 
         write_html_report(out / "claims.json")
     status = 1 if any(r.failed for r in results) else 0
+    other_reasons = []
     if worst is not None:
         print(render_worst_case(results, worst, width))
         found = [cid for cid, w in worst.items() if w["counterexample_to_expected"]]
         for cid in found:
             print(f"COUNTEREXAMPLE FOUND by the search for {cid}: {worst[cid]['adversarial_instance']}")
-        status = max(status, 1 if found else 0)
+        if found:
+            status = 1
+            other_reasons.append(f"the worst-case search found a counterexample to {len(found)} claim(s) expected "
+                                 "to hold")
     if reference is not None:
-        status = max(status, _report_comparison(results, reference, args.compare))
-    counts: dict[str, int] = {}
-    for r in results:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-    # The last line is the one-line summary, whatever came before it.
-    print(f"\n{len(results)} claims: {summary}. Reports in {out}/claims.json and {out}/claims.md")
+        differences = _report_comparison(results, reference, args.compare)
+        if differences:
+            status = 1
+            other_reasons.append(f"{differences} verdict(s) or record key(s) differ from {args.compare}")
+    print("\n" + summary_line((r.status for r in results), str(out)))
+    # The last line explains the exit status, whatever came before it.
+    print(closing_line([Verdict.of(r) for r in results], status, other_reasons))
     return status

@@ -32,11 +32,12 @@ A compressor is any object with ``compress(x, rng) -> x_hat`` or ``-> (x_hat, bi
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["STATE_KEYS", "call_round", "call_compress", "declared_omega", "ContractError"]
+__all__ = ["STATE_KEYS", "call_round", "call_compress", "declared_omega", "ContractError", "check_implementation"]
 
 #: The state layout that makes the state-reading properties applicable (server key, per-client key).
 STATE_KEYS: Mapping[str, tuple[str | None, str]] = {
@@ -45,6 +46,41 @@ STATE_KEYS: Mapping[str, tuple[str | None, str]] = {
 
 class ContractError(TypeError):
     """The implementation returned something the contract does not allow."""
+
+
+def check_implementation(impl: Any, family: str) -> None:
+    """Raise :class:`ContractError` (one sentence: what the contract expects, what was given) unless ``impl`` can be
+    called as the contract calls it: ``compress(x, rng)`` for the compressor family, otherwise
+    ``impl(x, clients, state=..., rng=...)``. The hyperparameter keywords are not checked (each family passes its
+    own, and an implementation may take ``**hyper``); a signature Python cannot read is given the benefit of the
+    doubt (it is judged by its calls)."""
+    what = _describe(impl)
+    if family == "compressor":
+        if not callable(getattr(impl, "compress", None)):
+            raise ContractError(f"a compressor is an object with compress(x, rng) and omega, got {what}")
+        return
+    if not callable(impl):
+        raise ContractError(f"an implementation is a callable impl(x, clients, *, state=None, rng=None, **hyper), "
+                            f"got {what}")
+    try:
+        signature = inspect.signature(impl)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(0, [], state=None, rng=None)
+    except TypeError:
+        raise ContractError(f"an implementation is called as impl(x, clients, *, state=None, rng=None, **hyper), "
+                            f"but {what} takes {signature}") from None
+
+
+def _describe(obj: Any) -> str:
+    """How a user would name ``obj`` in one phrase: 'the function make', 'a class Round', 'an int (3)'."""
+    if inspect.isclass(obj):
+        return f"the class {obj.__qualname__}"
+    if inspect.isfunction(obj) or inspect.ismethod(obj):
+        return f"the function {obj.__qualname__}"
+    text = repr(obj)
+    return f"{type(obj).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
 def call_round(impl: Callable[..., Any], x: np.ndarray, clients: Sequence[Any], state: Any, hyper: Mapping[str, Any],

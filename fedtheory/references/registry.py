@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-__all__ = ["Expected", "Mismatch", "REFERENCES", "reference", "certify_round", "has_reference"]
+__all__ = ["Expected", "Mismatch", "REFERENCES", "reference", "certify_round", "certify_run", "has_reference"]
 
 
 @dataclass(frozen=True)
@@ -73,15 +73,22 @@ def has_reference(name: str) -> bool:
     return name in REFERENCES
 
 
+_LOADED: list[bool] = []
+
+
 def _load() -> None:
     """Import every module of this package (each registers its references on import): on first use, not at the
-    package's import, so the modules may import this one without a cycle."""
+    package's import, so the modules may import this one without a cycle. Once per process: listing the package's
+    modules costs about 0.1 ms, more than a small reference round."""
+    if _LOADED:
+        return
     import sys
 
     from ..autoload import load_submodules
 
     # the package by name, not by an import statement: the package imports this module (no import cycle)
     load_submodules(sys.modules[__name__.rpartition(".")[0]], {})
+    _LOADED.append(True)
 
 
 def _as_array(value: Any) -> np.ndarray:
@@ -133,3 +140,19 @@ def certify_round(alg: Any, problem: Any, state: Any, draw: Any, new_state: Any,
 
 def _numeric(value: Any) -> bool:
     return isinstance(value, (int, float, np.ndarray)) and not isinstance(value, bool)
+
+
+def certify_run(alg: Any, problem: Any, x0: Any, rounds: int, seed: int = 0) -> tuple[int, Mismatch | None]:
+    """Run ``rounds`` rounds of ``alg`` from ``alg.init(problem, x0)`` with ``draw`` / ``round_given`` (seeded
+    generator) and certify every one of them against the reference, each from the implementation's own state:
+    ``(rounds certified, the first mismatch or None)``."""
+    state = alg.init(problem, np.asarray(x0, dtype=float))
+    rng = np.random.default_rng(seed)
+    for r in range(rounds):
+        draw = alg.draw(problem, state, rng)
+        new_state, log = alg.round_given(problem, state, draw)
+        mismatch = certify_round(alg, problem, state, draw, new_state, log, r)
+        if mismatch is not None:
+            return r, mismatch
+        state = new_state
+    return rounds, None

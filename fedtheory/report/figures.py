@@ -15,17 +15,22 @@ from __future__ import annotations
 import io
 import math
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .symbols import symbols
 
-__all__ = ["Series", "find_series", "evidence_figure", "series_figure", "number"]
+__all__ = ["Series", "find_series", "evidence_figure", "series_figure", "evidence_axes", "series_axes", "number",
+           "legend_height", "MAX_TICKS", "MAX_INSTANCE_TICKS"]
 
 #: Marker and colour per verdict: shape and colour both say it (the legend names them), not colour alone.
 HOLDS_STYLE = {"marker": "o", "color": "#1b7837", "label": "measured, holds"}
 FAILS_STYLE = {"marker": "X", "color": "#c51b1b", "label": "measured, fails"}
 THEORY_STYLE = {"marker": "_", "color": "#333333", "label": "theory: bound, exact value or tolerance"}
+#: An exploratory claim's measurement (no verdict: expected="exploratory") and the value it is reported against.
+MEASURED_STYLE = {"marker": "D", "color": "#2c5d9e", "label": "measured (no verdict)"}
+REFERENCE_STYLE = {"marker": "_", "color": "#777777", "label": "the claim's reference value (not a bound)"}
 #: Detail names read as the x axis of the other series of the same length (instance parameters and grids).
 PARAMETER_NAMES = {"L", "K", "T", "E", "S", "b", "p", "s", "mu", "eta", "lam", "lambda", "sigma", "delta_A",
                    "delta_B", "delta_A/mu", "tau", "sizes", "n_a", "gamma", "beta", "q", "d", "n"}
@@ -108,19 +113,47 @@ def _svg(fig: Any, salt: str) -> str:
     return text[text.index("<svg"):].replace("<svg ", '<svg role="img" ', 1)
 
 
-def _figure(width: float, ncols: int, legend_lines: int) -> tuple[Any, list[Any]]:
-    """A figure of ``ncols`` panels 1.9 inches high with fixed margins in inches, the legends below them (never
-    over the data): a layout engine or a tight bounding box would draw every figure two or three times to
-    measure its text (most of the report's time)."""
+#: Layout in inches: the left margin holds the y tick labels and the y label; below each panel come its tick
+#: labels and x label, then its legend (never over the data).
+LEFT, RIGHT, TOP, PANEL_HEIGHT, BELOW_AXIS, GAP = 0.95, 0.15, 0.4, 1.9, 0.5, 0.95
+#: One legend line at the legend's 7 pt font (line height 1.2 em, entries 0.5 em apart) and the characters of
+#: DejaVu Sans 7 pt that fit in an inch (0.6 em a character, conservatively), after the legend's handle.
+LEGEND_LINE, LEGEND_GAP, CHARS_PER_INCH, HANDLE = 7 * 1.2 / 72, 7 * 0.5 / 72, 72 / (7 * 0.6), 0.45
+#: At most this many labelled major ticks on a value axis, so that tick labels never crowd (a log axis over 17
+#: decades would otherwise label every decade); an instance axis numbers each of up to MAX_INSTANCE_TICKS
+#: instances (small integers, to be read against the table).
+MAX_TICKS, MAX_INSTANCE_TICKS = 6, 12
+
+
+def _wrap(label: str, panel: float) -> str:
+    """A legend label wrapped to the width of its panel (``panel`` inches), so that the legend is never wider
+    than the panel and clipped."""
+    return "\n".join(textwrap.wrap(label, max(12, int((panel - HANDLE) * CHARS_PER_INCH)),
+                                   break_on_hyphens=False)) or label
+
+
+def legend_height(labels: Sequence[str], panel: float) -> float:
+    """The height in inches of a one-column legend of ``labels`` wrapped by :func:`_wrap`."""
+    lines = sum(_wrap(label, panel).count("\n") + 1 for label in labels)
+    return lines * LEGEND_LINE + max(0, len(labels) - 1) * LEGEND_GAP + 0.1
+
+
+def _figure(panel: float, ncols: int, legends: Sequence[Sequence[str]]) -> tuple[Any, list[Any]]:
+    """A figure of ``ncols`` panels ``panel`` inches wide and :data:`PANEL_HEIGHT` high with fixed margins in
+    inches, room below each for its legend (``legends``: the labels of each panel's legend): a layout engine or
+    a tight bounding box would draw every figure two or three times to measure its text (most of the report's
+    time); the margins are computed from the wrapped labels instead (tests/report/test_figures.py measures
+    that every legend lies inside its figure)."""
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure
 
-    below = 0.5 + 0.145 * legend_lines  # the axis label, then one line per legend entry
-    height = 0.3 + 1.9 + below
+    below = BELOW_AXIS + max((legend_height(labels, panel) for labels in legends), default=0.0) + 0.05
+    width = LEFT + ncols * panel + (ncols - 1) * GAP + RIGHT
+    height = TOP + PANEL_HEIGHT + below
     fig = Figure(figsize=(width, height))
     FigureCanvasSVG(fig)
-    fig.subplots_adjust(left=0.62 / width, right=1 - 0.12 / width, bottom=below / height, top=1 - 0.3 / height,
-                        wspace=0.7 * ncols / width)
+    fig.subplots_adjust(left=LEFT / width, right=1 - RIGHT / width, bottom=below / height, top=1 - TOP / height,
+                        wspace=GAP / panel)
     with _style():
         axes = fig.subplots(1, ncols, squeeze=False)[0]
     return fig, list(axes)
@@ -134,8 +167,12 @@ def _style() -> Any:
                                   "font.family": "sans-serif"})
 
 
-def _legend(ax: Any) -> None:
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1, borderaxespad=0)
+def _legend(ax: Any, panel: float) -> None:
+    """The panel's legend below its x label, each label wrapped to the panel's width."""
+    handles, labels = ax.get_legend_handles_labels()
+    below = -BELOW_AXIS / PANEL_HEIGHT  # the axes' height is PANEL_HEIGHT inches: the legend starts BELOW_AXIS under
+    ax.legend(handles, [_wrap(label, panel) for label in labels], loc="upper center", bbox_to_anchor=(0.5, below),
+              ncols=1, borderaxespad=0, borderpad=0)
 
 
 def _scale(ax: Any, values: Sequence[float]) -> None:
@@ -153,9 +190,66 @@ def _scale(ax: Any, values: Sequence[float]) -> None:
         ax.set_yscale("symlog", linthresh=max(min(nonzero), max(nonzero) * 1e-12))
 
 
+def _readable_ticks(axis: Any, most: int = MAX_TICKS) -> None:
+    """At most ``most`` labelled major ticks on ``axis``, at least 1/``most`` of the axis apart (measured on the
+    axis's own scale, so on a symmetric log axis 0 and ±10^-12 are not printed over each other); minor ticks
+    unlabelled. The limits must be final (called after plotting)."""
+    from matplotlib.ticker import FixedLocator, MaxNLocator, NullFormatter
+
+    if axis.get_scale() == "linear":
+        axis.set_major_locator(MaxNLocator(nbins=most - 1, steps=[1, 2, 2.5, 5, 10]))
+        return
+    lo, hi = sorted(axis.get_view_interval())
+    transform = axis.get_transform()
+    span = float(transform.transform([hi])[0] - transform.transform([lo])[0])
+    kept: list[float] = []
+    for tick in sorted(t for t in axis.get_major_locator().tick_values(lo, hi) if lo <= t <= hi):
+        position = float(transform.transform([tick])[0])
+        if not kept or position - float(transform.transform([kept[-1]])[0]) >= span / most:
+            kept.append(tick)
+    while len(kept) > most:
+        kept = kept[::2]
+    axis.set_major_locator(FixedLocator(kept))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _instance_axis(ax: Any, n: int) -> None:
+    """Instances 1..n on the x axis: every number while they fit, else whole numbers at readable steps."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.set_xlim(0.4, n + 0.6)
+    if n <= MAX_INSTANCE_TICKS:
+        ax.set_xticks(list(range(1, n + 1)))
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True))
+
+
+def _styles(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The measured points' styles (holds, fails) and the theory's: an exploratory claim (a measurement, no
+    verdict) is drawn in one neutral style against its reference value, never as passing or failing."""
+    if record.get("expected") == "exploratory":
+        return MEASURED_STYLE, MEASURED_STYLE, REFERENCE_STYLE
+    return HOLDS_STYLE, FAILS_STYLE, THEORY_STYLE
+
+
+def _counterexample_label(ax: Any, i: float, m: float, n: int) -> None:
+    """"counterexample" beside the first failing point, with an arrow to it: offset by more than the marker's
+    and the theory tick's half widths (8 pt), towards the inside of the panel, so that it never covers them."""
+    ax.annotate("counterexample", (i, m), xytext=(-14 if i > (n + 1) / 2 else 14, 12), textcoords="offset points",
+                ha="right" if i > (n + 1) / 2 else "left", va="bottom", color=FAILS_STYLE["color"], fontsize=7,
+                arrowprops={"arrowstyle": "-", "color": FAILS_STYLE["color"], "linewidth": 0.8,
+                            "shrinkA": 0, "shrinkB": 5})
+
+
 def evidence_figure(record: Mapping[str, Any]) -> str | None:
     """Measured against theory per instance, and the tightness panel when the claim reports tightness (see the
     module docstring); None for a claim with no evidence (a check that errored before any instance)."""
+    fig = evidence_axes(record)
+    return None if fig is None else _svg(fig, f"{record['id']}/evidence")
+
+
+def evidence_axes(record: Mapping[str, Any]) -> Any:
+    """The matplotlib Figure of :func:`evidence_figure` (None without evidence)."""
     evidence = record.get("evidence") or []
     if not evidence:
         return None
@@ -165,67 +259,97 @@ def evidence_figure(record: Mapping[str, Any]) -> str | None:
     tightness = [number(e.get("tightness")) for e in evidence]
     searched = {k: number(record.get(k)) for k in ("adversarial_tightness", "pep_worst_case")}
     with_tightness = any(math.isfinite(t) for t in tightness) or any(math.isfinite(v) for v in searched.values())
+    exploratory = record.get("expected") == "exploratory"
+    holds_style, fails_style, theory_style = _styles(record)
     n = len(evidence)
-    panel = min(4.6, 1.9 + 0.22 * n)
-    fig, axes = _figure(panel * (2 if with_tightness else 1) + 0.4, 2 if with_tightness else 1, 4)
+    panel = min(4.6, 2.6 + 0.15 * n)
+    verdicts = [style["label"] for verdict, style in ((True, holds_style), (False, fails_style))
+                if verdict in holds]
+    legends = [[theory_style["label"], *dict.fromkeys(verdicts)]]
+    if with_tightness:
+        legends.append(_tightness_labels(searched, exploratory))
+    fig, axes = _figure(panel, len(legends), legends)
     with _style():
         ax = axes[0]
         xs = range(1, n + 1)
         for i, m, t in zip(xs, measured, theory):
             if math.isfinite(m) and math.isfinite(t):
                 ax.plot([i, i], [m, t], color="#bbbbbb", linewidth=1, zorder=1)
-        ax.scatter(xs, theory, s=260, linewidths=2, zorder=2, **THEORY_STYLE)
-        for verdict, style in ((True, HOLDS_STYLE), (False, FAILS_STYLE)):
-            pts = [(i, m) for i, m, h in zip(xs, measured, holds) if h is verdict]
-            if pts:
-                ax.scatter(*zip(*pts), s=36 if verdict else 70, zorder=3, **style)
+        ax.scatter(xs, theory, s=260, linewidths=2, zorder=2, **theory_style)
+        if exploratory:
+            ax.scatter(xs, measured, s=40, zorder=3, **holds_style)
+        else:
+            for verdict, style in ((True, holds_style), (False, fails_style)):
+                pts = [(i, m) for i, m, h in zip(xs, measured, holds) if h is verdict]
+                if pts:
+                    ax.scatter(*zip(*pts), s=36 if verdict else 70, zorder=3, **style)
+        _scale(ax, measured + theory)
+        _instance_axis(ax, n)
         if record.get("expected") == "violated":
             for i, m, h in zip(xs, measured, holds):
                 if not h and math.isfinite(m):
-                    ax.annotate("counterexample", (i, m), xytext=(6, 8), textcoords="offset points",
-                                color=FAILS_STYLE["color"], fontsize=7)
+                    _counterexample_label(ax, i, m, n)
                     break
-        _scale(ax, measured + theory)
-        ax.set_xticks(list(xs))
-        ax.set_xlim(0.4, n + 0.6)
-        ax.set_xlabel("instance (numbered as in the table below)")
-        ax.set_title("measured against theory")
-        _legend(ax)
+        ax.set_xlabel("instance (as numbered in the table)")
+        ax.set_ylabel("measured; reference value" if exploratory else "measured; theory's value")
+        ax.set_title("measured (no verdict)" if exploratory else "measured against theory")
+        _readable_ticks(ax.yaxis)
+        _legend(ax, panel)
         if with_tightness:
-            _tightness_panel(axes[1], tightness, holds, searched)
-    return _svg(fig, f"{record['id']}/evidence")
+            _tightness_panel(axes[1], tightness, holds, searched, exploratory, panel)
+    return fig
 
 
-def _tightness_panel(ax: Any, tightness: Sequence[float], holds: Sequence[bool], searched: Mapping[str, float]) -> None:
+def _tightness_labels(searched: Mapping[str, float], exploratory: bool) -> list[str]:
+    labels = ["measured / reference value per instance" if exploratory
+              else "measured / bound per instance (hatched: fails)",
+              "measured = reference (1)" if exploratory else "bound attained (1)"]
+    if math.isfinite(searched["adversarial_tightness"]):
+        labels.append(f"worst found by the search ({searched['adversarial_tightness']:.3g})")
+    if math.isfinite(searched["pep_worst_case"]):
+        labels.append(f"PEP worst case ({searched['pep_worst_case']:.3g})")
+    return labels
+
+
+def _tightness_panel(ax: Any, tightness: Sequence[float], holds: Sequence[bool], searched: Mapping[str, float],
+                     exploratory: bool, panel: float) -> None:
+    labels = _tightness_labels(searched, exploratory)
     xs = list(range(1, len(tightness) + 1))
-    colours = [HOLDS_STYLE["color"] if h else FAILS_STYLE["color"] for h in holds]
+    colours = [MEASURED_STYLE["color"] if exploratory else HOLDS_STYLE["color"] if h else FAILS_STYLE["color"]
+               for h in holds]
     finite = [(x, t, c) for x, t, c in zip(xs, tightness, colours) if math.isfinite(t)]
     if finite:
         bars = ax.bar([x for x, _, _ in finite], [t for _, t, _ in finite], color=[c for _, _, c in finite],
-                      width=0.6, label="measured / bound per instance (hatched: fails)")
+                      width=0.6, label=labels[0])
         for bar, (x, _, _) in zip(bars, finite):
-            if not holds[x - 1]:  # the verdict in the bar's texture too, not in its colour alone
+            if not holds[x - 1] and not exploratory:  # the verdict in the bar's texture too, not its colour alone
                 bar.set_hatch("///")
                 bar.set_edgecolor("white")
-    ax.axhline(1.0, color="#333333", linewidth=1, label="bound attained (1)")
+    ax.axhline(1.0, color="#333333", linewidth=1, label=labels[1])
     if math.isfinite(searched["adversarial_tightness"]):
         ax.axhline(searched["adversarial_tightness"], color="#8c510a", linestyle="--", linewidth=1.2,
-                   label=f"worst found by the search ({searched['adversarial_tightness']:.3g})")
+                   label=labels[2])
     if math.isfinite(searched["pep_worst_case"]):
-        ax.axhline(searched["pep_worst_case"], color="#542788", linestyle=":", linewidth=1.5,
-                   label=f"PEP worst case ({searched['pep_worst_case']:.3g})")
+        ax.axhline(searched["pep_worst_case"], color="#542788", linestyle=":", linewidth=1.5, label=labels[-1])
     values = [t for _, t, _ in finite] + [v for v in searched.values() if math.isfinite(v)] + [1.0]
     _scale(ax, values)
-    ax.set_xticks(xs)
-    ax.set_xlim(0.4, len(xs) + 0.6)
+    _instance_axis(ax, len(xs))
     ax.set_xlabel("instance")
-    ax.set_title("tightness (measured / bound)")
-    _legend(ax)
+    ax.set_ylabel("measured / reference" if exploratory else "measured / bound")
+    ax.set_title("measured / reference value" if exploratory else "tightness (measured / bound)")
+    _readable_ticks(ax.yaxis)
+    _legend(ax, panel)
 
 
 def series_figure(record: Mapping[str, Any], max_panels: int = 3) -> str | None:
     """The series of :func:`find_series` from the first instances that carry any (one panel each, at most
     ``max_panels``); None when no instance's details carry a series."""
+    fig = series_axes(record, max_panels)
+    return None if fig is None else _svg(fig, f"{record['id']}/series")
+
+
+def series_axes(record: Mapping[str, Any], max_panels: int = 3) -> Any:
+    """The matplotlib Figure of :func:`series_figure` (None without a series)."""
     panels: list[tuple[int, Series]] = []
     for k, e in enumerate(record.get("evidence") or [], start=1):
         for s in find_series(e.get("details") or {}):
@@ -234,18 +358,23 @@ def series_figure(record: Mapping[str, Any], max_panels: int = 3) -> str | None:
                 panels.append((k, s))
     if not panels:
         return None
-    fig, axes = _figure(3.3 * len(panels) + 0.3, len(panels), min(MAX_LINES, max(len(s.ys) for _, s in panels)))
+    panel = 3.0
+    legends = [[symbols(name) for name in list(s.ys)[:MAX_LINES]] for _, s in panels]
+    fig, axes = _figure(panel, len(panels), legends)
     with _style():
-        for ax, (k, s) in zip(axes, panels):
+        for ax, (k, s), names in zip(axes, panels, legends):
             values: list[float] = []
-            for (name, ys), _ in zip(s.ys.items(), range(MAX_LINES)):
-                ax.plot(s.x, ys, marker="o", markersize=3, linewidth=1.2, label=symbols(name))
+            for name, ys in zip(names, s.ys.values()):
+                ax.plot(s.x, ys, marker="o", markersize=3, linewidth=1.2, label=name)
                 values += list(ys)
             _scale(ax, values)
             if s.xlabel not in ("index", "round") and len(s.x) > 2 and all(v > 0 for v in s.x) \
                     and max(s.x) / min(s.x) > 100:
                 ax.set_xscale("log")
             ax.set_xlabel(symbols(s.xlabel))
+            ax.set_ylabel("recorded value")
             ax.set_title(f"instance {k}: recorded series", fontsize=8)
-            _legend(ax)
-    return _svg(fig, f"{record['id']}/series")
+            _readable_ticks(ax.yaxis)
+            _readable_ticks(ax.xaxis)
+            _legend(ax, panel)
+    return fig

@@ -11,10 +11,14 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..claims.registry import ClaimResult
+from .ledger import FALSE_KIND_WORDS, certification_sentence, false_kind
 from .symbols import symbols
 from .table import fmt
 
-__all__ = ["records_of", "write_reports", "write_records"]
+__all__ = ["DEFAULT_OUT", "records_of", "write_reports", "write_records"]
+
+#: The folder ``fedtheory verify`` writes its reports to unless given ``--out``.
+DEFAULT_OUT = "fedtheory-claims"
 
 
 def records_of(results: Sequence[ClaimResult], worst_case: Mapping[str, dict] | None = None) -> list[dict]:
@@ -45,6 +49,14 @@ def _num(value: Any) -> str:
     return fmt(value) if isinstance(value, (int, float)) or value is None else str(value)
 
 
+def status_words(record: Mapping[str, Any]) -> str:
+    """The claim's status, and for a claim recorded false what it finds false (its ``false_kind``): "false as
+    printed", "false under a reading" or "fedtheory's own reading, false" (not a statement of the paper)."""
+    if record["status"] == "violated-as-recorded" and false_kind(record):
+        return f"{record['status']}: {FALSE_KIND_WORDS[false_kind(record)]}"
+    return record["status"]
+
+
 def render_markdown(records: Sequence[Mapping[str, Any]]) -> str:
     """claims.md: one row per claim (status, instances, worst tightness over the default instances, the
     adversarial worst case and the exact PEP worst case where the run searched for them), then the details of
@@ -55,14 +67,17 @@ def render_markdown(records: Sequence[Mapping[str, Any]]) -> str:
     if searched:
         header += " worst case (search) | PEP worst case |"
         rule += "---|---|"
-    intro = "Tightness is measured / bound at the default instances (1: the bound is attained)."
+    intro = ("Tightness is measured / bound at the default instances (1: the bound is attained). A claim recorded "
+             "false (violated-as-recorded) says what it finds false: a statement *false as printed*, one *false "
+             "under a reading* (the reading is given below), or *fedtheory's own reading, false* (a reading or "
+             "folklore of fedtheory's, not a statement of the paper).")
     if searched:
         intro += (" The worst case is the largest measured / bound the search found over the claim's instance "
                   "space; the PEP worst case is the worst case over the whole function class, as a fraction of the "
                   "bound (exact; for DANE and FedRed-GD an upper bound over the two-client relaxation).")
     lines = ["# fedtheory claims ledger", "", intro, "", header + " statement |", rule + "---|"]
     for r in records:
-        row = (f"| `{r['id']}` | {r['paper']} | {_cell(r['reference'])} | {r['status']} | {len(r['evidence'])} | "
+        row = (f"| `{r['id']}` | {r['paper']} | {_cell(r['reference'])} | {status_words(r)} | {len(r['evidence'])} | "
                f"{_num(r.get('worst_tightness'))} |")
         if searched:
             row += f" {_num(r.get('adversarial_tightness'))} | {_num(r.get('pep_worst_case'))} |"
@@ -77,10 +92,14 @@ def render_markdown(records: Sequence[Mapping[str, Any]]) -> str:
     if details:
         lines += ["", "## Details of claims that do not simply hold", ""]
         for r in details:
-            lines.append(f"### `{r['id']}`: {r['status']}")
+            lines.append(f"### `{r['id']}`: {status_words(r)}")
             lines.append("")
             lines.append(symbols(r["statement"]))
             lines.append("")
+            if r.get("reading") and false_kind(r) == "reading":
+                lines += [f"Reading: {symbols(r['reading'])}", ""]
+            if certification_sentence(r):
+                lines += [certification_sentence(r) + ".", ""]
             if r.get("error"):
                 lines.append(f"```\n{r['error']}\n```")
             for e in r["evidence"]:

@@ -9,19 +9,24 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..claims.registry import FAILING_STATUSES, Citation
 from ..papers import all_papers
 from ..papers.coverage import StatementCoverage, coverage
 
 __all__ = ["ClaimsFileError", "RecordedClaim", "read_claims", "recorded_coverage", "FAILED_STATUSES",
-           "REQUIRED_FIELDS"]
+           "REQUIRED_FIELDS", "FALSE_KIND_WORDS", "certification_sentence", "false_kind", "verdict_key"]
 
 #: Statuses of a claim whose run went wrong (``ClaimResult.failed``): its statement's proof chain breaks there.
 FAILED_STATUSES = FAILING_STATUSES
 #: The fields every claim record of a claims.json has (``ClaimResult.as_dict``) and the report reads.
 REQUIRED_FIELDS = ("id", "paper", "statement", "status", "expected", "evidence")
+#: What a claim recorded false says of the paper, by its ``false_kind`` (``fedtheory.claims.registry.FALSE_KINDS``):
+#: only "printed" blames the paper's text; "reading" blames one reading of an ambiguous text (the claim names it);
+#: "ours" is fedtheory's own reading or folklore found false, not a statement of the paper.
+FALSE_KIND_WORDS = {"printed": "false as printed", "reading": "false under a reading",
+                    "ours": "fedtheory's own reading, false"}
 
 
 _JSON_TYPES = {dict: "object", str: "string", int: "number", float: "number", bool: "boolean",
@@ -63,6 +68,41 @@ def read_claims(path: Path) -> list[dict[str, Any]]:
     return records
 
 
+def certification_sentence(record: Mapping[str, Any]) -> str:
+    """What a claim record says of its run's certification against the paper's equations
+    (:mod:`fedtheory.claims.certify`): "The run differs from the paper's algorithm ..." when it does, else the
+    algorithms it runs with the rounds certified ("runs fedavg (12 rounds certified against the paper's
+    equations)"), or "" for a claim that runs no algorithm (or a claims.json written before certification)."""
+    cert = record.get("certification") or {}
+    if cert.get("differs"):
+        return f"{cert['differs'][0].upper()}{cert['differs'][1:]}: the verdict is not about the paper's algorithm"
+    rounds = cert.get("rounds") or {}
+    runs = sorted(set(record.get("runs") or ()) | set(rounds))
+    if not runs:
+        return ""
+    return "Runs " + ", ".join(f"{name} ({rounds.get(name, 0)} rounds certified against the paper's equations)"
+                               for name in runs)
+
+
+def false_kind(record: Mapping[str, Any]) -> str:
+    """The record's ``false_kind`` ("printed", "reading" or "ours"; "" for a claim not expected violated).
+
+    A ledger written before false_kind was recorded: a derived violated claim is fedtheory's own reading, any
+    other violated claim reads as printed."""
+    if record["expected"] != "violated":
+        return ""
+    return record.get("false_kind") or ("ours" if record.get("derived") else "printed")
+
+
+def verdict_key(record: Mapping[str, Any]) -> str:
+    """The key a claim's verdict is shown and counted under: its status, except that a claim recorded false
+    (status ``violated-as-recorded``) is counted by what it finds false, ``false-printed``, ``false-reading`` or
+    ``false-ours`` (:data:`FALSE_KIND_WORDS`), so that a page never blames the paper for a reading."""
+    if record["status"] == "violated-as-recorded":
+        return f"false-{false_kind(record)}"
+    return record["status"]
+
+
 @dataclass(frozen=True)
 class RecordedClaim:
     """What :func:`fedtheory.papers.coverage` needs of a claim, from its claims.json record."""
@@ -99,11 +139,9 @@ def recorded_coverage(records: Sequence[dict[str, Any]]) -> tuple[list[Statement
                 unplaced.append(f"{r['id']} cites {cite.paper}:{cite.label}, {why} the installed inventory")
                 continue
             cites.append(cite)
-        derived = bool(r.get("derived"))
-        # a ledger written before false_kind was recorded: a non-derived violated claim reads as printed
-        false_kind = r.get("false_kind") or ("" if r["expected"] != "violated" else "ours" if derived else "printed")
-        claims.append(RecordedClaim(r["id"], r["expected"], derived, tuple(cites), r.get("statement", ""),
-                                    false_kind, r.get("reading", ""), r.get("narrower", "")))
+        claims.append(RecordedClaim(r["id"], r["expected"], bool(r.get("derived")), tuple(cites),
+                                    r.get("statement", ""), false_kind(r), r.get("reading", ""),
+                                    r.get("narrower", "")))
     # an exploratory claim's shape verdict in this run: every instance held (an error or no instance: none)
     shapes = {r["id"]: all(e.get("holds") is True for e in r["evidence"]) for r in records
               if r["expected"] == "exploratory" and r["evidence"] and not r.get("error")}

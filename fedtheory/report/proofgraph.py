@@ -21,7 +21,7 @@ STATUS_WORDS = {"checked": ("#d9f0d3", "✓ checked"), "checked-derived": ("#e5f
                 "false": ("#fddbc7", "✗ false as printed"),
                 "false-under-reading": ("#fde0ef", "✗ false under a reading"),
                 "fails": ("#f4a582", "✗ FAILS in this run"), "not-checkable": ("#eeeeee", "– not checkable"),
-                "open": ("#fff7bc", "? open")}
+                "open": ("#fff7bc", "? open"), "not-run": ("#f7f7f7", "· not run here")}
 BOX_W, BOX_H, GAP_X, GAP_Y, PAD = 150, 40, 46, 12, 6
 
 

@@ -20,6 +20,8 @@ from ..claims import Claim, load_all
 from ..claims.registry import FALSE_KINDS
 from ..papers import all_papers
 from ..papers.coverage import coverage, qualified_summary, render_totals, shape_verdicts
+from .files import DEFAULT_OUT
+from .findings import EXPECTED_STATUS, Verdict, closing_line, summary_line
 from .frameworks import verdict_table
 from .symbols import symbols
 
@@ -46,19 +48,35 @@ def _printed_statements(claims: Iterable[Claim]) -> set[tuple[str, str]]:
             for x in c.citations}
 
 
+#: The papers whose claims need the torch extra: without it they register nothing (README command 1).
+TORCH_PAPERS = ("neural",)
+
+
+def _expected_verdicts(claims: Iterable[Claim]) -> list[Verdict]:
+    """The verdicts of a passing run: each claim with the status its expectation gives it."""
+    return [Verdict(EXPECTED_STATUS[c.expected], c.false_kind, tuple(f"{x.paper}:{x.label}" for x in c.citations))
+            for c in claims]
+
+
 def _ledger_summary(claims: list[Claim]) -> str:
     n = ledger_counts(claims)
     printed = len(_printed_statements(claims))
+    base = [c for c in claims if c.paper not in TORCH_PAPERS]
+    verdicts = _expected_verdicts(base)
     return (f"`fedtheory verify` checks {n['claims']} claims from the five papers, the classic results they build "
-            f"on, the problem generators and the neural backend ({n['claims'] - n['neural']} without the `torch` "
-            f"extra, whose {n['neural']} neural claims then register nothing). A passing run reports {n['hold']} "
-            f"that hold, {n['measured']} measurements (recorded next to the papers' numbers, never failing the run; "
-            f"for a statement that is only measured, their shape test says whether the stand-in reproduces the "
-            f"paper's shape) and "
-            f"{n['false']} recorded false: {n['false_printed']} claims find {printed} of the papers' "
+            "on, the problem generators and the neural backend. With the `torch` extra, a passing run reports "
+            f"{n['hold']} that hold, {n['measured']} measurements (recorded next to the papers' numbers, never failing "
+            "the run; for a statement that is only measured, their shape test says whether the stand-in reproduces "
+            f"the paper's shape) and {n['false']} recorded false: {n['false_printed']} claims find {printed} of the "
+            "papers' "
             f"statements false as printed, {n['false_reading']} find statements false under a named reading, and "
             f"{n['false_ours']} find fedtheory's own readings or folklore false (not statements of the papers). "
-            f"Each finds its counterexample, and a corrected statement is registered next to it.\n")
+            "Each finds its counterexample, and a corrected statement is registered next to it.\n\n"
+            f"README command 1 installs no `torch`, so the {n['claims'] - len(base)} claims that need it (paper "
+            f"{', '.join(f'`{p}`' for p in TORCH_PAPERS)}) register nothing and it checks {len(base)} claims; a "
+            f"passing run of it ends with these two lines:\n\n"
+            f"```text\n{summary_line((v.status for v in verdicts), DEFAULT_OUT)}\n"
+            f"{closing_line(verdicts, 0)}\n```\n")
 
 
 def _cell(text: str) -> str:

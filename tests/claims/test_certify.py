@@ -122,3 +122,24 @@ def test_recording_restores_the_classes():
 def test_the_cap_per_algorithm(toy, monkeypatch):
     monkeypatch.setattr(certify, "ROUNDS_PER_ALGORITHM", 4)
     assert evaluate(run_claim(20)).certification.rounds == {"toy_halving": 4}
+
+
+def test_the_reports_say_the_run_differs(toy, monkeypatch, tmp_path):
+    """The console's findings, claims.md and the HTML claim page carry the sentence a reader needs."""
+    from fedtheory.report.findings import render_findings
+    from fedtheory.report.ledger import certification_sentence
+
+    monkeypatch.setattr(Halving, "round", lambda self, p, s, r: (State(s.x / 3), RoundLog(extra={"norm": 0.0})))
+    result = evaluate(run_claim(3))
+    record = result.as_dict()
+    assert certification_sentence(record).startswith("The run differs from the paper's algorithm (toy_halving) "
+                                                     "at round 0")
+    assert "the run differs from the paper's algorithm (toy_halving) at round 0" in render_findings([result], 100)
+
+
+def test_the_reports_say_what_was_certified(toy):
+    from fedtheory.report.ledger import certification_sentence
+
+    record = evaluate(run_claim(20)).as_dict()
+    assert certification_sentence(record) == ("Runs toy_halving (6 rounds certified against the paper's "
+                                              "equations)")

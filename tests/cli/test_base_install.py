@@ -99,3 +99,19 @@ def test_a_console_script_finds_the_users_module_in_the_current_directory(tmp_pa
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 2 and "found in cwd" in done.stderr, done.stderr
+
+
+def test_the_readme_states_the_claim_count_a_base_install_runs() -> None:
+    # README command 1 installs no torch: the claims that need it register nothing, and the README's generated
+    # lines for command 1 must count what this install lists, not the full ledger.
+    import re
+
+    done = run_base(["verify", "--list"])
+    assert done.returncode == 0, done.stderr
+    listed = [line for line in done.stdout.splitlines() if line and not line.startswith(" ")]
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("README command 1 installs no", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    first = block.splitlines()[0]
+    assert re.match(r"(\d+) claims: ", first)[1] == str(len(listed)), (first, len(listed))
+    assert sum(int(n) for n in re.findall(r"(\d+) [a-zA-Z-]+(?:,|\.)", first.split(": ", 1)[1])) == len(listed)
+    assert not any(line.startswith("neural.") for line in listed)

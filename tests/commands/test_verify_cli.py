@@ -2,7 +2,7 @@
 output folders refused before any claim runs, and ``--explain`` naming the first broken link of a proof chain."""
 from __future__ import annotations
 
-import re
+import json
 from pathlib import Path
 
 import pytest
@@ -16,26 +16,51 @@ from fedtheory.papers import chain as chain_module
 CHEAP = "classic.fedavg.k1_is_gd"
 
 
-def test_table_fits_the_width_cutting_references_and_wrapping_ids_at_dots() -> None:
+def test_table_fits_the_width_wrapping_references_on_words_and_ids_at_dots() -> None:
     rows = [("fedelasticnet.thm3_1.printed_C0_unsquared.with.a.very.long.tail", "violated-as-recorded", "12", "13.4",
              "Kim et al., Theorem B.1 (full statement of Theorem 3.1), with the constant C0 as printed")]
     for width in (60, 80, 120):
-        lines = render_table(rows, TABLE_HEADER, width=width).splitlines()
+        lines = render_table(rows, TABLE_HEADER, width=width, cut_lines=3, cut_min=24).splitlines()
         assert max(len(line) for line in lines) <= width, (width, lines)
+        assert " ".join(lines).split()[-4:] == ["constant", "C0", "as", "printed"]  # the reference ends whole
     wide = render_table(rows, TABLE_HEADER, width=200)
     assert rows[0][0] in wide and rows[0][4] in wide  # nothing cut when it fits
-    narrow = render_table(rows, TABLE_HEADER, width=60)
-    ids = "".join(re.split(r"\s{2,}", line.strip())[0] for line in narrow.splitlines()[2:])
+    narrow = render_table(rows, TABLE_HEADER, width=60, cut_lines=3, cut_min=24)
+    # the rows after the header, its "reference" line and the rule: the id's lines, then the reference's (indented 4)
+    ids = "".join(line.split()[0] for line in narrow.splitlines()[3:] if not line.startswith("    "))
     assert ids == rows[0][0]  # the id wraps, it is never cut
 
 
-def test_last_line_is_the_summary_with_where_the_reports_went(tmp_path: Path, capsys, monkeypatch) -> None:
+def test_the_last_two_lines_are_the_summary_and_what_the_exit_status_means(tmp_path: Path, capsys,
+                                                                           monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "80")
     assert cli_main(["verify", "--claim", CHEAP, "--quiet", "--out", str(tmp_path / "r")]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[-1].startswith("1 claims: 1 holds. Reports in ") and str(tmp_path / "r") in lines[-1]
-    assert max(len(line) for line in lines[:-2]) <= 80
+    assert lines[-2].startswith("1 claims: 1 holds. Reports in ") and str(tmp_path / "r") in lines[-2]
+    assert lines[-1] == "exit 0: every claim expected to hold holds"
+    assert max(len(line) for line in lines[:-3]) <= 80
     assert (tmp_path / "r" / "claims.json").exists()
+
+
+def test_a_recorded_false_claim_is_shown_with_its_statement_and_why_and_exit_0_is_explained(
+        tmp_path: Path, capsys, monkeypatch) -> None:
+    from fedtheory.claims import load_all
+
+    monkeypatch.setenv("COLUMNS", "80")
+    recorded = "docofl.appendix.lemma_c7"  # false as printed, two counterexamples
+    claim = load_all()[recorded]
+    assert cli_main(["verify", "--claim", CHEAP, "--claim", recorded, "--quiet", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    block = out.split(f"  {recorded}  violated-as-recorded", 1)[1].split("\n\n")[0]
+    words = " ".join(block.split())
+    assert " ".join(claim.statement.split()) in words
+    assert "false as printed" in words and "counterexample at 2 of 2 instances" in words
+    record = next(r for r in json.loads((tmp_path / "claims.json").read_text()) if r["id"] == recorded)
+    first = next(e for e in record["evidence"] if not e["holds"])
+    assert f"{first['instance']}: measured {first['measured']:.6g} against" in words
+    assert out.strip().splitlines()[-1] == (
+        "exit 0: every claim expected to hold holds; the 1 violated-as-recorded claim finds, as recorded, false "
+        "statements (listed above): 1 finds 1 of the papers' statements false as printed")
 
 
 def test_out_under_a_file_is_refused_before_any_claim_runs(tmp_path: Path, capsys, monkeypatch) -> None:

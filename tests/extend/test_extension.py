@@ -143,6 +143,42 @@ def test_the_plugin_runs_the_worst_case_search_on_request(pytester) -> None:
     result.stdout.fnmatch_lines(["*plugin.gd.twice: the worst-case search found a counterexample*"])
 
 
+CONTRADICTING_FILE = '''
+from fedtheory.extend import Evidence, InstanceSpace, Param, claim
+
+SPACE = InstanceSpace(params=[Param("mu", 1e-2, 1.0, log=True)], defaults=[{"mu": 0.1}])
+
+@claim(id="plugin.says_holds", reference="r", statement="measured <= 1", kind="bound", space=SPACE)
+def says_holds(p):
+    return Evidence(str(p), 5.0, 1.0, True, 5.0)  # holds=True, but its own numbers say 5 > 1
+'''
+
+
+def _says_holds_above_its_bound(point: dict) -> Evidence:
+    return Evidence(str(point), 5.0, 1.0, True, 5.0)
+
+
+def test_a_bound_claim_saying_holds_above_its_bound_fails_everywhere() -> None:
+    """The one consistency check (fedtheory.claims.registry.judged_evidence) judges the ledger, property_test and
+    the worst-case search alike: measured 5 above bound 1 with holds=True is refused by all three."""
+    c = claim(id="mylab.says_holds", reference="r", statement="measured <= 1", kind="bound",
+              space=SPACE)(_says_holds_above_its_bound)
+    result = run(c)
+    assert result.status == "ERROR" and "measured 5 > bound 1" in result.error
+    with pytest.raises(AssertionError, match="mylab.says_holds at .*measured 5 > bound 1"):
+        property_test(c, max_examples=5)
+    assert worst_case(c, evaluations=10).counterexample
+
+
+def test_the_plugins_ledger_and_hypothesis_items_agree_on_a_contradicting_claim(pytester) -> None:
+    pytester.makepyfile(test_contradicting=textwrap.dedent(CONTRADICTING_FILE))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--fedtheory-examples", "5", "--fedtheory-worst-case",
+                                "--fedtheory-evaluations", "10")
+    result.assert_outcomes(failed=3)  # [ledger], [hypothesis] and [worst-case]: none of them passes it
+    result.stdout.fnmatch_lines(["*claim plugin.says_holds [[]ledger[]]*", "*measured 5 > bound 1*",
+                                 "*claim plugin.says_holds [[]hypothesis[]]*", "*measured 5 > bound 1*"])
+
+
 def test_the_builtin_ledger_runs_through_the_same_plugin(pytester) -> None:
     pytester.makepyfile(test_empty="def test_nothing():\n    pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "--fedtheory-ledger", "--fedtheory-paper", "foundation")

@@ -110,11 +110,21 @@ def test_the_site_needs_nothing_outside_its_folder(ledger_site) -> None:
 
 
 def test_report_without_out_writes_next_to_the_json(ledger_site, tmp_path: Path, capsys) -> None:
-    out, _ = ledger_site
+    out, records = ledger_site
     (tmp_path / "claims.json").write_text((out / "claims.json").read_text())
     assert cli_main(["report", str(tmp_path / "claims.json")]) == 0
     assert (tmp_path / "index.html").exists() and (tmp_path / "fedred.html").exists()
-    assert "6 claims, 6 with a figure" in capsys.readouterr().out
+    assert f"{len(records)} claims, {len(records)} with a figure" in capsys.readouterr().out
+
+
+def test_report_shows_verifys_progress_bar_unless_quiet(ledger_site, tmp_path: Path, capsys) -> None:
+    out, records = ledger_site
+    (tmp_path / "claims.json").write_text((out / "claims.json").read_text())
+    assert cli_main(["report", str(tmp_path / "claims.json"), "--out", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    assert f"{len(records)}/{len(records)}" in err and "claim" in err, err  # every claim drawn, counted
+    assert cli_main(["report", str(tmp_path / "claims.json"), "--out", str(tmp_path / "b"), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.parametrize("content, what", [
@@ -135,3 +145,26 @@ def test_bad_input_is_refused_in_one_line_naming_the_file(tmp_path: Path, conten
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"fedtheory report: {path}: ") and what in lines[0], lines
     assert not (tmp_path / "site").exists()
+
+
+def test_a_statement_some_of_whose_claims_did_not_run_is_not_run_here(tmp_path: Path) -> None:
+    """EFL's Algorithm 1 is found false as printed by efl.sync.printed and also cited by a FedRed claim: in a
+    ledger of that FedRed claim alone it must not read as checked, and EFL must read as not run."""
+    from fedtheory.claims import REGISTRY
+    from fedtheory.report.html import write_site
+
+    citing = [c.id for c in REGISTRY.values()
+              if any((x.paper, x.label) == ("efl", "Algorithm 1") for x in c.citations)]
+    assert "efl.sync.printed" in citing and "fedred.rounds.outcome_law" in citing
+    record = {"id": "fedred.rounds.outcome_law", "paper": "fedred", "reference": "", "statement": "s",
+              "kind": "identity", "expected": "holds", "status": "holds",
+              "cites": ["fedred:Algorithm 1", "efl:Algorithm 1"],
+              "evidence": [{"instance": "i", "measured": 0.0, "theory": 0.0, "holds": True, "details": {}}]}
+    write_site([record], tmp_path, notebook_dir=None)
+    page = (tmp_path / "efl.html").read_text()
+    section = page[page.index('id="s-algorithm-1"'):].split("</section>")[0]
+    assert "not run here" in section and "✓ checked" not in section
+    assert "efl.<wbr>sync.<wbr>printed" in section  # the claim that did not run is named
+    index = (tmp_path / "index.html").read_text()
+    row = index[index.index('data-paper="efl"'):].split("</tr>")[0]
+    assert "not run here" in row and "%" not in row

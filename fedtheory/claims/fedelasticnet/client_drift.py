@@ -48,10 +48,13 @@ def check_fedprox_limit(problem) -> Evidence:
     A, b, w, xs = dense_hessians(problem), problem.b, problem.weights, problem.certificate.x_star
     beta = problem.certificate.L
     errs = {}
-    for lam2 in (0.5 * beta, 2.0 * beta):
+    # keyed by lambda2 / beta, the input, never by the computed lambda2 (a key must be the same on every BLAS kernel)
+    for ratio in (0.5, 2.0):
+        lam2 = ratio * beta
         state, _ = iterate_to_limit(problem, FedProx(prox=lam2, l1=0.0))
         target = fedprox_fixed_point(problem, lam2)
-        errs[lam2] = float(np.linalg.norm(state.x - target)) / max(1.0, float(np.linalg.norm(target)))
+        error = float(np.linalg.norm(state.x - target)) / max(1.0, float(np.linalg.norm(target)))
+        errs[f"lambda2/beta={ratio:g}"] = error
     bias = float(np.linalg.norm(fedprox_fixed_point(problem, beta) - xs))
     homog = QuadraticProblem(np.broadcast_to(problem.A_bar, A.shape).copy(), b, w)
     st_h, _ = iterate_to_limit(homog, FedProx(prox=beta, l1=0.0))
@@ -59,7 +62,7 @@ def check_fedprox_limit(problem) -> Evidence:
     worst = max(errs.values())
     holds = worst <= 1e-10 and bias > 1e-3 and homog_err <= 1e-10
     return Evidence(f"test quadratic m={problem.n_clients} d={problem.dim}", worst, 1e-10, bool(holds),
-                    details={"limit_errors": {str(k): v for k, v in errs.items()}, "bias_at_lambda2_beta": bias,
+                    details={"limit_errors": errs, "bias_at_lambda2_beta": bias,
                              "equal_hessians_error": homog_err})
 
 
@@ -137,7 +140,7 @@ def check_fedavg_limit(problem) -> Evidence:
     far = float(np.linalg.norm(fedavg_fixed_point(problem, 20_000, eta) - local_mean)) / scale
     holds = max(errs.values()) <= 1e-10 and bias[0] <= 1e-12 * scale and bias[1] > 0 and far <= 1e-8
     return Evidence(f"test quadratic m={problem.n_clients} d={problem.dim} eta=0.5/beta", max(errs.values()), 1e-10,
-                    bool(holds), details={"limit_errors": {str(k): v for k, v in errs.items()}, "bias_by_K": bias,
+                    bool(holds), details={"limit_errors": errs, "bias_by_K": bias,
                                           "K_to_infinity_vs_mean_local_optima": far})
 
 

@@ -1,5 +1,5 @@
 """OFedIQ (Kwon, Park & Hong, IEEE TPAMI 2023), Algorithms 1 (FedOGD) and 2 (OFedIQ) against their printed
-updates, eqs. (4)-(5) and (6)-(9) with the (s, b)-quantizer of Definition 2 written here from the paper, and the
+updates, eqs. (4)-(5) and (6)-(9) with the (s, b)-quantizer of Definition 2 as transcribed in fedtheory/references/compression.py, and the
 reductions of Section 3.2 (OFedIQ subsumes the benchmarks).
 """
 from __future__ import annotations
@@ -8,6 +8,7 @@ import numpy as np
 
 from ...algorithms.online import FedOGD, OFedIQ, OnlineDraw
 from ...problems.online import online_logistic, online_ridge
+from ...references.compression import sb_quantize_row as printed_quantizer  # Definition 2, one home
 from ...theory import ofediq as th
 from ..patterns import relative_error
 from ..registry import Evidence, claim
@@ -32,26 +33,6 @@ def per_sample_grads(problem, t: int, W: np.ndarray) -> np.ndarray:
     else:
         dz = -y / (1.0 + np.exp(y * z))
     return dz[:, None] * X + problem.lam * W
-
-
-def printed_quantizer(u: np.ndarray, U: np.ndarray, s: int, b: int) -> np.ndarray:
-    """Q_{s,b}(u) of Definition 2, eq. (12), for one vector u with uniforms U (round up iff U < the printed
-    probability s |u_i|/||u_I|| - m): contiguous blocks I_1..I_b of near-equal size (the first D mod b blocks one
-    longer, the paper's 'uniform-size partition'), Q(u)_i = ||u_I|| sign(u_i) xi_i."""
-    D = u.size
-    out = np.zeros(D)
-    sizes = [D // b + (1 if j < D % b else 0) for j in range(b)]
-    start = 0
-    for n in sizes:
-        block = slice(start, start + n)
-        norm = float(np.linalg.norm(u[block]))
-        if norm > 0:
-            r = np.minimum(np.abs(u[block]) / norm, 1.0)
-            m = np.minimum(np.floor(s * r), s - 1)  # the integer m with r in [m/s, (m+1)/s]
-            up = U[block] < s * r - m
-            out[block] = norm * np.sign(u[block]) * (m + up) / s
-        start += n
-    return out
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -30,7 +30,11 @@ def dane(x, clients, *, state=None, rng=None, lam=1.0, local_steps=None, local_s
     if control_variate == "scaffnew":
         H = np.stack([np.asarray(state["h_i"][c.cid], dtype=dtype) for c in clients]) if state else w @ G - G
         if state is None and slip == "b84_start":
-            H = -H  # h_0 = grad f_i(x^0) - grad f(x^0): still sums to zero, but not the paper's start
+            H = -H  # h_0 = grad f_i(x^0) - grad f(x^0): another start App. B.3 allows (it sums to zero)
+        elif state is None and slip == "b84_zero_start":
+            H = 0 * H  # h_0 = 0: allowed (App. B.3 asks only sum_i w_i h_i0 = 0)
+        elif state is None and slip == "b84_start_nonzero_sum":
+            H = H + G  # h_0 = grad f(x^0): sum_i w_i h_i0 = grad f(x^0), not 0 (App. B.3 does not allow it)
     else:
         H = w @ G - G
         H = {"cv_sign": -H, "no_cv": 0 * H}.get(slip, H)
@@ -102,9 +106,11 @@ WRONG: list[Variant] = [
     Variant("dane", "b84_stale", partial(dane, slip="b84_stale"), {"control_variate": "scaffnew", "m": 0.7}),
     Variant("dane", "b84_sign_opaque_state", opaque(partial(dane, slip="b84_sign")),
             {"control_variate": "scaffnew", "m": 0.7}),
-    Variant("dane", "b84_wrong_start_opaque_state", opaque(partial(dane, slip="b84_start")),
+    # a start whose control variates do not sum to zero (App. B.3 asks sum_i w_i h_i0 = 0)
+    Variant("dane", "b84_start_nonzero_sum_opaque_state", opaque(partial(dane, slip="b84_start_nonzero_sum")),
             {"control_variate": "scaffnew", "m": 0.7}),
-    Variant("dane", "b84_wrong_start", partial(dane, slip="b84_start"), {"control_variate": "scaffnew", "m": 0.7}),
+    Variant("dane", "b84_start_nonzero_sum", partial(dane, slip="b84_start_nonzero_sum"),
+            {"control_variate": "scaffnew", "m": 0.7}),
     Variant("dane", "random_ignores_draw", partial(dane, slip="random_ignores_draw"), {"averaging": "random"}),
     Variant("dane", "random_first", partial(dane, slip="random_first"), {"averaging": "random"}),
     Variant("dane", "own_selection_uniform", partial(dane, slip="own_selection_uniform"),
@@ -124,4 +130,11 @@ CORRECT: list[Variant] = [
     Variant("dane", "random_selection", dane, {"averaging": "random"}),
     Variant("dane", "b84_opaque_state", opaque(dane), {"control_variate": "scaffnew", "m": 0.7}),
     Variant("dane", "b84_sealed_state", sealed(dane), {"control_variate": "scaffnew", "m": 0.7}),
+    # other starts App. B.3 allows (any h_i0 with sum_i w_i h_i0 = 0), readable and opaque
+    Variant("dane", "b84_zero_start", partial(dane, slip="b84_zero_start"), {"control_variate": "scaffnew", "m": 0.7}),
+    Variant("dane", "b84_zero_start_opaque_state", opaque(partial(dane, slip="b84_zero_start")),
+            {"control_variate": "scaffnew", "m": 0.7}),
+    Variant("dane", "b84_negated_start", partial(dane, slip="b84_start"), {"control_variate": "scaffnew", "m": 0.7}),
+    Variant("dane", "b84_zero_start_k_steps_num_examples", partial(dane, slip="b84_zero_start"),
+            {"control_variate": "scaffnew", "m": 0.7, "local_steps": 3, "weighting": "num_examples"}),
 ]

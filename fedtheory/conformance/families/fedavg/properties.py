@@ -22,6 +22,7 @@ from ...contract import call_round
 from ...instance import Client, Instance
 from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, prop, relative_error,
                     round_hyper, run_round, scale_of, verdict)
+from ...weights import describe as describe_weights
 
 __all__ = ["HYPER", "one_round", "fixed_point", "expected_sampling", "multi_round", "prox_hyper", "diagnose",
            "rounds_cases"]
@@ -58,7 +59,8 @@ def diagnose(inst: Instance, x: np.ndarray, got: np.ndarray, S: np.ndarray, hype
     other = "uniform" if wt == "num_examples" else "num_examples"
     base = dict(local_steps=K, local_step=eta, prox=lam, server_step=eta_g, weighting=wt)
     alternatives = [
-        ("aggregation ignores num_examples (uniform average)" if wt == "num_examples"
+        (f"aggregation weighted uniformly (1/n each) where the paper weights by num_examples "
+         f"{[int(m) for m in inst.sizes[S]]}" if wt == "num_examples"
          else "aggregation weights by num_examples instead of uniformly", dict(base, weighting=other)),
         ("server step applied twice", dict(base, server_step=2 * eta_g)),
         ("returns the input model unchanged", dict(base, server_step=0.0)),
@@ -77,7 +79,25 @@ def diagnose(inst: Instance, x: np.ndarray, got: np.ndarray, S: np.ndarray, hype
         want = ex.round_map(inst, x, S, **kw)
         if relative_error(got, want, scale_of(inst, x, want)) <= rtol:
             return name
-    return ""
+    return measured_weights(inst, x, got, S, hyper, rtol)
+
+
+def local_updates(inst: Instance, x: np.ndarray, S: np.ndarray, hyper: Mapping[str, Any]) -> np.ndarray:
+    """(|S|, d): the paper's local update u_i = N_i (b_i - A_i x) of each participant (before the weights)."""
+    N = ex.local_operators(inst, hyper.get("local_steps"), hyper.get("local_step", 0.0), hyper.get("prox", 0.0))[S]
+    return np.einsum("nij,nj->ni", N, inst.b[S] - np.einsum("nij,j->ni", inst.A[S], x))
+
+
+def measured_weights(inst: Instance, x: np.ndarray, got: np.ndarray, S: np.ndarray, hyper: Mapping[str, Any],
+                     rtol: float) -> str:
+    """The aggregation weights the output shows (:mod:`fedtheory.conformance.weights`): x+ - x = eta_g sum a_i u_i
+    with u_i the paper's local update; '' when they cannot be measured (n > d, a server step of 0)."""
+    eta_g = hyper.get("server_step", 1.0)
+    if not eta_g:
+        return ""
+    U = local_updates(inst, x, S, hyper)
+    paper = ex.aggregation_weights(inst, S, hyper.get("weighting", "num_examples"))
+    return describe_weights(U, (got - x) / eta_g, inst.sizes[S], paper, rtol)
 
 
 @prop(id="fedavg.k1_is_gd", family="fedavg", reference=f"{MCMAHAN} with E = 1, B = inf (FedSGD, Sec. 2)",
@@ -136,7 +156,30 @@ def num_examples(impl, case, hyper, rtol) -> Outcome:
     rng = np.random.default_rng(0)
     a, _ = call_round(impl, inst.x0, dup, None, h, rng)
     b, _ = call_round(impl, inst.x0, twice, None, dict(h, num_clients=inst.n + 1), np.random.default_rng(0))
-    return identity(inst, a, b, inst.x0, rtol, "aggregation ignores num_examples")
+    out = identity(inst, a, b, inst.x0, rtol)
+    if out.holds:
+        return out
+    # what was measured: duplicating client j's data changes its num_examples only (f_j is the same function), so
+    # the paper's output moves with the weights n_i / n; "ignores num_examples" only when the paper's moves and
+    # the implementation's does not
+    plain, _ = call_round(impl, inst.x0, inst.clients, None, h, np.random.default_rng(0))
+    S = np.arange(inst.n)
+    U = local_updates(inst, inst.x0, S, hyper)
+    eta_g = h.get("server_step", 1.0)
+    doubled = inst.sizes.astype(np.float64).copy()
+    doubled[j] *= 2
+    paper_moves = eta_g * float(np.linalg.norm(U.T @ (doubled / doubled.sum() - inst.sizes / inst.sizes.sum())))
+    scale = scale_of(inst, inst.x0, plain)
+    if paper_moves > rtol * scale and relative_error(a, plain, scale) <= rtol:
+        why = (f"aggregation ignores num_examples: doubling client {inst.clients[j].cid}'s num_examples (its data "
+               f"duplicated) does not change the output, where the paper's moves by {paper_moves / scale:.3g} relative")
+    else:  # the weights the round with client j listed twice shows
+        sizes = np.append(inst.sizes, inst.sizes[j])
+        why = describe_weights(np.vstack([U, U[j]]), (b - inst.x0) / eta_g if eta_g else np.zeros(inst.d), sizes,
+                               sizes / sizes.sum(), rtol) if eta_g else ""
+        why = f"with client {inst.clients[j].cid} listed twice, {why}" if why else \
+            "duplicating a client's data differs from listing it twice"
+    return verdict(False, out.measured, rtol, why)
 
 
 @prop(id="fedavg.permutation", family="fedavg", reference=f"{MCMAHAN} (a sum over clients)",

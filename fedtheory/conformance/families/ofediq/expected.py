@@ -19,26 +19,20 @@ from typing import Mapping
 
 import numpy as np
 
+from ....references.compression import sb_quantize_row
 from ...instance import Instance
 
 __all__ = ["quantize", "ofediq_step", "static_min"]
 
 
 def quantize(u: np.ndarray, U: np.ndarray | None, s: int | None, b: int | None) -> np.ndarray:
-    """Rows of u through the (s, b)-quantizer with uniforms U (identity for s = None)."""
+    """Rows of u through the (s, b)-quantizer with uniforms U (identity for s = None): Definition 2 as transcribed
+    in fedtheory/references/compression.py (one home for the paper's quantizer)."""
     if s is None:
         return np.array(u, dtype=np.float64)
-    u = np.atleast_2d(u)
-    out = np.zeros_like(u)
-    for block in np.array_split(np.arange(u.shape[1]), b or 1):  # b blocks: a short loop over the blocks
-        ub = u[:, block]
-        norm = np.linalg.norm(ub, axis=1, keepdims=True)
-        safe = np.where(norm > 0, norm, 1.0)
-        r = np.abs(ub) / safe
-        m = np.minimum(np.floor(s * r), s - 1)
-        up = (np.asarray(U)[:, block] < s * r - m).astype(np.float64)
-        out[:, block] = np.where(norm > 0, norm * np.sign(ub) * (m + up) / s, 0.0)
-    return out
+    u = np.atleast_2d(np.asarray(u, dtype=np.float64))
+    U = np.atleast_2d(np.asarray(U, dtype=np.float64))
+    return np.array([sb_quantize_row(u[r], U[r], s, b or 1) for r in range(u.shape[0])])
 
 
 def ofediq_step(inst: Instance, w: np.ndarray, t: int, theta: np.ndarray, acc: np.ndarray, h: Mapping,

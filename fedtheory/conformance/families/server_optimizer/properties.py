@@ -24,10 +24,12 @@ from typing import Any, Mapping
 import numpy as np
 from hypothesis import strategies as st
 
+from ... import expected as ex
 from ...instance import Instance
 from ...kit import (Outcome, cases_with, instance_of, not_applicable, prop, relative_error, round_hyper,
                     run_round, scale_of, verdict)
 from ...statekit import opaque_reason
+from ...weights import describe as describe_weights
 from .expected import OPTIMIZERS, initial_state, operators, pseudo_gradient, server_step
 
 __all__ = ["HYPER", "ROUNDS", "resolve"]
@@ -97,8 +99,10 @@ def _alternatives(inst: Instance, N, x, state, S, h, t: int | None) -> list[tupl
     given = t is None
     alts = [] if not given else [("the given state is ignored (the round starts from m = 0, v = initial_v)",
                                       server_step(x, initial_state(inst.d, h), delta, h)[0])]
-    alts += [(f"pseudo-gradient weighted by {other}", server_step(x, state, pseudo_gradient(
-                inst, N, x, S, other), h)[0]),
+    sizes = [int(m) for m in inst.sizes[S]]
+    alts += [(f"pseudo-gradient weighted uniformly (1/n each; num_examples {sizes})" if other == "uniform" else
+              f"pseudo-gradient weighted by num_examples {sizes} instead of uniformly",
+              server_step(x, state, pseudo_gradient(inst, N, x, S, other), h)[0]),
             ("pseudo-gradient with the wrong sign (x - mean of client models)", server_step(x, state, -delta, h)[0]),
             ("server step applied twice", server_step(x, state, delta, dict(h, server_step=2 * h["server_step"]))[0])]
     if h["optimizer"] == "fedavgm":
@@ -128,7 +132,15 @@ def _diagnose(inst, N, x, got, state, S, h, t, rtol) -> str:
     for name, alt in _alternatives(inst, N, x, state, S, h, t):
         if relative_error(got, alt, scale_of(inst, x, alt)) <= rtol:
             return name
-    return "the server update differs from Alg. 2"
+    if h["optimizer"] == "fedavgm":  # linear in Delta: the weights of the clients' deltas can be measured
+        deltas = np.einsum("nij,nj->ni", N[S], inst.b[S] - np.einsum("nij,j->ni", inst.A[S], x))
+        measured = (got - x) / h["server_step"] - h["beta1"] * np.asarray(state["m"])
+        said = describe_weights(deltas, measured, inst.sizes[S], ex.aggregation_weights(inst, S, h["weighting"]),
+                                rtol, weights_only=True)
+        if said:
+            return f"pseudo-gradient: {said}"
+    want, _ = server_step(x, state, pseudo_gradient(inst, N, x, S, h["weighting"]), h)
+    return f"the server update differs from Alg. 2 by {relative_error(got, want, scale_of(inst, x, want)):.3g} relative"
 
 
 # ----------------------------------------------------------------- properties
@@ -170,8 +182,10 @@ def from_state(impl, case, hyper, rtol) -> Outcome:
     got, got_state = run_round(impl, inst, inst.x0, S, round_hyper(h, inst), dict(state), seed=0)
     err = relative_error(got, want, scale_of(inst, inst.x0, want))
     if err > rtol:
-        return verdict(False, err, rtol, _diagnose(inst, N, inst.x0, got, {"v": np.zeros(inst.d), **state}, S, h,
-                                                   None, rtol) + " (from a given state)")
+        why = _diagnose(inst, N, inst.x0, got, {"v": np.zeros(inst.d), **state}, S, h, None, rtol)
+        if why.startswith("the given state is ignored"):
+            why = _ignored(impl, inst, h, S, state, got, rtol)
+        return verdict(False, err, rtol, why + " (from a given state)")
     if opaque_reason(got_state, _keys(h)):
         return verdict(False, float("inf"), rtol, "the returned state lost the keys of the given one")
     for k in _keys(h):
@@ -180,6 +194,20 @@ def from_state(impl, case, hyper, rtol) -> Outcome:
         if e > rtol:
             return verdict(False, e, rtol, f"the returned {k} differs from Alg. 2's {k}_t")
     return verdict(True, err, rtol)
+
+
+def _ignored(impl, inst, h, S, state, got, rtol) -> str:
+    """Whether the output depends on the given state, measured: the same output from another given state (-2 m and
+    4 v) confirms "ignored"; otherwise the output matches the reading from the initial state on this state only."""
+    other = {k: (-2.0 if k == "m" else 4.0) * np.asarray(v) for k, v in state.items()}
+    again, _ = run_round(impl, inst, inst.x0, S, round_hyper(h, inst), other, seed=0)
+    moved = relative_error(again, got, scale_of(inst, inst.x0, got))
+    if moved <= rtol:
+        return ("the given state is ignored: the output is the same from another given state (-2 m, 4 v) and equals "
+                "the round from m = 0, v = initial_v")
+    return (f"the round from the given state equals the one from m = 0, v = initial_v, yet the output changes by "
+            f"{moved:.3g} relative with another given state (-2 m, 4 v): the given state is used, but not as "
+            "Alg. 2's m and v")
 
 
 @prop(id="server_optimizer.multi_round", family="server_optimizer", core=True, reference=REDDI,
