@@ -26,6 +26,7 @@ from ...algorithms.scaffold import Scaffold
 from ...metrics.communication import EntropyMetrics
 from ...participation import Bernoulli, Full, UniformSubset
 from ...problems.logistic import logistic_perturbed
+from ...problems.quadratic import QuadraticProblem
 from ..registry import Evidence, claim
 from ..round_identities import reference_problem, run_against_reference
 from ..tolerances import ROUND_IDENTITY_RTOL
@@ -38,8 +39,10 @@ CLASSES: dict[str, Any] = {"fedavg": FedAvg, "fedprox": FedProx, "scaffold": Sca
 PARTICIPATIONS = {"full": Full(), "subset2": UniformSubset(2), "bernoulli": Bernoulli((0.3, 0.6, 0.9, 0.5)),
                   "rare": Bernoulli(0.2)}
 #: quadratic: 4 clients, unequal weights, heterogeneous Hessians; noisy: the same with additive gradient noise
-#: (sigma^2 = 0.5); logistic: 4 logistic clients with unequal weights and 8-sample minibatch gradients.
-PROBLEMS = ("quadratic", "noisy", "logistic")
+#: (sigma^2 = 0.5); logistic: 4 logistic clients with unequal weights and 8-sample minibatch gradients; large: 22
+#: dense quadratic clients in R^80, whose Hessians (1.1 MB) exceed the local solver's cache block, so all-client
+#: rounds take the cache-blocked local-GD path (fedtheory/local/gd.py, BLOCK_BYTES) that no small instance takes.
+PROBLEMS = ("quadratic", "noisy", "logistic", "large")
 ROUNDS = 6
 
 
@@ -51,6 +54,14 @@ def problem_for(kind: str) -> Any:
     if kind == "logistic":
         return logistic_perturbed(4, 3, reg=0.1, delta_A=0.05, samples=40, weights=np.array([0.1, 0.2, 0.3, 0.4]),
                                   seed=5).with_minibatch(8)
+    if kind == "large":
+        rng = np.random.default_rng(20261207)
+        n, d = 22, 80
+        Q = np.linalg.qr(rng.standard_normal((n, d, d)))[0]
+        A = np.einsum("nij,nj,nkj->nik", Q, rng.uniform(0.5, 3.0, size=(n, d)), Q)
+        weights = rng.uniform(0.5, 1.5, size=n)
+        return QuadraticProblem(0.5 * (A + np.swapaxes(A, 1, 2)), rng.standard_normal((n, d)),
+                                weights=weights / weights.sum())
     raise ValueError(f"problem must be one of {PROBLEMS}, got {kind!r}")
 
 
@@ -64,7 +75,8 @@ def run_instance(inst: dict) -> Evidence:
         kw["participation"] = PARTICIPATIONS[inst["part"]]
     alg = CLASSES[inst["alg"]](**kw)
     rounds = inst.get("rounds", ROUNDS)
-    worst, where, mismatch, idle = run_against_reference(alg, problem, np.array([0.5, -1.0, 2.0]), rounds,
+    x0 = np.resize(np.array([0.5, -1.0, 2.0]), problem.dim)
+    worst, where, mismatch, idle = run_against_reference(alg, problem, x0, rounds,
                                                          seed=inst.get("seed", 0))
     # an instance meant for the idle path must have met it
     ok = worst <= ROUND_IDENTITY_RTOL and mismatch is None and (inst["part"] != "rare" or idle > 0)
@@ -125,6 +137,10 @@ def _instances(thorough: bool):
     yield inst("scaffnew", "subset2", "noisy", step=0.15, p=0.4, round_unit="communication", stochastic=True)
     yield inst("scaffnew", "bernoulli", "logistic", step=0.3, p=0.5, round_unit="communication",
                h_init="gradient")
+    # all-client rounds on Hessians larger than the cache block: the cache-blocked local-GD path
+    yield inst("fedavg", "full", "large", local_steps=3, local_step=0.1, server_step=0.6)
+    yield inst("scaffold", "full", "large", local_steps=3, local_step=0.1, option="II")
+    yield inst("fedprox", "full", "large", solver="gd", prox=0.5, local_steps=3, local_step=0.1)
     # gradient descent: the default step 1/L_f and a given one
     yield inst("gd", "full")
     yield inst("gd", "full", "logistic", step=0.5)
