@@ -295,9 +295,12 @@ def qualified_summary(rows: Sequence[StatementCoverage]) -> str:
     measured."""
     n = {s: sum(r.status == s for r in rows) for s in STATUSES}
     not_reproduced = sum(r.reproduced is False for r in rows)
+    # a narrower check of a statement whose printed formula is lost is also of a reconstruction: say so
+    rebuilt = sum(r.status == "checked-narrower" and bool(r.statement.reconstruction) for r in rows)
+    also = (f"; {rebuilt} of these check a reconstruction too, the printed formula being lost" if rebuilt else "")
     return (f"Of {len(rows)} statements, {n['checked']} are checked as printed, {n['checked-derived']} in a form "
             f"derived by fedtheory (the printed formula is not recoverable; the reconstruction is given) and "
-            f"{n['checked-narrower']} in a narrower form (what is narrower is given); {n['false']} are false as "
+            f"{n['checked-narrower']} in a narrower form (what is narrower is given{also}); {n['false']} are false as "
             f"printed and {n['false-under-reading']} false under a named reading. {n['measured']} are *measured, "
             f"not asserted* (an experiment's shape on a small offline stand-in, never counted as checked), and "
             f"{not_reproduced} of these do not reproduce the paper's shape (the ledger's shape test fails).")
