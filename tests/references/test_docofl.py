@@ -18,7 +18,7 @@ from fedtheory.compressors.quantizers import QSGD, DeterministicUniformQuantizer
 from fedtheory.compressors.sb_quantizer import SBQuantizer
 from fedtheory.compressors.sparsifiers import RandK, TopK
 from fedtheory.problems import logistic, quadratic
-from fedtheory.references import certify_round
+from fedtheory.references import certify_run
 from fedtheory.references.compression import compress
 
 ROUNDS = 8
@@ -39,16 +39,8 @@ def patched(module: types.ModuleType, *subs: tuple[str, str]) -> types.ModuleTyp
 
 
 def first_mismatch(alg, problem, rounds: int = ROUNDS, seed: int = 3):
-    state = alg.init(problem, np.linspace(-0.4, 0.6, problem.dim))
-    rng = np.random.default_rng(seed)
-    for r in range(rounds):
-        draw = alg.draw(problem, state, rng)
-        new, log = alg.round_given(problem, state, draw)
-        mismatch = certify_round(alg, problem, state, draw, new, log, r)
-        if mismatch is not None:
-            return mismatch
-        state = new
-    return None
+    """The first round of ``rounds`` (from the algorithm's own state) that differs from its reference, or None."""
+    return certify_run(alg, problem, np.linspace(-0.4, 0.6, problem.dim), rounds, seed)[1]
 
 
 PROBLEMS = {"quadratic": lambda: quadratic(8, 6, mu=0.5, L=4.0, zeta2=1.0, seed=1),

@@ -15,7 +15,7 @@ import fedtheory.compressors.sb_quantizer as sb_module
 from fedtheory.algorithms.online import FedOGD, OFedAvg, OFedIQ
 from fedtheory.problems import quadratic
 from fedtheory.problems.online import online_logistic, online_ridge
-from fedtheory.references import certify_round
+from fedtheory.references import certify_run
 
 ROUNDS = 9
 
@@ -37,16 +37,8 @@ def patched(module: types.ModuleType, *subs: tuple[str, str], **replace_names) -
 
 
 def first_mismatch(alg, problem, rounds: int = ROUNDS, seed: int = 0):
-    state = alg.init(problem, np.linspace(-0.3, 0.5, problem.dim))
-    rng = np.random.default_rng(seed)
-    for r in range(rounds):
-        draw = alg.draw(problem, state, rng)
-        new, log = alg.round_given(problem, state, draw)
-        mismatch = certify_round(alg, problem, state, draw, new, log, r)
-        if mismatch is not None:
-            return mismatch
-        state = new
-    return None
+    """The first round of ``rounds`` (from the algorithm's own state) that differs from its reference, or None."""
+    return certify_run(alg, problem, np.linspace(-0.3, 0.5, problem.dim), rounds, seed)[1]
 
 
 PROBLEMS = {"static_quadratic": lambda: quadratic(6, 5, mu=0.5, L=4.0, zeta2=1.0, seed=1),
