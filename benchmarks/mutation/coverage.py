@@ -239,10 +239,68 @@ def render_statement_paths(statements: list[dict], meta: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The statements whose claims must account for every option of their algorithm they do not run: the ones
+#: about an algorithm's runs. Experiments (tables, figures) are measured on chosen configurations by design.
+PATH_CHECKED_KINDS = ("Theorem", "Lemma", "Corollary", "Proposition", "Remark", "eq.", "Algorithm")
+
+
+def check_paths(statements: list[dict]) -> list[str]:
+    """Problems with the inventories' :attr:`~fedtheory.papers.inventory.Statement.paths` against what the claims
+    ran: a not-run option of a checked statement that is not declared, a declared option the claims do run (or of
+    an algorithm they never run), for every statement of a paper with an inventory."""
+    from fedtheory.papers import PAPER_KEYS, paper
+
+    problems: list[str] = []
+    seen: set[str] = set()
+    for entry in statements:
+        key, _, label = entry["statement"].partition(":")
+        if key not in PAPER_KEYS or label.partition(" ")[0] not in PATH_CHECKED_KINDS:
+            continue
+        seen.add(entry["statement"])
+        declared = dict(paper(key).statement(label).paths)
+        for name, paths in entry["algorithms"].items():
+            for feat in paths["not_run"]:
+                if declared.pop(f"{name}:{feat}", None) is None:
+                    problems.append(f"{entry['statement']}: `{name}:{feat}` is not run by its claims and not "
+                                    "declared in its paths (outside: or unrun: with the reason)")
+        problems += [f"{entry['statement']}: paths declares `{k}`, which its claims run (or whose algorithm they "
+                     "never run): remove it" for k in declared]
+    for key in PAPER_KEYS:
+        for s in paper(key).statements:
+            if s.paths and f"{key}:{s.label}" not in seen:
+                problems.append(f"{key}:{s.label}: paths declared, but no claim of the ledger runs an algorithm for "
+                                "it")
+    return problems
+
+
+def render_unrun(statements: list[dict]) -> str:
+    """The Markdown table of the admitted paths no claim of their statement runs (for docs/verification-power.md)."""
+    from fedtheory.papers import PAPER_KEYS, paper
+
+    lines = ["| statement | path admitted by its hypotheses, not run by its claims | why |", "|---|---|---|"]
+    outside = 0
+    for entry in statements:
+        key, _, label = entry["statement"].partition(":")
+        if key not in PAPER_KEYS or label.partition(" ")[0] not in PATH_CHECKED_KINDS:
+            continue
+        for path, why in paper(key).statement(label).paths.items():
+            kind, _, reason = why.partition(": ")
+            if kind == "unrun":
+                lines.append(f"| {entry['statement']} | `{path}` | {reason} |")
+            else:
+                outside += 1
+    lines += ["", f"Besides these, {outside} options the statements' claims do not run are outside their "
+              "hypotheses (declared `outside` in the inventories, `fedtheory/papers/<paper>.py`)."]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--paper", action="append", help="only this paper's claims (repeatable)")
     ap.add_argument("--out", default=str(HERE / "results"), help="output folder")
+    ap.add_argument("--check-paths", action="store_true",
+                    help="exit 1 when a statement's claims leave an option of its algorithm unrun without the "
+                         "inventory's paths saying why (or declare one they run); writes unrun_paths.md")
     args = ap.parse_args(argv)
 
     recorder = Recorder()  # before the claims import the algorithms' methods by reference
@@ -284,7 +342,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(rows)} features, {len(missing)} missing ({meta['seconds']:.0f} s)")
     for m in missing:
         print("  MISSING", m)
-    return 1 if missing else 0
+    if not args.check_paths:
+        return 1 if missing else 0
+    problems = check_paths(statements)
+    (out / "unrun_paths.md").write_text(render_unrun(statements))
+    print(f"statement paths: {len(problems)} problems")
+    for p in problems:
+        print("  PATH", p)
+    return 1 if missing or problems else 0
 
 
 if __name__ == "__main__":

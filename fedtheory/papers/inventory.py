@@ -16,13 +16,17 @@ A statement with none of these is *open*: checkable, and not yet checked. The co
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 #: The kinds of numbered statement a paper prints and a claim can cite.
 STATEMENT_KINDS = ("Theorem", "Lemma", "Corollary", "Proposition", "Remark", "Definition", "Assumption",
                    "Algorithm", "Table", "Figure", "eq.")
 
-__all__ = ["STATEMENT_KINDS", "Statement", "Paper"]
+#: How a statement's own claims may leave a path of its algorithm unrun (see :attr:`Statement.paths`).
+PATH_KINDS = ("outside", "unrun")
+
+__all__ = ["PATH_KINDS", "STATEMENT_KINDS", "Statement", "Paper"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,15 @@ class Statement:
         For an experiment measured on a stand-in (its claims are exploratory): the stand-in, in one line (what
         runs in place of the paper's data and models). Whether it reproduces the paper's shape is not written
         here: it is the verdict of the claims' shape tests (:func:`fedtheory.papers.coverage.shape_verdicts`).
+    paths:
+        For a statement about an algorithm's runs: the options of the algorithm that the statement's own claims
+        do *not* execute, each with why. Keys are ``"<algorithm>:<option>=<value>"`` as
+        ``benchmarks/mutation/coverage.py`` names them (``"docofl:naive=True"``, ``"fedavg:participation=Full"``);
+        values start with ``"outside: "`` (the statement's hypotheses exclude that path: a slip confined to it
+        cannot falsify the statement) or ``"unrun: "`` (admitted by the hypotheses, not run by these claims; the
+        reason says why and what else checks it). ``coverage.py --check-paths`` fails on a not-run option that
+        is undeclared, and on a declared one that the claims do run; docs/verification-power.md lists the
+        ``unrun`` ones.
     """
 
     label: str
@@ -63,6 +76,7 @@ class Statement:
     reproduced_in: str = ""
     reconstruction: str = ""
     stand_in: str = ""
+    paths: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         kind, _, number = self.label.partition(" ")
@@ -75,6 +89,14 @@ class Statement:
             raise ValueError(f"{self.label}: give not_checkable or reproduced_in, not both")
         if self.not_checkable and (self.reconstruction or self.stand_in):
             raise ValueError(f"{self.label}: a statement that is not checkable has no reconstruction or stand-in")
+        for key, why in self.paths.items():
+            algorithm, _, option = key.partition(":")
+            if not algorithm or "=" not in option:
+                raise ValueError(f"{self.label}: paths key {key!r}: expected '<algorithm>:<option>=<value>'")
+            kind, _, reason = why.partition(": ")
+            if kind not in PATH_KINDS or not reason.strip():
+                raise ValueError(f"{self.label}: paths[{key!r}] must start with one of "
+                                 f"{[k + ': ' for k in PATH_KINDS]} followed by the reason, got {why!r}")
 
     @property
     def kind(self) -> str:
