@@ -8,7 +8,7 @@
 Run it from the repository's root with fedtheory importable (``PYTHONPATH=$PWD``) and hypothesis installed. Each
 framework gets its own venv under ``--venvs`` (default /work/fw-venvs/<name>), created with the interpreter it
 needs and its pinned version (torch 2.13.0 CPU first where it needs torch); its driver
-``fedtheory/conformance/external/<name>_driver.py`` runs inside that venv behind the out-of-process adapter
+``fedtheory/conformance/drivers/<name>.py`` (loaded by path) runs inside that venv behind the out-of-process adapter
 (:class:`fedtheory.conformance.adapters.remote.Remote`), one worker per check. Reports go to ``--out``
 (default benchmarks/frameworks/results/<name>/<check>.json and .md) and a summary table is printed.
 
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-EXTERNAL = ROOT / "fedtheory" / "conformance" / "external"
+DRIVERS = ROOT / "fedtheory" / "conformance" / "drivers"
 
 
 @dataclass(frozen=True)
@@ -127,11 +127,13 @@ def install(venvs: Path, name: str, fw: Framework, recreate: bool) -> float:
     return time.perf_counter() - start
 
 
-def run_check(python: Path, check: Check) -> Any:
+def run_check(python: Path, name: str, check: Check) -> Any:
+    """``check`` of the driver ``drivers/<name>.py`` run by ``python`` (the framework's venv)."""
     from fedtheory import conformance
     from fedtheory.conformance.adapters.remote import Remote
-    command = [str(python), Remote.WORKER, f"{check.factory}"]
-    with Remote(command, env={"PYTHONPATH": str(EXTERNAL)}, name=check.factory) as impl:
+    # the driver is loaded by path: drivers/flgo.py must not shadow the flgo package on sys.path
+    command = [str(python), Remote.WORKER, f"{DRIVERS / name}.py:{check.factory}"]
+    with Remote(command, name=f"drivers/{name}.py:{check.factory}") as impl:
         return conformance.check(impl, check.family, rtol=check.rtol, fixed=list(check.fixed), **check.hyper)
 
 
@@ -160,8 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.only and check.name != args.only:
                 continue
             start = time.perf_counter()
-            report = run_check(venv_python(args.venvs, name), Check(
-                check.name, f"{name}_driver:{check.factory}", check.family, check.hyper, check.rtol, check.fixed))
+            report = run_check(venv_python(args.venvs, name), name, check)
             seconds = time.perf_counter() - start
             folder = args.out / name
             folder.mkdir(parents=True, exist_ok=True)
