@@ -24,9 +24,9 @@ def describe(d: dict) -> str:
 ALTERNATING_OFFSET = 0.1
 
 
-def alternating_stream(K: int, T: int, D: int) -> OnlineProblem:
-    """Every client sees x = e_1 and the label c + 1, c - 1, c + 1, ... (ridge, lam = 0, c =
-    :data:`ALTERNATING_OFFSET`): L_t(w) = 1/2 (w_1 - c - (-1)^t)^2, beta = 1.
+def alternating_stream(K: int, T: int, D: int, offset: float = ALTERNATING_OFFSET) -> OnlineProblem:
+    """Every client sees x = e_1 and the label c + 1, c - 1, c + 1, ... (ridge, lam = 0, c = ``offset``,
+    default :data:`ALTERNATING_OFFSET`): L_t(w) = 1/2 (w_1 - c - (-1)^t)^2, beta = 1.
 
     The stream on which online gradient descent's regret bound is nearly attained (why the ledger runs it): for
     even T the comparator is w* = c e_1 and sigma2_diff = 1, so the bound is K c^2/(2 eta) + eta K T, while OGD
@@ -36,7 +36,7 @@ def alternating_stream(K: int, T: int, D: int) -> OnlineProblem:
     """
     X = np.zeros((T, K, D))
     X[:, :, 0] = 1.0
-    y = ALTERNATING_OFFSET + np.broadcast_to(np.where(np.arange(T) % 2 == 0, 1.0, -1.0)[:, None], (T, K))
+    y = offset + np.broadcast_to(np.where(np.arange(T) % 2 == 0, 1.0, -1.0)[:, None], (T, K))
     return OnlineProblem(X, y, loss="ridge", lam=0.0)
 
 
@@ -57,7 +57,7 @@ def stream_problem(d: dict) -> OnlineProblem:
     """The stream of a claim's instance: ``stream`` = "alternating" or "static" (the streams on which the bounds
     are nearly attained), else the synthetic ridge or (``loss`` = "logistic") logistic stream."""
     if d.get("stream") == "alternating":
-        return alternating_stream(d["K"], d["T"], d["D"])
+        return alternating_stream(d["K"], d["T"], d["D"], d.get("offset", ALTERNATING_OFFSET))
     if d.get("stream") == "static":
         return static_stream(d["K"], d["T"], d["D"])
     kw = {k: v for k, v in d.items() if k in ("heterogeneity", "drift", "noise", "lam", "seed")}
