@@ -237,8 +237,9 @@ def check_theorem1_rate(inst: dict) -> Evidence:
     lo = max(int(3 * k["gamma"] / k["E"]), 10)
     tau = np.arange(lo, T + 1)
     slope = float(np.polyfit(np.log(tau), np.log(m2[lo:]), 1)[0])
+    # tightness: the asserted decay over the measured one (-0.7/slope), 1 when the slope is exactly -0.7
     return Evidence(f"n={inst['n']} E={inst['E']} tau in [{lo}, {T}]", slope, -0.7, slope <= -0.7,
-                    details={"gamma": k["gamma"], "tau_range": [lo, T]})
+                    tightness=-0.7 / slope if slope < 0 else None, details={"gamma": k["gamma"], "tau_range": [lo, T]})
 
 
 # ---------------------------------------------------------------------------------------------------------
