@@ -39,9 +39,9 @@ _THM2_SPACE = InstanceSpace(
               # OFedIQ's default step (half the bound, so frac is 0.5 by construction)
               dict(K=8, T=120, D=6, L=1, s=2, b=2, frac=0.5, heterogeneity=1.0, seeds=12, seed=13,
                    default_step=True),
-              # the static stream, every p_k = 1, where the first term is nearly attained (~0.57 of the bound,
-              # deterministic): a step or an aggregation off by a factor 2 passes the bound
-              dict(K=2, T=96, D=1, L=1, s=8, b=1, frac=0.99, p=1.0, stream="static", seeds=2, seed=0),
+              # the static stream, every p_k = 0.5, where the first term is nearly attained (~0.6 of the bound):
+              # a step or an inverse-probability weight off by a factor 2 passes the bound
+              dict(K=2, T=96, D=1, L=1, s=8, b=1, frac=0.99, p=0.5, stream="static", seeds=20, seed=0),
               # a horizon where the rate term dominates (one feature, strong heterogeneity, a moving comparator):
               # a model that never leaves w_1 = 0 has linear regret ~3.8x the bound at T = 200
               dict(K=2, T=200, D=1, L=1, s=4, b=1, frac=0.99, heterogeneity=3.0, drift=1.0, seeds=10, seed=3)),
