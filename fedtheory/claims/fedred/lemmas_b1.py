@@ -40,7 +40,10 @@ def daneplus_convex_run(kw: dict, *, stopping: str, tol: float = 0.0, local_step
     problem = quadratic_instance(kw)
     c = problem.certificate
     lam = float(kw["lam_factor"]) * c.delta_A
-    alg = DANEPlus(lam=lam, solver="gd", stopping=stopping, tol=tol, tol_decay=tol_decay, local_steps=local_steps)
+    # At the theorems' lam = 2 delta_A the algorithm's own default (lam=None, resolved from the certificate) runs,
+    # so a slip in that resolution meets the lam computed here.
+    alg = DANEPlus(lam=None if float(kw["lam_factor"]) == 2.0 else lam, solver="gd", stopping=stopping, tol=tol,
+                   tol_decay=tol_decay, local_steps=local_steps)
     rng = np.random.default_rng(kw["seed"])
     state = alg.init(problem, c.x_star + float(kw.get("x0_scale", 3.0)) * rng.standard_normal(problem.dim))
     d0 = float(np.sum((state.x - c.x_star) ** 2))
@@ -61,10 +64,14 @@ def daneplus_convex_run(kw: dict, *, stopping: str, tol: float = 0.0, local_step
 
 
 def _convex_space(extra_defaults: dict, lam_low: float = 2.0) -> InstanceSpace:
+    """The convex chain's class; the last default has unequal weights (f = sum_i w_i f_i, delta_A weighted) and
+    lam = 3 delta_A (the lemmas' lam >= 2 delta_A)."""
     base = (dict(n_clients=6, dim=8, mu=0.5, L=50.0, delta_A=1.0, zeta2=1.0, seed=0),
             dict(n_clients=8, dim=10, mu=0.0, L=20.0, delta_A=0.5, zeta2=2.0, seed=1),
             dict(n_clients=5, dim=6, mu=0.05, L=200.0, delta_B=5.0, zeta2=1.0, hessians="diagonal", seed=2))
-    return quadratic_space(defaults=tuple({**b, **extra_defaults} for b in base),
+    weighted = dict(n_clients=4, dim=6, mu=0.2, L=30.0, delta_A=1.0, zeta2=2.0, weights=(0.1, 0.2, 0.3, 0.4), seed=5)
+    return quadratic_space(defaults=tuple({**b, **extra_defaults} for b in base)
+                           + ({**weighted, **extra_defaults, "lam_factor": 3.0},),
                            thorough=(dict(n_clients=10, dim=12, mu=0.01, L=1000.0, delta_A=10.0, zeta2=5.0, seed=3,
                                           **extra_defaults),),
                            extra=(Param("lam_factor", lam_low, 10.0), Param("local_steps", 1, 20, integer=True)),
