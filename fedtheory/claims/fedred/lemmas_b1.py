@@ -256,6 +256,16 @@ def weighted_average_bound(mu: float, lam: float, D: float, eps: np.ndarray) -> 
     return lam / (2 * S) * (D ** 2 + (2 / lam) * Dhat * np.cumsum(qr * eps)), qr
 
 
+#: Theorem 23's defaults add the adversarial search's family (lam = 10 delta_A, mu/lam ~ 0.2, two local steps:
+#: ratio 0.37) with constant absolute accuracy (tol_decay = 0, e_r = tol for every r: the bound then grows with R).
+_T23_SPACE = replace(_L20_SPACE, defaults=_L20_SPACE.defaults + (
+    dict(n_clients=4, dim=4, mu=0.06, L=0.3, delta_A=0.032, zeta2=6.6, seed=1, lam_factor=10.0, local_steps=2,
+         tol_decay=0.0),))
+#: Theorem 24's defaults add the adversarial search's worst instance (lam = 10 delta_A, mu/lam ~ 0.6: ratio 0.49).
+_T24_SPACE = replace(_L20_SPACE, defaults=_L20_SPACE.defaults + (
+    dict(n_clients=6, dim=3, mu=0.8, L=49.0, delta_A=0.13, zeta2=7.7, seed=0, lam_factor=10.0, local_steps=12),))
+
+
 @claim(cites=("Theorem 23", "Theorem 3"),
        id="fedred.appendix.daneplus_absolute_accuracy.derived", paper="fedred", derived=True,
        reference="eq. (B.35) (form derived by fedtheory from its proof (B.36)-(B.38) on Lemma 22)",
@@ -263,7 +273,7 @@ def weighted_average_bound(mu: float, lam: float, D: float, eps: np.ndarray) -> 
                  "delta_A, local errors eps_r = sqrt(mean_i ||grad F_{i,r}(x_{i,r+1})||^2): f(xbar_R) - f* <= "
                  "mu/(2[(1+mu/lam)^R - 1]) [D^2 + (2/lam)(D + (2/lam) sum_{r<R} eps_r) sum_{r<R} (1+mu/lam)^r "
                  "eps_r] (lam/(2R) for mu = 0), xbar_R the (1+mu/lam)^r-weighted average of x^1..x^R",
-       kind="bound", space=_L20_SPACE, runs=("dane+",))
+       kind="bound", space=_T23_SPACE, runs=("dane+",))
 
 
 def check_daneplus_absolute_accuracy(kw: dict) -> Evidence:
@@ -295,7 +305,7 @@ def check_daneplus_absolute_accuracy(kw: dict) -> Evidence:
                  "delta_A and the relative rule ||grad F_{i,r}(x_{i,r+1})|| <= e_r ||x_{i,r+1} - x^r||: with q_r "
                  "= 1 + mu/lam - 2 e_r^2/lam^2 > 0 and P_r = prod_{k<r} q_k, f(xbar_R) - f* <= lam D^2 / (2 "
                  "sum_{r<R} P_r), xbar_R the P_r-weighted average of x^1..x^R (e_r = 0 gives Cor. 21's bound)",
-       kind="bound", space=_L20_SPACE, runs=("dane+",))
+       kind="bound", space=_T24_SPACE, runs=("dane+",))
 
 
 def check_daneplus_relative_accuracy(kw: dict) -> Evidence:
