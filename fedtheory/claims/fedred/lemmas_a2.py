@@ -77,7 +77,13 @@ def check_young(kw: dict) -> Evidence:
     e1, e2 = young_gap(a[:5], alpha * a[:5], alpha)  # equality case: both slacks are zero
     attained = float(max(np.abs(e1).max(), np.abs(e2).max()))
     holds = worst <= ITERATE_REL and attained <= 1e-12
-    return Evidence(describe(kw), worst, 0.0, holds, details={"equality_case_residual": attained})
+    # Tightness of (A.4), ||a + b||^2 / ((1 + alpha)||a||^2 + (1 + 1/alpha)||b||^2), over the random pairs and the
+    # equality pairs b = alpha a (where it is 1): computed from the vectors, not from young_gap.
+    pairs = ((a, b), (a[:5], alpha * a[:5]))
+    tight = max(float(np.max(np.sum((x + y) ** 2, axis=1) / ((1 + alpha) * np.sum(x * x, axis=1)
+                                                             + (1 + 1 / alpha) * np.sum(y * y, axis=1))))
+                for x, y in pairs)
+    return Evidence(describe(kw), worst, 0.0, holds, tightness=tight, details={"equality_case_residual": attained})
 
 
 def sqrt_recursion_gap(a0: float, c: np.ndarray, a: np.ndarray) -> float:
