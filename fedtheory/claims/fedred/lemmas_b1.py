@@ -19,7 +19,7 @@ from ..space import InstanceSpace, Param, quadratic_space
 from ..tolerances import ITERATE_REL
 from ._shared import client_hessians, describe, quadratic_instance, weighted_mean_sq
 
-__all__ = ["daneplus_convex_run", "lemma20_sides", "lemma20_worst_point", "lemma22_terms", "weighted_average_bound",
+__all__ = ["LOCAL_VARIANTS", "daneplus_convex_run", "lemma20_sides", "lemma20_worst_point", "lemma22_terms", "weighted_average_bound",
            "gd_steps_relative_rule"]
 
 
@@ -41,9 +41,10 @@ def daneplus_convex_run(kw: dict, *, stopping: str, tol: float = 0.0, local_step
     c = problem.certificate
     lam = float(kw["lam_factor"]) * c.delta_A
     # At the theorems' lam = 2 delta_A the algorithm's own default (lam=None, resolved from the certificate) runs,
-    # so a slip in that resolution meets the lam computed here.
-    alg = DANEPlus(lam=None if float(kw["lam_factor"]) == 2.0 else lam, solver="gd", stopping=stopping, tol=tol,
-                   tol_decay=tol_decay, local_steps=local_steps)
+    # so a slip in that resolution meets the lam computed here. ``kw["local"]`` overrides the local solver (the
+    # statements about any local output run every solver and stopping rule of Alg. 1, LOCAL_VARIANTS).
+    options = dict(solver="gd", stopping=stopping, tol=tol, tol_decay=tol_decay, local_steps=local_steps)
+    alg = DANEPlus(lam=None if float(kw["lam_factor"]) == 2.0 else lam, **{**options, **kw.get("local", {})})
     rng = np.random.default_rng(kw["seed"])
     state = alg.init(problem, c.x_star + float(kw.get("x0_scale", 3.0)) * rng.standard_normal(problem.dim))
     d0 = float(np.sum((state.x - c.x_star) ** 2))
@@ -78,7 +79,25 @@ def _convex_space(extra_defaults: dict, lam_low: float = 2.0) -> InstanceSpace:
                            mu_low=1e-3)
 
 
-_L19_SPACE = _convex_space(dict(lam_factor=2.0, local_steps=2), lam_low=0.0)
+#: The local solvers and stopping rules of Alg. 1 (DANE+ admits any local solver): fast GD with the relative rule
+#: at its default tol, GD with the absolute rule (decaying, with a floating-point floor other than the default),
+#: the authors' code's semi-implicit step with its post-step rule, and the exact solve. The statements about any
+#: local output (Lemmas 19, 20, 22) run each of them on the first default instance.
+LOCAL_VARIANTS = ({"solver": "fgd", "stopping": "relative", "tol": math.sqrt(2.0), "local_steps": 10_000},
+                  {"stopping": "absolute", "tol": 0.5, "tol_decay": 1.0, "tol_floor": 1e-10, "local_steps": 200},
+                  {"stopping": "authors", "local_step": 0.02, "step_convention": "semi_implicit",
+                   "tol": math.sqrt(2.0), "local_steps": 10_000},
+                  {"solver": "exact"})
+
+
+def _with_local_variants(space: InstanceSpace, variants: tuple[dict, ...] = LOCAL_VARIANTS) -> InstanceSpace:
+    first = space.defaults[0]  # five rounds each: every path is exercised, at a small fraction of the claim's cost
+    return replace(space, defaults=space.defaults + tuple({**first, "rounds": 5, "local": v} for v in variants))
+
+
+#: Lemma 19 is about the local output alone: the server's rule (here the randomized selection) is a variant too.
+_L19_SPACE = _with_local_variants(_convex_space(dict(lam_factor=2.0, local_steps=2), lam_low=0.0),
+                                  LOCAL_VARIANTS + ({"averaging": "random"},))
 
 
 @claim(cites=("Lemma 19",),
@@ -166,6 +185,10 @@ _L20_SPACE = replace(_L20_SPACE, defaults=_L20_SPACE.defaults + (
          rounds=60, tol_decay=2.0),))
 
 
+#: Lemmas 20 and 22 hold for any local outputs: their defaults add every local solver of Alg. 1.
+_L20_LOCAL_SPACE = _with_local_variants(_L20_SPACE)
+
+
 @claim(cites=("Lemma 20",),
        id="fedred.appendix.daneplus_one_round.derived", paper="fedred", derived=True,
        reference="eq. (B.4) (form derived by fedtheory from its proof (B.5)-(B.13): Lemma 19, mu-convexity, Lemma 14,"
@@ -174,7 +197,7 @@ _L20_SPACE = replace(_L20_SPACE, defaults=_L20_SPACE.defaults + (
                  "f_i with delta_A-AHD and lam >= 2 delta_A, any local outputs: for every round and every x, "
                  "f(x^{r+1}) - f(x) + (lam+mu)/2 mean_i ||x_{i,r+1} - x||^2 + lam/4 mean_i ||x_{i,r+1} - x^r||^2 <= "
                  "lam/2 ||x^r - x||^2 + mean_i <grad F_{i,r}(x_{i,r+1}), x_{i,r+1} - x>",
-       kind="bound", space=_L20_SPACE, runs=("dane+",))
+       kind="bound", space=_L20_LOCAL_SPACE, runs=("dane+",))
 
 
 def check_daneplus_one_round(kw: dict) -> Evidence:
@@ -222,7 +245,7 @@ def lemma22_terms(problem: QuadraticProblem, lam: float, records: list[dict]) ->
                  "- f* + (lam+mu)/2 A_{r+1} + lam/4 mean_i||x_{i,r+1} - x^r||^2 <= lam/2 ||x^r - x*||^2 + eps_r "
                  "sqrt(A_{r+1}), A_{r+1} = mean_i ||x_{i,r+1} - x*||^2; (ii) ||x^R - x*|| <= sqrt(A_R) <= "
                  "||x^0 - x*|| + (2/lam) sum_{r<R} eps_r for every R",
-       kind="bound", space=_L20_SPACE, runs=("dane+",))
+       kind="bound", space=_L20_LOCAL_SPACE, runs=("dane+",))
 
 
 def check_daneplus_inexact_recursion(kw: dict) -> Evidence:
@@ -341,7 +364,9 @@ def gd_steps_relative_rule(mu: float, L: float, lam: float, e: float) -> int:
 
 _C25_SPACE = quadratic_space(
     defaults=(dict(n_clients=6, dim=8, mu=0.5, L=50.0, delta_A=1.0, zeta2=1.0, seed=0, lam_factor=2.0, tol=1.414),
-              dict(n_clients=8, dim=10, mu=0.0, L=20.0, delta_A=0.5, zeta2=2.0, seed=1, lam_factor=2.0, tol=0.5)),
+              dict(n_clients=8, dim=10, mu=0.0, L=20.0, delta_A=0.5, zeta2=2.0, seed=1, lam_factor=2.0, tol=0.5),
+              dict(n_clients=4, dim=6, mu=0.2, L=30.0, delta_A=1.0, zeta2=2.0, weights=(0.1, 0.2, 0.3, 0.4), seed=5,
+                   lam_factor=3.0, tol=1.0)),
     thorough=(dict(n_clients=10, dim=12, mu=0.01, L=1000.0, delta_A=10.0, zeta2=5.0, seed=3, lam_factor=2.0,
                    tol=1.414),),
     extra=(Param("lam_factor", 2.0, 10.0), Param("tol", 0.1, 2.0)), mu_low=1e-3)

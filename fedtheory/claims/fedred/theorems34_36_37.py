@@ -105,7 +105,10 @@ def _fedred_gd_space() -> InstanceSpace:
     base = dict(zeta2=1.0, lam_factor=2.0, eta_L=1.0, paths=60)
     return quadratic_space(
         defaults=(dict(n_clients=5, dim=6, mu=0.5, L=20.0, delta_A=0.5, seed=0, p=0.3, iterations=60, **base),
-                  dict(n_clients=5, dim=6, mu=0.0, L=20.0, delta_A=0.5, seed=1, p=0.1, iterations=60, **base)),
+                  dict(n_clients=5, dim=6, mu=0.0, L=20.0, delta_A=0.5, seed=1, p=0.1, iterations=60, **base),
+                  # unequal weights (delta_A weighted), lam = 1.5 delta_A and eta = 0.5/L (lam >= delta_A, eta <= 1/L)
+                  dict(n_clients=4, dim=6, mu=0.5, L=20.0, delta_A=1.0, weights=(0.1, 0.2, 0.3, 0.4), seed=5, p=0.3,
+                       iterations=40, **{**base, "lam_factor": 1.5, "eta_L": 0.5, "paths": 30})),
         thorough=(dict(n_clients=8, dim=10, mu=0.1, L=100.0, delta_A=1.0, seed=2, p=0.05, iterations=200,
                        **{**base, "paths": 200}),),
         extra=(Param("lam_factor", 1.0, 4.0), Param("eta_L", 0.1, 1.0), Param("p", 0.02, 1.0, log=True),
