@@ -363,7 +363,8 @@ def gd_steps_relative_rule(mu: float, L: float, lam: float, e: float) -> int:
 
 
 _C25_SPACE = quadratic_space(
-    defaults=(dict(n_clients=6, dim=8, mu=0.5, L=50.0, delta_A=1.0, zeta2=1.0, seed=0, lam_factor=2.0, tol=1.414),
+    defaults=(dict(n_clients=6, dim=8, mu=0.5, L=50.0, delta_A=1.0, zeta2=1.0, seed=0, lam_factor=2.0,
+                   tol=math.sqrt(2.0)),
               dict(n_clients=8, dim=10, mu=0.0, L=20.0, delta_A=0.5, zeta2=2.0, seed=1, lam_factor=2.0, tol=0.5),
               dict(n_clients=4, dim=6, mu=0.2, L=30.0, delta_A=1.0, zeta2=2.0, weights=(0.1, 0.2, 0.3, 0.4), seed=5,
                    lam_factor=3.0, tol=1.0)),
