@@ -144,12 +144,20 @@ def lyapunov_margins(problem, alg, rounds: int, seed: int = 0, x0: np.ndarray | 
 def alg3_build(point: dict):
     """A point of Algorithm 3's class as the (problem, algorithm, rounds) the checks take: fedtheory's
     quadratic (m clients in R^d, ``seed``), lambda2 = lambda_ratio x beta, lambda1 = l1, the sign reading, and
-    P sampled clients per round (None or P >= m: full participation)."""
+    P sampled clients per round (None or P >= m: full participation), or with ``q`` each client independently
+    with probability q; ``lambda2`` (when given) replaces lambda_ratio x beta."""
     problem = spec_problem(m=int(point["m"]), d=int(point["d"]), seed=int(point["seed"]))
     P = point.get("P")
     P = None if P is None or int(P) >= int(point["m"]) else int(P)
-    return (problem, algorithm3(float(point["lambda_ratio"]) * problem.certificate.L, float(point["l1"]),
-                           point.get("reading", "kkt"), P), int(point["T"]))
+    kw = {}
+    if point.get("q") is not None:  # each client joins independently with probability q (P is then unused)
+        from ...participation import Bernoulli
+
+        kw["participation"] = Bernoulli(float(point["q"]))
+    # ``lambda2`` gives lambda2 itself (FedDyn's default alpha = 1, say) instead of lambda_ratio x beta; the point
+    # then carries lambda_ratio = lambda2/beta rounded, for the regime
+    lam2 = float(point["lambda2"]) if "lambda2" in point else float(point["lambda_ratio"]) * problem.certificate.L
+    return problem, algorithm3(lam2, float(point["l1"]), point.get("reading", "kkt"), P, **kw), int(point["T"])
 
 
 def alg3_point(ratio: float, l1: float, reading: str, T: int, m: int = 5, P: int | None = None) -> dict:

@@ -22,6 +22,8 @@ PAPER = "fedelasticnet"
 # ---------------------------------------------------------------------------------------------------------
 
 def _invariant_instances(thorough: bool):
+    from ...participation import Bernoulli
+
     seeds = range(4 if thorough else 1)
     for s in seeds:
         problem = spec_problem(m=5, d=4, seed=s)
@@ -29,14 +31,25 @@ def _invariant_instances(thorough: bool):
         for reading in ("printed", "kkt"):
             for l1, eps, P in ((0.0, 0.0, 2), (0.3, 0.0, 3), (0.3, 0.05, 2), (0.05, 0.01, None)):
                 yield problem, algorithm3(2.0 * beta, l1, reading, P, eps), 40
+    # The other paths of Algorithm 3 (the lemma uses only lines 6, 12 and 13, whatever computed theta_k): the
+    # default lambda2 = 1 (0.3 beta here), independent Bernoulli participation, the original FedDyn's model upload,
+    # K local (proximal or sign sub-gradient) gradient steps of a given size, and local SGD.
+    problem = spec_problem(m=5, d=4, seed=0)
+    yield problem, algorithm3(1.0, 0.3, "kkt", None, 0.05, participation=Bernoulli(0.5), upload="model"), 40
+    yield problem, algorithm3(1.0, 0.3, "printed", 2, solver="gd", l1_mode="subgradient", local_steps=3,
+                              local_step=0.05), 40
+    yield problem.with_noise(0.5), algorithm3(1.0, 0.3, "kkt", 3, 0.01, solver="gd", local_steps=4,
+                                              stochastic=True), 40
 
 
 @claim(cites=("Lemma B.2", "Algorithm 3"),
        id="fedelasticnet.lemmaB2.h_invariant", paper="fedelasticnet", reference="Algorithm 3 lines 6, 12, 13",
        statement="every round h^t = (1/m) sum_k g_k^t (stored states), gamma^t = (1/|P_t|) sum_{P_t} theta_k^t = "
-                 "theta^t + h^t/lambda2, for FedDyn and Alg. 3, either sign reading, any participation, with "
-                 "the epsilon-threshold applied before the state update; under the sub-gradient reading and "
-                 "epsilon = 0 also g_k^t = grad L_k(theta_k^t) for every client sampled at least once",
+                 "theta^t + h^t/lambda2, for FedDyn and Alg. 3, either sign reading, any participation (uniform "
+                 "subsets, all, Bernoulli), with the epsilon-threshold applied before the state update, exact "
+                 "local solves or K local (proximal or sign sub-gradient, deterministic or stochastic) gradient "
+                 "steps, either upload; under the sub-gradient reading, exact solves and epsilon = 0 also "
+                 "g_k^t = grad L_k(theta_k^t) for every client sampled at least once",
        kind="invariant", instances=_invariant_instances, runs=("feddyn",))
 def check_h_invariant(inst) -> Evidence:
     problem, alg, T = inst
@@ -49,16 +62,18 @@ def check_h_invariant(inst) -> Evidence:
     for _ in range(T):
         new, _ = alg.round(problem, state, rng)
         S = new.last_clients
-        theta_S = state.x + new.last_upload
+        # what was sent: Delta_k (Alg. 3) or theta_k (the original FedDyn's upload)
+        theta_S = new.last_upload if alg.upload == "model" else state.x + new.last_upload
         theta_k[S] = theta_S
         seen[S] = True
         scale = max(1.0, float(np.abs(new.h).max()), float(np.abs(new.G).max()))
         worst_h = max(worst_h, float(np.abs(new.h - w @ new.G).max()) / scale)
-        gamma = theta_S.mean(axis=0)
-        worst_gamma = max(worst_gamma, float(np.abs(gamma - (new.x + new.h / alg.alpha)).max())
-                          / max(1.0, float(np.abs(gamma).max())))
+        if S.size:  # gamma^t is the participants' mean: a round nobody joined (Bernoulli) has none
+            gamma = theta_S.mean(axis=0)
+            worst_gamma = max(worst_gamma, float(np.abs(gamma - (new.x + new.h / alg.alpha)).max())
+                              / max(1.0, float(np.abs(gamma).max())))
         # exact-KKT states equal true gradients only when Delta is the exact minimiser (no thresholding)
-        if (alg.sign_at_zero == "kkt" or alg.l1 == 0.0) and alg.threshold == 0.0:
+        if (alg.sign_at_zero == "kkt" or alg.l1 == 0.0) and alg.threshold == 0.0 and alg.solver == "exact":
             err = np.abs(new.G[seen] - problem.grads(theta_k[seen], np.nonzero(seen)[0])).max()
             worst_grad = max(worst_grad, float(err) / scale)
         state = new
@@ -79,6 +94,10 @@ def _b3_instances(thorough: bool):
         for reading in ("printed", "kkt"):
             for l1 in ((0.3, 2.0) if not thorough else (0.01, 0.3, 2.0)):
                 yield problem, algorithm3(beta, l1, reading, 2), 40 if thorough else 15
+    # FedDyn itself (lambda1 = 0) and all clients every round, at the default lambda2 = 1 (0.3 beta here)
+    problem = spec_problem(m=4, d=4, seed=0)
+    yield problem, algorithm3(1.0, 0.0, "kkt"), 15
+    yield problem, algorithm3(1.0, 0.3, "printed"), 15
 
 
 def lemma_b3_errors(problem, alg, T: int, seed: int = 0) -> dict:
@@ -163,7 +182,9 @@ def check_b4_printed(inst) -> Evidence:
                     details={"first_violation": fv, "worst_margins_relative": res["worst"]})
 
 
-_B4_CORRECTED_SPACE = alg3_space([alg3_point(27.0, 0.3, "kkt", 200)],
+#: The second default runs FedDyn's default lambda2 = 1 (0.3 beta here: Lemma B.4 has no condition on lambda2).
+_B4_CORRECTED_SPACE = alg3_space([alg3_point(27.0, 0.3, "kkt", 200),
+                                   dict(alg3_point(0.3, 0.3, "kkt", 60), lambda2=1.0)],
                                   [alg3_point(27.0, l1, "kkt", 200) for l1 in (0.01, 1.0)], ratio_low=0.1,
                                   regime=b4_regime, T=(5, 200))
 
@@ -236,9 +257,12 @@ def _b5_regime(point: dict) -> bool:
 
 
 def _b5_space(reading: str):
-    defaults = [alg3_point(r, l1, reading, 60, m=m, P=P)
-                for r, l1, m, P in [(27.0, 0.3, 5, None), (3.0, 0.3, 5, 2), (1.0, 0.05, 4, None),
-                                    (100.0, 1.0, 5, 3)]]
+    # the last two: FedDyn's default lambda2 = 1 (0.3 beta here), and independent Bernoulli participation (q = 0.4,
+    # rounds nobody joins included: the lemma bounds the local solutions from whatever state the run reached)
+    defaults = [*(alg3_point(r, l1, reading, 60, m=m, P=P)
+                  for r, l1, m, P in [(27.0, 0.3, 5, None), (3.0, 0.3, 5, 2), (1.0, 0.05, 4, None),
+                                      (100.0, 1.0, 5, 3)]),
+                dict(alg3_point(0.3, 0.3, reading, 60), lambda2=1.0), dict(alg3_point(3.0, 0.3, reading, 60), q=0.4)]
     thorough = [alg3_point(r, l1, reading, 200, m=m, P=P)
                 for r in (0.5, 2.3, 27.0) for l1 in (0.0, 0.01, 1.0) for m, P in ((5, None), (6, 2))]
     return alg3_space(defaults, thorough, ratio_low=0.1, regime=_b5_regime, reading=reading, T=(5, 200))

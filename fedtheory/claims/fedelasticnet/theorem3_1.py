@@ -111,9 +111,9 @@ def _thm31_build(point: dict):
     ``a2`` the two-client family of :func:`scaled_two_client_problem` (curvatures (1, a2), unit gradients at
     theta^0 = theta* = 0), or with ``x0`` the logistic family of :func:`linear_region_logistic` started at x0."""
     if "x0" in point:
-        problem = linear_region_logistic()
-        return (problem, algorithm3(float(point["lambda_ratio"]) * problem.certificate.L, float(point["l1"]), "kkt"),
-                int(point["T"]), np.array([float(point["x0"])]))
+        problem = linear_region_logistic(scale=float(point.get("scale", 1.0)))
+        lam2 = float(point["lambda2"]) if "lambda2" in point else float(point["lambda_ratio"]) * problem.certificate.L
+        return problem, algorithm3(lam2, float(point["l1"]), "kkt"), int(point["T"]), np.array([float(point["x0"])])
     if "a2" not in point:
         return (*alg3_build(point), None)
     problem = scaled_two_client_problem(1.0, a=(1.0, float(point["a2"])))
@@ -122,16 +122,18 @@ def _thm31_build(point: dict):
 
 
 #: Theorem B.1 as its proof gives it: full participation (the curves' expectations are then deterministic;
-#: ``theorem31_curves`` uses P = m), lambda2/beta > 26.86, any lambda1 >= 0, every horizon T. The defaults after
-#: the first three are where the bound bites: at lambda2 = 40 beta (1/kappa0 = 57 beta, near its minimum over
+#: ``theorem31_curves`` uses P = m), lambda2/beta > 26.86, any lambda1 >= 0, every horizon T. The fourth default
+#: runs FedDyn's default lambda2 = 1 (= 400 beta on the logistic family with s = 0.1). The last three are where the
+#: bound bites: at lambda2 = 40 beta (1/kappa0 = 57 beta, near its minimum over
 #: lambda2) and T = 400 a server that does not learn is ~1.6x the bound; on the two-client family with curvatures
 #: (1, 0.05), started at theta*, FedDyn without its state h, g_k (FedProx) plateaus at a biased point and is ~1.4x
 #: the bound at T = 4000, while FedDyn is below 1e-5 of it; on the logistic family started at theta^0 = 10, far in
 #: its affine region (the proximal-point worst case), FedDyn attains 0.56 of the bound at T ~ 460 (lambda2 = 100
-#: beta), so a slip that slows gamma down by 2x is caught.
+#: beta), so a server damped to 0.3 of its step breaks the bound there (and on no other default).
 _THM31_SPACE = replace(alg3_space(
     [*(alg3_point(r, l1, "kkt", 120) for r, l1 in [(27.0, 0.0), (30.0, 0.01), (100.0, 0.3)]),
-     alg3_point(40.0, 0.0, "kkt", 400), dict(a2=0.05, lambda_ratio=40.0, l1=0.0, T=4000),
+     dict(x0=100.0, scale=0.1, lambda2=1.0, lambda_ratio=399.8, l1=0.0, T=100), alg3_point(40.0, 0.0, "kkt", 400),
+     dict(a2=0.05, lambda_ratio=40.0, l1=0.0, T=4000),
      dict(x0=10.0, lambda_ratio=100.0, l1=0.0, T=480)],
     [alg3_point(r, l1, "kkt", 400) for r in (26.9, 27.0, 30.0, 100.0) for l1 in (0.0, 0.01, 0.3, 1.0)],
     ratio_low=26.8615, regime=b6_regime, T=(5, 400), partial=False, max_evaluations=120), build=_thm31_build)
@@ -163,10 +165,13 @@ def check_thm31_corrected(inst) -> Evidence:
                              "printed_tightness": float(np.max(cur["lhs"] / cur["rhs_printed"]))})
 
 
-#: Theorem 3.1 as the main text states it: convex beta-smooth clients, any lambda2 > 0 (no condition), here with
-#: lambda1 = 0 (FedDyn) as in the recorded counterexample; lambda1 is searched too. Full participation.
+#: Theorem 3.1 as the main text states it: convex beta-smooth clients, any lambda2 > 0 (no condition): the recorded
+#: counterexample (lambda1 = 0, FedDyn, lambda2 = 10 beta), the same with lambda1 = 0.3, and FedDyn's default
+#: lambda2 = 1 (0.3 beta here); lambda1 is searched too. Full participation.
 _NO_CONDITION_SPACE = alg3_space(
-    [alg3_point(10.0, 0.0, "kkt", 5)], [alg3_point(r, 0.0, "kkt", 5) for r in (6.0, 20.0, 26.0)],
+    [alg3_point(10.0, 0.0, "kkt", 5), alg3_point(10.0, 0.3, "kkt", 5),
+     dict(alg3_point(10.0, 0.0, "kkt", 5), lambda2=1.0)],
+    [alg3_point(r, 0.0, "kkt", 5) for r in (6.0, 20.0, 26.0)],
     ratio_low=0.1, regime=lambda pt: pt["lambda_ratio"] > 0 and l1_representable(pt["l1"]), T=(1, 50),
     partial=False)
 

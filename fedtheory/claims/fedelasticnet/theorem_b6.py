@@ -52,18 +52,21 @@ def _b6_build(point: dict):
     ``x0`` the logistic family of :func:`linear_region_logistic` started at theta^0 = x0 (P of its m clients)."""
     if "x0" not in point:
         return (*alg3_build(point), None)
-    problem = linear_region_logistic(m=int(point["m"]))
+    problem = linear_region_logistic(m=int(point["m"]), scale=float(point.get("scale", 1.0)))
     P = point.get("P")
-    return (problem, algorithm3(float(point["lambda_ratio"]) * problem.certificate.L, float(point["l1"]), "kkt",
-                                None if P is None else int(P)), int(point["T"]), np.array([float(point["x0"])]))
+    lam2 = float(point["lambda2"]) if "lambda2" in point else float(point["lambda_ratio"]) * problem.certificate.L
+    return (problem, algorithm3(lam2, float(point["l1"]), "kkt", None if P is None else int(P)), int(point["T"]),
+            np.array([float(point["x0"])]))
 
 
-#: The last default is where B.6 bites: the logistic family far in its affine region (the proximal-point worst
+#: The fifth default runs FedDyn's default lambda2 = 1 (= 400 beta on the logistic family with s = 0.1). The last
+#: is where B.6 bites: the logistic family far in its affine region (the proximal-point worst
 #: case), where kappa0 (R(gamma^{t-1}) - R*) is kappa0 lambda2/2 = 0.75 of the decrease of the Lyapunov function
 #: at lambda2 = 100 beta (at most about half of it on a quadratic), with 2 of 3 clients sampled.
 _B6_SPACE = replace(alg3_space(
     [*(alg3_point(r, l1, "kkt", 60, m=4 if P else 5, P=P)
        for r, l1, P in [(27.0, 0.0, None), (27.0, 0.3, None), (100.0, 0.01, None), (30.0, 0.3, 2)]),
+     dict(x0=100.0, scale=0.1, m=3, P=2, lambda2=1.0, lambda_ratio=399.8, l1=0.0, T=10),
      dict(x0=20.0, m=3, P=2, lambda_ratio=100.0, l1=0.0, T=20)],
     [alg3_point(r, l1, "kkt", 200, m=4 if P else 5, P=P)
      for r in (26.9, 27.0, 30.0, 100.0) for l1 in (0.0, 0.01, 0.3) for P in (None, 2)],

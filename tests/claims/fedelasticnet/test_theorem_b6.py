@@ -26,17 +26,19 @@ def test_theorem_b6_every_round(kw, excess, lam1, partial):
     assert ev.holds, ev.details
 
 
-def test_theorem_b6_bites_on_the_affine_logistic_default(monkeypatch):
-    """The last default (logistic far in its affine region, 2 of 3 clients sampled) is where kappa0 times the gap is
-    0.7 of the Lyapunov decrease (the quadratic defaults reach 0.38): a local solve with the prox weight 0.7
-    lambda2 (the server and the state updates keep lambda2) breaks B.6 there and on no other default."""
+def test_theorem_b6_bites_on_the_affine_logistic_defaults(monkeypatch):
+    """On the logistic defaults (far in the affine region, 2 of 3 clients sampled) kappa0 times the gap is more
+    than half the Lyapunov decrease (0.7-0.8; the quadratic defaults reach 0.38): a local solve with the prox
+    weight 0.7 lambda2 (the server and the state updates keep lambda2) breaks B.6 there and on no quadratic
+    default."""
     claim = REGISTRY["fedelasticnet.thmB6.per_round"]
+    logistic = ["x0" in pt for pt in claim.space.defaults]
     insts = [claim.space.build(dict(pt)) for pt in claim.space.defaults]
     tight = [claim.check(inst).tightness for inst in insts]
-    assert tight[-1] > 0.5 > max(tight[:-1])
+    assert min(t for t, lg in zip(tight, logistic) if lg) > 0.5 > max(t for t, lg in zip(tight, logistic) if not lg)
     for cls in (SmoothProblem, QuadraticProblem):
         def slipped(self, lin, center, lam, l1=0.0, clients=None, _orig=cls.solve_local):
             return _orig(self, lin, center, 0.7 * np.asarray(lam), l1, clients)
         monkeypatch.setattr(cls, "solve_local", slipped)
     held = [claim.check(inst).holds for inst in insts]
-    assert held == [True] * (len(insts) - 1) + [False]
+    assert all(h for h, lg in zip(held, logistic) if not lg) and not all(held)
