@@ -166,10 +166,11 @@ def check_thm31_corrected(inst) -> Evidence:
 
 
 #: Theorem 3.1 as the main text states it: convex beta-smooth clients, any lambda2 > 0 (no condition): the recorded
-#: counterexample (lambda1 = 0, FedDyn, lambda2 = 10 beta), the same with lambda1 = 0.3, and FedDyn's default
+#: counterexample (lambda1 = 0, FedDyn, lambda2 = 10 beta), the same with lambda1 = 0.3 under either sign reading,
+#: and FedDyn's default
 #: lambda2 = 1 (0.3 beta here); lambda1 is searched too. Full participation.
 _NO_CONDITION_SPACE = alg3_space(
-    [alg3_point(10.0, 0.0, "kkt", 5), alg3_point(10.0, 0.3, "kkt", 5),
+    [alg3_point(10.0, 0.0, "kkt", 5), alg3_point(10.0, 0.3, "kkt", 5), alg3_point(10.0, 0.3, "printed", 5),
      dict(alg3_point(10.0, 0.0, "kkt", 5), lambda2=1.0)],
     [alg3_point(r, 0.0, "kkt", 5) for r in (6.0, 20.0, 26.0)],
     ratio_low=0.1, regime=lambda pt: pt["lambda_ratio"] > 0 and l1_representable(pt["l1"]), T=(1, 50),
