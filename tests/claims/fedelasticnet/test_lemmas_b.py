@@ -79,3 +79,23 @@ def test_lemma_b5_isotropic_default_bites_and_no_instance_reaches_one_half(monke
     monkeypatch.setattr(QuadraticProblem, "solve_local", slipped)
     held = [claim.check(inst).holds for inst in insts]
     assert held == [True] * (len(insts) - 1) + [False]
+
+
+def test_lemma_b4_corrected_reports_its_tightness(monkeypatch):
+    """Lemma B.4 reports E||gamma^t - theta*||^2 / RHS (near 1 at lambda2 = 27 beta), and a server that moves only
+    half of Algorithm 3's step leaves gamma^t farther than the lemma allows."""
+    from dataclasses import replace
+
+    from fedtheory.algorithms import FedDyn
+
+    claim = REGISTRY["fedelasticnet.lemmaB4.corrected"]
+    inst = claim.space.build(dict(claim.space.defaults[0]))
+    ev = claim.check(inst)
+    assert ev.holds and 0.9 < ev.tightness <= 1.0
+    orig = FedDyn.round_given
+
+    def damped(self, problem, state, draw):
+        new, log = orig(self, problem, state, draw)
+        return replace(new, x=state.x + 0.5 * (new.x - state.x)), log
+    monkeypatch.setattr(FedDyn, "round_given", damped)
+    assert not claim.check(inst).holds
