@@ -262,10 +262,12 @@ class Claim:
     #: form, a factor); empty when it checks them as printed. The coverage table reports a statement checked
     #: only this way as ``checked-narrower``, with this text.
     narrower: str = ""
-    #: Why this bound or rate claim cannot tell its algorithm from a broken variant of it (empty when it can):
-    #: ``benchmarks/mutation/discrimination.py`` runs each such claim under broken variants of the algorithm it
-    #: runs (a server that does not learn, a sign flipped, a drift correction removed); a claim none of whose
-    #: default instances reject them says so here, and claims.md and the coverage page show the reason.
+    #: Why this bound or rate claim cannot bite (empty when it can): no instance of the statement's class brings a
+    #: correct run within :data:`~fedtheory.claims.tolerances.BITE` of the bound (so a slip that moves the
+    #: measured value by a constant factor can pass; :func:`fedtheory.report.ledger.loose_bounds` lists the
+    #: claims below it that do not say why), or its default instances cannot reject the broken variants of
+    #: ``benchmarks/mutation/discrimination.py`` (a server that does not learn, a sign flipped, a drift
+    #: correction removed). claims.md and the coverage page show the reason.
     non_discriminating: str = ""
     #: What part of an algorithm a bound or rate claim is about (one of :data:`SCOPES`), which decides the broken
     #: variants ``benchmarks/mutation/discrimination.py`` requires it to reject: ``"run"`` (default: runs of the

@@ -45,3 +45,9 @@ CROSSCHECK_TOL = 1e-8
 #: condition number at most 12, so two evaluation orders differ by about K * cond * eps ~ 1e-13; 1e-9 leaves four
 #: orders of margin and is far below any modelling slip (those change the update at O(1) relative size).
 ROUND_IDENTITY_RTOL = 1e-9
+
+#: How close a bound or rate claim's correct run must come to its bound somewhere on its default instances
+#: (worst measured / bound) for the claim to *bite*: at 0.5, a slip that inflates the measured quantity by more
+#: than 2x violates the bound there. A claim below it states, in ``non_discriminating``, why no instance of the
+#: statement's class comes closer (``fedtheory.report.ledger.loose_bounds`` lists the ones that do neither).
+BITE = 0.5
