@@ -103,7 +103,9 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedavg_uniform", "fedavg_uniform", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
         Check("fedprox", "fedprox", "fedprox", fixed=("server_step",)),
         Check("fedprox_uniform", "fedprox_uniform", "fedprox", {"weighting": "uniform"}, fixed=("server_step",)),
+        # as shipped: Scaffold's default fraction_fit (1.0); configured as the paper: fraction_fit = |S|/N
         Check("scaffold", "scaffold", "scaffold"),
+        Check("scaffold_fraction", "scaffold_fraction", "scaffold"),
         # ClientLevelDPFedAvgM with no noise and no clipping: server momentum (FedAvgM)
         Check("dp_fedavgm", "fedavgm", SO, {"optimizer": "fedavgm"}),
     )),
