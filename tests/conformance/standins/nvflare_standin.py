@@ -83,8 +83,13 @@ class Scaffold(FedAvg):
                 self._global_ctrl_weights[k] = self._global_ctrl_weights[k] + v
 
 
+#: FedOpt's default server schedule in NVFlare 2.9.0 (nvflare/app_opt/pt/fedopt_ctl.py, FedOpt.__init__)
+DEFAULT_SCHEDULE = {"path": "torch.optim.lr_scheduler.CosineAnnealingLR", "args": {"T_max": 3, "eta_min": 0.9}}
+
+
 class FedOpt(FedAvg):
-    def __init__(self, *args, source_model=None, optimizer_args=None, lr_scheduler_args=None, device=None, **kw):
+    def __init__(self, *args, source_model=None, optimizer_args=None, lr_scheduler_args=DEFAULT_SCHEDULE,
+                 device=None, **kw):
         super().__init__(*args, **kw)
         self.torch_model, self.optimizer_args, self.lr_scheduler_args = source_model, optimizer_args, lr_scheduler_args
 
