@@ -13,7 +13,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ...contract import call_compress, declared_omega
-from ...kit import Outcome, not_applicable, prop, verdict
+from ...kit import Outcome, not_applicable, verdict
+from ..registry import prop
 
 __all__ = ["HYPER", "MC_DRAWS", "Z"]
 

@@ -15,15 +15,15 @@ import numpy as np
 from hypothesis import strategies as st
 
 from . import expected as edc
-from ...kit import (Outcome, instance_of, instance_params, prop, round_hyper, run_round,
-                    scale_of, verdict)
+from ...kit import Outcome, instance_of, instance_params, round_hyper, run_round, scale_of, verdict
+from ..registry import prop
 
 __all__ = ["HYPER"]
 
 HYPER: Mapping[str, Any] = {"step": 0.1, "period": 2, "queue_size": 3, "weighting": "uniform"}
 _REF = "Dorfman et al. 2023 (DoCoFL), Alg. 1 lines 3-9 and Alg. 2 lines 2-4"
 ROUNDS = 8
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"step": (0.02, 0.2), "period": (1, 4), "queue_size": (2, 4)}
 

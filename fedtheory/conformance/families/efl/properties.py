@@ -16,8 +16,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from . import expected as ee
-from ...kit import (Outcome, instance_of, instance_params, not_applicable, prop, round_hyper, run_round,
-                    scale_of, verdict)
+from ...kit import Outcome, instance_of, instance_params, not_applicable, round_hyper, run_round, scale_of, verdict
+from ..registry import prop
 from ...statekit import opaque_reason
 
 __all__ = ["HYPER"]
@@ -29,7 +29,7 @@ ROUNDS = 5
 #: Relative gap below which ST's choice of coordinates counts as a tie (ee.st_cut_margin): rounding of order
 #: 1e-15 decides such a choice differently in two correct implementations.
 _TIE = 1e-9
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"step": (0.01, 0.1), "E": (1, 5)}
 

@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from ... import expected as ex
 from ...contract import call_round
 from ...instance import Client, Instance
-from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, prop, relative_error,
-                    round_hyper, run_round, scale_of, verdict)
+from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, relative_error, round_hyper,
+                    run_round, scale_of, verdict)
+from ..registry import prop
 from ...weights import describe as describe_weights
 
 __all__ = ["HYPER", "one_round", "fixed_point", "expected_sampling", "multi_round", "prox_hyper", "diagnose",
@@ -30,7 +31,7 @@ __all__ = ["HYPER", "one_round", "fixed_point", "expected_sampling", "multi_roun
 #: Hyperparameters when the user gives none (the paper's notation in the docstrings).
 HYPER: Mapping[str, Any] = {"local_steps": 5, "local_step": 0.1, "server_step": 1.0, "weighting": "num_examples"}
 MCMAHAN = "McMahan et al. 2017, Alg. 1"
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"server_step": (0.3, 2.0), "local_steps": (1, 8), "local_step": (0.02, 0.2)}
 

@@ -10,13 +10,14 @@ from ... import expected as ex
 from ... import expected_elasticnet as een
 from ...elasticnet import KIM, ambiguous, elastic_cases, elastic_instance
 from ...instance import instance_params_of, make_instance
-from ...kit import Outcome, prop, verdict, round_hyper, run_round, scale_of
+from ...kit import Outcome, verdict, round_hyper, run_round, scale_of
+from ..registry import prop
 
 __all__ = ["HYPER"]
 
 HYPER: Mapping[str, Any] = {"local_steps": None, "local_step": 0.1, "prox": 0.5, "l1": 0.1, "l1_mode": "subgradient",
                             "server_step": 1.0, "weighting": "num_examples"}
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"server_step": (0.5, 2.0), "prox": (0.1, 2.0), "l1": (0.01, 0.3), "local_steps": (1, 8)}
 

@@ -13,8 +13,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ... import expected as ex
-from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, prop, round_hyper, run_round,
-                    scale_of, verdict)
+from ...kit import Outcome, cases_with, identity, instance_of, not_applicable, round_hyper, run_round, scale_of, verdict
+from ..registry import prop
 from ..fedavg import properties as fedavg
 
 __all__ = ["HYPER"]
@@ -23,7 +23,7 @@ HYPER: Mapping[str, Any] = {"local_steps": 5, "local_step": 0.1, "prox": 1.0, "s
                             "weighting": "num_examples", "gamma": None}
 LI = "Li et al. 2020 (FedProx), Alg. 2, eq. (2)"
 _plain = cases_with(lambda draw, p: {})
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"server_step": (0.3, 2.0), "local_steps": (1, 8), "local_step": (0.02, 0.2), "prox": (0.1, 3.0)}
 

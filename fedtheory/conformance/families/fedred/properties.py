@@ -20,8 +20,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ..dane import expected as ed
-from ...kit import (Outcome, cases_with, instance_of, not_applicable, prop, round_hyper, run_round,
-                    scale_of, verdict)
+from ...kit import Outcome, cases_with, instance_of, not_applicable, round_hyper, run_round, scale_of, verdict
+from ..registry import prop
 from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
 from ...statekit import make_state, opaque_reason, own_state_reason, relative, rows
 
@@ -32,7 +32,7 @@ HYPER: Mapping[str, Any] = {"lam": 1.0, "eta": 0.2, "p": 0.5, "solver": "lineari
 _REF = "Jiang, Rodomanov & Stich 2024, Alg. 2 / Alg. 3 with control variate (4)"
 ROUNDS = 8
 KEYS = ["x_i", "h_i"]
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"lam": (0.1, 3.0), "eta": (0.05, 0.5), "p": (0.1, 0.9)}
 

@@ -16,8 +16,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from . import expected as eo
-from ...kit import (Outcome, instance_of, instance_params, not_applicable, prop, round_hyper, run_round,
-                    scale_of, verdict)
+from ...kit import Outcome, instance_of, instance_params, not_applicable, round_hyper, run_round, scale_of, verdict
+from ..registry import prop
 from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
 
 __all__ = ["HYPER"]
@@ -25,7 +25,7 @@ __all__ = ["HYPER"]
 HYPER: Mapping[str, Any] = {"eta": 0.05, "period": 2, "p": 0.5, "s": 4, "b": 1, "weighting": "uniform"}
 _REF = "Kwon, Park & Hong (OFedIQ), Alg. 2, eqs. (6)-(9), Definition 2"
 STEPS = 6
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"eta": (0.01, 0.1), "period": (1, 4), "p": (0.1, 0.9), "s": (1, 8)}
 

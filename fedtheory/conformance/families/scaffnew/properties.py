@@ -8,14 +8,15 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ... import stateful
-from ...kit import Outcome, instance_of, not_applicable, prop, round_hyper, run_round, scale_of, verdict
+from ...kit import Outcome, instance_of, not_applicable, round_hyper, run_round, scale_of, verdict
+from ..registry import prop
 from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
 
 __all__ = ["HYPER"]
 
 HYPER: Mapping[str, Any] = {"step": 0.5, "p": 0.5, "weighting": "uniform"}
 MISHCHENKO = "Mishchenko et al. 2022, Alg. 2 (ProxSkip); Thm 3.6"
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"step": (0.05, 0.9), "p": (0.1, 0.9)}
 

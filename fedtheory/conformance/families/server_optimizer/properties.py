@@ -26,8 +26,9 @@ from hypothesis import strategies as st
 
 from ... import expected as ex
 from ...instance import Instance
-from ...kit import (Outcome, cases_with, instance_of, not_applicable, prop, relative_error, round_hyper,
-                    run_round, scale_of, verdict)
+from ...kit import (Outcome, cases_with, instance_of, not_applicable, relative_error, round_hyper, run_round,
+                    scale_of, verdict)
+from ..registry import prop
 from ...statekit import opaque_reason
 from ...weights import describe as describe_weights
 from .expected import OPTIMIZERS, initial_state, operators, pseudo_gradient, server_step
