@@ -35,7 +35,7 @@ except ImportError as exc:  # pragma: no cover -- hypothesis is the optional tes
 from .contract import call_round
 from .instance import ID_SCHEMES, Instance, client_ids, instance_params_of, make_instance
 
-__all__ = ["HOLDS", "VIOLATED", "NOT_APPLICABLE", "Outcome", "verdict", "not_applicable", "Property", "Variant",
+__all__ = ["HOLDS", "VIOLATED", "NOT_APPLICABLE", "Outcome", "outcome", "not_applicable", "Property", "Variant",
            "instance_params", "one_round_L", "plain_cases", "cases_with", "instance_of", "round_hyper", "run_round",
            "scale_of", "relative_error", "identity"]
 
@@ -70,7 +70,7 @@ class Outcome:
         return self.status != NOT_APPLICABLE
 
 
-def verdict(holds: bool, measured: float, theory: float, diagnosis: str = "") -> Outcome:
+def outcome(holds: bool, measured: float, theory: float, diagnosis: str = "") -> Outcome:
     """"holds" or "violated" (with ``diagnosis``, which is dropped when the property holds)."""
     return Outcome(HOLDS, measured, theory) if holds else Outcome(VIOLATED, measured, theory, diagnosis)
 
@@ -191,4 +191,4 @@ def identity(inst: Instance, got: np.ndarray, want: np.ndarray, x: np.ndarray, r
              diagnosis: str = "") -> Outcome:
     """``got`` equals ``want`` within ``rtol`` relative to the scale of x, want and x*."""
     err = relative_error(got, want, scale_of(inst, x, want))
-    return verdict(err <= rtol, err, rtol, diagnosis)
+    return outcome(err <= rtol, err, rtol, diagnosis)

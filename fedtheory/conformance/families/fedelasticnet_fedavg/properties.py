@@ -10,7 +10,7 @@ from ... import expected as ex
 from ... import expected_elasticnet as een
 from ...elasticnet import KIM, ambiguous, elastic_cases, elastic_instance
 from ...instance import instance_params_of, make_instance
-from ...kit import Outcome, verdict, round_hyper, run_round, scale_of
+from ...kit import Outcome, outcome, round_hyper, run_round, scale_of
 from ..registry import prop
 
 __all__ = ["HYPER"]
@@ -41,7 +41,7 @@ def one_round(impl, case, hyper, rtol) -> Outcome:
     x = inst.x0
     TH, margin = _alg1_locals(inst, x, hyper)
     if ambiguous(margin, scale_of(inst, x)):
-        return verdict(True, float("nan"), rtol)
+        return outcome(True, float("nan"), rtol)
     a = ex.aggregation_weights(inst, np.arange(inst.n), hyper["weighting"])
     want = x + hyper["server_step"] * a @ (TH - x)
     got, _ = run_round(impl, inst, x, np.arange(inst.n), round_hyper(hyper, inst))
@@ -59,7 +59,7 @@ def one_round(impl, case, hyper, rtol) -> Outcome:
             if np.linalg.norm(got - (x + hyper["server_step"] * a @ (TH2 - x))) <= rtol * scale_of(inst, x, want):
                 note = name
                 break
-    return verdict(err <= rtol, err, rtol, note)
+    return outcome(err <= rtol, err, rtol, note)
 
 
 @prop(id="fedelasticnet_fedavg.l1_zero", family="fedelasticnet_fedavg",
@@ -73,4 +73,4 @@ def l1_zero(impl, case, hyper, rtol) -> Outcome:
                         prox=h["prox"], server_step=h["server_step"], weighting=h["weighting"])
     got, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h)
     err = float(np.linalg.norm(got - want)) / scale_of(inst, inst.x0, want)
-    return verdict(err <= rtol, err, rtol, "" if err <= rtol else "with l1 = 0 it is not FedProx")
+    return outcome(err <= rtol, err, rtol, "" if err <= rtol else "with l1 = 0 it is not FedProx")

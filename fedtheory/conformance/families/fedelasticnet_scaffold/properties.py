@@ -10,7 +10,7 @@ from ... import elasticnet
 from ... import expected as ex
 from ... import expected_elasticnet as een
 from ...elasticnet import KIM, elastic_cases, elastic_instance
-from ...kit import Outcome, round_hyper, run_round, scale_of, verdict
+from ...kit import Outcome, round_hyper, run_round, scale_of, outcome
 from ..registry import prop
 
 __all__ = ["HYPER"]
@@ -47,7 +47,7 @@ def first_step(impl, case, hyper, rtol) -> Outcome:
     want = x + h["server_step"] * ex.aggregation_weights(inst, S, h["weighting"]) @ dy
     got, _ = run_round(impl, inst, x, S, h)
     err = float(np.linalg.norm(got - want)) / scale_of(inst, x, want)
-    return verdict(err <= rtol, err, rtol, "" if err <= rtol else
+    return outcome(err <= rtol, err, rtol, "" if err <= rtol else
                    "the first local step does not read sign(0) as declared by l1_mode")
 
 
