@@ -110,7 +110,7 @@ def multi_round(impl, case, hyper, rtol) -> Outcome:
     compressed anchor."""
     worst = 0.0
     R = horizon(hyper)
-    for t, err, inst, S, leads in _run(impl, case, hyper, R):
+    for t, err, _inst, S, leads in _run(impl, case, hyper, R):
         worst = max(worst, err)
         if err > rtol:
             return outcome(False, err, rtol, f"round {t} of {R} (participants {S.tolist()}, leads "

@@ -188,7 +188,7 @@ def own_participation(impl, case, hyper, rtol) -> Outcome:
 
         def draw_outcome() -> int:
             got, state = inst.x0, None
-            for t in range(h["period"]):
+            for _t in range(h["period"]):
                 got, state = run_round(impl, inst, got, np.arange(inst.n), h, state, seed=int(rng.integers(2**31)))
             dist = np.linalg.norm(outcomes - got, axis=1) / scale
             off[0] = max(off[0], float(dist.min()))
