@@ -93,6 +93,12 @@ def dotted_exists(name: str) -> bool:
             obj = importlib.import_module(module_name)
             if all_attributes(obj, parts[cut:]):
                 return True
+    try:  # a module of the standard library or a dependency (``html.escape``)
+        if importlib.util.find_spec(parts[0]) is not None and all_attributes(importlib.import_module(parts[0]),
+                                                                              parts[1:]):
+            return True
+    except (ImportError, ValueError):
+        pass
     for module_name in modules():  # a class or function defined in some module, then its attributes
         source = modules()[module_name].read_text()
         if re.search(rf"^(class|def) {re.escape(parts[0])}\b", source, re.M):
@@ -174,6 +180,7 @@ def test_the_checker_rejects_what_does_not_exist():
     assert cited("Evidence.holds") is None and cited("Evidence.hold")
     assert cited("algorithms.recording") is None and cited("algorithms.recorder")
     assert cited("fedtheory.optional.require") is None and cited("fedtheory.optional.requires")
+    assert cited("html.escape") is None and cited("html.escapes")
     assert cited("statement_coverage") is None and cited("statement_coverages")
     assert cited("narrower=") is None and cited("narrowest=")
     assert cited("Z_MONTE_CARLO = 5") is None and cited("Z_MONTE_CARLO = 4")
