@@ -192,7 +192,7 @@ class OnlineProblem(Problem):
         The minimum is 1/2 (c - b^T w*) with c = sum y^2 (stationarity). sigma2_diff is computed lazily
         (:attr:`prefix_sigma2`).
         """
-        X, y, lam, K = self.features, self.labels, self.lam, self.n_clients
+        y, lam, K = self.labels, self.lam, self.n_clients
         T, D = self.horizon, self.dim
         counts = K * np.arange(1, T + 1, dtype=np.float64)
         A, b = self._ridge_sums
@@ -233,7 +233,7 @@ class OnlineProblem(Problem):
 
     def _prefix_logistic(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
         """Newton's method for each prefix, warm-started at the previous prefix's minimiser."""
-        X, y, lam, K = self.features, self.labels, self.lam, self.n_clients
+        X, y, lam = self.features, self.labels, self.lam
         T, D = self.horizon, self.dim
         W = np.empty((T, D))
         vmin = np.empty(T)

@@ -277,7 +277,7 @@ def check_scaffold_no_drift(inst: dict[str, Any]) -> Evidence:
                       ("fedavg", FedAvg(local_steps=K, local_step=eta, participation=UniformSubset(S)))):
         state = alg.init(problem, x0)
         history = []
-        for r in range(budget):
+        for _r in range(budget):
             state, _ = alg.round(problem, state, rng)
             err = float(np.linalg.norm(state.x - c.x_star)) / e0
             history.append(err)

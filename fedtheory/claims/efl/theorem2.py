@@ -195,7 +195,9 @@ def check_t2_monotone(inst: dict) -> Evidence:
         m = theorem2_shift({"A": A, "c": c, "counts": counts2}, "departure")
         B.append(th.theorem2_departure_bound(m["L"], m["mu"], m["n_a"], m["n"], m["D_hat"]))
         S_n.append(m["shift2"])
-    dec = lambda v: bool(np.all(np.diff(v) <= 1e-14 * max(v)))
+    def dec(v) -> bool:  # non-increasing, up to rounding
+        return bool(np.all(np.diff(v) <= 1e-14 * max(v)))
+
     ok = dec(D) and dec(S) and D[-1] <= 1e-20 + 1e-14 * D[0] and S[-1] <= 1e-20 + 1e-14 * S[0] and dec(B) and dec(S_n)
     return Evidence(_describe_t2(inst), S[-1], 0.0, ok,
                     details={"D_hat_vs_iid": D, "shift_vs_iid": S, "bound_vs_n_a": B, "shift_vs_n_a": S_n})

@@ -21,7 +21,7 @@ def iterate_to_limit(problem, alg, max_rounds: int = 5000, x0: np.ndarray | None
     """Run until the server model stops moving (||x+ - x|| <= 1e-15 max(1, ||x||)); returns (state, rounds)."""
     state = alg.init(problem, np.zeros(problem.dim) if x0 is None else x0)
     rng = np.random.default_rng(0)
-    for t in range(1, max_rounds + 1):
+    for t in range(1, max_rounds + 1):  # noqa: B007 -- the count is returned
         new, _ = alg.round(problem, state, rng)
         step = float(np.linalg.norm(new.x - state.x))
         state = new

@@ -92,7 +92,7 @@ def check_nonconvex_descent(kw: dict) -> Evidence:
     coef = th.nonconvex_descent_coefficient(lam, problem.certificate.delta_B)
     worst = -np.inf
     f_seq = []
-    for x, X, _, _, x_new in records:
+    for x, X, _, _, _x_new in records:
         fx = problem.value(x)
         vals = np.array([problem.value(xi) for xi in X]) + coef * np.sum((X - x) ** 2, axis=1)
         worst = max(worst, float(np.max(vals - fx)))

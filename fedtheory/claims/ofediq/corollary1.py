@@ -7,6 +7,7 @@ import itertools
 import math
 
 import numpy as np
+from scipy import optimize
 
 from ...algorithms.online import FedOGD, OFedIQ
 from ...problems.online import online_ridge
@@ -87,18 +88,6 @@ def _cor_algebra_instances(thorough: bool):
                    M=float(1 + rng.exponential(2)), beta=float(rng.exponential(3) + 0.1))
 
 
-def _golden(f, lo: float, hi: float, iters: int = 200) -> float:
-    g = (math.sqrt(5) - 1) / 2
-    a, b = math.log(lo), math.log(hi)
-    for _ in range(iters):
-        c, d = b - g * (b - a), a + g * (b - a)
-        if f(math.exp(c)) < f(math.exp(d)):
-            b = d
-        else:
-            a = c
-    return math.exp((a + b) / 2)
-
-
 @claim(cites=("Corollary 1",),
        id="ofediq.cor1.algebra", paper=PAPER, reference="consistent form M; the printed version has a typo",
        statement="eta* = sqrt((p/L)||w*||^2/(4 sigma2 M T)) minimises B(eta) = K||w*||^2/(2 eta) + 2 eta L K T "
@@ -114,7 +103,9 @@ def check_cor_algebra(d: dict) -> Evidence:
 
     closed = math.sqrt(alpha * w2 * K**2 * s2 * T)
     ident = abs(B(eta) - closed) / closed
-    argmin = _golden(B, eta * 1e-3, eta * 1e3)
+    # B is convex in log(eta): Brent's bounded search over log eta in [eta*/1000, 1000 eta*]
+    argmin = math.exp(optimize.minimize_scalar(lambda u: B(math.exp(u)), bounds=(math.log(eta * 1e-3),
+                                               math.log(eta * 1e3)), method="bounded", options={"xatol": 1e-12}).x)
     min_ok = abs(argmin / eta - 1) <= 1e-6
     eta_a, alpha_a = th.corollary1_ofedavg(p, w2, s2, T)
     Ba = K * w2 / (2 * eta_a) + eta_a * K * T * s2 / p

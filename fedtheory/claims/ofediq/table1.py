@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import optimize
 
 from ...algorithms.online import FedOGD, OFedIQ
 from ...problems.online import online_ridge
@@ -24,20 +25,6 @@ PAPER = "ofediq"
 # ---------------------------------------------------------------------------------------------------------
 # Table 1: regret constants and communication costs
 # ---------------------------------------------------------------------------------------------------------
-
-def _golden_min(f, lo: float, hi: float, iters: int = 200) -> tuple[float, float]:
-    """Minimise a unimodal f on [lo, hi] (log scale) by golden-section search: (argmin, min)."""
-    g = (math.sqrt(5) - 1) / 2
-    a, b = math.log(lo), math.log(hi)
-    for _ in range(iters):
-        c, d = b - g * (b - a), a + g * (b - a)
-        if f(math.exp(c)) < f(math.exp(d)):
-            b = d
-        else:
-            a = c
-    x = math.exp((a + b) / 2)
-    return x, f(x)
-
 
 def _table1_points(count: int, seed: int) -> list[dict]:
     rng = np.random.default_rng(seed)
@@ -89,7 +76,11 @@ def check_table1(d: dict) -> Evidence:
     rows = {}
     for name, pmin, alpha in (("FedOGD", 1.0, 2.0), ("OFedAvg", p, 2.0 / p)):
         eta0 = math.sqrt(pmin * w2 / (2 * s2 * T))
-        _, best = _golden_min(lambda e: K * w2 / (2 * e) + e * K * T * s2 / pmin, eta0 * 1e-3, eta0 * 1e3)
+        # the bound is convex in log(eta): Brent's bounded search over log eta in [eta0/1000, 1000 eta0]
+        best = optimize.minimize_scalar(
+            lambda u: K * w2 / (2 * math.exp(u)) + math.exp(u) * K * T * s2 / pmin,
+            bounds=(math.log(eta0) - math.log(1e3), math.log(eta0) + math.log(1e3)), method="bounded",
+            options={"xatol": 1e-12}).fun
         rows[name] = abs(best / cap(alpha) - 1.0)
     # OFedIQ: Theorem 2 as printed, sigma_q^2 of Definition 2, at Corollary 1's eta
     n = -(-D // b)

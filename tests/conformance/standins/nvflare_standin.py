@@ -60,7 +60,7 @@ class FedAvg:
 
     def run(self):
         model = self.model
-        for self.current_round in range(self.start_round, self.start_round + self.num_rounds):
+        for self.current_round in range(self.start_round, self.start_round + self.num_rounds):  # noqa: B020 -- as NVFlare's own controllers write it
             results = []
             if self.fedprox_mu is not None:
                 model.meta[AlgorithmConstants.FEDPROX_MU] = self.fedprox_mu
@@ -72,7 +72,7 @@ class FedAvg:
 
 class Scaffold(FedAvg):
     def _run_rounds(self):
-        for self.current_round in range(self.start_round, self.start_round + self.num_rounds):
+        for self.current_round in range(self.start_round, self.start_round + self.num_rounds):  # noqa: B020 -- as NVFlare's own controllers write it
             self.model.meta[AlgorithmConstants.SCAFFOLD_CTRL_GLOBAL] = self._global_ctrl_weights
             results = self.send_model_and_wait(targets=self.sample_clients(self.num_clients), data=self.model)
             w = [r.meta[FLMetaKey.NUM_STEPS_CURRENT_ROUND] for r in results]
