@@ -33,6 +33,7 @@ except ImportError as exc:  # pragma: no cover -- hypothesis is the optional tes
 from . import families
 from .contract import call_round
 from .instance import ID_SCHEMES, Instance, client_ids, instance_params_of, make_instance
+from .tolerances import IDENTITY_RTOL
 
 __all__ = ["HOLDS", "VIOLATED", "NOT_APPLICABLE", "Outcome", "verdict", "not_applicable", "Property", "prop",
            "properties_of", "property_by_id", "default_hyper", "hyper_ranges", "varied_hyper", "Variant", "instance_params", "one_round_L",
@@ -189,7 +190,7 @@ class Variant:
     name: str
     impl: Callable[..., Any]
     hyper: Mapping[str, Any] = field(default_factory=dict)
-    rtol: float = 1e-8
+    rtol: float = IDENTITY_RTOL
 
 
 # ----------------------------------------------------------------- case strategies
