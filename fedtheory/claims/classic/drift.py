@@ -27,7 +27,7 @@ from ...problems.quadratic import quadratic
 from ...theory.classic import (drift_vector, fedavg_bias, fedavg_fixed_point, fedavg_map, fedprox_bias,
                                fedprox_fixed_point, fedprox_map)
 from ..registry import Evidence, claim
-from ..tolerances import EXACT_REL, IDENTITY_TOL
+from ..tolerances import EXACT_REL, IDENTITY_TOL, PRESENT_REL
 from ._shared import PAPER, describe, equal_hessians, heterogeneous, iterate, rounds_for, scale_of
 
 __all__: list[str] = []
@@ -62,7 +62,7 @@ def _fixed_point_evidence(problem: Problem, alg: Any, T: np.ndarray, fp: np.ndar
     err = float(np.linalg.norm(state.x - fp)) / max(1.0, float(np.linalg.norm(fp)))
     bias = float(np.linalg.norm(fp - problem.certificate.x_star))
     # "Differs from x*" is asserted with a margin far above the identity tolerance.
-    biased = bias > 1e-6 * scale_of(problem)
+    biased = bias > PRESENT_REL * scale_of(problem)
     return Evidence(describe(problem), err, IDENTITY_TOL, err <= IDENTITY_TOL and biased,
                     details={"bias_norm": bias, "spectral_radius": rho, "rounds": rounds})
 
