@@ -23,6 +23,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
+from ..papers import LEDGER_KEYS
 from ..papers.inventory import STATEMENT_KINDS
 from .budget import CLAIM_BUDGET_SECONDS, THOROUGH_BUDGET_SECONDS, BudgetExceeded, wall_clock_budget
 from .certify import Certification, RunCertifier, recording
@@ -41,7 +42,8 @@ EXPECTATIONS = ("holds", "violated", "exploratory")
 #: with the verdict under the other reading) or ``"ours"`` (fedtheory's own reading, or folklore, that the paper
 #: does not state: its maths is checked, but it is not a statement of the paper).
 FALSE_KINDS = ("printed", "reading", "ours")
-PAPERS = ("foundation", "classic", "fedelasticnet", "docofl", "fedred", "ofediq", "efl", "neural")
+#: The ledger's keys, in order (registered once, in fedtheory/papers/__init__.py).
+PAPERS = LEDGER_KEYS
 #: The statuses of a claim that fails ``fedtheory verify`` (exit 1).
 FAILING_STATUSES = ("VIOLATED", "COUNTEREXAMPLE-LOST", "ERROR", "RUN-DIFFERS")
 KINDS = ("identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point", "statistical",
