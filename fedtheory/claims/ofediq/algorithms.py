@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...algorithms.online import FedOGD, OFedIQ, OnlineDraw
+from ...algorithms.ofediq import FedOGD, OFedIQ, OnlineDraw
 from ...problems.online import online_logistic, online_ridge
 from ...references.compression import sb_quantize_row as printed_quantizer  # Definition 2, one home
 from ...theory import ofediq as th

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ...algorithms.online import FedOGD, OFedIQ
+from ...algorithms.ofediq import FedOGD, OFedIQ
 from ...problems.online import online_ridge
 from ...run import run
 from ...theory import ofediq as th

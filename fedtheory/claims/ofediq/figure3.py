@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from ...algorithms.online import OFedAvg, OFedIQ
+from ...algorithms.ofediq import OFedAvg, OFedIQ
 from ...problems.online import OnlineProblem, online_from_dataset
 from ...run import run
 from ...theory import ofediq as th
@@ -162,7 +162,7 @@ def _figure3_instances(thorough: bool):
 
 @claim(cites=("Figure 3",),
        id="ofediq.statements.figure3", paper=PAPER,
-       reference="Section 5, CCR 99% (gamma = 0.01); the stand-in and the bit matching are in docs/online.md",
+       reference="Section 5, CCR 99% (gamma = 0.01); the stand-in and the bit matching are in docs/ofediq.md",
        statement="at the same uplink cost (gamma = 0.01), the optimised OFedIQ (Algorithm 3's (p, s, b), L = 1) "
                  "has a smaller time-averaged loss than OFedIQ with the same p, one block and the s that spends at "
                  "least its bits, and than OFedAvg with the p that spends its bits: on every seed, and each "

@@ -39,7 +39,7 @@ def check_sb_sigma2_uneven(inst: dict) -> Evidence:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Algorithms 1 and 2 against their transcription (fedtheory/references/online.py)
+# Algorithms 1 and 2 against their transcription (fedtheory/references/ofediq.py)
 # ---------------------------------------------------------------------------------------------------------
 
 #: Time steps of each run certified, every one from the implementation's own state (covers two periods of L = 4).
@@ -69,7 +69,7 @@ def _reference_instances(thorough: bool):
                  "participants, to 1e-7 relative, with partial participation and inverse-probability weights",
        kind="identity", instances=_reference_instances, runs=("fedogd", "ofedavg", "ofediq"))
 def check_reference_identity(inst: dict) -> Evidence:
-    from ...algorithms.online import FedOGD, OFedAvg, OFedIQ
+    from ...algorithms.ofediq import FedOGD, OFedAvg, OFedIQ
     from ...problems import quadratic
     from ...problems.online import online_logistic, online_ridge
     from ...references import certify_run

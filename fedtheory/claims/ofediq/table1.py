@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ...algorithms.online import FedOGD, OFedIQ
+from ...algorithms.ofediq import FedOGD, OFedIQ
 from ...problems.online import online_ridge
 from ...run import run
 from ...theory import ofediq as th
@@ -100,7 +100,7 @@ def check_table1(d: dict) -> Evidence:
     R = 1 + sigma_q2 * (K * p - p + 1) / K
     thm2 = K * w2 / (2 * eta) + 2 * eta * L * K * T * s2 * R / p + 3 * beta * eta ** 2 * L * (L - 1) * K * T * s2
     # Corollary 1's proof needs eta < p/(4 beta) (its step (a)) and sigma_q^2 <= sqrt(D/(s^2 b)) (true when b | D;
-    # for b not dividing D and few levels it can fail, e.g. D = 3, b = 2, s = 1: docs/online.md)
+    # for b not dividing D and few levels it can fail, e.g. D = 3, b = 2, s = 1: docs/ofediq.md)
     variance_ok = sigma_q2 <= math.sqrt(D / (s ** 2 * b)) * (1 + FEW_OPS_REL)
     applies = eta < p / (4 * beta) and variance_ok
     ratio = thm2 / cap(alpha_iq)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...algorithms.online import FedOGD, OFedAvg
+from ...algorithms.ofediq import FedOGD, OFedAvg
 from ...problems.quadratic import QuadraticProblem
 from ...run import run
 from ...theory import ofediq as th

@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 
-from ...algorithms.online import OFedIQ, OnlineDraw
+from ...algorithms.ofediq import OFedIQ, OnlineDraw
 from ...compressors.sb_quantizer import SBQuantizer, sb_sigma2
 from ...problems.online import OnlineProblem, online_ridge
 from ...run import run
