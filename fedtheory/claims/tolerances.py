@@ -19,7 +19,8 @@ from ..montecarlo import Z_MONTE_CARLO, mc_slack
 __all__ = ["Z_MONTE_CARLO", "mc_slack", "ONE_ROUNDING_REL", "FEW_OPS_REL", "SUM_REL", "EXACT_REL", "IDENTITY_TOL",
            "ITERATE_REL", "ROUND_IDENTITY_RTOL", "INEQUALITY_TOL", "CROSSCHECK_TOL", "CONVERGED_REL",
            "NONZERO_REL", "CERTIFIED_CONSTANT_REL", "GRID_TOL", "APPROX_REL", "PRESENT_REL", "DECAYED_REL",
-           "MATERIAL_REL", "SQUARED_CONVERGED_REL", "SQUARED_FIT_FLOOR", "TINY", "PRINTED_2DP", "DIST_FLOOR",
+           "MATERIAL_REL", "SQUARED_CONVERGED_REL", "SQUARED_STOP_REL",
+           "SQUARED_FIT_FLOOR", "TINY", "PRINTED_2DP", "DIST_FLOOR",
            "GAP_FLOOR", "BOUND_CONSISTENCY_RTOL", "BOUND_CONSISTENCY_ATOL"]
 
 # ------------------------------------------------------------------ rounding: a few operations to a few rounds
@@ -78,7 +79,8 @@ CERTIFIED_CONSTANT_REL = 1e-7
 
 #: A value on a quantization grid: the level index k = (x - lo) / Delta is an integer up to the rounding of that
 #: division, |x| / Delta * eps <= 1e-10 for the ledger's at most 10^6 levels; 1e-7 is far below the 1/2 that a
-#: value off the grid is away from an integer.
+#: value off the grid is away from an integer. (Two of DoCoFL's grid checks, ECUQ's and a quantizer's level
+#: check, used 1e-6: tightened to this one rule.)
 GRID_TOL = 1e-7
 
 #: Relative slack of a quantity computed by a numerical approximation rather than in closed form: a central finite
@@ -102,6 +104,9 @@ MATERIAL_REL = 1e-3
 
 #: A squared distance at the identity tolerance, IDENTITY_TOL ** 2: a run has reached x* to rounding.
 SQUARED_CONVERGED_REL = 1e-20
+
+#: A run stops once its squared distance to x* is below this of its start: CONVERGED_REL squared.
+SQUARED_STOP_REL = 1e-16
 
 #: A squared distance at the per-step tolerance, ITERATE_REL ** 2: below it, per-step rates of a squared
 #: distance are rounding, and a rate fit leaves those rounds out.

@@ -8,7 +8,8 @@ The test reads every claim and kit module (``ast``) and fails on a numeric liter
 * in a comparison (``err <= 1e-12``, ``x <= bound * (1 + 1e-9)``, ``k > -1e-7``), anywhere in either side;
 * in the tolerance of ``np.isclose`` / ``np.allclose`` / ``math.isclose`` / ``np.testing.assert_allclose`` (their
   third and later positional arguments, or any keyword);
-* in a keyword argument or an assignment whose name says tolerance (``rtol=``, ``tol = ...``, ``margin``, ``slack``);
+* in a keyword argument, a default or an assignment whose name says tolerance (``rtol=``, ``tol = ...``,
+  ``margin``, ``slack``, ``floor``);
 * as the bound of an ``Evidence`` (its third argument, or ``bound=``): a check that reports "error <= 1e-12";
 * or, of any size, as the multiplier of a standard error (``4 * se``): the Monte Carlo rule is ``mc_slack(se)``.
 
@@ -31,7 +32,7 @@ ROOTS = (PACKAGE / "claims", PACKAGE / "conformance")
 HOMES = {PACKAGE / "claims" / "tolerances.py", PACKAGE / "conformance" / "tolerances.py",
          PACKAGE / "montecarlo.py"}
 SMALL = 1e-2
-TOLERANCE_NAME = re.compile(r"(^|_)(r|a|abs_|rel_)?(tol|tolerance|margin|slack)(_|$)", re.IGNORECASE)
+TOLERANCE_NAME = re.compile(r"(^|_)(r|a|abs_|rel_)?(tol|tolerance|margin|slack|floor)(_|$)", re.IGNORECASE)
 STANDARD_ERROR = re.compile(r"^(se|sem|stderr|std_err|standard_error)(_.*)?$")
 CLOSE_FUNCTIONS = {"isclose", "allclose", "assert_allclose"}
 
@@ -154,6 +155,7 @@ def test_the_rules_catch_tolerances_and_leave_instance_data():
     assert _flagged("ok = math.isclose(a, b, rel_tol=1e-10, abs_tol=1e-300)") == [1e-10, 1e-300]
     assert _flagged("tol = 1e-6 * d0") == [1e-6]
     assert _flagged("f(x, rtol=1e-8)") == [1e-8]
+    assert _flagged("floor = 1e-12 * scale") == [1e-12]
     assert _flagged("def check(impl, rtol: float = 1e-8): pass") == [1e-8]
     assert _flagged("Evidence(desc, err, 1e-12, ok)") == [1e-12]
     assert _flagged("ok = mean - 4 * se <= bound") == [4]
