@@ -95,7 +95,7 @@ def check_fedred_local_solvers(inst: dict) -> Evidence:
     K, X0 = inst["local_steps"], state.X
     # Floating-point floor (docs/design.md): iterates carry errors of ~1e-16 of their size, so distances below
     # 1e-12 of ||x_0|| + ||x_i*|| (and the matching F-gaps, M/2 times their square) are not resolved.
-    floor = 1e-12 * (np.linalg.norm(X0, axis=1) + np.linalg.norm(X_star, axis=1))
+    floor = EXACT_REL * (np.linalg.norm(X0, axis=1) + np.linalg.norm(X_star, axis=1))
     if inst.get("local_tol", 0.0) > 0:
         measured = np.linalg.norm(local_grad(problem, X, state.H, total, C), axis=1)
         allowed = np.full(len(measured), inst["local_tol"])
