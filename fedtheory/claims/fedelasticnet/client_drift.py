@@ -8,7 +8,8 @@ import numpy as np
 
 from ...theory.classic import dense_hessians, drift_vector, fedavg_fixed_point, fedprox_fixed_point
 from ..registry import Evidence, claim
-from ..tolerances import CONVERGED_REL, EXACT_REL, FEW_OPS_REL, IDENTITY_TOL, ITERATE_REL, MATERIAL_REL
+from ..tolerances import (CONVERGED_REL, EXACT_REL, FEW_OPS_REL, IDENTITY_TOL, ITERATE_REL, MATERIAL_REL,
+                          NONZERO_REL)
 from .instances import monotonicity_counterexample, spec_problem
 
 __all__ = ["iterate_to_limit"]
@@ -109,7 +110,7 @@ def check_prox_bias_asymptotic(problem) -> Evidence:
     for mult in (1e2, 1e3, 1e4):
         lam2 = mult * beta
         errs.append(float(np.linalg.norm(lam2 * (fedprox_fixed_point(problem, lam2) - xs) - v)))
-    floor = 1e-8 * max(1.0, float(np.linalg.norm(v)), float(np.linalg.norm(xs)))
+    floor = NONZERO_REL * max(1.0, float(np.linalg.norm(v)), float(np.linalg.norm(xs)))
     # first order: the remainder must shrink ~10x per decade of lambda2 (at least 5x), down to a rounding floor
     holds = all(e2 <= 0.2 * e1 or e2 <= floor for e1, e2 in zip(errs, errs[1:]))
     return Evidence(f"m={problem.n_clients} d={problem.dim}", errs[-1], floor, bool(holds),
@@ -158,7 +159,7 @@ def check_fedavg_bias_asymptotic(problem) -> Evidence:
     xs = problem.certificate.x_star
     beta = problem.certificate.L
     v = drift_vector(problem)
-    floor = 1e-8 * max(1.0, float(np.linalg.norm(v)), float(np.linalg.norm(xs)))
+    floor = NONZERO_REL * max(1.0, float(np.linalg.norm(v)), float(np.linalg.norm(xs)))
     rows = {}
     holds = True
     for K in (2, 4, 8):
