@@ -49,7 +49,7 @@ OWN_COMPONENT = {"fedtheory.papers.coverage": "papers.coverage", "fedtheory.pape
 #: A component is the first name under fedtheory (``fedtheory.problems.quadratic`` -> ``problems``); the
 #: components of one layer are independent of each other. docs/design.md ("Import layering") explains them.
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in (
-    "fedtheory validation linalg files expressions autoload trace optional user_code",  # the leaves
+    "fedtheory validation linalg files expressions autoload trace optional user_code montecarlo",  # leaves
     "prox_l1 participation compressors",                              # numerical kernels
     "problems theory metrics papers",                                 # exact constants; bounds; inventories
     "local torch catalogue strategies testing references",            # built on the problems

@@ -23,9 +23,11 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
+from ..papers import LEDGER_KEYS
 from ..papers.inventory import STATEMENT_KINDS
 from .budget import CLAIM_BUDGET_SECONDS, THOROUGH_BUDGET_SECONDS, BudgetExceeded, wall_clock_budget
 from .certify import Certification, RunCertifier, recording
+from .tolerances import BOUND_CONSISTENCY_ATOL, BOUND_CONSISTENCY_RTOL
 
 Kind = Literal["identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point",
                "statistical", "counterexample", "invariant", "qualitative"]
@@ -40,7 +42,8 @@ EXPECTATIONS = ("holds", "violated", "exploratory")
 #: with the verdict under the other reading) or ``"ours"`` (fedtheory's own reading, or folklore, that the paper
 #: does not state: its maths is checked, but it is not a statement of the paper).
 FALSE_KINDS = ("printed", "reading", "ours")
-PAPERS = ("foundation", "classic", "fedelasticnet", "docofl", "fedred", "ofediq", "efl", "neural")
+#: The ledger's keys, in order (registered once, in fedtheory/papers/__init__.py).
+PAPERS = LEDGER_KEYS
 #: The statuses of a claim that fails ``fedtheory verify`` (exit 1).
 FAILING_STATUSES = ("VIOLATED", "COUNTEREXAMPLE-LOST", "ERROR", "RUN-DIFFERS")
 KINDS = ("identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point", "statistical",
@@ -138,13 +141,6 @@ def verdict(instance: Any, measured: float, bound: float, *, rtol: float = 0.0, 
     holds = finite and measured <= bound + rtol * abs(bound) + atol
     tightness = measured / bound if finite and bound > 0 else None
     return Evidence(str(instance), measured, bound, holds, tightness, dict(details or {}))
-
-
-#: A bound claim's verdict ``holds`` is checked against measured <= theory: it may say "holds" while measured
-#: exceeds theory only by rounding (this relative and absolute slack: the checks compare at 1e-12..1e-9 of the
-#: scale), never by more. Anything else is a check that contradicts its own numbers.
-BOUND_CONSISTENCY_RTOL = 1e-9
-BOUND_CONSISTENCY_ATOL = 1e-12
 
 
 def _num(x: Any) -> Any:

@@ -18,6 +18,7 @@ import numpy as np
 from ..problems.quadratic import QuadraticProblem
 from ..references import REFERENCES, certify_round, has_reference, recorded_rounds
 from .patterns import relative_error
+from .tolerances import EXACT_REL
 
 __all__ = ["reference_problem", "client_grads", "law_against_draws", "run_against_reference",
            "round_against_reference"]
@@ -73,7 +74,7 @@ def round_against_reference(alg: Any, problem: Any, state: Any, draw: Any, new: 
                 worst, where = err, key
     # certify_round's floor (1e-12 of the round's inputs, at least 1e-12) passes every difference up to 1e-12:
     # only a larger one needs its verdict (it recomputes the reference)
-    mismatch = certify_round(alg, problem, state, draw, new, log, round_index) if worst > 1e-12 else None
+    mismatch = certify_round(alg, problem, state, draw, new, log, round_index) if worst > EXACT_REL else None
     return worst, where, None if mismatch is None else mismatch.sentence()
 
 

@@ -25,6 +25,7 @@ from .instance import instance_params_of, make_instance
 from .instance_diag import make_diagonal_instance
 from .kit import Outcome, instance_params, not_applicable, round_hyper, run_round, scale_of, outcome
 from .statekit import opaque_reason, own_state_reason, relative, rows_or_initial
+from .tolerances import TIE_REL
 
 __all__ = ["KIM", "ROUNDS", "elastic_cases", "elastic_instance", "ambiguous", "one_round", "multi_round"]
 
@@ -33,7 +34,6 @@ KIM = "Kim et al. (FedElasticNet)"
 ROUNDS = 6
 #: The state layout of Algs. 2 and 3 (server key, per-client key).
 _KEYS = {"fedelasticnet_scaffold": ("c", "c_i"), "fedelasticnet_feddyn": ("h", "g_i")}
-_AMBIGUOUS = 1e-9  # a sign decided within this of zero is decided by rounding: the case is skipped
 
 
 def elastic_cases(hyper: Mapping[str, Any]) -> st.SearchStrategy:
@@ -59,7 +59,7 @@ def elastic_instance(case, hyper):
 
 
 def ambiguous(margin: float, scale: float) -> bool:
-    return margin < _AMBIGUOUS * scale
+    return margin < TIE_REL * scale
 
 
 # ----------------------------------------------------------------- Algorithms 2 and 3 (stateful)

@@ -34,6 +34,7 @@ except ImportError as exc:  # pragma: no cover -- hypothesis is the optional tes
 
 from .contract import call_round
 from .instance import ID_SCHEMES, Instance, client_ids, instance_params_of, make_instance
+from .tolerances import IDENTITY_RTOL
 
 __all__ = ["HOLDS", "VIOLATED", "NOT_APPLICABLE", "Outcome", "outcome", "not_applicable", "Property", "Variant",
            "instance_params", "one_round_L", "plain_cases", "cases_with", "instance_of", "round_hyper", "run_round",
@@ -110,7 +111,7 @@ class Variant:
     name: str
     impl: Callable[..., Any]
     hyper: Mapping[str, Any] = field(default_factory=dict)
-    rtol: float = 1e-8
+    rtol: float = IDENTITY_RTOL
 
 
 # ----------------------------------------------------------------- case strategies

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from .families import VARIATIONS, check_hyper, default_hyper, properties_of, property_by_id, varied_hyper
 from .kit import HOLDS, NOT_APPLICABLE, VIOLATED, Outcome, Property
+from .tolerances import IDENTITY_RTOL
 
 __all__ = ["check", "Report", "PropertyResult", "Counterexample", "SEARCH_SEED", "SHRINK_BUDGET_S", "PASS", "FAIL",
            "INCONCLUSIVE"]
@@ -259,7 +260,7 @@ def _search(prop: Property, impl: Any, hyper: Mapping[str, Any], rtol: float, ma
     return PropertyResult(prop, HOLDS, seen["worst"], seen["theory"], seen["n"], time.perf_counter() - start)
 
 
-def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: float = 1e-8,
+def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: float = IDENTITY_RTOL,
           max_examples: int | None = None, properties: list[str] | None = None, fail_fast: bool = False,
           shrink: bool = True, vary: bool = True, fixed: Sequence[str] = (), **hyper: Any) -> Report:
     """Check ``impl`` (see :mod:`fedtheory.conformance.contract`) against the properties of ``claims``.

@@ -28,6 +28,7 @@ from . import expected_stateful as es
 from .contract import STATE_KEYS
 from .kit import Outcome, cases_with, identity, instance_of, not_applicable, round_hyper, run_round, scale_of, outcome
 from .statekit import opaque_reason, relative, rows_or_initial
+from .tolerances import CONVERGED_REL
 
 __all__ = ["ROUNDS", "stateful_cases", "converges", "one_round", "fixed_point", "server_state", "multi_round"]
 
@@ -71,12 +72,12 @@ def _run(impl, inst, hyper, family, rounds, *, x=None, state=None, partial=False
 def converges(impl, case, hyper, rtol, family: str) -> Outcome:
     inst = instance_of(case)
     d0 = float(np.linalg.norm(inst.x0 - inst.x_star))
-    tol = 1e-6 * d0
+    tol = CONVERGED_REL * d0
     x, _ = _run(impl, inst, hyper, family, 600, seed=case["round_seed"], stop_at=tol / 10)
     err = float(np.linalg.norm(x - inst.x_star)) / d0 if np.all(np.isfinite(x)) else float("inf")
-    note = "" if err <= 1e-6 else ("diverges" if not np.isfinite(err) or err > 1 else
+    note = "" if err <= CONVERGED_REL else ("diverges" if not np.isfinite(err) or err > 1 else
                                    "stalls away from x* (client drift not corrected)")
-    return outcome(err <= 1e-6, err, 1e-6, note)
+    return outcome(err <= CONVERGED_REL, err, CONVERGED_REL, note)
 
 
 def _state_layout(state, family) -> str:

@@ -19,7 +19,7 @@ An :class:`OnlineProblem` is also an ordinary :class:`~fedtheory.problems.base.P
 the hindsight problem f_k(w) = (1/T) sum_t L_{k,t}(w) over the whole horizon, so ``metrics(x)["gap"]`` is
 F_T(x) - F_T(w*_T) with F_T = (1/K) sum_k f_k. The per-time-step oracles :meth:`OnlineProblem.losses_at` and
 :meth:`OnlineProblem.grads_at` take the time index the algorithms keep in their state; the algorithms of
-:mod:`fedtheory.algorithms.online` put the instantaneous loss and the cumulative regret into ``RoundLog.extra``.
+:mod:`fedtheory.algorithms.ofediq` put the instantaneous loss and the cumulative regret into ``RoundLog.extra``.
 """
 from __future__ import annotations
 

@@ -1,14 +1,14 @@
-"""The FedOGD / OFedAvg / OFedIQ reference (fedtheory/references/online.py) accepts the implementation on every
+"""The FedOGD / OFedAvg / OFedIQ reference (fedtheory/references/ofediq.py) accepts the implementation on every
 option (period, sampling rates, inverse-probability weights, (s, b)-quantizer, online and static streams) and
-rejects plausible slips of it (each a patched copy of fedtheory/algorithms/online.py or of the quantizer)."""
+rejects plausible slips of it (each a patched copy of fedtheory/algorithms/ofediq.py or of the quantizer)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-import fedtheory.algorithms.online as online_module
+import fedtheory.algorithms.ofediq as ofediq_module
 import fedtheory.compressors.sb_quantizer as sb_module
-from fedtheory.algorithms.online import FedOGD, OFedAvg, OFedIQ
+from fedtheory.algorithms.ofediq import FedOGD, OFedAvg, OFedIQ
 from fedtheory.problems import quadratic
 from fedtheory.problems.online import online_logistic, online_ridge
 from fedtheory.references import certify_run
@@ -39,7 +39,7 @@ def test_reference_accepts_the_implementation(alg, problem):
     assert first_mismatch(ALGS[alg](), PROBLEMS[problem]()) is None
 
 
-#: (what the slip is, substitutions in fedtheory/algorithms/online.py)
+#: (what the slip is, substitutions in fedtheory/algorithms/ofediq.py)
 SLIPS = {
     "sign of the server step": [("x = x - eta * (coef @ M)", "x = x + eta * (coef @ M)")],
     "1/p weights missing": [("U = acc / p[:, None]", "U = acc")],
@@ -65,7 +65,7 @@ SLIP_ALG = dict(eta=0.03, p=0.6, period=2, s=3, b=2)
 
 @pytest.mark.parametrize("slip", sorted(SLIPS))
 def test_reference_rejects_a_slip(slip, patched_module):
-    copy = patched_module(online_module.__name__, SLIPS[slip])
+    copy = patched_module(ofediq_module.__name__, SLIPS[slip])
     alg = copy.OFedIQ(**SLIP_ALG)
     assert type(alg).name == "ofediq"
     mismatch = first_mismatch(alg, PROBLEMS["online_ridge"]())
@@ -85,7 +85,7 @@ QUANTIZER_SLIPS = {
 @pytest.mark.parametrize("slip", sorted(QUANTIZER_SLIPS))
 def test_reference_rejects_a_quantizer_slip(slip, patched_module):
     quantizer = patched_module(sb_module.__name__, QUANTIZER_SLIPS[slip])
-    copy = patched_module(online_module.__name__, [], {"SBQuantizer": quantizer.SBQuantizer})
+    copy = patched_module(ofediq_module.__name__, [], {"SBQuantizer": quantizer.SBQuantizer})
     mismatch = first_mismatch(copy.OFedIQ(**SLIP_ALG), PROBLEMS["online_ridge"]())
     assert mismatch is not None, f"the reference accepted the quantizer slip: {slip}"
 
@@ -102,6 +102,6 @@ def test_the_identity_claim_fails_on_a_slipped_algorithm(monkeypatch, patched_mo
     # the OFedIQ instances with sampling rates below 1 (where the 1/p weights matter)
     instances = [i for i in c.instances(False) if i["alg"] == "ofediq" and i["kw"].get("p", 1.0) != 1.0]
     assert instances and all(c.check(inst).holds for inst in instances)
-    copy = patched_module(online_module.__name__, SLIPS["1/p weights missing"])
-    monkeypatch.setattr(online_module, "OFedIQ", copy.OFedIQ)
+    copy = patched_module(ofediq_module.__name__, SLIPS["1/p weights missing"])
+    monkeypatch.setattr(ofediq_module, "OFedIQ", copy.OFedIQ)
     assert not any(c.check(inst).holds for inst in instances)

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...metrics import communication as comm
 from ..registry import Evidence, claim
+from ..tolerances import CONVERGED_REL, MATERIAL_REL
 from .instances import algorithm3, spec_problem
 
 __all__ = ["TABLE5_CIFAR10", "table1_rows", "training_accuracy", "headline_algorithms", "headline_table",
@@ -82,8 +83,8 @@ def check_table1(inst) -> Evidence:
     rows = table1_rows(problem, T)
     d = problem.dim
     scale = max(1.0, float(np.linalg.norm(problem.certificate.x_star)))
-    robust = all(rows[k]["distance"] <= 1e-8 * scale for k in ("SCAFFOLD", "FedDyn", "FedElasticNet"))
-    biased = all(rows[k]["distance"] >= 1e-3 * scale for k in ("FedAvg", "FedProx"))
+    robust = all(rows[k]["distance"] <= CONVERGED_REL * scale for k in ("SCAFFOLD", "FedDyn", "FedElasticNet"))
+    biased = all(rows[k]["distance"] >= MATERIAL_REL * scale for k in ("FedAvg", "FedProx"))
     dense = all(rows[k]["nnz_per_client_round_max"] == d == rows[k]["nnz_per_client_round_mean"]
                 for k in ("FedAvg", "FedProx", "FedDyn"))
     double = rows["SCAFFOLD"]["nnz_per_client_round_mean"] == 2 * d == rows["SCAFFOLD"]["nnz_per_client_round_max"]

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..registry import Evidence, claim
-from ..tolerances import INEQUALITY_TOL
+from ..tolerances import EXACT_REL, INEQUALITY_TOL
 from ._shared import (alg3_build, alg3_point, alg3_round_terms, alg3_space, b4_regime, describe_alg3, l1_representable,
                       local_solutions, lyapunov_margins)
 from .instances import algorithm3, spec_problem
@@ -80,7 +80,7 @@ def check_h_invariant(inst) -> Evidence:
             worst_grad = max(worst_grad, float(err) / scale)
         state = new
     worst = max(worst_h, worst_gamma, worst_grad)
-    return Evidence(describe_alg3(problem, alg) + f" eps={alg.threshold:g}", worst, 1e-12, worst <= 1e-12,
+    return Evidence(describe_alg3(problem, alg) + f" eps={alg.threshold:g}", worst, EXACT_REL, worst <= EXACT_REL,
                     details={"h_minus_mean_g": worst_h, "gamma_identity": worst_gamma,
                              "stored_vs_true_gradient": worst_grad})
 
@@ -134,7 +134,7 @@ def lemma_b3_errors(problem, alg, T: int, seed: int = 0) -> dict:
 def check_b3_corrected(inst) -> Evidence:
     problem, alg, T = inst
     res = lemma_b3_errors(problem, alg, T)
-    return Evidence(describe_alg3(problem, alg), res["kkt"], 1e-12, res["kkt"] <= 1e-12, details=res)
+    return Evidence(describe_alg3(problem, alg), res["kkt"], EXACT_REL, res["kkt"] <= EXACT_REL, details=res)
 
 
 def _b3_printed_instances(thorough: bool):
@@ -154,7 +154,7 @@ def check_b3_printed(inst) -> Evidence:
     """Fails on coordinates where Delta~ = 0 but the certified sub-gradient is in (-1, 1) \\ {0}."""
     problem, alg, T = inst
     res = lemma_b3_errors(problem, alg, T)
-    return Evidence(describe_alg3(problem, alg), res["sign"], 1e-12, res["sign"] <= 1e-12, details=res)
+    return Evidence(describe_alg3(problem, alg), res["sign"], EXACT_REL, res["sign"] <= EXACT_REL, details=res)
 
 
 # ---------------------------------------------------------------------------------------------------------

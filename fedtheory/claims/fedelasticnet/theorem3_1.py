@@ -12,6 +12,7 @@ import numpy as np
 from ...theory import fedelasticnet as th
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
+from ..tolerances import EXACT_REL, IDENTITY_TOL, SUM_REL
 from ._shared import (alg3_build, alg3_point, alg3_space, b6_regime, describe_alg3, expected_participants,
                       l1_representable, local_solutions)
 from .instances import algorithm3, linear_region_logistic, scaled_two_client_problem
@@ -61,8 +62,8 @@ def check_kappa0_threshold(inst: dict) -> Evidence:
                 ratio = kp / th.kappa0(lam2, beta)
                 worst_rel = max(worst_rel, abs(ratio - 5 * (lam2 + beta) / (2 * D)) / abs(ratio))
     at27 = (27 * th.kappa0(27.0, 1.0), 27 * th.kappa_prime(27.0, 1.0) / th.kappa0(27.0, 1.0))
-    ok27 = abs(at27[0] - 1 / 88) <= 1e-14 and abs(at27[1] - 472.5) <= 1e-10
-    holds = bool(exact_match and mismatches == 0 and worst_rel <= 1e-12 and ok27)
+    ok27 = abs(at27[0] - 1 / 88) <= SUM_REL and abs(at27[1] - 472.5) <= IDENTITY_TOL
+    holds = bool(exact_match and mismatches == 0 and worst_rel <= EXACT_REL and ok27)
     return Evidence(f"r grid of {len(ratios)} x {len(betas)} random beta", r0, (25 + math.sqrt(825)) / 2, holds,
                     details={"r0_symbolic": str(r0_sym), "sign_mismatches": mismatches,
                              "worst_relative_error": worst_rel, "lambda2_kappa0_at_27": at27[0],
@@ -193,7 +194,7 @@ def check_thm31_corrected(inst) -> Evidence:
     # P < m: the expectation over every sample path (short horizons); P = m: the one deterministic path
     cur = theorem31_expected_curves(problem, alg, T) if sampled else theorem31_curves(problem, alg, T, x0)
     ratio = cur["lhs"] / cur["rhs_corrected"]
-    holds = bool(np.all(cur["lhs"] <= cur["rhs_corrected"] * (1 + 1e-10)) and np.all(cur["rhs_corrected"] > 0))
+    holds = bool(np.all(cur["lhs"] <= cur["rhs_corrected"] * (1 + IDENTITY_TOL)) and np.all(cur["rhs_corrected"] > 0))
     Tgap = np.arange(1, T + 1) * cur["lhs"]
     start = "" if x0 is None else f" theta0={x0.tolist()}"
     details = {"worst_T": int(np.argmax(ratio)) + 1, "T_times_gap_max": float(Tgap.max())}

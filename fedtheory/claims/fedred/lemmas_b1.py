@@ -16,7 +16,7 @@ from ...algorithms.dane import DANEPlus
 from ...problems.quadratic import QuadraticProblem
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param, quadratic_space
-from ..tolerances import ITERATE_REL
+from ..tolerances import EXACT_REL, ITERATE_REL, SQUARED_CONVERGED_REL, SQUARED_STOP_REL
 from ._shared import client_hessians, describe, quadratic_instance, weighted_mean_sq
 
 __all__ = ["LOCAL_VARIANTS", "daneplus_convex_run", "lemma20_sides", "lemma20_worst_point", "lemma22_terms", "weighted_average_bound",
@@ -29,7 +29,7 @@ __all__ = ["LOCAL_VARIANTS", "daneplus_convex_run", "lemma20_sides", "lemma20_wo
 
 
 def daneplus_convex_run(kw: dict, *, stopping: str, tol: float = 0.0, local_steps: int = 3,
-                        rounds: int | None = None, floor: float = 1e-20, tol_decay: float = 0.0,
+                        rounds: int | None = None, floor: float = SQUARED_CONVERGED_REL, tol_decay: float = 0.0,
                         server: bool = True) -> tuple[QuadraticProblem, float, list[dict]]:
     """Run DANE+ (CV (1), standard averaging, local GD) with lam = lam_factor delta_A and record, per round,
     x^r, every local model x_{i,r+1}, grad F_{i,r}(x_{i,r+1}) (recomputed here from the oracle), x^{r+1}, and
@@ -333,7 +333,7 @@ def check_daneplus_absolute_accuracy(kw: dict) -> Evidence:
 
 def check_daneplus_relative_accuracy(kw: dict) -> Evidence:
     """Local GD with the relative rule e_r = lam/(2(r+1)) (tol 0.5); the bound uses the realised e_r."""
-    problem, lam, records = daneplus_convex_run(kw, stopping="relative", tol=0.5, local_steps=10_000, floor=1e-16)
+    problem, lam, records = daneplus_convex_run(kw, stopping="relative", tol=0.5, local_steps=10_000, floor=SQUARED_STOP_REL)
     c = problem.certificate
     t = lemma22_terms(problem, lam, records)
     q = 1.0 + c.mu / lam - 2.0 * t["erel"] ** 2 / lam ** 2
@@ -389,9 +389,9 @@ def check_daneplus_gd_local_steps(kw: dict) -> Evidence:
     the oracle (control variate (1)), up to the solver's documented floor 1e-12 ||grad f(x^0)||: a count is
     only a statement about the rule if the models it counts to meet it."""
     problem, lam, records = daneplus_convex_run(kw, stopping="relative", tol=float(kw["tol"]), local_steps=100_000,
-                                                rounds=15, floor=1e-16, server=False)
+                                                rounds=15, floor=SQUARED_STOP_REL, server=False)
     c = problem.certificate
-    floor = 1e-12 * float(np.linalg.norm(problem.grad(records[0]["x"])))
+    floor = EXACT_REL * float(np.linalg.norm(problem.grad(records[0]["x"])))
     worst, rule = 0.0, 0.0
     for rec in records:
         e = float(kw["tol"]) * lam / (rec["r"] + 1)

@@ -16,6 +16,7 @@ from ...run import run
 from ...theory import fedred as th
 from ..patterns import run_failure
 from ..registry import Evidence, claim
+from ..tolerances import CONVERGED_REL
 from ._shared import describe, gd_iterations_to_gap, quadratic_instance, start_point
 
 __all__ = ["gd_iterations_exact", "delta_scaling_problem", "gd_iterations_to_gap"]
@@ -325,11 +326,11 @@ def check_nonconvex_L_scaling(kw: dict) -> Evidence:
                 state, log = alg.round(problem, state, rng)
                 m, k = m + int(log.communicated), k + 1
                 # x~ moves only when communicating: test the stopping criterion only then
-                done = log.communicated and float(np.sum(problem.grad(state.x) ** 2)) <= 1e-8 * g0
+                done = log.communicated and float(np.sum(problem.grad(state.x) ** 2)) <= CONVERGED_REL * g0
             comms.append(m), iters.append(k)
         dp = DANEPlus(lam=lam, averaging="random", solver="gd", stopping="steps", local_steps=K)
         state, rng, R, evals = dp.init(problem, x0), np.random.default_rng(0), 0, 0
-        while float(np.sum(problem.grad(state.x) ** 2)) > 1e-8 * g0:
+        while float(np.sum(problem.grad(state.x) ** 2)) > CONVERGED_REL * g0:
             if R >= round_cap:
                 return Evidence(instance, math.inf, 2.0, False, details={
                     "failure": f"DANE+-GD at L = {c.L:.4g} did not reach the target within {R} rounds (cap)",

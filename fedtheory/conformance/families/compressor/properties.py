@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ...contract import call_compress, declared_omega
 from ...kit import Outcome, not_applicable, outcome
 from ..registry import prop
+from ...tolerances import Z_MONTE_CARLO
 
 __all__ = ["HYPER", "MC_DRAWS", "Z"]
 
@@ -40,7 +41,8 @@ def _cases(hyper: Mapping[str, Any]) -> st.SearchStrategy:
 
 
 MC_DRAWS = 4000
-Z = 5.0
+#: The one Monte Carlo rule of the ledger and the kit (fedtheory/montecarlo.py).
+Z = Z_MONTE_CARLO
 
 
 _DRAW_CACHE: dict[tuple[int, str], tuple] = {}

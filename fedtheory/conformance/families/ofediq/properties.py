@@ -19,6 +19,7 @@ from . import expected as eo
 from ...kit import Outcome, instance_of, instance_params, not_applicable, round_hyper, run_round, scale_of, outcome
 from ..registry import prop
 from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
+from ...tolerances import REGRET_FLOOR
 
 __all__ = ["HYPER"]
 
@@ -91,7 +92,7 @@ def steps(impl, case, hyper, rtol) -> Outcome:
         if isinstance(state, Mapping) and "regret" in state:
             want_regret = cum - (t + 1) * fmin
             r_err = abs(float(state["regret"]) - want_regret) / max(1.0, abs(cum))
-            if r_err > max(rtol, 1e-10):
+            if r_err > max(rtol, REGRET_FLOOR):
                 return outcome(False, r_err, rtol, f"regret after step {t + 1} is {float(state['regret']):.6g}, "
                                f"the exact comparator gives {want_regret:.6g}")
     return outcome(True, err, rtol)
