@@ -18,7 +18,7 @@ __all__ = ["FAMILIES", "load"]
 #: Every family, in the order ``fedtheory conform --as`` lists them (tests check it against the packages).
 FAMILIES: tuple[str, ...] = ("fedavg", "fedprox", "scaffold", "feddyn", "scaffnew", "compressor", "dane", "fedred",
                              "fedelasticnet_fedavg", "fedelasticnet_scaffold", "fedelasticnet_feddyn", "efl",
-                             "docofl", "ofediq", "server_optimizer")
+                             "docofl", "ofediq", "server_optimizer", "fednova")
 
 
 def load(family: str, part: str = "") -> ModuleType:
