@@ -342,3 +342,30 @@ def test_references_import_nothing_they_check():
     shared = sorted(f"{m} imports {n}" for m, targets in graph.edges.items() if component(m) == "references"
                     for n in targets if component(n) in UNDER_TEST)
     assert not shared, "a reference must not import the code it checks:\n  " + "\n  ".join(shared)
+
+
+#: The framework drivers (docs/design.md, "Add a framework driver"): one module per framework under
+#: fedtheory/conformance/drivers/. Those run out of process live in the framework's venv without fedtheory.
+DRIVERS = "fedtheory.conformance.drivers"
+IN_PROCESS_DRIVERS = {"flower", "pfl", "sdane"}
+
+
+def test_drivers_are_leaves_and_out_of_process_ones_import_no_fedtheory():
+    """Nothing in the package imports a driver (importing fedtheory imports no framework), and a driver run in a
+    framework's venv imports nothing of fedtheory (the venv does not have it)."""
+    graph = import_graph()
+    drivers = {m for m in graph.files if m.startswith(DRIVERS + ".")}
+    assert {m.rpartition(".")[2] for m in drivers} >= IN_PROCESS_DRIVERS | {"flgo", "nvflare"}
+    # fedtheory.conformance's lazy import_module(f"{__name__}.{_LAZY[name]}") reads as an edge to every submodule;
+    # _LAZY names kit, search and instance only
+    into = sorted(f"{m} imports {n}" for m, targets in graph.edges.items() for n in targets
+                  if n in drivers and m not in drivers and m != "fedtheory.conformance")
+    assert not into, "the drivers are leaves, imported by name only by tools and tests:\n  " + "\n  ".join(into)
+    remote = sorted(m for m in drivers if m.rpartition(".")[2] not in IN_PROCESS_DRIVERS)
+    for m in remote:
+        source = graph.files[m].read_text()
+        imported = {alias.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Import)
+                    for alias in node.names} | {node.module or "." for node in ast.walk(ast.parse(source))
+                                                if isinstance(node, ast.ImportFrom) and (node.level or node.module)}
+        assert not any(name.startswith("fedtheory") or name.startswith(".") for name in imported), \
+            f"{m} runs in the framework's venv: it may import the framework, NumPy and torch, not fedtheory"

@@ -8,9 +8,10 @@
 Run it from the repository's root with fedtheory importable (``PYTHONPATH=$PWD``) and hypothesis installed. Each
 framework gets its own venv under ``--venvs`` (default /work/fw-venvs/<name>), created with the interpreter it
 needs and its pinned version (torch 2.13.0 CPU first where it needs torch); its driver
-``fedtheory/conformance/external/<name>_driver.py`` runs inside that venv behind the out-of-process adapter
+``fedtheory/conformance/drivers/<name>.py`` (loaded by path) runs inside that venv behind the out-of-process adapter
 (:class:`fedtheory.conformance.adapters.remote.Remote`), one worker per check. Reports go to ``--out``
-(default benchmarks/frameworks/results/<name>/<check>.json and .md) and a summary table is printed.
+(default benchmarks/frameworks/results/<name>/<check>.json and .md, each recording the kit's commit and the
+framework's installed version) and a summary table is printed.
 
 Not part of CI (network for the installs, minutes per framework): CI tests the flgo, nvflare, fl4health, fedml,
 appfl and fedjax drivers (and the fedlab driver, not run here) against stand-ins
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-EXTERNAL = ROOT / "fedtheory" / "conformance" / "external"
+DRIVERS = ROOT / "fedtheory" / "conformance" / "drivers"
 
 
 @dataclass(frozen=True)
@@ -127,11 +128,40 @@ def install(venvs: Path, name: str, fw: Framework, recreate: bool) -> float:
     return time.perf_counter() - start
 
 
-def run_check(python: Path, check: Check) -> Any:
+def kit_commit(root: Path = ROOT) -> str:
+    """The fedtheory commit the reports come from (``git rev-parse HEAD``), with ``+dirty`` when tracked files
+    differ from it (a report from uncommitted code says so); ``"unknown"`` outside a git checkout."""
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+def framework_version(python: Path, fw: Framework) -> str:
+    """The installed version of the framework's package (the first pin's name), as the venv reports it."""
+    package = fw.pip[0].split("==")[0].split("<")[0]
+    code = f"import importlib.metadata as m; print(m.version({package!r}))"
+    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True)
+    return f"{package} {out.stdout.strip()}" if out.returncode == 0 else f"{package} (version unreadable)"
+
+
+def provenance(report: dict, markdown: str, commit: str, version: str) -> tuple[dict, str]:
+    """The report's JSON and Markdown with the kit's commit and the framework's version recorded."""
+    stamped = {"kit_commit": commit, "framework_version": version, **report}
+    return stamped, f"{markdown.rstrip()}\n\nKit commit `{commit}`; framework `{version}`.\n"
+
+
+def run_check(python: Path, name: str, check: Check) -> Any:
+    """``check`` of the driver ``drivers/<name>.py`` run by ``python`` (the framework's venv)."""
     from fedtheory import conformance
     from fedtheory.conformance.adapters.remote import Remote
-    command = [str(python), Remote.WORKER, f"{check.factory}"]
-    with Remote(command, env={"PYTHONPATH": str(EXTERNAL)}, name=check.factory) as impl:
+    # the driver is loaded by path: drivers/flgo.py must not shadow the flgo package on sys.path
+    command = [str(python), Remote.WORKER, f"{DRIVERS / name}.py:{check.factory}"]
+    with Remote(command, name=f"drivers/{name}.py:{check.factory}") as impl:
         return conformance.check(impl, check.family, rtol=check.rtol, fixed=list(check.fixed), **check.hyper)
 
 
@@ -155,18 +185,19 @@ def main(argv: list[str] | None = None) -> int:
             print(name, " ".join(fw.pip), [c.name for c in fw.checks])
             continue
         spent = install(args.venvs, name, fw, args.recreate)
-        print(f"{name}: venv ready ({spent:.0f} s)", flush=True)
+        commit, version = kit_commit(), framework_version(venv_python(args.venvs, name), fw)
+        print(f"{name}: venv ready ({spent:.0f} s), {version}, kit {commit}", flush=True)
         for check in fw.checks:
             if args.only and check.name != args.only:
                 continue
             start = time.perf_counter()
-            report = run_check(venv_python(args.venvs, name), Check(
-                check.name, f"{name}_driver:{check.factory}", check.family, check.hyper, check.rtol, check.fixed))
+            report = run_check(venv_python(args.venvs, name), name, check)
             seconds = time.perf_counter() - start
             folder = args.out / name
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{check.name}.json").write_text(json.dumps(report.as_dict(), indent=1))
-            (folder / f"{check.name}.md").write_text(report.markdown())
+            stamped, markdown = provenance(report.as_dict(), report.markdown(), commit, version)
+            (folder / f"{check.name}.json").write_text(json.dumps(stamped, indent=1))
+            (folder / f"{check.name}.md").write_text(markdown)
             failed = [f"{r.prop.id}: {r.diagnosis}" for r in report.failures]
             rows.append((name, check.name, check.family, "pass" if report.passed else "FAIL", seconds, failed))
             print(f"{name} {check.name} as {check.family}: {'pass' if report.passed else 'FAIL'} ({seconds:.0f} s)")

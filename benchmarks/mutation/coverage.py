@@ -304,6 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check-paths", action="store_true",
                     help="exit 1 when a statement's claims leave an option of its algorithm unrun without the "
                          "inventory's paths saying why (or declare one they run); writes unrun_paths.md")
+    ap.add_argument("--write-docs", action="store_true",
+                    help="with --check-paths on every paper: regenerate docs/verification-power.md's table of "
+                         "the admitted paths no claim of their statement runs")
     args = ap.parse_args(argv)
 
     recorder = Recorder()  # before the claims import the algorithms' methods by reference
@@ -349,6 +352,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if missing else 0
     problems = check_paths(statements, set(args.paper) if args.paper else None)
     (out / "unrun_paths.md").write_text(render_unrun(statements))
+    if args.write_docs and not args.paper:
+        from statements import update_blocks  # the discrimination tool's generated-block writer
+
+        doc = HERE.parents[1] / "docs" / "verification-power.md"
+        doc.write_text(update_blocks(doc.read_text(), {"unrun-paths": render_unrun(statements)}))
     print(f"statement paths: {len(problems)} problems")
     for p in problems:
         print("  PATH", p)

@@ -9,8 +9,9 @@ declared with ``@prop`` at its check, :class:`~fedtheory.conformance.kit.Outcome
 applicable", the instance and round helpers); :mod:`~fedtheory.conformance.search` searches and reports;
 :mod:`~fedtheory.conformance.contract` is how an implementation is called; each family is a package
 ``families/<family>/`` with its properties, expected side, the power test's variants and fedtheory's own
-implementation (``native.py``); :mod:`~fedtheory.conformance.power` gathers the power set; adapters for Flower,
-pfl and out-of-process implementations are in :mod:`fedtheory.conformance.adapters`.
+implementation (``native.py``); :mod:`~fedtheory.conformance.power` gathers the power set; the out-of-process adapter
+is in :mod:`fedtheory.conformance.adapters`, and the drivers of third-party frameworks (Flower, pfl, flgo, ...) in
+:mod:`fedtheory.conformance.drivers`, one module per framework.
 
 :data:`FAMILIES` needs nothing optional; everything that runs a check needs hypothesis (the ``test`` extra).
 """

@@ -4,7 +4,10 @@ Stand-alone: it needs only the standard library and NumPy, so it runs in another
 whose dependencies conflict with fedtheory's) without fedtheory installed:
 
     /other/venv/bin/python remote_worker.py package.module:factory
+    /other/venv/bin/python remote_worker.py path/to/driver.py:factory
 
+The second form loads the file by its path (as module ``driver_<stem>``), so a framework's driver can be named
+after the framework (``drivers/flgo.py``) without shadowing the framework's own package on ``sys.path``.
 ``factory()`` returns the implementation (the contract of :mod:`fedtheory.conformance.contract`). The worker
 reads one JSON request per line on stdin and writes one JSON reply per line on stdout:
 
@@ -22,9 +25,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import json
 import sys
 import traceback
+from pathlib import Path
 
 import numpy as np
 
@@ -107,12 +112,26 @@ def serve(impl, stdin=sys.stdin, stdout=sys.stdout) -> None:
         stdout.flush()
 
 
+def load(module: str):
+    """The module ``package.module``, or the file ``path/to/driver.py`` loaded by path (see the docstring)."""
+    if not module.endswith(".py"):
+        return importlib.import_module(module)
+    path = Path(module).resolve()
+    if not path.is_file():
+        sys.exit(f"remote_worker.py: no driver file {path}")
+    spec = importlib.util.spec_from_file_location(f"driver_{path.stem}", path)
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = loaded
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1 or ":" not in argv[0]:
-        sys.exit("usage: remote_worker.py package.module:factory")
-    module, _, attr = argv[0].partition(":")
-    impl = getattr(importlib.import_module(module), attr)()
+        sys.exit("usage: remote_worker.py package.module:factory  or  remote_worker.py path/to/driver.py:factory")
+    module, _, attr = argv[0].rpartition(":")
+    impl = getattr(load(module), attr)()
     serve(impl)
 
 

@@ -9,6 +9,32 @@ from .inventory import Paper, Statement
 
 __all__ = ["PAPER"]
 
+#: Options of the runs that the convergence statements (Theorems 1 and 3.4, Lemma C.2) exclude.
+_NAIVE = "outside: naive=True is App. A's baseline (SGD on naively compressed weights), not DoCoFL"
+_UNIFORM = ("outside: the analysis is of f = (1/N) sum_i f_i with clients sampled uniformly (eq. (1), Algorithm 3); "
+            "unequal client weights are not its setting")
+_SMALL_STEP = ("outside: the statement assumes eta <= 1/(30 gamma beta theta) (Theorem 1's eta, Lemma C.9); the "
+               "class default 1/L_f is larger, since gamma, theta >= 1")
+_CONVERGENCE_PATHS = {"docofl:naive=True": _NAIVE, "docofl:weights=unequal": _UNIFORM, "docofl:step=default": _SMALL_STEP}
+
+
+def _not_the_corollarys_fedavg(what: str) -> str:
+    return (f"outside: Corollary 3.5 names FedAvg with one local SGD step at DoCoFL's step, the server averaging "
+            f"the participants' weighted updates with step 1, clients sampled as DoCoFL samples them; {what} is "
+            f"another algorithm")
+
+
+_COROLLARY_3_5_PATHS = {
+    "docofl:naive=True": _NAIVE,
+    "fedavg:local_steps=other": _not_the_corollarys_fedavg("more than one local step"),
+    "fedavg:local_tol=other": _not_the_corollarys_fedavg("a local solve to a tolerance"),
+    "fedavg:normalize='all'": _not_the_corollarys_fedavg("normalising by all clients instead of the participants"),
+    "fedavg:participation=Bernoulli": _not_the_corollarys_fedavg("Bernoulli participation"),
+    "fedavg:server_step=other": _not_the_corollarys_fedavg("a server step other than 1"),
+    "fedavg:threshold=other": _not_the_corollarys_fedavg("a thresholded update"),
+    "fedavg:weighting='uniform'": _not_the_corollarys_fedavg("ignoring the clients' weights"),
+}
+
 NN = ("{}: a neural-network experiment; the data set and the model's training are not available offline "
       "(this repository has no data sets and no GPU training)")
 PAPER = Paper(
@@ -37,10 +63,10 @@ PAPER = Paper(
     Statement("Theorem 3.4", "§3.3", "with C_w = C_g = id and a suitable eta: E[(1/T) sum_t ||grad f(w_t)||^2] "
               "= O(sqrt(M beta s~^2/(TS)) + (M^2 beta^2 omega^2 KV s~^2)^(1/3)/(T^(2/3) S^(1/3)) + gamma M beta "
               "(omega KV + 1)/T)",
-              depends_on=("Theorem 1",)),
+              depends_on=("Theorem 1",), paths=_CONVERGENCE_PATHS),
     Statement("Corollary 3.5", "§3.3", "omega = 0 (C_c = id): DoCoFL is FedAvg (SGD with sampling) and the "
               "rate is O(sqrt(s~^2/(TS)) + 1/T)",
-              depends_on=("Theorem 3.4",)),
+              depends_on=("Theorem 3.4",), paths=_COROLLARY_3_5_PATHS),
     Statement("Corollary 3.6", "§3.3", "omega K V = Theta(1): rate O(sqrt(s~^2/(TS)) + (omega s~^2)^(1/3)/"
               "(T^(2/3) S^(1/3)) + 1/T)",
               depends_on=("Theorem 3.4",)),
@@ -69,14 +95,14 @@ PAPER = Paper(
               "T)), (MS/(12 beta^2 omega^2 T~ s~^2 T))^(1/3)}: E[(1/T) sum ||grad f(w_t)||^2] <= 4 sqrt(2 M beta "
               "s~^2/(TS)) + 8 (12 M^2 beta^2 omega^2 T~ s~^2)^(1/3)/(T^(2/3) S^(1/3)) + 120 gamma M beta theta/T",
               depends_on=("Lemma C.5", "Lemma C.1", "Lemma C.2", "Lemma C.7", "Lemma C.8", "Lemma C.9",
-                          "Lemma C.10")),
+                          "Lemma C.10"), paths=_CONVERGENCE_PATHS),
     Statement("Lemma C.1", "App. C.2", "E||g_hat_t||^2 <= s~^2/S + 4 gamma E||grad_t||^2 + 2 beta^2 (1/N) "
               "sum_i E||w_hat_t^i - w_t||^2 (eq. (19))",
               depends_on=("Lemma C.5", "Lemma C.3")),
     Statement("Lemma C.2", "App. C.2", "(1/N) sum_i E||w_hat_t^i - w_t||^2 <= alpha (1 + sum_{k<=t} k (rho T~)^k) "
               "s~^2/S + 2 gamma/(beta^2 T~) sum_{k<=t} (rho T~)^k sum_{l=t-kT~}^{t-k} E||grad_l||^2, alpha = 4 "
               "omega^2 eta^2 T~, rho = 20 beta^2 omega^2 eta^2 T~",
-              depends_on=("Lemma C.5", "Lemma C.4", "Lemma C.1", "Lemma C.6")),
+              depends_on=("Lemma C.5", "Lemma C.4", "Lemma C.1", "Lemma C.6"), paths=_CONVERGENCE_PATHS),
     Statement("Lemma C.3", "App. C.2", "independent X_i with means mu_i and variances <= sigma_i^2: "
               "E||sum X_i||^2 <= 2 ||sum mu_i||^2 + 2 sum sigma_i^2 (Karimireddy et al. 2020, Lemma 4)"),
     Statement("Lemma C.4", "App. C.2", "zero-mean pairwise orthogonal X_i: E||sum X_i||^2 = sum E||X_i||^2"),

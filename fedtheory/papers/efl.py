@@ -9,6 +9,30 @@ from .inventory import Paper, Statement
 
 __all__ = ["PAPER"]
 
+#: Options of EFL that Theorem 1's claims do not run, each with why (docs/efl.md, "Theorem 1 readings").
+_THEOREM1_PATHS = {
+    "efl:step=default": "outside: Theorem 1 fixes eta_tau = 16 E/(mu ((tau+1) E + gamma) E[sum_k p_tau^k s_tau^k]) "
+                        "(fedtheory.theory.efl.theorem1_schedule); the class default constant step is not it",
+    "efl:restart_on_arrival=True": "outside: Theorem 1 is about a fixed federation; arrivals, and restarting the step "
+                                   "clock on one, are §4.4's (Theorem 2, efl.arrival.fresh_start)",
+    "efl:variant='printed'": "outside: Alg. 1 as printed desynchronises the clients from the server "
+                             "(efl.sync.printed, recorded false); Theorem 1 analyses the synchronised model w^G, "
+                             "fedtheory's consistent reading",
+    "efl:weighting='efl_ipw'": "outside: inverse-probability weights are fedtheory's "
+                               "(efl.reweighting.ipw_unbiased.derived), not the paper's p_tau^k = E p^k/s_tau^k",
+    "efl:scaling='client'": "outside: pre-scaling the displacement by p_tau^k is fedtheory's fix of the printed "
+                            "placement (efl.compression.placement.derived), not the paper's algorithm",
+    "efl:uv_sum='cached'": "outside: 'cached' is fedtheory's alternative reading of which u^k, v^k the server sums, "
+                           "not the paper's (the last round's reporters)",
+    "efl:lam=other": "unrun: the reconstructed constants of eq. (7) (B_t, J; docs/efl.md) are computed for lam = 0, "
+                     "where F~_k = F_k; with lam > 0 the local objectives move with the broadcast sums every round. "
+                     "Runs with lam > 0 are certified against the paper's equations by efl.rounds.reference_identity "
+                     "and measured by Figure 2's claims",
+    "efl:q=other": "unrun: the reconstructed B_t and J carry no term for the ST compression of Alg. 2; compressed "
+                   "runs are certified by efl.rounds.reference_identity, and their error feedback is checked by "
+                   "efl.error_feedback.telescoping.derived and efl.compression.placement.derived",
+}
+
 PAPER = Paper(
     key="efl",
     citation='Ma, Lu, Lu, Li, Yi & Cui, "Towards Heterogeneous Clients with Elastic Federated Learning"',
@@ -37,7 +61,8 @@ PAPER = Paper(
               reconstruction=("B_t's garbled third bracket is read conservatively (the larger of its readings; the "
                               "literal one is in fedtheory.theory.efl), J in its dimensionally consistent form, r_t ="
                               " 1 when the ratio differs across clients, and G^2 taken at the start point and at w* "
-                              "(docs/efl.md, Theorem 1 readings)")),
+                              "(docs/efl.md, Theorem 1 readings)"),
+              paths=_THEOREM1_PATHS),
     Statement("Figure 1", "§5.2",
               "test accuracy against rounds, VGG11 on CIFAR100 and ResNet50 on EMNIST, IID and non-IID(m): all "
               "methods slow down on non-IID data, EFL the least",

@@ -9,6 +9,14 @@ from .inventory import Paper, Statement
 
 __all__ = ["PAPER"]
 
+#: The option no claim of the paper runs and no statement admits: the paper's clients are equally weighted.
+_EQUAL_WEIGHTS = ("outside: the paper's clients are equally weighted: the server averages with 1/K (eqs. (5), (9)) "
+                  "and the regret (eq. (3)) sums every client's loss; fedtheory's online streams carry weights 1/K")
+
+
+def _equal_weights(*algorithms: str) -> dict[str, str]:
+    return {f"{a}:weights=unequal": _EQUAL_WEIGHTS for a in algorithms}
+
 PAPER = Paper(
     key="ofediq",
     citation='Kwon, Park & Hong, "Tighter Regret Analysis and Optimization of Online Federated Learning" (IEEE TPAMI 2023)',
@@ -23,11 +31,13 @@ PAPER = Paper(
               "^(2/3) D), p = 32 gamma/(1 + 32 (gamma/s)^(2/3) + log2(s+1))"),
     Statement("Algorithm 1", "§3.1",
               "FedOGD: every client k takes one OGD step w_{k,t+1} = w_t - eta grad L(f(x_{k,t}; w_t), y_{k,t}) "
-              "(eq. 4) and the server averages, w_{t+1} = (1/K) sum_k w_{k,t+1} (eq. 5); 32 K D bits per step"),
+              "(eq. 4) and the server averages, w_{t+1} = (1/K) sum_k w_{k,t+1} (eq. 5); 32 K D bits per step",
+              paths=_equal_weights("fedogd", "ofedavg", "ofediq")),
     Statement("Algorithm 2", "§3.2",
               "OFedIQ: local OGD from g_{k,t} (eqs. 6-7); every L steps each client, with probability p_k, sends "
               "m_{k,t} = Q(-(theta_{k,t+1} - g_{k,t-L+1})/(eta p_k)) (eq. 8) and the server sets w_{t+1} = "
-              "w_{t-L+1} - (eta/K) sum_{S_t} m_{k,t} (eq. 9)"),
+              "w_{t-L+1} - (eta/K) sum_{S_t} m_{k,t} (eq. 9)",
+              paths=_equal_weights("fedogd", "ofedavg", "ofediq")),
     Statement("Definition 1", "§4",
               "sigma_diff^2 = (1/K) sum_k (1/T) sum_t ||grad L(f(x_{k,t}; w*), y_{k,t})||^2 (variance at the "
               "optimum)",
@@ -39,7 +49,14 @@ PAPER = Paper(
     Statement("Theorem 1", "§4.1 (proof §4.3.1)",
               "OFedAvg (L = 1, no quantization), eta < p_min/(2 beta): regret_T <= K ||w*||^2/(2 eta) + eta K T "
               "sigma_diff^2/p_min (FedOGD: p_min = 1)",
-              depends_on=("Lemma 2",)),
+              depends_on=("Lemma 2",),
+              paths={**_equal_weights("fedogd", "ofedavg", "ofediq"),
+                     "ofediq:period=other": "outside: Theorem 1 is about L = 1 (FedOGD and OFedAvg); a period L > 1 "
+                                            "is Theorem 2's setting (ofediq.thm2.L_gt_1)",
+                     "ofediq:s=other": "outside: Theorem 1 is without quantization; the (s, b) quantizer is Theorem "
+                                       "2's setting (ofediq.thm2.L1)",
+                     "ofediq:b=other": "outside: Theorem 1 is without quantization; the (s, b) quantizer is Theorem "
+                                       "2's setting (ofediq.thm2.L1)"}),
     Statement("Assumption 3", "§4.1",
               "Q_q is unbiased with E||Q(u) - u||^2 <= sigma_q^2 ||u||^2",
               not_checkable="an assumption of the theorems: it delimits the class the claims draw their instances from, and asserts nothing by itself"),
@@ -47,7 +64,8 @@ PAPER = Paper(
               "OFedIQ, eta < p_min/(4 beta (1 + sigma_q^2 (p_sum - p_min + 1)/K)): regret_T <= K ||w*||^2/(2 eta) + "
               "(2 eta L K T sigma_diff^2/p_min)[1 + sigma_q^2 (p_sum - p_min + 1)/K] + 3 beta eta^2 L (L-1) K T "
               "sigma_diff^2",
-              depends_on=("Lemma 2", "Lemma 3")),
+              depends_on=("Lemma 2", "Lemma 3"),
+              paths=_equal_weights("ofediq")),
     Statement("Definition 2", "§4.2, eqs. (12)-(13)",
               "the (s, b)-stochastic quantizer: per block, Q(u)_i = ||u_I|| sign(u_i) xi_i with xi_i the unbiased "
               "two-point rounding of |u_i|/||u_I|| to the grid 1/s; q = 32 b + D (1 + log2(s+1)) bits; sigma_q^2 = "
@@ -55,7 +73,12 @@ PAPER = Paper(
     Statement("Corollary 1", "§4.2",
               "p_k = p: with the optimised eta, regret_T <= sqrt(alpha ||w*||^2 K^2 sigma_diff^2 T), alpha = 2/p "
               "(OFedAvg) and 4L/p (3p^2(L-1)/8 + 1 + sqrt(D/(b s^2))(p + 1/K)) (OFedIQ)",
-              depends_on=("Theorem 1", "Theorem 2")),
+              depends_on=("Theorem 1", "Theorem 2"),
+              paths={**_equal_weights("fedogd", "ofediq"),
+                     "fedogd:eta=default": "outside: Corollary 1 is about its optimised step eta_T, not the class "
+                                           "default (half the step bound), which Theorem 1's claims run",
+                     "ofediq:eta=default": "outside: Corollary 1 is about its optimised step eta_T, not the class "
+                                           "default (half the step bound), which Theorem 2's claims run"}),
     Statement("Table 1", "§4.1",
               "regret constants alpha (FedOGD 2, OFedAvg 2/p, OFedIQ 4(3p^2(L-1)/8 + 1 + sqrt(D/(s^2 b))(p + "
               "1/K))/(p/L)) and uplink bits per step (32KD, 32pKD, (p/L) K (32 b + D(1 + log(s+1))))",

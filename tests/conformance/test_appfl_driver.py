@@ -1,4 +1,4 @@
-"""The APPFL driver's translation layer (fedtheory/conformance/external/appfl_driver.py) on a stand-in with APPFL
+"""The APPFL driver's translation layer (fedtheory/conformance/drivers/appfl.py) on a stand-in with APPFL
 1.12.0's API shape (tests/conformance/standins/appfl_standin.py): CI installs neither appfl nor omegaconf. Every
 check of benchmarks/frameworks/run.py's FRAMEWORKS["appfl"] is run here on the stand-in, with a few cheap
 properties. docs/frameworks.md records no failure for APPFL, so no documented deviation is reproduced; the two
@@ -21,7 +21,7 @@ from fedtheory import conformance  # noqa: E402
 
 from .standins import appfl_standin  # noqa: E402
 
-DRIVER = "fedtheory.conformance.external.appfl_driver"
+DRIVER = "fedtheory.conformance.drivers.appfl"
 RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "frameworks" / "run.py"
 CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"],
          "server_optimizer": ["server_optimizer.first_round", "server_optimizer.from_state",

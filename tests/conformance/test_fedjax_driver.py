@@ -1,4 +1,4 @@
-"""The FedJAX driver's translation layer (fedtheory/conformance/external/fedjax_driver.py) on a stand-in with
+"""The FedJAX driver's translation layer (fedtheory/conformance/drivers/fedjax.py) on a stand-in with
 FedJAX 0.0.17's API shape and the bits of JAX the driver calls (tests/conformance/standins/fedjax_standin.py): CI
 installs neither JAX nor FedJAX. Every check of benchmarks/frameworks/run.py's FRAMEWORKS["fedjax"] passes here
 (the stand-in computes Reddi et al.'s Alg. 2), and docs/frameworks.md's three FAILs -- optax's Adam, Yogi and
@@ -22,7 +22,7 @@ from fedtheory import conformance  # noqa: E402
 
 from .standins import fedjax_standin  # noqa: E402
 
-DRIVER = "fedtheory.conformance.external.fedjax_driver"
+DRIVER = "fedtheory.conformance.drivers.fedjax"
 RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "frameworks" / "run.py"
 CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"],
          "server_optimizer": ["server_optimizer.first_round", "server_optimizer.multi_round"]}

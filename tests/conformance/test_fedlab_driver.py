@@ -1,4 +1,4 @@
-"""The FedLab driver's translation layer (fedtheory/conformance/external/fedlab_driver.py) on a stand-in with
+"""The FedLab driver's translation layer (fedtheory/conformance/drivers/fedlab.py) on a stand-in with
 FedLab 1.3.0's API shape (tests/conformance/standins/fedlab_standin.py): CI does not install FedLab. The checks are
 docs/frameworks.md's FedLab table (a manual run; benchmarks/frameworks/run.py has no FedLab entry): its passes pass
 here, and its two FAILs -- uniform FedAvg checked as n_k/n, FedDyn's two deviations as the stand-in's SLIP -- are
@@ -17,7 +17,7 @@ from fedtheory import conformance  # noqa: E402
 
 from .standins import fedlab_standin  # noqa: E402
 
-DRIVER = "fedtheory.conformance.external.fedlab_driver"
+DRIVER = "fedtheory.conformance.drivers.fedlab"
 
 
 def _fedlab(name: str) -> bool:

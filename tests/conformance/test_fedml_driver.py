@@ -1,4 +1,4 @@
-"""The FedML driver's translation layer (fedtheory/conformance/external/fedml_driver.py) on a stand-in with FedML
+"""The FedML driver's translation layer (fedtheory/conformance/drivers/fedml.py) on a stand-in with FedML
 0.9.6's API shape and Karimireddy et al.'s Alg. 1 inside (tests/conformance/standins/fedml_standin.py): CI does not
 install FedML. The verdict on FedML's own code is in docs/frameworks.md and is re-run by
 benchmarks/frameworks/run.py."""
@@ -21,14 +21,14 @@ from .standins import fedml_standin  # noqa: E402
 def driver():
     saved = {k: v for k, v in sys.modules.items() if k == "fedml" or k.startswith("fedml.")}
     fedml_standin.install()
-    sys.modules.pop("fedtheory.conformance.external.fedml_driver", None)
+    sys.modules.pop("fedtheory.conformance.drivers.fedml", None)
     dtype = torch.get_default_dtype()
-    yield importlib.import_module("fedtheory.conformance.external.fedml_driver")
+    yield importlib.import_module("fedtheory.conformance.drivers.fedml")
     torch.set_default_dtype(dtype)  # the driver sets float64 as FedML's worker does
     for k in [k for k in sys.modules if k == "fedml" or k.startswith("fedml.")]:
         del sys.modules[k]
     sys.modules.update(saved)
-    sys.modules.pop("fedtheory.conformance.external.fedml_driver", None)
+    sys.modules.pop("fedtheory.conformance.drivers.fedml", None)
 
 
 def test_scaffold_state_round_trips_through_the_driver_with_relabelled_ids(driver):

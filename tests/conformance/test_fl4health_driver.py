@@ -1,4 +1,4 @@
-"""The fl4health driver's translation layer (fedtheory/conformance/external/fl4health_driver.py) on a stand-in with
+"""The fl4health driver's translation layer (fedtheory/conformance/drivers/fl4health.py) on a stand-in with
 fl4health 0.4.2's API shape (tests/conformance/standins/fl4health_standin.py) over Flower's real ``Parameters`` and
 ``FitRes``: CI does not install fl4health. The verdicts on fl4health's own code are in docs/frameworks.md and are
 re-run by benchmarks/frameworks/run.py."""
@@ -18,7 +18,7 @@ from fedtheory import conformance  # noqa: E402
 
 from .standins import fl4health_standin  # noqa: E402
 
-DRIVER = "fedtheory.conformance.external.fl4health_driver"
+DRIVER = "fedtheory.conformance.drivers.fl4health"
 
 
 @pytest.fixture()

@@ -1,4 +1,4 @@
-"""The flgo driver's translation layer (fedtheory/conformance/external/flgo_driver.py) on a stand-in with
+"""The flgo driver's translation layer (fedtheory/conformance/drivers/flgo.py) on a stand-in with
 flgo 0.4.4's API shape (tests/conformance/standins/flgo_standin.py): CI does not install flgo. The verdicts on
 flgo's own code are in docs/frameworks.md and are re-run by benchmarks/frameworks/run.py."""
 from __future__ import annotations
@@ -20,14 +20,14 @@ from .standins import flgo_standin  # noqa: E402
 def driver(monkeypatch):
     saved = {k: v for k, v in sys.modules.items() if k == "flgo" or k.startswith("flgo.")}
     flgo_standin.install()
-    sys.modules.pop("fedtheory.conformance.external.flgo_driver", None)
+    sys.modules.pop("fedtheory.conformance.drivers.flgo", None)
     dtype = torch.get_default_dtype()
-    yield importlib.import_module("fedtheory.conformance.external.flgo_driver")
+    yield importlib.import_module("fedtheory.conformance.drivers.flgo")
     torch.set_default_dtype(dtype)  # the driver sets float64 as flgo's worker does
     for k in [k for k in sys.modules if k == "flgo" or k.startswith("flgo.")]:
         del sys.modules[k]
     sys.modules.update(saved)
-    sys.modules.pop("fedtheory.conformance.external.flgo_driver", None)
+    sys.modules.pop("fedtheory.conformance.drivers.flgo", None)
 
 
 def test_fedavg_through_the_driver_passes(driver):

@@ -113,7 +113,7 @@ def test_cli_offers_every_family_of_the_kit(capsys):
 
 def test_flower_strategies():
     pytest.importorskip("flwr", reason="Flower is an optional extra: pip install 'fedtheory[flower]'")
-    from fedtheory.conformance.adapters.flower import strategy_round
+    from fedtheory.conformance.drivers.flower import strategy_round
 
     logging.disable(logging.WARNING)  # Flower warns once per round about metrics aggregation
     try:
@@ -137,7 +137,7 @@ def test_flower_strategies():
 
 def test_pfl_fedavg_and_fedprox():
     pytest.importorskip("pfl", reason="Apple's pfl is an optional extra: pip install 'fedtheory[pfl]'")
-    from fedtheory.conformance.adapters.pfl import fedavg_round, fedprox_round
+    from fedtheory.conformance.drivers.pfl import fedavg_round, fedprox_round
 
     # pfl computes model differences in float32 (PyTorchModel.get_model_difference): rtol 1e-4 (measured ~1e-7)
     assert conformance.check(fedavg_round, "fedavg", rtol=1e-4).passed
@@ -150,7 +150,7 @@ def test_pfl_scaffold_control_variate_update_has_the_wrong_sign():
     the control variates push the wrong way and the method diverges even on n = 2, d = 1. The model update and
     the server average (with N = the kit's num_clients) agree with the paper."""
     pytest.importorskip("pfl", reason="Apple's pfl is an optional extra: pip install 'fedtheory[pfl]'")
-    from fedtheory.conformance.adapters.pfl import scaffold_round
+    from fedtheory.conformance.drivers.pfl import scaffold_round
 
     report = conformance.check(scaffold_round, "scaffold", weighting="uniform", rtol=1e-4)
     status = {r.prop.id: r for r in report.results}
@@ -167,7 +167,7 @@ def test_pfl_scaffold_option_i_stores_minus_the_gradient():
     benchmarks/frameworks/repro/pfl_scaffold_option_i.py shows both without the kit). The stored variate is
     checked against the gradient computed here, not by the kit."""
     pytest.importorskip("pfl", reason="Apple's pfl is an optional extra: pip install 'fedtheory[pfl]'")
-    from fedtheory.conformance.adapters.pfl import scaffold_round
+    from fedtheory.conformance.drivers.pfl import scaffold_round
 
     inst = make_instance({"n": 1, "d": 2, "mu": 0.5, "L": 2.0, "delta_frac": 0.0, "zeta2": 0.0, "sizes": [4],
                           "weighting": "num_examples", "seed": 1})

@@ -1,4 +1,4 @@
-"""The NVFlare driver's translation layer (fedtheory/conformance/external/nvflare_driver.py) on a stand-in with
+"""The NVFlare driver's translation layer (fedtheory/conformance/drivers/nvflare.py) on a stand-in with
 NVFlare 2.9.0's API shape (tests/conformance/standins/nvflare_standin.py): CI does not install NVFlare. The
 verdicts on NVFlare's own code are in docs/frameworks.md and are re-run by benchmarks/frameworks/run.py."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from fedtheory import conformance  # noqa: E402
 
 from .standins import nvflare_standin  # noqa: E402
 
-DRIVER = "fedtheory.conformance.external.nvflare_driver"
+DRIVER = "fedtheory.conformance.drivers.nvflare"
 
 
 @pytest.fixture()

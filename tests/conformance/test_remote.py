@@ -104,3 +104,25 @@ def test_encoding_round_trip_keeps_client_ids_and_indices():
     back = decode(__import__("json").loads(__import__("json").dumps(encode(state))))
     assert set(back["c_i"]) == {0, 7} and back["c_i"][7].dtype == np.float64
     assert back["draw"]["batches"][3].dtype == np.int64
+
+
+def test_a_driver_file_named_after_its_framework_is_loaded_by_path(tmp_path, worker_dir):
+    """``remote_worker.py path/to/toyfw.py:factory`` loads the driver by path: its ``import toyfw`` reaches the
+    framework's package, not the driver itself (fedtheory/conformance/drivers/<framework>.py are named so)."""
+    framework = tmp_path / "site" / "toyfw"
+    framework.mkdir(parents=True)
+    (framework / "__init__.py").write_text(f"import sys\nsys.path.insert(0, {str(worker_dir)!r})\n"
+                                           "from tiny_fl import fedavg as FedAvg\n")
+    drivers = tmp_path / "drivers"
+    drivers.mkdir()
+    (drivers / "toyfw.py").write_text("import toyfw\n\ndef fedavg():\n    return toyfw.FedAvg()\n")
+    command = [sys.executable, "-S", Remote.WORKER, f"{drivers / 'toyfw.py'}:fedavg"]
+    # the drivers' folder is the working directory and on no path: only loading by path finds the driver
+    with Remote(command, cwd=str(drivers), env={"PYTHONPATH": str(tmp_path / "site") + ":" + _numpy_dir()}) as impl:
+        assert conformance.check(impl, "fedavg", properties=["fedavg.one_round"], max_examples=3).passed
+
+
+def test_a_missing_driver_file_is_named():
+    from fedtheory.conformance.remote_worker import main
+    with pytest.raises(SystemExit, match="no driver file .*nowhere.py"):
+        main(["/nowhere/nowhere.py:fedavg"])

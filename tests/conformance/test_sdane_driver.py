@@ -1,4 +1,4 @@
-"""The S-DANE driver's translation layer (fedtheory/conformance/external/sdane_driver.py), without the authors'
+"""The S-DANE driver's translation layer (fedtheory/conformance/drivers/sdane.py), without the authors'
 code: CI has no network and fedtheory does not ship mlolab/S-DANE. The stand-in below has the interface of the
 authors' ``FedRed`` optimizer and is re-typed from the facts listed in docs/fedred.md ("fedtheory vs the
 authors' code"): semi-implicit local steps z+ = (z/lr + lam x - (grad f_i(z) - c_i))/(1/lr + lam), c_i =
@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("hypothesis")
 
 from fedtheory import conformance  # noqa: E402
-from fedtheory.conformance.external import sdane_driver as sd  # noqa: E402
+from fedtheory.conformance.drivers import sdane as sd  # noqa: E402
 
 _SOURCE = '''
 import numpy as np

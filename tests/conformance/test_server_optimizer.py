@@ -99,7 +99,7 @@ def test_flower_server_optimizers_through_the_family():
     """Flower 1.42.0 (docs/conformance.md, "Flower"): FedYogi follows Alg. 2 over six rounds; FedAdam's first
     step carries Adam's bias correction with t = server_round + 1 = 2."""
     pytest.importorskip("flwr")
-    from fedtheory.conformance.adapters.flower import server_optimizer_round
+    from fedtheory.conformance.drivers.flower import server_optimizer_round
     yogi = conformance.check(server_optimizer_round("FedYogi"), "server_optimizer", optimizer="fedyogi",
                              weighting="num_examples", max_examples=6)
     assert yogi.passed, yogi.table()

@@ -18,7 +18,7 @@ from ...compressors.noise import Identity, ScaledRademacher, Zero
 from ...compressors.quantizers import QSGD, DeterministicUniformQuantizer
 from ...compressors.sparsifiers import RandK
 from ...problems.base import Problem
-from ...participation import UniformSubset
+from ...participation import Full, UniformSubset
 from ...problems.quadratic import QuadraticProblem, quadratic
 from ..registry import Evidence, claim
 from ..tolerances import Z_MONTE_CARLO
@@ -40,6 +40,9 @@ def _identity_instances(thorough: bool):
             for ref in ("fedavg", "sgd"):
                 yield {"anchor": cw, "seed": s, "n": 8, "S": 4, "d": 6, "K": 3, "V": 2, "rounds": 40,
                        "reference": ref}
+    # both classes' defaults (every client, K = 10, V = 3, step 1/L, exact gradients) on unequal client weights
+    # and a shared Hessian (so FedAvg's default 1/L is DoCoFL's 1/L_f): DoCoFL is then full-batch GD, FedAvg too
+    yield {"anchor": Identity(), "seed": 0, "n": 8, "d": 6, "rounds": 40, "reference": "defaults"}
 
 
 def sgd_reference(problem: Problem, participation: TwoClassParticipation, S: int, step: float, rounds: int,
@@ -69,6 +72,8 @@ def sgd_reference(problem: Problem, participation: TwoClassParticipation, S: int
 
 
 def check_identity_is_sgd(inst: dict) -> Evidence:
+    if inst.get("reference") == "defaults":
+        return _identity_at_defaults(inst)
     p = quadratic(n_clients=inst["n"], dim=inst["d"], mu=0.5, L=2.0, zeta2=1.0, seed=inst["seed"]).with_noise(0.3)
     lead = inst["K"] * (inst["V"] - 1)
     x0 = np.full(inst["d"], 2.0)
@@ -87,6 +92,27 @@ def check_identity_is_sgd(inst: dict) -> Evidence:
     dev = float(np.max(np.linalg.norm(xs - ref, axis=1) / (1 + np.linalg.norm(ref, axis=1))))
     return Evidence(f"C_w={inst['anchor'].name} vs {reference} seed={inst['seed']}", dev, 1e-10, dev <= 1e-10,
                     details={"final_dist_to_opt": float(np.linalg.norm(xs[-1] - p.certificate.x_star))})
+
+
+def _identity_at_defaults(inst: dict) -> Evidence:
+    """DoCoFL and FedAvg with their class defaults (FedAvg with every client) on a shared-Hessian quadratic with
+    unequal weights and exact gradients: both are w - (1/L) sum_i p_i grad f_i(w)."""
+    n, d = inst["n"], inst["d"]
+    rng = np.random.default_rng(inst["seed"])
+    Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    A = Q @ np.diag(np.linspace(0.5, 2.0, d)) @ Q.T
+    A = 0.5 * (A + A.T)
+    weights = np.linspace(1.0, 3.0, n)
+    p = QuadraticProblem(np.broadcast_to(A, (n, d, d)).copy(), rng.normal(size=(n, d)) @ A,
+                         weights=weights / weights.sum())
+    x0 = np.full(d, 2.0)
+    alg = DoCoFL(anchor_compressor=inst["anchor"], correction_compressor=Identity(), uplink_compressor=Identity(),
+                 participation=TwoClassParticipation(lead_strong=20), stochastic=False)
+    xs, _ = run_iterates(alg, p, inst["rounds"], inst["seed"], x0)
+    ref, _ = run_iterates(FedAvg(participation=Full()), p, inst["rounds"], inst["seed"], x0)
+    dev = float(np.max(np.linalg.norm(xs - ref, axis=1) / (1 + np.linalg.norm(ref, axis=1))))
+    return Evidence(f"C_w={inst['anchor'].name} vs fedavg, both classes' defaults, unequal weights", dev, 1e-10,
+                    dev <= 1e-10, details={"final_dist_to_opt": float(np.linalg.norm(xs[-1] - p.certificate.x_star))})
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -97,7 +97,7 @@ _APPA_DOCOFL_SPACE = InstanceSpace(
     thorough=tuple(_appa_docofl_instances(True))[::2], max_evaluations=40)
 
 
-@claim(cites=("Theorem 1",),
+@claim(cites=("Theorem 1", "Theorem 3.4"),
        id="docofl.appendixA.docofl_converges", paper="docofl", reference="App. A (sigma = 0)",
        statement="on App. A's function DoCoFL (C_w = id, C_c = scaled Rademacher with the same omega, K = V = 2, "
                  "eta = 1/(30 beta theta)) converges in every path (|w_T - 1| < 1e-6) and "

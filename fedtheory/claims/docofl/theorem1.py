@@ -27,6 +27,9 @@ __all__ = ["THM1_CONSTANTS", "theorem1_rhs"]
 def _thm1_instances(thorough: bool):
     yield {"N": 20, "S": 5, "d": 4, "K": 2, "V": 3, "scale": 0.5, "sigma2": 1.0, "rounds": 150,
            "runs": 30 if thorough else 12, "seed": 0}
+    # the class's default period K = 10 (staleness T~ = 30) with a precise correction (theta = 4)
+    yield {"N": 20, "S": 5, "d": 4, "K": 10, "V": 3, "scale": 0.1, "sigma2": 1.0, "rounds": 150,
+           "runs": 30 if thorough else 12, "seed": 0}
 
 
 

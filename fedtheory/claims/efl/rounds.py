@@ -33,6 +33,7 @@ def _reference_instances(thorough: bool):
                    kw=dict(E=4, step=0.03, lam=0.2, s_min=1, participation=0.5))
     yield dict(label="ST with q = 1, full participation, cached sums", problem="quadratic",
                kw=dict(E=2, step=0.05, q=1.0, lam=0.05, uv_sum="cached"))
+    yield dict(label="the class defaults (E = 5, constant step)", problem="logistic", kw=dict())
 
 
 @claim(cites=("Algorithm 1", "Algorithm 2"),

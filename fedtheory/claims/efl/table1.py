@@ -186,6 +186,9 @@ def _rounds_instances(thorough: bool):
                  "within 0.05), the order of the row's statistical term. The mu-exponent of that term is measured: "
                  "-2 in the theorem's accuracy measure (the table leaves 'eps-accuracy' undefined)",
        kind="rate", instances=_rounds_instances,
+       non_discriminating=("no algorithm runs: the claim measures the orders of Theorem 1's closed-form bound (its "
+                           "rounds to eps), which no broken variant of EFL can move; the runs against that bound "
+                           "are efl.theorem1.bound's"),
        narrower="the orders of Table 1's EFL row, computed from Theorem 1's reconstructed bound with a constant B_t")
 def check_table1_rounds(d: dict) -> Evidence:
     base = {k: d[k] for k in ("E", "theta", "m", "dist0_sq")}

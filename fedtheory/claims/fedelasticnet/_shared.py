@@ -88,7 +88,8 @@ def lyapunov_margins(problem, alg, rounds: int, seed: int = 0, x0: np.ndarray | 
     (with d, and as printed without d), in conditional expectation given the previous state.
 
     Rounds whose gap has fallen below 1e-12 of its start are skipped (floating-point floor, docs/design.md).
-    Returns the worst (largest) margin of each and the B.6 tightness max kappa0 gap / RHS.
+    Returns the worst (largest) margin of each, the B.6 tightness max kappa0 gap / RHS and the B.4 tightness
+    max E||gamma^t - theta*||^2 / RHS.
     """
     n, d = problem.n_clients, problem.dim
     beta = problem.certificate.L
@@ -100,7 +101,7 @@ def lyapunov_margins(problem, alg, rounds: int, seed: int = 0, x0: np.ndarray | 
     names = ("27", "28", "29", "B4", "B5", "B6", "B6_without_d")
     worst = {name: -np.inf for name in names}
     first_violation: dict = {}
-    tight = 0.0
+    tight = tight4 = 0.0
     gap0 = None
     checked = 0
     for t in range(1, rounds + 1):
@@ -113,12 +114,12 @@ def lyapunov_margins(problem, alg, rounds: int, seed: int = 0, x0: np.ndarray | 
             V_prev = q["dist_prev"] + k * q["C_prev"]
             V_next = q["E_dist"] + k * q["E_C"]
             rhs6 = th.theorem_b6_rhs(V_prev, V_next, lam1, lam2, beta, d, inner)
+            rhs4 = th.lemma_b4_rhs(q["dist_prev"], q["gap_prev"], q["eps_t"], q["E_step"], lam1, lam2, beta, inner)
             margins = {
                 "27": q["worst_27"] / scale,
                 "28": (q["E_C"] - th.bound28_rhs(q["C_prev"], q["eps_t"], q["gap_prev"], beta, n, P)) / scale,
                 "29": (q["E_step"] - q["eps_t"]) / scale,
-                "B4": (q["E_dist"] - th.lemma_b4_rhs(q["dist_prev"], q["gap_prev"], q["eps_t"], q["E_step"], lam1,
-                                                    lam2, beta, inner)) / scale,
+                "B4": (q["E_dist"] - rhs4) / scale,
                 # Lemma B.5 needs lambda2 > sqrt(5) beta; below it the lemma says nothing (margin -inf), while
                 # B.4 (any lambda2 > 0) is still checked on the same run.
                 "B5": ((q["eps_t"] - th.lemma_b5_rhs(q["C_prev"], q["gap_prev"], lam1, lam2, beta, d)) / scale
@@ -134,22 +135,33 @@ def lyapunov_margins(problem, alg, rounds: int, seed: int = 0, x0: np.ndarray | 
                     first_violation[name] = {"round": t, "margin": v}
             if rhs6 > 0:
                 tight = max(tight, k0 * q["gap_prev"] / rhs6)
+            if rhs4 > 0:
+                tight4 = max(tight4, q["E_dist"] / rhs4)
             checked += 1
             if stop_on_violation and stop_on_violation in first_violation:
                 break
         state, _ = alg.round(problem, state, rng)
-    return {"worst": worst, "first_violation": first_violation, "b6_tightness": tight, "rounds_checked": checked}
+    return {"worst": worst, "first_violation": first_violation, "b6_tightness": tight, "b4_tightness": tight4,
+            "rounds_checked": checked}
 
 
 def alg3_build(point: dict):
     """A point of Algorithm 3's class as the (problem, algorithm, rounds) the checks take: fedtheory's
     quadratic (m clients in R^d, ``seed``), lambda2 = lambda_ratio x beta, lambda1 = l1, the sign reading, and
-    P sampled clients per round (None or P >= m: full participation)."""
+    P sampled clients per round (None or P >= m: full participation), or with ``q`` each client independently
+    with probability q; ``lambda2`` (when given) replaces lambda_ratio x beta."""
     problem = spec_problem(m=int(point["m"]), d=int(point["d"]), seed=int(point["seed"]))
     P = point.get("P")
     P = None if P is None or int(P) >= int(point["m"]) else int(P)
-    return (problem, algorithm3(float(point["lambda_ratio"]) * problem.certificate.L, float(point["l1"]),
-                           point.get("reading", "kkt"), P), int(point["T"]))
+    kw = {}
+    if point.get("q") is not None:  # each client joins independently with probability q (P is then unused)
+        from ...participation import Bernoulli
+
+        kw["participation"] = Bernoulli(float(point["q"]))
+    # ``lambda2`` gives lambda2 itself (FedDyn's default alpha = 1, say) instead of lambda_ratio x beta; the point
+    # then carries lambda_ratio = lambda2/beta rounded, for the regime
+    lam2 = float(point["lambda2"]) if "lambda2" in point else float(point["lambda_ratio"]) * problem.certificate.L
+    return problem, algorithm3(lam2, float(point["l1"]), point.get("reading", "kkt"), P, **kw), int(point["T"])
 
 
 def alg3_point(ratio: float, l1: float, reading: str, T: int, m: int = 5, P: int | None = None) -> dict:

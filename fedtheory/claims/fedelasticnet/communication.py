@@ -278,10 +278,12 @@ def _hoeffding_instances(thorough: bool):
             yield {"m": m, "delta": delta}
 
 
-#: Hoeffding's class: any number m >= 1 of signs and any threshold delta > 0 (delta > 1 is an empty event).
+#: Hoeffding's class: any number m >= 1 of signs and any threshold delta > 0 (delta > 1 is an empty event). The last
+#: default is where the bound bites: one sign and delta just below 1, P[mean > delta] = 1/2 against exp(-0.49) (0.82
+#: of the bound; the tail cannot exceed 1/2 for any m at delta > 0 while the bound is >= exp(-m/2)).
 _HOEFFDING_SPACE = InstanceSpace(
     params=(Param("m", 1, 10**4, log=True, integer=True), Param("delta", 1e-3, 1.0, log=True)),
-    defaults=tuple(_hoeffding_instances(False)), thorough=tuple(_hoeffding_instances(True))[4:])
+    defaults=(*_hoeffding_instances(False), {"m": 1, "delta": 0.99}), thorough=tuple(_hoeffding_instances(True))[4:])
 
 
 @claim(id="fedelasticnet.hoeffding", paper="fedelasticnet", reference="Appendix B.3",

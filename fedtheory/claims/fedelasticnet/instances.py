@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["spec_problem", "algorithm3", "scaled_two_client_problem", "monotonicity_counterexample"]
+__all__ = ["spec_problem", "algorithm3", "scaled_two_client_problem", "monotonicity_counterexample",
+           "linear_region_logistic"]
 
 
 def spec_problem(m: int = 5, d: int = 4, seed: int = 0, scale: float = 1.0):
@@ -29,8 +30,8 @@ def algorithm3(lambda2: float, lambda1: float, reading: str, P: int | None = Non
     from ...algorithms.feddyn import FedDyn
     from ...participation import Full, UniformSubset
 
-    return FedDyn(alpha=lambda2, l1=lambda1, sign_at_zero=reading, threshold=eps,
-                  participation=Full() if P is None else UniformSubset(P), **kw)
+    kw.setdefault("participation", Full() if P is None else UniformSubset(P))
+    return FedDyn(alpha=lambda2, l1=lambda1, sign_at_zero=reading, threshold=eps, **kw)
 
 
 def scaled_two_client_problem(c: float, a=(1.0, 0.5)):
@@ -47,3 +48,16 @@ def monotonicity_counterexample():
     from ...problems.quadratic import QuadraticProblem
 
     return QuadraticProblem(np.array([[[5.0]], [[6.0]], [[9.0]]]), np.array([[5.0], [-3.0], [5.0]]))
+
+
+def linear_region_logistic(m: int = 2, reg: float = 1e-6, scale: float = 1.0):
+    """m identical clients, d = 1: L_k(x) = (1/2)(log(1 + e^{-s x}) + log(1 + e^{s x})) + reg/2 x^2 (s = ``scale``),
+    so theta* = 0 and beta = s^2/4 + reg; below, s = 1. Far from theta* each L_k is affine with slope 1/2 (to e^{-|x|}), the function class on which
+    the proximal-point inequalities behind Theorems B.1 and B.6 are tight: a step of Alg. 3 moves gamma by exactly
+    1/(2 lambda2) and the distance to theta* drops by 2 (R(gamma) - R*)/lambda2 up to O(1/lambda2^2), so started
+    at |theta^0| >> 1 the gap nearly attains the bound (kappa0 lambda2/2 of it, which tends to 1 as lambda2/beta
+    grows). On a quadratic the distance drops by (2/lambda2) x curvature x distance^2, twice the gap's share, so
+    the same bounds are met with about half that tightness."""
+    from ...problems.logistic import LogisticProblem
+
+    return LogisticProblem(np.array([[scale], [scale]]), np.array([1.0, -1.0]), reg=reg, n_clients=m)

@@ -32,6 +32,7 @@ def _algorithm1(thorough: bool):
     yield _inst("fedprox", "subset2", prox=0.5, l1=0.3, threshold=0.1, normalize="all", metrics=True)
     yield _inst("fedprox", "bernoulli", prox=0.5, l1=0.3, weighting="uniform", normalize="all", server_step=0.8)
     yield _inst("fedprox", "subset2", "logistic", prox=0.5, l1=0.1, threshold=0.05)
+    yield _inst("fedprox", "subset2", l1=0.3, threshold=0.1)  # the default lambda2 = 1
     # K local steps: the sign sub-gradient and ISTA, with a stopping tolerance and with local SGD
     yield _inst("fedprox", "subset2", solver="gd", l1_mode="subgradient", prox=0.5, l1=0.3, local_steps=3,
                 local_step=0.1, threshold=0.1)
@@ -54,6 +55,7 @@ def _algorithm2(thorough: bool):
                 stochastic=True, threshold=0.05)
     yield _inst("scaffold", "subset2", "logistic", option="II", prox=0.3, l1=0.1, l1_mode="proximal",
                 local_steps=3, stochastic=True, metrics=True, threshold=0.05)
+    yield _inst("scaffold", "subset2", option="II", prox=0.3, l1=0.3, local_step=0.05)  # the default B = 10 steps
 
 
 def _algorithm3(thorough: bool):

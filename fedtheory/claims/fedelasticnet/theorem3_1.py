@@ -13,7 +13,7 @@ from ...theory import fedelasticnet as th
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
 from ._shared import alg3_build, alg3_point, alg3_space, b6_regime, describe_alg3, l1_representable
-from .instances import algorithm3, scaled_two_client_problem
+from .instances import algorithm3, linear_region_logistic, scaled_two_client_problem
 
 __all__ = ["theorem31_curves"]
 
@@ -107,24 +107,34 @@ def theorem31_curves(problem, alg, T: int, x0: np.ndarray | None = None) -> dict
 
 
 def _thm31_build(point: dict):
-    """A point of Algorithm 3's class (:func:`alg3_build`), or with ``a2`` the two-client family of
-    :func:`scaled_two_client_problem` (curvatures (1, a2), unit gradients at theta^0 = theta* = 0)."""
+    """(problem, algorithm, T, theta^0): a point of Algorithm 3's class (:func:`alg3_build`, theta^0 = 0), with
+    ``a2`` the two-client family of :func:`scaled_two_client_problem` (curvatures (1, a2), unit gradients at
+    theta^0 = theta* = 0), or with ``x0`` the logistic family of :func:`linear_region_logistic` started at x0."""
+    if "x0" in point:
+        problem = linear_region_logistic(scale=float(point.get("scale", 1.0)))
+        lam2 = float(point["lambda2"]) if "lambda2" in point else float(point["lambda_ratio"]) * problem.certificate.L
+        return problem, algorithm3(lam2, float(point["l1"]), "kkt"), int(point["T"]), np.array([float(point["x0"])])
     if "a2" not in point:
-        return alg3_build(point)
+        return (*alg3_build(point), None)
     problem = scaled_two_client_problem(1.0, a=(1.0, float(point["a2"])))
     return (problem, algorithm3(float(point["lambda_ratio"]) * problem.certificate.L, float(point["l1"]), "kkt"),
-            int(point["T"]))
+            int(point["T"]), None)
 
 
 #: Theorem B.1 as its proof gives it: full participation (the curves' expectations are then deterministic;
-#: ``theorem31_curves`` uses P = m), lambda2/beta > 26.86, any lambda1 >= 0, every horizon T. The last two
-#: defaults are horizons where the rate term dominates: at lambda2 = 40 beta (1/kappa0 = 57 beta, near its
-#: minimum over lambda2) and T = 400 a server that does not learn is ~1.6x the bound; on the two-client family
-#: with curvatures (1, 0.05), started at theta*, FedDyn without its state h, g_k (FedProx) plateaus at a biased
-#: point and is ~1.4x the bound at T = 4000, while FedDyn is below 1e-5 of it.
+#: ``theorem31_curves`` uses P = m), lambda2/beta > 26.86, any lambda1 >= 0, every horizon T. The fourth default
+#: runs FedDyn's default lambda2 = 1 (= 400 beta on the logistic family with s = 0.1). The last three are where the
+#: bound bites: at lambda2 = 40 beta (1/kappa0 = 57 beta, near its minimum over
+#: lambda2) and T = 400 a server that does not learn is ~1.6x the bound; on the two-client family with curvatures
+#: (1, 0.05), started at theta*, FedDyn without its state h, g_k (FedProx) plateaus at a biased point and is ~1.4x
+#: the bound at T = 4000, while FedDyn is below 1e-5 of it; on the logistic family started at theta^0 = 10, far in
+#: its affine region (the proximal-point worst case), FedDyn attains 0.56 of the bound at T ~ 460 (lambda2 = 100
+#: beta), so a server damped to 0.3 of its step breaks the bound there (and on no other default).
 _THM31_SPACE = replace(alg3_space(
     [*(alg3_point(r, l1, "kkt", 120) for r, l1 in [(27.0, 0.0), (30.0, 0.01), (100.0, 0.3)]),
-     alg3_point(40.0, 0.0, "kkt", 400), dict(a2=0.05, lambda_ratio=40.0, l1=0.0, T=4000)],
+     dict(x0=100.0, scale=0.1, lambda2=1.0, lambda_ratio=399.8, l1=0.0, T=100), alg3_point(40.0, 0.0, "kkt", 400),
+     dict(a2=0.05, lambda_ratio=40.0, l1=0.0, T=4000),
+     dict(x0=10.0, lambda_ratio=100.0, l1=0.0, T=480)],
     [alg3_point(r, l1, "kkt", 400) for r in (26.9, 27.0, 30.0, 100.0) for l1 in (0.0, 0.01, 0.3, 1.0)],
     ratio_low=26.8615, regime=b6_regime, T=(5, 400), partial=False, max_evaluations=120), build=_thm31_build)
 
@@ -139,12 +149,15 @@ _THM31_SPACE = replace(alg3_space(
        narrower="full participation only (P = m; Theorem B.1 allows P < m), with C0 squared as its proof gives it",
        runs=("feddyn",))
 def check_thm31_corrected(inst) -> Evidence:
-    problem, alg, T = inst
-    cur = theorem31_curves(problem, alg, T)
+    problem, alg, T = inst[:3]
+    x0 = inst[3] if len(inst) > 3 else None
+    cur = theorem31_curves(problem, alg, T, x0)
     ratio = cur["lhs"] / cur["rhs_corrected"]
     holds = bool(np.all(cur["lhs"] <= cur["rhs_corrected"] * (1 + 1e-10)) and np.all(cur["rhs_corrected"] > 0))
     Tgap = np.arange(1, T + 1) * cur["lhs"]
-    return Evidence(describe_alg3(problem, alg) + f" T<={T}", float(cur["lhs"][-1]), float(cur["rhs_corrected"][-1]),
+    start = "" if x0 is None else f" theta0={x0.tolist()}"
+    return Evidence(describe_alg3(problem, alg) + f" T<={T}" + start, float(cur["lhs"][-1]),
+                    float(cur["rhs_corrected"][-1]),
                     holds, tightness=float(ratio.max()),
                     details={"worst_T": int(np.argmax(ratio)) + 1, "T_times_gap_max": float(Tgap.max()),
                              "printed_rhs_at_T": float(cur["rhs_printed"][-1]),
@@ -152,10 +165,14 @@ def check_thm31_corrected(inst) -> Evidence:
                              "printed_tightness": float(np.max(cur["lhs"] / cur["rhs_printed"]))})
 
 
-#: Theorem 3.1 as the main text states it: convex beta-smooth clients, any lambda2 > 0 (no condition), here with
-#: lambda1 = 0 (FedDyn) as in the recorded counterexample; lambda1 is searched too. Full participation.
+#: Theorem 3.1 as the main text states it: convex beta-smooth clients, any lambda2 > 0 (no condition): the recorded
+#: counterexample (lambda1 = 0, FedDyn, lambda2 = 10 beta), the same with lambda1 = 0.3 under either sign reading,
+#: and FedDyn's default
+#: lambda2 = 1 (0.3 beta here); lambda1 is searched too. Full participation.
 _NO_CONDITION_SPACE = alg3_space(
-    [alg3_point(10.0, 0.0, "kkt", 5)], [alg3_point(r, 0.0, "kkt", 5) for r in (6.0, 20.0, 26.0)],
+    [alg3_point(10.0, 0.0, "kkt", 5), alg3_point(10.0, 0.3, "kkt", 5), alg3_point(10.0, 0.3, "printed", 5),
+     dict(alg3_point(10.0, 0.0, "kkt", 5), lambda2=1.0)],
+    [alg3_point(r, 0.0, "kkt", 5) for r in (6.0, 20.0, 26.0)],
     ratio_low=0.1, regime=lambda pt: pt["lambda_ratio"] > 0 and l1_representable(pt["l1"]), T=(1, 50),
     partial=False)
 

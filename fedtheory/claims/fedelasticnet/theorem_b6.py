@@ -3,9 +3,14 @@ the inequality every round together with eqs. (27)-(29) and Lemmas B.4-B.5, and 
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
+
 from ..registry import Evidence, claim
 from ..tolerances import INEQUALITY_TOL
-from ._shared import alg3_point, alg3_space, b6_regime, describe_alg3, lyapunov_margins
+from ._shared import alg3_build, alg3_point, alg3_space, b6_regime, describe_alg3, lyapunov_margins
+from .instances import algorithm3, linear_region_logistic
 
 __all__ = []
 
@@ -42,14 +47,32 @@ def check_b6_algebra(_: object) -> Evidence:
 # Theorem B.6 every round, with eqs. (27)-(29) and Lemmas B.4, B.5
 # ---------------------------------------------------------------------------------------------------------
 
-_B6_SPACE = alg3_space(
-    [alg3_point(r, l1, "kkt", 60, m=4 if P else 5, P=P)
-     for r, l1, P in [(27.0, 0.0, None), (27.0, 0.3, None), (100.0, 0.01, None), (30.0, 0.3, 2)]],
+def _b6_build(point: dict):
+    """(problem, algorithm, T, theta^0): a point of Algorithm 3's class (:func:`alg3_build`, theta^0 = 0), or with
+    ``x0`` the logistic family of :func:`linear_region_logistic` started at theta^0 = x0 (P of its m clients)."""
+    if "x0" not in point:
+        return (*alg3_build(point), None)
+    problem = linear_region_logistic(m=int(point["m"]), scale=float(point.get("scale", 1.0)))
+    P = point.get("P")
+    lam2 = float(point["lambda2"]) if "lambda2" in point else float(point["lambda_ratio"]) * problem.certificate.L
+    return (problem, algorithm3(lam2, float(point["l1"]), "kkt", None if P is None else int(P)), int(point["T"]),
+            np.array([float(point["x0"])]))
+
+
+#: The fifth default runs FedDyn's default lambda2 = 1 (= 400 beta on the logistic family with s = 0.1). The last
+#: is where B.6 bites: the logistic family far in its affine region (the proximal-point worst
+#: case), where kappa0 (R(gamma^{t-1}) - R*) is kappa0 lambda2/2 = 0.75 of the decrease of the Lyapunov function
+#: at lambda2 = 100 beta (at most about half of it on a quadratic), with 2 of 3 clients sampled.
+_B6_SPACE = replace(alg3_space(
+    [*(alg3_point(r, l1, "kkt", 60, m=4 if P else 5, P=P)
+       for r, l1, P in [(27.0, 0.0, None), (27.0, 0.3, None), (100.0, 0.01, None), (30.0, 0.3, 2)]),
+     dict(x0=100.0, scale=0.1, m=3, P=2, lambda2=1.0, lambda_ratio=399.8, l1=0.0, T=10),
+     dict(x0=20.0, m=3, P=2, lambda_ratio=100.0, l1=0.0, T=20)],
     [alg3_point(r, l1, "kkt", 200, m=4 if P else 5, P=P)
      for r in (26.9, 27.0, 30.0, 100.0) for l1 in (0.0, 0.01, 0.3) for P in (None, 2)],
     # Partial participation enumerates C(m, P) subsets every round (m = 8, P = 4: 3.5 s a check): the searched m
     # stops at 6 and the search at 80 evaluations (60 s budget).
-    ratio_low=26.8615, regime=b6_regime, m_high=6, max_evaluations=80)
+    ratio_low=26.8615, regime=b6_regime, m_high=6, max_evaluations=80), build=_b6_build)
 
 
 @claim(cites=("Theorem B.6", "Lemma B.4", "Lemma B.5"),
@@ -63,8 +86,9 @@ _B6_SPACE = alg3_space(
                  "printed floor has no d; that form is only measured, fedelasticnet.thmB6.printed_without_d)"),
        runs=("feddyn",))
 def check_b6_per_round(inst) -> Evidence:
-    problem, alg, T = inst
-    res = lyapunov_margins(problem, alg, T)
+    problem, alg, T = inst[:3]
+    x0 = inst[3] if len(inst) > 3 else None
+    res = lyapunov_margins(problem, alg, T, x0=x0)
     proven = ("27", "28", "29", "B4", "B5", "B6")
     worst = max(res["worst"][k] for k in proven)
     return Evidence(describe_alg3(problem, alg) + f" T={T}", res["worst"]["B6"], 0.0, worst <= INEQUALITY_TOL,

@@ -19,8 +19,10 @@ __all__ = ["quadratic_instance", "nonconvex_instance", "describe", "weighted_mea
            "SC_DEFAULTS", "SC_THOROUGH", "SC_SPACE"]
 
 def quadratic_instance(kw: dict) -> QuadraticProblem:
-    """Strongly convex (or mu = 0) quadratic with exact constants, docs/fedred.md."""
-    keys = ("n_clients", "dim", "mu", "L", "delta_A", "delta_B", "zeta2", "hessians", "seed")
+    """Strongly convex (or mu = 0) quadratic with exact constants, docs/fedred.md; ``weights`` (the clients'
+    weights w_i in f = sum_i w_i f_i, equal unless given) enter the certificate's delta_A = sqrt(lambda_max(sum_i
+    w_i E_i^2)), the weighted form of Definition 2 the theorems' proofs use with unequal weights."""
+    keys = ("n_clients", "dim", "mu", "L", "delta_A", "delta_B", "zeta2", "hessians", "weights", "seed")
     return quadratic(**{k: kw[k] for k in keys if k in kw})
 
 

@@ -77,7 +77,13 @@ def check_young(kw: dict) -> Evidence:
     e1, e2 = young_gap(a[:5], alpha * a[:5], alpha)  # equality case: both slacks are zero
     attained = float(max(np.abs(e1).max(), np.abs(e2).max()))
     holds = worst <= ITERATE_REL and attained <= 1e-12
-    return Evidence(describe(kw), worst, 0.0, holds, details={"equality_case_residual": attained})
+    # Tightness of (A.4), ||a + b||^2 / ((1 + alpha)||a||^2 + (1 + 1/alpha)||b||^2), over the random pairs and the
+    # equality pairs b = alpha a (where it is 1): computed from the vectors, not from young_gap.
+    pairs = ((a, b), (a[:5], alpha * a[:5]))
+    tight = max(float(np.max(np.sum((x + y) ** 2, axis=1) / ((1 + alpha) * np.sum(x * x, axis=1)
+                                                             + (1 + 1 / alpha) * np.sum(y * y, axis=1))))
+                for x, y in pairs)
+    return Evidence(describe(kw), worst, 0.0, holds, tightness=tight, details={"equality_case_residual": attained})
 
 
 def sqrt_recursion_gap(a0: float, c: np.ndarray, a: np.ndarray) -> float:
@@ -213,7 +219,10 @@ def check_variance_identity(kw: dict) -> Evidence:
 
 _FEDRED_SPACE = quadratic_space(
     defaults=(dict(n_clients=6, dim=8, mu=0.5, L=50.0, delta_A=1.0, zeta2=1.0, seed=0, lam_factor=2.0, eta_L=1.0),
-              dict(n_clients=4, dim=5, mu=0.05, L=10.0, delta_A=0.5, zeta2=3.0, seed=1, lam_factor=1.0, eta_L=0.3)),
+              dict(n_clients=4, dim=5, mu=0.05, L=10.0, delta_A=0.5, zeta2=3.0, seed=1, lam_factor=1.0, eta_L=0.3),
+              # the server's other paths: unequal weights, randomized selection, no reset, the default p
+              dict(n_clients=4, dim=5, mu=0.5, L=20.0, delta_A=1.0, zeta2=2.0, weights=(0.1, 0.2, 0.3, 0.4), seed=5,
+                   lam_factor=1.5, eta_L=0.5, selection="random", reset=False, p=None)),
     extra=(Param("lam_factor", 0.0, 10.0), Param("eta_L", 1e-3, 10.0, log=True)))
 
 
@@ -228,10 +237,14 @@ _FEDRED_SPACE = quadratic_space(
 
 def check_prox_step(kw: dict) -> Evidence:
     """FedRed-GD runs 6 iterations; at each, every client's step is compared with the identity at 5 random x."""
-    problem = quadratic(**{k: kw[k] for k in ("n_clients", "dim", "mu", "L", "delta_A", "zeta2", "seed")})
+    problem = quadratic(**{k: kw[k] for k in ("n_clients", "dim", "mu", "L", "delta_A", "zeta2", "weights", "seed")
+                           if k in kw})
     c = problem.certificate
     lam, eta = float(kw["lam_factor"]) * c.delta_A, float(kw["eta_L"]) / c.L
-    alg = FedRed(lam=lam, eta=eta, p=0.5)
+    # lam = 2 delta_A and eta = 1/L are the algorithm's own defaults (None): run them as such; the identity is
+    # checked with the lam and eta computed here
+    alg = FedRed(lam=None if kw["lam_factor"] == 2.0 else lam, eta=None if kw["eta_L"] == 1.0 else eta,
+                 p=kw.get("p", 0.5), selection=kw.get("selection", "standard"), reset=kw.get("reset", True))
     rng = np.random.default_rng(kw["seed"])
     state = alg.init(problem, c.x_star + rng.standard_normal(problem.dim))
     worst = 0.0

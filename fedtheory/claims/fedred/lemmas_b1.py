@@ -19,7 +19,7 @@ from ..space import InstanceSpace, Param, quadratic_space
 from ..tolerances import ITERATE_REL
 from ._shared import client_hessians, describe, quadratic_instance, weighted_mean_sq
 
-__all__ = ["daneplus_convex_run", "lemma20_sides", "lemma20_worst_point", "lemma22_terms", "weighted_average_bound",
+__all__ = ["LOCAL_VARIANTS", "daneplus_convex_run", "lemma20_sides", "lemma20_worst_point", "lemma22_terms", "weighted_average_bound",
            "gd_steps_relative_rule"]
 
 
@@ -40,7 +40,11 @@ def daneplus_convex_run(kw: dict, *, stopping: str, tol: float = 0.0, local_step
     problem = quadratic_instance(kw)
     c = problem.certificate
     lam = float(kw["lam_factor"]) * c.delta_A
-    alg = DANEPlus(lam=lam, solver="gd", stopping=stopping, tol=tol, tol_decay=tol_decay, local_steps=local_steps)
+    # At the theorems' lam = 2 delta_A the algorithm's own default (lam=None, resolved from the certificate) runs,
+    # so a slip in that resolution meets the lam computed here. ``kw["local"]`` overrides the local solver (the
+    # statements about any local output run every solver and stopping rule of Alg. 1, LOCAL_VARIANTS).
+    options = dict(solver="gd", stopping=stopping, tol=tol, tol_decay=tol_decay, local_steps=local_steps)
+    alg = DANEPlus(lam=None if float(kw["lam_factor"]) == 2.0 else lam, **{**options, **kw.get("local", {})})
     rng = np.random.default_rng(kw["seed"])
     state = alg.init(problem, c.x_star + float(kw.get("x0_scale", 3.0)) * rng.standard_normal(problem.dim))
     d0 = float(np.sum((state.x - c.x_star) ** 2))
@@ -61,17 +65,39 @@ def daneplus_convex_run(kw: dict, *, stopping: str, tol: float = 0.0, local_step
 
 
 def _convex_space(extra_defaults: dict, lam_low: float = 2.0) -> InstanceSpace:
+    """The convex chain's class; the last default has unequal weights (f = sum_i w_i f_i, delta_A weighted) and
+    lam = 3 delta_A (the lemmas' lam >= 2 delta_A)."""
     base = (dict(n_clients=6, dim=8, mu=0.5, L=50.0, delta_A=1.0, zeta2=1.0, seed=0),
             dict(n_clients=8, dim=10, mu=0.0, L=20.0, delta_A=0.5, zeta2=2.0, seed=1),
             dict(n_clients=5, dim=6, mu=0.05, L=200.0, delta_B=5.0, zeta2=1.0, hessians="diagonal", seed=2))
-    return quadratic_space(defaults=tuple({**b, **extra_defaults} for b in base),
+    weighted = dict(n_clients=4, dim=6, mu=0.2, L=30.0, delta_A=1.0, zeta2=2.0, weights=(0.1, 0.2, 0.3, 0.4), seed=5)
+    return quadratic_space(defaults=tuple({**b, **extra_defaults} for b in base)
+                           + ({**weighted, **extra_defaults, "lam_factor": 3.0},),
                            thorough=(dict(n_clients=10, dim=12, mu=0.01, L=1000.0, delta_A=10.0, zeta2=5.0, seed=3,
                                           **extra_defaults),),
                            extra=(Param("lam_factor", lam_low, 10.0), Param("local_steps", 1, 20, integer=True)),
                            mu_low=1e-3)
 
 
-_L19_SPACE = _convex_space(dict(lam_factor=2.0, local_steps=2), lam_low=0.0)
+#: The local solvers and stopping rules of Alg. 1 (DANE+ admits any local solver): fast GD with the relative rule
+#: at its default tol, GD with the absolute rule (decaying, with a floating-point floor other than the default),
+#: the authors' code's semi-implicit step with its post-step rule, and the exact solve. The statements about any
+#: local output (Lemmas 19, 20, 22) run each of them on the first default instance.
+LOCAL_VARIANTS = ({"solver": "fgd", "stopping": "relative", "tol": math.sqrt(2.0), "local_steps": 10_000},
+                  {"stopping": "absolute", "tol": 0.5, "tol_decay": 1.0, "tol_floor": 1e-10, "local_steps": 200},
+                  {"stopping": "authors", "local_step": 0.02, "step_convention": "semi_implicit",
+                   "tol": math.sqrt(2.0), "local_steps": 10_000},
+                  {"solver": "exact"})
+
+
+def _with_local_variants(space: InstanceSpace, variants: tuple[dict, ...] = LOCAL_VARIANTS) -> InstanceSpace:
+    first = space.defaults[0]  # five rounds each: every path is exercised, at a small fraction of the claim's cost
+    return replace(space, defaults=space.defaults + tuple({**first, "rounds": 5, "local": v} for v in variants))
+
+
+#: Lemma 19 is about the local output alone: the server's rule (here the randomized selection) is a variant too.
+_L19_SPACE = _with_local_variants(_convex_space(dict(lam_factor=2.0, local_steps=2), lam_low=0.0),
+                                  LOCAL_VARIANTS + ({"averaging": "random"},))
 
 
 @claim(cites=("Lemma 19",),
@@ -159,6 +185,10 @@ _L20_SPACE = replace(_L20_SPACE, defaults=_L20_SPACE.defaults + (
          rounds=60, tol_decay=2.0),))
 
 
+#: Lemmas 20 and 22 hold for any local outputs: their defaults add every local solver of Alg. 1.
+_L20_LOCAL_SPACE = _with_local_variants(_L20_SPACE)
+
+
 @claim(cites=("Lemma 20",),
        id="fedred.appendix.daneplus_one_round.derived", paper="fedred", derived=True,
        reference="eq. (B.4) (form derived by fedtheory from its proof (B.5)-(B.13): Lemma 19, mu-convexity, Lemma 14,"
@@ -167,7 +197,7 @@ _L20_SPACE = replace(_L20_SPACE, defaults=_L20_SPACE.defaults + (
                  "f_i with delta_A-AHD and lam >= 2 delta_A, any local outputs: for every round and every x, "
                  "f(x^{r+1}) - f(x) + (lam+mu)/2 mean_i ||x_{i,r+1} - x||^2 + lam/4 mean_i ||x_{i,r+1} - x^r||^2 <= "
                  "lam/2 ||x^r - x||^2 + mean_i <grad F_{i,r}(x_{i,r+1}), x_{i,r+1} - x>",
-       kind="bound", space=_L20_SPACE, runs=("dane+",))
+       kind="bound", space=_L20_LOCAL_SPACE, runs=("dane+",))
 
 
 def check_daneplus_one_round(kw: dict) -> Evidence:
@@ -215,7 +245,7 @@ def lemma22_terms(problem: QuadraticProblem, lam: float, records: list[dict]) ->
                  "- f* + (lam+mu)/2 A_{r+1} + lam/4 mean_i||x_{i,r+1} - x^r||^2 <= lam/2 ||x^r - x*||^2 + eps_r "
                  "sqrt(A_{r+1}), A_{r+1} = mean_i ||x_{i,r+1} - x*||^2; (ii) ||x^R - x*|| <= sqrt(A_R) <= "
                  "||x^0 - x*|| + (2/lam) sum_{r<R} eps_r for every R",
-       kind="bound", space=_L20_SPACE, runs=("dane+",))
+       kind="bound", space=_L20_LOCAL_SPACE, runs=("dane+",))
 
 
 def check_daneplus_inexact_recursion(kw: dict) -> Evidence:
@@ -249,6 +279,16 @@ def weighted_average_bound(mu: float, lam: float, D: float, eps: np.ndarray) -> 
     return lam / (2 * S) * (D ** 2 + (2 / lam) * Dhat * np.cumsum(qr * eps)), qr
 
 
+#: Theorem 23's defaults add the adversarial search's family (lam = 10 delta_A, mu/lam ~ 0.2, two local steps:
+#: ratio 0.37) with constant absolute accuracy (tol_decay = 0, e_r = tol for every r: the bound then grows with R).
+_T23_SPACE = replace(_L20_SPACE, defaults=_L20_SPACE.defaults + (
+    dict(n_clients=4, dim=4, mu=0.06, L=0.3, delta_A=0.032, zeta2=6.6, seed=1, lam_factor=10.0, local_steps=2,
+         tol_decay=0.0),))
+#: Theorem 24's defaults add the adversarial search's worst instance (lam = 10 delta_A, mu/lam ~ 0.6: ratio 0.49).
+_T24_SPACE = replace(_L20_SPACE, defaults=_L20_SPACE.defaults + (
+    dict(n_clients=6, dim=3, mu=0.8, L=49.0, delta_A=0.13, zeta2=7.7, seed=0, lam_factor=10.0, local_steps=12),))
+
+
 @claim(cites=("Theorem 23", "Theorem 3"),
        id="fedred.appendix.daneplus_absolute_accuracy.derived", paper="fedred", derived=True,
        reference="eq. (B.35) (form derived by fedtheory from its proof (B.36)-(B.38) on Lemma 22)",
@@ -256,7 +296,7 @@ def weighted_average_bound(mu: float, lam: float, D: float, eps: np.ndarray) -> 
                  "delta_A, local errors eps_r = sqrt(mean_i ||grad F_{i,r}(x_{i,r+1})||^2): f(xbar_R) - f* <= "
                  "mu/(2[(1+mu/lam)^R - 1]) [D^2 + (2/lam)(D + (2/lam) sum_{r<R} eps_r) sum_{r<R} (1+mu/lam)^r "
                  "eps_r] (lam/(2R) for mu = 0), xbar_R the (1+mu/lam)^r-weighted average of x^1..x^R",
-       kind="bound", space=_L20_SPACE, runs=("dane+",))
+       kind="bound", space=_T23_SPACE, runs=("dane+",))
 
 
 def check_daneplus_absolute_accuracy(kw: dict) -> Evidence:
@@ -288,7 +328,7 @@ def check_daneplus_absolute_accuracy(kw: dict) -> Evidence:
                  "delta_A and the relative rule ||grad F_{i,r}(x_{i,r+1})|| <= e_r ||x_{i,r+1} - x^r||: with q_r "
                  "= 1 + mu/lam - 2 e_r^2/lam^2 > 0 and P_r = prod_{k<r} q_k, f(xbar_R) - f* <= lam D^2 / (2 "
                  "sum_{r<R} P_r), xbar_R the P_r-weighted average of x^1..x^R (e_r = 0 gives Cor. 21's bound)",
-       kind="bound", space=_L20_SPACE, runs=("dane+",))
+       kind="bound", space=_T24_SPACE, runs=("dane+",))
 
 
 def check_daneplus_relative_accuracy(kw: dict) -> Evidence:
@@ -323,8 +363,11 @@ def gd_steps_relative_rule(mu: float, L: float, lam: float, e: float) -> int:
 
 
 _C25_SPACE = quadratic_space(
-    defaults=(dict(n_clients=6, dim=8, mu=0.5, L=50.0, delta_A=1.0, zeta2=1.0, seed=0, lam_factor=2.0, tol=1.414),
-              dict(n_clients=8, dim=10, mu=0.0, L=20.0, delta_A=0.5, zeta2=2.0, seed=1, lam_factor=2.0, tol=0.5)),
+    defaults=(dict(n_clients=6, dim=8, mu=0.5, L=50.0, delta_A=1.0, zeta2=1.0, seed=0, lam_factor=2.0,
+                   tol=math.sqrt(2.0)),
+              dict(n_clients=8, dim=10, mu=0.0, L=20.0, delta_A=0.5, zeta2=2.0, seed=1, lam_factor=2.0, tol=0.5),
+              dict(n_clients=4, dim=6, mu=0.2, L=30.0, delta_A=1.0, zeta2=2.0, weights=(0.1, 0.2, 0.3, 0.4), seed=5,
+                   lam_factor=3.0, tol=1.0)),
     thorough=(dict(n_clients=10, dim=12, mu=0.01, L=1000.0, delta_A=10.0, zeta2=5.0, seed=3, lam_factor=2.0,
                    tol=1.414),),
     extra=(Param("lam_factor", 2.0, 10.0), Param("tol", 0.1, 2.0)), mu_low=1e-3)

@@ -26,7 +26,8 @@ __all__ = ["daneplus_nonconvex_run", "sandwich_coefficients", "nonconvex_round_c
 
 def daneplus_nonconvex_run(kw: dict, *, stopping: str = "steps", tol: float = 0.0, server: bool = True
                            ) -> tuple[NonconvexProblem, float, list[dict]]:
-    """DANE+-GD on the non-convex family with lam = lam_factor delta_B and randomized single-model selection;
+    """DANE+-GD on the non-convex family with lam = lam_factor delta_B and randomized single-model selection (or
+    the fixed schedule when ``kw["averaging"] == "fixed"``);
     per round: x^r, all local models, their grad F_{i,r} (from the oracle), the selected client, x^{r+1}.
     Stops once ||grad f(x^r)|| <= 1e-8 ||grad f(x^0)|| (the floating-point floor).
 
@@ -35,8 +36,11 @@ def daneplus_nonconvex_run(kw: dict, *, stopping: str = "steps", tol: float = 0.
     per-point lemmas are about the local objective at the points x^r; the server is not under test)."""
     problem = nonconvex_instance(kw)
     lam = float(kw["lam_factor"]) * problem.certificate.delta_B
-    alg = DANEPlus(lam=lam, solver="gd", stopping=stopping, tol=tol, local_steps=int(kw.get("local_steps", 5)),
-                   averaging="random")
+    # At lam = 2 delta_B the algorithm's own default (lam=None, resolved from the certificate) runs; ``averaging``
+    # "fixed" selects the predetermined clients 0, n-1, 0, ... (Theorem 29: any selected local model).
+    alg = DANEPlus(lam=None if float(kw["lam_factor"]) == 2.0 else lam, solver="gd", stopping=stopping, tol=tol,
+                   local_steps=int(kw.get("local_steps", 5)), averaging=kw.get("averaging", "random"),
+                   schedule=(0, problem.n_clients - 1))
     rng = np.random.default_rng(kw["seed"])
     state = alg.init(problem, 3.0 * rng.standard_normal(problem.dim))
     g0 = float(np.linalg.norm(problem.grad(state.x)))
@@ -66,7 +70,11 @@ _NC_SPACE = InstanceSpace(
     defaults=(dict(n_clients=6, dim=5, delta_B=0.5, c=4.0, nu=0.1, zeta2=1.0, lam_factor=2.0, local_steps=5,
                    rounds=20, seed=0),
               dict(n_clients=4, dim=3, delta_B=2.0, c=1.0, nu=0.05, zeta2=3.0, lam_factor=1.2, local_steps=20,
-                   rounds=20, seed=1)),
+                   rounds=20, seed=1),
+              # the adversarial search's worst instance for Theorem 29's summed bound (strong non-convexity
+              # c/nu ~ 300, 3 local steps: ratio 0.35), run with the fixed selection schedule
+              dict(n_clients=7, dim=6, delta_B=0.354, c=8.06, nu=0.0258, zeta2=1.64, lam_factor=2.0, local_steps=3,
+                   rounds=23, seed=2, averaging="fixed")),
     thorough=(dict(n_clients=10, dim=8, delta_B=0.2, c=8.0, nu=0.02, zeta2=1.0, lam_factor=3.0, local_steps=30,
                    rounds=40, seed=2),))
 

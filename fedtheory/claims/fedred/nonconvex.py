@@ -25,6 +25,11 @@ def _nc_instances(thorough: bool):
                averaging="random")
     yield dict(n_clients=6, dim=5, delta_B=1.0, c=4.0, nu=0.1, seed=1, rounds=30, local_steps=20,
                averaging="fixed")
+    # The adversarial search's family (small delta_B against the curvature, one local step): the local models
+    # barely move, so ||grad f(x^{r+1})||^2 ~ e_r and the ratio tends to 1/2, the sup of the e_r term's share
+    # (Lemma 26 with Young's alpha = 1 gives ||grad f||^2 <= 2 e_r + 2(lam + delta_B)^2 ||x_{i,r+1} - x^r||^2).
+    yield dict(n_clients=8, dim=4, delta_B=0.02, c=4.63, nu=0.0713, zeta2=3.07, seed=0, rounds=60, local_steps=1,
+               averaging="fixed")
     if thorough:
         yield from (dict(n_clients=10, dim=8, delta_B=db, c=4.0, nu=0.05, seed=s, rounds=60, local_steps=50,
                          averaging="random") for s, db in enumerate((0.2, 0.5, 2.0), start=2))
@@ -49,7 +54,7 @@ _NC_SPACE = InstanceSpace(
             Param("zeta2", 0.0, 10.0), Param("rounds", 2, 60, log=True, integer=True),
             Param("local_steps", 1, 50, log=True, integer=True), Param("averaging", 0, 1, integer=True)),
     fixed={"seed": 0}, build=_nc_build, defaults=tuple(_nc_instances(False)),
-    thorough=tuple(_nc_instances(True))[2:])
+    thorough=tuple(_nc_instances(True))[3:])
 
 
 def _nc_run(kw: dict):
@@ -58,7 +63,8 @@ def _nc_run(kw: dict):
     problem = nonconvex_instance(kw)
     c = problem.certificate
     lam = 2.0 * c.delta_B
-    alg = DANEPlus(lam=lam, solver="gd", stopping="steps", local_steps=kw["local_steps"],
+    # lam=None: the algorithm's own theory default (2 delta_B for a selected model) runs against this lam
+    alg = DANEPlus(lam=None, solver="gd", stopping="steps", local_steps=kw["local_steps"],
                    averaging=kw["averaging"], schedule=(0, problem.n_clients - 1))
     rng = np.random.default_rng(kw.get("seed", 0))
     state = alg.init(problem, 3.0 * rng.standard_normal(problem.dim))

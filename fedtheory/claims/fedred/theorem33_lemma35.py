@@ -39,7 +39,10 @@ _LYAP_SPACE = quadratic_space(
        # 0.90 against 1 - p mu/(lam + mu) = 0.905). Above, lam >= mu, where p mu/lam and p mu/(lam + mu) differ
        # by at most 2x and the slack of the bound hides the difference.
        dict(n_clients=4, dim=3, mu=1.0, L=4.0, delta_A=0.05, zeta2=1.0, seed=2, p=0.1, lam_factor=1.0, reset=True,
-            eta_L=1.0)),
+            eta_L=1.0),
+       # unequal weights (f = sum_i w_i f_i, delta_A weighted), a step below 1/L
+       dict(n_clients=4, dim=6, mu=0.5, L=20.0, delta_A=1.0, zeta2=2.0, weights=(0.1, 0.2, 0.3, 0.4), seed=5, p=0.3,
+            lam_factor=1.5, reset=True, eta_L=0.5)),
     thorough=tuple(dict(n_clients=10, dim=10, mu=0.5, L=50.0, delta_A=da, zeta2=1.0, seed=s, p=p, lam_factor=lf,
                         reset=rs, eta_L=el)
                    for s, (da, p, lf, rs, el) in enumerate([(0.5, 0.05, 1.0, True, 1.0), (5.0, 0.2, 2.0, False, 2.0),
@@ -55,7 +58,10 @@ def _fedred_expected_contraction(kw: dict, exact_solver: bool) -> Evidence:
     lam = kw["lam_factor"] * c.delta_A
     eta = kw["eta_L"] / c.L
     p = kw["p"]
-    alg = FedRed(lam=lam, eta=eta, p=p, reset=bool(kw["reset"]), solver="exact" if exact_solver else "linearized")
+    # lam = 2 delta_A and eta = 1/L are the algorithm's own defaults (None, resolved from the certificate): run
+    # them as such, so a slip in that resolution meets the lam and eta computed here.
+    alg = FedRed(lam=None if kw["lam_factor"] == 2.0 else lam, eta=None if kw["eta_L"] == 1.0 else eta, p=p,
+                 reset=bool(kw["reset"]), solver="exact" if exact_solver else "linearized")
     mu = c.mu  # exactly 0 for a requested mu = 0 (the certificate's rounding policy), never +-1e-16 L
     rng = np.random.default_rng(kw.get("seed", 0))
 
@@ -112,7 +118,9 @@ def check_fedred_gd_lyapunov(kw: dict) -> Evidence:
 _LYAP_EXACT_SPACE = quadratic_space(
     defaults=tuple({**_LYAP_BASE, "lam_factor": lf, "eta_L": el, "p": p, "reset": True}
                    for lf, el, p in ((1.0, 1.0, 0.05), (2.0, 10.0, 0.5), (1.0, 0.1, 0.01), (2.0, 1e5, 1.0)))
-    + ({**_LYAP_BASE, "lam_factor": 1.0, "eta_L": 1.0, "p": 0.2, "reset": False},),
+    + ({**_LYAP_BASE, "lam_factor": 1.0, "eta_L": 1.0, "p": 0.2, "reset": False},
+       dict(n_clients=4, dim=6, mu=0.5, L=20.0, delta_A=1.0, zeta2=2.0, weights=(0.1, 0.2, 0.3, 0.4), seed=5, p=0.3,
+            lam_factor=1.5, reset=True, eta_L=3.0)),
     extra=(Param("p", 0.01, 1.0, log=True), Param("lam_factor", 1.0, 4.0), Param("eta_L", 0.1, 1e5, log=True),
            Param("reset", 0, 1, integer=True)))
 

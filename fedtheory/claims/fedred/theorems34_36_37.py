@@ -47,7 +47,10 @@ _FR_NC_SPACE = InstanceSpace(
     defaults=(dict(n_clients=5, dim=4, delta_B=0.5, c=2.0, nu=0.1, lam_factor=2.0, eta_delta=1 / 9, p=0.3,
                    iterations=60, seed=0, zeta2=1.0),
               dict(n_clients=4, dim=3, delta_B=1.0, c=1.0, nu=0.2, lam_factor=3.0, eta_delta=0.5, p=0.1,
-                   iterations=80, seed=1, zeta2=1.0)),
+                   iterations=80, seed=1, zeta2=1.0),
+              # the adversarial search's worst instance (lam = 6 delta_B, communicating every iteration: 0.33)
+              dict(n_clients=3, dim=5, delta_B=0.198, c=2.73, nu=0.22, lam_factor=6.0, eta_delta=0.127, p=1.0,
+                   iterations=103, seed=2, zeta2=1.0)),
     thorough=(dict(n_clients=8, dim=6, delta_B=0.3, c=3.0, nu=0.05, lam_factor=2.0, eta_delta=0.05, p=0.5,
                    iterations=120, seed=2, zeta2=1.0),))
 
@@ -70,7 +73,9 @@ def check_fedred_nonconvex_pathwise(kw: dict) -> Evidence:
     c = problem.certificate
     lam = float(kw["lam_factor"]) * c.delta_B
     eta = float(kw["eta_delta"]) / c.delta_B
-    alg = FedRed(lam=lam, eta=eta, p=float(kw["p"]), solver="exact", selection="random", reset=True)
+    # lam = 2 delta_B is the algorithm's own default for randomized selection (None, resolved from the certificate)
+    alg = FedRed(lam=None if float(kw["lam_factor"]) == 2.0 else lam, eta=eta, p=float(kw["p"]), solver="exact",
+                 selection="random", reset=True)
     rng = np.random.default_rng(kw["seed"])
     state = alg.init(problem, 3.0 * rng.standard_normal(problem.dim))
     cc = fedred_nonconvex_constant(lam, c.delta_B, eta)
@@ -100,7 +105,10 @@ def _fedred_gd_space() -> InstanceSpace:
     base = dict(zeta2=1.0, lam_factor=2.0, eta_L=1.0, paths=60)
     return quadratic_space(
         defaults=(dict(n_clients=5, dim=6, mu=0.5, L=20.0, delta_A=0.5, seed=0, p=0.3, iterations=60, **base),
-                  dict(n_clients=5, dim=6, mu=0.0, L=20.0, delta_A=0.5, seed=1, p=0.1, iterations=60, **base)),
+                  dict(n_clients=5, dim=6, mu=0.0, L=20.0, delta_A=0.5, seed=1, p=0.1, iterations=60, **base),
+                  # unequal weights (delta_A weighted), lam = 1.5 delta_A and eta = 0.5/L (lam >= delta_A, eta <= 1/L)
+                  dict(n_clients=4, dim=6, mu=0.5, L=20.0, delta_A=1.0, weights=(0.1, 0.2, 0.3, 0.4), seed=5, p=0.3,
+                       iterations=40, **{**base, "lam_factor": 1.5, "eta_L": 0.5, "paths": 30})),
         thorough=(dict(n_clients=8, dim=10, mu=0.1, L=100.0, delta_A=1.0, seed=2, p=0.05, iterations=200,
                        **{**base, "paths": 200}),),
         extra=(Param("lam_factor", 1.0, 4.0), Param("eta_L", 0.1, 1.0), Param("p", 0.02, 1.0, log=True),
@@ -128,7 +136,9 @@ def check_fedred_gd_convex(kw: dict) -> Evidence:
     c = problem.certificate
     mu = max(c.mu, 0.0)
     lam, eta, p = float(kw["lam_factor"]) * c.delta_A, float(kw["eta_L"]) / c.L, float(kw["p"])
-    alg = FedRed(lam=lam, eta=eta, p=p, solver="linearized", selection="standard", reset=True)
+    # lam = 2 delta_A and eta = 1/L are the algorithm's own defaults (None, resolved from the certificate)
+    alg = FedRed(lam=None if float(kw["lam_factor"]) == 2.0 else lam, eta=None if float(kw["eta_L"]) == 1.0 else eta,
+                 p=p, solver="linearized", selection="standard", reset=True)
     K = int(kw["iterations"])
     rng = np.random.default_rng(kw["seed"])
     x0 = c.x_star + 3.0 * rng.standard_normal(problem.dim)
@@ -183,7 +193,11 @@ _FRGD_NC_SPACE = InstanceSpace(
     defaults=(dict(n_clients=5, dim=4, delta_B=0.5, c=4.0, nu=0.1, lam_factor=2.0, eta_L=1.0, p=0.1,
                    iterations=300, seed=0, zeta2=1.0),
               dict(n_clients=4, dim=3, delta_B=0.2, c=2.0, nu=0.05, lam_factor=3.0, eta_L=0.5, p=0.05,
-                   iterations=300, seed=1, zeta2=1.0)),
+                   iterations=300, seed=1, zeta2=1.0),
+              # the adversarial search's worst instance (strong non-convexity c/nu ~ 235, a small step eta = 0.06/L
+              # and lam = 5.4 delta_B, where C(m)'s descent-lemma and Lemma 26 steps are nearly tight: 0.51)
+              dict(n_clients=6, dim=3, delta_B=0.787, c=7.82, nu=0.0333, lam_factor=5.43, eta_L=0.0594, p=0.0895,
+                   iterations=187, seed=1, zeta2=1.0)),
     thorough=(dict(n_clients=8, dim=6, delta_B=1.0, c=8.0, nu=0.02, lam_factor=1.5, eta_L=1.0, p=0.3,
                    iterations=400, seed=2, zeta2=1.0),))
 
@@ -205,7 +219,9 @@ def check_fedred_gd_nonconvex_pathwise(kw: dict) -> Evidence:
     problem = nonconvex_instance(kw)
     c = problem.certificate
     lam, eta = float(kw["lam_factor"]) * c.delta_B, float(kw["eta_L"]) / c.L
-    alg = FedRed(lam=lam, eta=eta, p=float(kw["p"]), solver="linearized", selection="random", reset=True)
+    # lam = 2 delta_B and eta = 1/L are the algorithm's own defaults for randomized selection (None)
+    alg = FedRed(lam=None if float(kw["lam_factor"]) == 2.0 else lam, eta=None if float(kw["eta_L"]) == 1.0 else eta,
+                 p=float(kw["p"]), solver="linearized", selection="random", reset=True)
     rng = np.random.default_rng(kw["seed"])
     state = alg.init(problem, 3.0 * rng.standard_normal(problem.dim))
     f0 = problem.value(state.x)

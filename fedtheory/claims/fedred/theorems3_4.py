@@ -25,7 +25,9 @@ __all__: list[str] = []
 
 _INEXACT_SPACE = quadratic_space(
     defaults=(dict(n_clients=8, dim=10, mu=1.0, L=100.0, delta_A=1.0, zeta2=1.0, seed=0),
-              dict(n_clients=8, dim=10, mu=0.5, L=200.0, delta_A=2.0, zeta2=1.0, seed=1)),
+              dict(n_clients=8, dim=10, mu=0.5, L=200.0, delta_A=2.0, zeta2=1.0, seed=1),
+              # unequal weights (f = sum_i w_i f_i, delta_A weighted)
+              dict(n_clients=4, dim=6, mu=0.5, L=50.0, delta_A=1.0, zeta2=2.0, weights=(0.1, 0.2, 0.3, 0.4), seed=5)),
     thorough=tuple(dict(n_clients=8, dim=15, mu=1.0, L=L, delta_A=L / 100, zeta2=1.0, seed=s)
                    for s, L in enumerate((100.0, 500.0, 1000.0), start=2)))
 
@@ -47,7 +49,8 @@ def check_daneplus_gd_inexact(kw: dict) -> Evidence:
     lam = 2.0 * c.delta_A
     x0 = start_point(problem, kw.get("seed", 0))
     eps = 1e-10 * problem.gap(x0)
-    exact = run(DANE(lam=lam), problem, 2000, x0=x0, tol=eps)
+    # lam = 2 delta_A is the algorithms' own default (lam=None, resolved from the certificate): run it as such
+    exact = run(DANE(), problem, 2000, x0=x0, tol=eps)
     if exact.status != "converged":
         return Evidence(describe(kw), math.inf, 2.0, False,
                         details={"failure": f"exact DANE did not reach the gap {eps:.3g} ({exact.status} after "
@@ -55,7 +58,7 @@ def check_daneplus_gd_inexact(kw: dict) -> Evidence:
     # The claim allows 2x exact DANE's rounds: a run that needs more is violated, so none runs longer (a broken
     # local solver that never meets its stopping rule would otherwise spend 2000 rounds at the step cap).
     horizon = 2 * int(exact.round[-1])
-    inexact = run(DANEPlus(lam=lam, solver="gd", stopping="relative"), problem, horizon, x0=x0, tol=eps)
+    inexact = run(DANEPlus(solver="gd", stopping="relative"), problem, horizon, x0=x0, tol=eps)
     R_exact, R_inexact = int(exact.round[-1]), int(inexact.round[-1])
     steps = inexact.local_steps_max[1:]
     per_round = [s / th.dane_gd_local_steps(c.mu, c.L, lam, r) for r, s in enumerate(steps)]
@@ -63,7 +66,7 @@ def check_daneplus_gd_inexact(kw: dict) -> Evidence:
     gd_iters = gd_iterations_to_gap(problem, x0, eps)  # GD (step 1/L_f) to the same gap, exact on quadratics
     total_bound = 2.0 * gd_iters * math.log(R_inexact + 1)
     # DANE+-FGD (Cor. 5, second half): same rounds guarantee, sqrt(kappa) local steps per round.
-    fast = run(DANEPlus(lam=lam, solver="fgd", stopping="relative"), problem, horizon, x0=x0, tol=eps)
+    fast = run(DANEPlus(solver="fgd", stopping="relative"), problem, horizon, x0=x0, tol=eps)
     R_fast = int(fast.round[-1])
     fast_per_round = [s / th.dane_fgd_local_steps(c.mu, c.L, lam, r) for r, s in enumerate(fast.local_steps_max[1:])]
     ok = (exact.status == inexact.status == fast.status == "converged" and R_inexact <= 2 * R_exact

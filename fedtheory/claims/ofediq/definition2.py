@@ -31,6 +31,10 @@ def _quantizer_instances(thorough: bool):
                 if b <= D and (thorough or D <= 37 or (s == 17 and b in (1, 100))):
                     u = rng.standard_normal(D) * rng.exponential(size=D)
                     yield {"D": D, "s": s, "b": b, "u": u}
+    # one block (b = 1) of a flat vector: r_i = 1/sqrt(D) and, for s <= sqrt(D), E||Q(u) - u||^2 = sum_i r_i (1/s -
+    # r_i) ||u||^2 = (sqrt(D)/s - 1) ||u||^2 against sigma_q^2 = sqrt(D)/s: 0.9 of the bound at D = 100, s = 1
+    # (a variance off by a factor 1.12 breaks it)
+    yield {"D": 100, "s": 1, "b": 1, "u": np.full(100, 0.1)}
 
 
 @claim(cites=("Definition 2",),

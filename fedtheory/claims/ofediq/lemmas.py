@@ -152,7 +152,13 @@ def check_lemma3_stated(inst: dict) -> Evidence:
        id="ofediq.lemma3.stated.corrected", paper=PAPER, reference="proof, eq. (46)",
        statement="sum_l ||w_{t-L+1} - g_{k,t-L+l}||^2 <= 3 eta^2 L(L-1) sum_l ||grad_{k,t-L+l}||^2 (the proof's "
                  "version; also <= eta^2 (L-1)^2 sum ||grad||^2)",
-       kind="bound", derived=True, space=_LEMMA3_SPACE)
+       kind="bound", derived=True, space=_LEMMA3_SPACE,
+       non_discriminating=(
+           "the proof's bound is at least 6 times the drift on every stream: the drift is sum_l ||eta sum_{j<l} "
+           "grad_j||^2 <= eta^2 sum_l (l-1) sum_{j<l} ||grad_j||^2 <= eta^2 (L(L-1)/2) sum_j ||grad_j||^2 "
+           "(Cauchy-Schwarz), a sixth of 3 eta^2 L(L-1) sum ||grad||^2, so its tightness never reaches 1/6; the "
+           "claim's second bound, eta^2 (L-1)^2 sum ||grad||^2, is the one a wrong drift meets first "
+           "(details: eta2_(L-1)^2_bound)"))
 def check_lemma3_corrected(inst: dict) -> Evidence:
     drift, gsum, beta, eta, L = _drift_data(inst)
     rhs = th.lemma3_proof_rhs(eta, L, gsum)

@@ -58,6 +58,9 @@ def _reference_instances(thorough: bool):
     yield dict(alg="ofedavg", kw=dict(eta=0.03, p=0.4), stream="ridge")
     yield dict(alg="ofediq", kw=dict(eta=0.02, period=2, s=5), stream="ridge")
     yield dict(alg="ofediq", kw=dict(period=4), stream="logistic")
+    # OFedAvg with its class defaults (p = 0.5, half the step bound) and FedOGD at a step of its own
+    yield dict(alg="ofedavg", kw=dict(), stream="logistic")
+    yield dict(alg="fedogd", kw=dict(eta=0.04), stream="ridge")
 
 
 @claim(cites=("Algorithm 1", "Algorithm 2", "Definition 2"),

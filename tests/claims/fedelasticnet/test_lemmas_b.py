@@ -59,3 +59,43 @@ def test_lemma_b5_rejects_a_flipped_local_correction(monkeypatch):
     monkeypatch.setattr(QuadraticProblem, "solve_local",
                         lambda self, lin, *a, **k: solve_local(self, -np.asarray(lin), *a, **k))
     assert not any(claim.check(inst).holds for inst in insts)
+
+
+def test_lemma_b5_isotropic_default_bites_and_no_instance_reaches_one_half(monkeypatch):
+    """The isotropic default (identical clients, lambda1 = 0, first round from theta^0 != theta*) takes the share
+    (lambda2/(lambda2 + beta))^2 (1 - 5 beta^2/lambda2^2)/5 of the bound that the gap term alone can take (the
+    proof's 5-way split makes 1/2 out of reach, see check_lemma_b5); a local solve with the prox weight 0.3 lambda2
+    (server and state updates keep lambda2) breaks the lemma there and on no other default."""
+    claim = REGISTRY["fedelasticnet.statements.lemma_b5"]
+    insts = [claim.space.build(dict(pt)) for pt in claim.space.defaults]
+    tight = [claim.check(inst).tightness for inst in insts]
+    r = claim.space.defaults[-1]["lambda_ratio"]
+    assert tight[-1] == pytest.approx((r / (r + 1)) ** 2 * (1 - 5 / r ** 2) / 5, rel=1e-9)
+    assert max(tight) < 0.5
+    orig = QuadraticProblem.solve_local
+
+    def slipped(self, lin, center, lam, l1=0.0, clients=None):
+        return orig(self, lin, center, 0.3 * np.asarray(lam), l1, clients)
+    monkeypatch.setattr(QuadraticProblem, "solve_local", slipped)
+    held = [claim.check(inst).holds for inst in insts]
+    assert held == [True] * (len(insts) - 1) + [False]
+
+
+def test_lemma_b4_corrected_reports_its_tightness(monkeypatch):
+    """Lemma B.4 reports E||gamma^t - theta*||^2 / RHS (near 1 at lambda2 = 27 beta), and a server that moves only
+    half of Algorithm 3's step leaves gamma^t farther than the lemma allows."""
+    from dataclasses import replace
+
+    from fedtheory.algorithms import FedDyn
+
+    claim = REGISTRY["fedelasticnet.lemmaB4.corrected"]
+    inst = claim.space.build(dict(claim.space.defaults[0]))
+    ev = claim.check(inst)
+    assert ev.holds and 0.9 < ev.tightness <= 1.0
+    orig = FedDyn.round_given
+
+    def damped(self, problem, state, draw):
+        new, log = orig(self, problem, state, draw)
+        return replace(new, x=state.x + 0.5 * (new.x - state.x)), log
+    monkeypatch.setattr(FedDyn, "round_given", damped)
+    assert not claim.check(inst).holds

@@ -54,9 +54,9 @@ def _state_not_carried(round_given):
     return broken
 
 
-@pytest.mark.parametrize("which, broken", [(-2, _frozen), (-1, _state_not_carried)])
+@pytest.mark.parametrize("which, broken", [(-3, _frozen), (-2, _state_not_carried)])
 def test_theorem_31_corrected_rejects_broken_feddyn_at_its_long_horizons(monkeypatch, which, broken):
-    """The last two defaults are horizons where the 1/T term dominates: FedDyn keeps the bound there, a server
+    """The two defaults before the last are horizons where the 1/T term dominates: FedDyn keeps the bound there, a server
     that does not learn (x^t = x^{t-1}) breaks it at the first, FedDyn without its state h, g_k at the second."""
     claim = REGISTRY["fedelasticnet.thm3_1.corrected"]
     inst = claim.space.build(dict(claim.space.defaults[which]))
@@ -64,3 +64,24 @@ def test_theorem_31_corrected_rejects_broken_feddyn_at_its_long_horizons(monkeyp
     monkeypatch.setattr(FedDyn, "round_given", broken(FedDyn.round_given))
     ev = claim.check(inst)
     assert not ev.holds and ev.details["worst_T"] > 1
+
+
+def _damped_server(round_given):
+    """A slip: the server moves theta only 0.3 of the way Algorithm 3 says (state h, g_k updated as printed)."""
+    def broken(self, problem, state, draw):
+        new, log = round_given(self, problem, state, draw)
+        return replace(new, x=state.x + 0.3 * (new.x - state.x)), log
+    return broken
+
+
+def test_theorem_31_corrected_bites_on_the_affine_logistic_default(monkeypatch):
+    """The last default (logistic, far in its affine region: the proximal-point worst case) is the one where
+    FedDyn nearly attains the bound (tightness > 0.5, every other default stays below 0.25), so a server damped to
+    0.3 of its step breaks the bound there and only there."""
+    claim = REGISTRY["fedelasticnet.thm3_1.corrected"]
+    insts = [claim.space.build(dict(pt)) for pt in claim.space.defaults]
+    tight = [claim.check(inst).tightness for inst in insts]
+    assert tight[-1] > 0.5 and max(tight[:-1]) < 0.25
+    monkeypatch.setattr(FedDyn, "round_given", _damped_server(FedDyn.round_given))
+    held = [claim.check(inst).holds for inst in insts]
+    assert held == [True] * (len(insts) - 1) + [False]

@@ -1,2 +1,2 @@
 """Stand-ins with the API shape of third-party frameworks, so CI tests the drivers in
-fedtheory/conformance/external/ without installing the frameworks (docs/frameworks.md)."""
+fedtheory/conformance/drivers/ without installing the frameworks (docs/frameworks.md)."""

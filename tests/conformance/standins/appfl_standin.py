@@ -1,6 +1,6 @@
-"""A stand-in for APPFL 1.12.0 with the shape appfl_driver uses: ``omegaconf.DictConfig`` (a dict read by attribute),
-``appfl.algorithm.trainer.VanillaTrainer`` (``mode="step"`` only: ``num_local_steps`` steps of ``torch.optim.<optim>``
-over a ``DataLoader``; ``get_parameters()`` returns ``(state, val_results)``) and the aggregators of
+"""A stand-in for APPFL 1.12.0 with the shape drivers/appfl.py uses: ``omegaconf.DictConfig`` (a dict read by
+attribute), ``appfl.algorithm.trainer.VanillaTrainer`` (``mode="step"`` only: ``num_local_steps`` steps of
+``torch.optim.<optim>`` over a ``DataLoader``; ``get_parameters()`` returns ``(state, val_results)``) and the aggregators of
 ``appfl.algorithm.aggregator`` (``FedAvgAggregator`` and its ``FedAvgM`` / ``FedAdam`` / ``FedYogi`` /
 ``FedAdagrad`` subclasses: ``global_state``, ``client_sample_size``, ``client_weights_mode``, ``m_vector`` /
 ``v_vector``, ``aggregate({client_id: state})``). The arithmetic is re-typed from APPFL's source as read for

@@ -1,4 +1,4 @@
-"""A stand-in for FedJAX 0.0.17 (and the bits of JAX) that fedjax_driver uses, re-typed from
+"""A stand-in for FedJAX 0.0.17 (and the bits of JAX) that drivers/fedjax.py uses, re-typed from
 ``fedjax/algorithms/fed_avg.py`` and ``fedjax/core/optimizers.py``: ``jax.config.update``, ``jax.grad``,
 ``jax.random.PRNGKey``, ``jax.numpy.asarray`` / ``mean``; ``fedjax.optimizers`` (``sgd``, ``adam``, ``yogi``,
 ``adagrad``, each an ``Optimizer`` with ``init(params)`` and ``apply(grads, state, params) -> (state, params)``),

@@ -1,4 +1,4 @@
-"""A stand-in for FedLab 1.3.0 with the shape fedlab_driver uses, re-typed from ``fedlab/contrib/algorithm/``
+"""A stand-in for FedLab 1.3.0 with the shape drivers/fedlab.py uses, re-typed from ``fedlab/contrib/algorithm/``
 (``basic_server.py``, ``basic_client.py``, ``fedprox.py``, ``scaffold.py``, ``feddyn.py``): the server handlers
 (``num_clients``, ``sample_ratio`` and ``num_clients_per_round = max(1, int(sample_ratio * num_clients))``, which
 closes the buffer in ``load``; ``downlink_package``, ``model_parameters``, ``setup_optim``, ``global_c``, ``h``)

@@ -1,4 +1,4 @@
-"""A stand-in for FedML 0.9.6's single-process SCAFFOLD with the shape fedml_driver uses:
+"""A stand-in for FedML 0.9.6's single-process SCAFFOLD with the shape drivers/fedml.py uses:
 ``fedml.simulation.sp.scaffold.scaffold_trainer`` (``ScaffoldTrainer(dataset, model, device, args)`` with
 ``client_list[i].c_model_local``, ``c_model_global``, ``model_trainer.get_model_params()``, ``_client_sampling``,
 ``_local_test_on_all_clients``, ``train()`` and a module-level ``mlops``) and ``fedml.ml.trainer.scaffold_trainer``

@@ -1,4 +1,4 @@
-"""A stand-in for fl4health 0.4.2 with the shape fl4health_driver uses: ``BasicClient`` (the user's ``get_model``,
+"""A stand-in for fl4health 0.4.2 with the shape drivers/fl4health.py uses: ``BasicClient`` (the user's ``get_model``,
 ``get_data_loaders``, ``get_optimizer``, ``get_criterion``; ``fit`` -> ``setup_client``, ``set_parameters``,
 ``update_before_train``, ``train_by_steps`` -> ``train_step`` with ``transform_gradients``, ``update_after_train``,
 ``get_parameters``), ``FedProxClient`` (mu packed after the weights, ``(mu/2)||w - w_t||^2`` added to the loss),

@@ -1,4 +1,4 @@
-"""A stand-in for flgo 0.4.4 with the shape flgo_driver uses: ``flgo.VirtualCommunicator``, ``flgo.simulator``
+"""A stand-in for flgo 0.4.4 with the shape drivers/flgo.py uses: ``flgo.VirtualCommunicator``, ``flgo.simulator``
 (``DefaultSimulator``, ``base.ElemClock``), ``flgo.benchmark.base.BasicTaskCalculator``, ``flgo.utils.fflow``
 (``GlobalVariable``, ``read_option_from_command``), ``flgo.utils.fmodule.FModule`` (model arithmetic through
 ``m.__class__()``) and ``flgo.algorithm.{fedavg,fedprox,scaffold,feddyn,fedavgm}`` (``Server``/``Client`` with

@@ -1,4 +1,4 @@
-"""A stand-in for NVFlare 2.9.0 with the shape nvflare_driver uses: ``FLContext``, ``Signal``, ``FLModel`` /
+"""A stand-in for NVFlare 2.9.0 with the shape drivers/nvflare.py uses: ``FLContext``, ``Signal``, ``FLModel`` /
 ``ParamsType``, ``AlgorithmConstants``, ``FLMetaKey``, the ``FedAvg`` / ``Scaffold`` / ``FedOpt`` controllers
 (``run`` / ``_run_rounds`` over ``sample_clients``, ``send_model`` with a callback or ``send_model_and_wait``,
 aggregation weighted by ``NUM_STEPS_CURRENT_ROUND``, ``update_model``), ``PTFedProxLoss`` and

@@ -1,8 +1,8 @@
 """FedLab 1.3.0 through the conformance contract, run in FedLab's own virtual environment (not imported by
 fedtheory: it needs torch and fedlab). docs/conformance.md, "FedLab", has the command and the verdicts.
 
-    /fedlab-venv/bin/python fedtheory/conformance/remote_worker.py fedlab_driver:fedavg
-    (PYTHONPATH = this folder; driven by fedtheory.conformance.adapters.remote.Remote)
+    cd fedtheory/conformance && /fedlab-venv/bin/python remote_worker.py drivers/fedlab.py:fedavg
+    (loaded by path; driven by fedtheory.conformance.adapters.remote.Remote)
 
 Each call builds FedLab's own server handler and serial client trainer for one round, in the order of its
 standalone pipeline: ``server.downlink_package`` -> ``trainer.local_process(payload, ids)`` ->

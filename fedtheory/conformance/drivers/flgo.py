@@ -1,8 +1,8 @@
 """flgo 0.4.4 through the conformance contract, run in flgo's own virtual environment (not imported by fedtheory:
 it needs torch and flgo). docs/frameworks.md has the command and the verdicts.
 
-    /work/fw-venvs/flgo/bin/python fedtheory/conformance/remote_worker.py flgo_driver:fedavg
-    (PYTHONPATH = this folder; driven by fedtheory.conformance.adapters.remote.Remote)
+    cd fedtheory/conformance && /work/fw-venvs/flgo/bin/python remote_worker.py drivers/flgo.py:fedavg
+    (loaded by path; driven by fedtheory.conformance.adapters.remote.Remote)
 
 Each call builds flgo's own objects for one round the way ``flgo.init`` does for a horizontal task: the algorithm
 module's ``Server`` and one ``Client`` per member of the federation (flgo's ids 0..N-1; the kit's cids are labels,

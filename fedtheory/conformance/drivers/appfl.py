@@ -1,8 +1,8 @@
 """APPFL 1.12.0 through the conformance contract, run in APPFL's own virtual environment (not imported by fedtheory:
 it needs torch and appfl). docs/frameworks.md has the command and the verdicts.
 
-    /work/fw-venvs/appfl/bin/python fedtheory/conformance/remote_worker.py appfl_driver:fedadam
-    (PYTHONPATH = this folder; driven by fedtheory.conformance.adapters.remote.Remote)
+    cd fedtheory/conformance && /work/fw-venvs/appfl/bin/python remote_worker.py drivers/appfl.py:fedadam
+    (loaded by path; driven by fedtheory.conformance.adapters.remote.Remote)
 
 Clients: APPFL's ``VanillaTrainer`` (``mode="step"``, ``num_local_steps`` = K, ``optim="SGD"``, lr = eta_l, one
 full batch per step, no validation), with the kit's least squares 1/(2m)||Z x - y||^2 as ``loss_fn`` and a

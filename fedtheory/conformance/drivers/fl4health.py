@@ -2,8 +2,8 @@
 virtual environment (not imported by fedtheory: it needs torch, flwr and fl4health). The verdicts are in
 docs/frameworks.md and re-run by benchmarks/frameworks/run.py.
 
-    /work/fw-venvs/fl4health/bin/python fedtheory/conformance/remote_worker.py fl4health_driver:fedavg
-    (PYTHONPATH = this folder; driven by fedtheory.conformance.adapters.remote.Remote)
+    cd fedtheory/conformance && /work/fw-venvs/fl4health/bin/python remote_worker.py drivers/fl4health.py:fedavg
+    (loaded by path; driven by fedtheory.conformance.adapters.remote.Remote)
 
 One call is one Flower round without the network: the strategy's own ``initialize_parameters`` gives what the
 server sends (with fl4health's packed extras: FedProx's mu, SCAFFOLD's server control variates), each

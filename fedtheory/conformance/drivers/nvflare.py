@@ -1,8 +1,8 @@
 """NVIDIA FLARE 2.9.0 through the conformance contract, run in NVFlare's own virtual environment (not imported by
 fedtheory: it needs torch and nvflare). docs/frameworks.md has the command and the verdicts.
 
-    /work/fw-venvs/nvflare/bin/python fedtheory/conformance/remote_worker.py nvflare_driver:fedavg
-    (PYTHONPATH = this folder; driven by fedtheory.conformance.adapters.remote.Remote)
+    cd fedtheory/conformance && /work/fw-venvs/nvflare/bin/python remote_worker.py drivers/nvflare.py:fedavg
+    (loaded by path; driven by fedtheory.conformance.adapters.remote.Remote)
 
 Server side: NVFlare's own controllers run their own ``run()`` for one round -- ``FedAvg`` (its in-time
 ``WeightedAggregationHelper`` weighted by ``NUM_STEPS_CURRENT_ROUND``, ``fedprox_mu`` sent as metadata),

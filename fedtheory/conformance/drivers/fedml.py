@@ -1,8 +1,8 @@
 """FedML 0.9.6 through the conformance contract, run in FedML's own virtual environment (not imported by fedtheory:
 it needs torch and fedml). docs/frameworks.md has the command and the verdicts.
 
-    /work/fw-venvs/fedml/bin/python fedtheory/conformance/remote_worker.py fedml_driver:scaffold
-    (PYTHONPATH = this folder; driven by fedtheory.conformance.adapters.remote.Remote)
+    cd fedtheory/conformance && /work/fw-venvs/fedml/bin/python remote_worker.py drivers/fedml.py:scaffold
+    (loaded by path; driven by fedtheory.conformance.adapters.remote.Remote)
 
 SCAFFOLD: FedML's single-process simulator ``fedml.simulation.sp.scaffold.scaffold_trainer.ScaffoldTrainer``
 runs its own ``train()`` for one communication round (``comm_round = 1``) with its ``Client`` objects, its

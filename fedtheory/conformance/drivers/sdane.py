@@ -4,7 +4,7 @@ class ``FedRed``) through the conformance contract. docs/conformance.md, "The Fe
 from a checkout whose path is ``SDANE_PATH`` (or from a module passed in), and CI runs the translation layer
 on a stand-in only (tests/conformance/test_sdane_driver.py).
 
-    SDANE_PATH=/path/to/S-DANE fedtheory conform fedtheory.conformance.external.sdane_driver:dane_plus --as dane \\
+    SDANE_PATH=/path/to/S-DANE fedtheory conform fedtheory.conformance.drivers.sdane:dane_plus --as dane \\
         --hyper local_steps=5
 
 Each call builds the authors' optimizer for one communication round and calls its own ``step()``; nothing

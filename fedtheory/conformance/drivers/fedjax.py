@@ -1,8 +1,8 @@
 """FedJAX 0.0.17 through the conformance contract, run in FedJAX's own virtual environment (not imported by
 fedtheory: it needs jax and fedjax). docs/frameworks.md has the command and the verdicts.
 
-    /work/fw-venvs/fedjax/bin/python fedtheory/conformance/remote_worker.py fedjax_driver:fedavg
-    (PYTHONPATH = this folder; driven by fedtheory.conformance.adapters.remote.Remote)
+    cd fedtheory/conformance && /work/fw-venvs/fedjax/bin/python remote_worker.py drivers/fedjax.py:fedavg
+    (loaded by path; driven by fedtheory.conformance.adapters.remote.Remote)
 
 ``fedjax.algorithms.fed_avg.federated_averaging(grad_fn, client_optimizer, server_optimizer, hparams)`` is the
 algorithm: its ``init`` and ``apply`` run one round, clients train with ``fedjax.optimizers.sgd(eta_l)``, the

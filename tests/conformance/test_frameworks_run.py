@@ -1,0 +1,60 @@
+"""benchmarks/frameworks/run.py records where a stored report comes from: the kit's commit (``+dirty`` when the
+checkout differs from it) and the framework's installed version (docs/frameworks.md, "How to re-run")."""
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "frameworks" / "run.py"
+
+
+@pytest.fixture(scope="module")
+def run():
+    spec = importlib.util.spec_from_file_location("_frameworks_run_provenance", RUN)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return module
+
+
+def _git(where: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_the_commit_is_the_checkouts_head_and_a_changed_checkout_says_dirty(run, tmp_path):
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "a.txt").write_text("one\n")
+    _git(tmp_path, "add", "a.txt")
+    _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    head = (tmp_path / ".git" / "HEAD").read_text().split()[-1]  # refs/heads/<branch>, read from the files
+    sha = (tmp_path / ".git" / head).read_text().strip()
+    assert run.kit_commit(tmp_path) == sha
+    (tmp_path / "a.txt").write_text("two\n")
+    assert run.kit_commit(tmp_path) == sha + "+dirty"
+
+
+def test_outside_a_checkout_the_commit_is_unknown(run, tmp_path):
+    assert run.kit_commit(tmp_path) == "unknown"
+
+
+def test_a_stamped_report_carries_both_and_keeps_the_verdict(run):
+    report = {"implementation": "drivers/toy.py:fedavg", "family": "fedavg", "verdict": "pass", "results": []}
+    stamped, markdown = run.provenance(report, "# Conformance\n", "abc123", "toy 1.0")
+    assert stamped["kit_commit"] == "abc123" and stamped["framework_version"] == "toy 1.0"
+    assert {k: stamped[k] for k in report} == report
+    assert "Kit commit `abc123`; framework `toy 1.0`." in markdown and markdown.startswith("# Conformance")
+
+
+def test_the_framework_version_is_read_in_the_venv(run):
+    # the running interpreter stands for a venv; pytest is installed in it with a known version
+    fw = run.Framework(pip=("pytest==0",), checks=())
+    assert run.framework_version(Path(sys.executable), fw) == f"pytest {pytest.__version__}"
+    missing = run.Framework(pip=("no-such-framework-xyz==1",), checks=())
+    assert run.framework_version(Path(sys.executable), missing) == "no-such-framework-xyz (version unreadable)"
