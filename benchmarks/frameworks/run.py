@@ -66,6 +66,10 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("scaffold", "scaffold", "scaffold"),
         Check("feddyn", "feddyn", "feddyn"),
         Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "server_step": 1.0, "weighting": "num_examples"}),
+        # FedNova: the command line's aggregate 'other' (n_k weights), flgo.init's 'uniform', and local momentum
+        Check("fednova", "fednova", "fednova"),
+        Check("fednova_uniform", "fednova_uniform", "fednova", {"weighting": "uniform"}),
+        Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}),
     )),
     "nvflare": Framework(("nvflare==2.9.0",), torch=True, checks=(
         Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
