@@ -66,6 +66,10 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("scaffold", "scaffold", "scaffold"),
         Check("feddyn", "feddyn", "feddyn"),
         Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "server_step": 1.0, "weighting": "num_examples"}),
+        # FedNova: the command line's aggregate 'other' (n_k weights), flgo.init's 'uniform', and local momentum
+        Check("fednova", "fednova", "fednova"),
+        Check("fednova_uniform", "fednova_uniform", "fednova", {"weighting": "uniform"}),
+        Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}),
     )),
     "nvflare": Framework(("nvflare==2.9.0",), torch=True, checks=(
         Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
@@ -101,6 +105,10 @@ FRAMEWORKS: dict[str, Framework] = {
     # fedml imports pkg_resources, which setuptools >= 81 no longer ships
     "fedml": Framework(("fedml==0.9.6", "setuptools<81"), torch=True, checks=(
         Check("scaffold", "scaffold", "scaffold"),
+        # FedNova: plain SGD, local momentum, and the proximal term (for which FedML's tau_eff is sum p_i tau_i)
+        Check("fednova", "fednova", "fednova"),
+        Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}),
+        Check("fednova_prox_steps", "fednova", "fednova", {"prox": 0.5, "tau_eff": "steps"}),
     )),
     # fl4health 0.4.2 needs Python 3.10 and pins torch==2.6.0 itself; its FedAvg and FedProx have no server step
     "fl4health": Framework(("fl4health==0.4.2",), python="python3.10", checks=(

@@ -41,6 +41,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="The relative tolerance of identities (default %(default)g; about 1e-4 for float32 code).")
     p.add_argument("--max-examples", type=int, default=None, help="Hypothesis examples per property.")
     p.add_argument("--out", default="fedtheory-conformance", help="The output folder (default: %(default)s).")
+    p.add_argument("--json", dest="json_file", metavar="FILE", default=None,
+                   help="Also write the report as JSON to FILE: the verdict, every property's result and shrunk "
+                        "counterexample, and the kit's version and git commit (the layout of conformance.json).")
+    p.add_argument("--junit-xml", dest="junit_file", metavar="FILE", default=None,
+                   help="Also write the report as JUnit XML to FILE for CI systems: one testcase per property, a "
+                        "violated one as a failure with its counterexample, an unchecked core property as an "
+                        "error (inconclusive), another property that does not apply as skipped.")
     p.set_defaults(func=main)
 
 
@@ -108,6 +115,13 @@ def _require_factory(target: str, factory: Any) -> None:
     raise ValueError(f"{target} takes {signature}: {hint}")
 
 
+def _write(name: str, text: str) -> str:
+    path = Path(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return name
+
+
 def main(args: argparse.Namespace) -> int:
     require("hypothesis", "fedtheory conform")
     from ..conformance import check
@@ -127,12 +141,20 @@ def main(args: argparse.Namespace) -> int:
     except (ValueError, ImportError, AttributeError) as exc:
         print(f"fedtheory conform: {exc}", file=sys.stderr)
         return 2
+    from ..conformance.reports import junit_xml, report_json
+
     print(report.table())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "conformance.json").write_text(json.dumps(report.as_dict(), indent=2))
+    data = json.dumps(report_json(report), indent=2)
+    (out / "conformance.json").write_text(data)
     (out / "conformance.md").write_text(report.markdown())
+    written = [f"{out}/conformance.json", f"{out}/conformance.md"]
+    if args.json_file:
+        written.append(_write(args.json_file, data))
+    if args.junit_file:
+        written.append(_write(args.junit_file, junit_xml(report)))
     verdict = {"pass": "conforms", "fail": f"FAILS {len(report.failures)} properties",
                "inconclusive": "INCONCLUSIVE (nothing failed, but a core property could not be checked)"}[report.verdict]
-    print(f"\n{args.target} as {args.family}: {verdict}. Reports in {out}/conformance.json and {out}/conformance.md")
+    print(f"\n{args.target} as {args.family}: {verdict}. Reports in {', '.join(written)}")
     return EXIT_CODES[report.verdict]

@@ -78,7 +78,8 @@ def test_the_docs_state_the_power_set_as_it_is():
     names = {"FedRed": "fedred", "EFL": "efl", "OFedIQ": "ofediq", "DoCoFL": "docofl", "DANE+": "dane",
              "SCAFFOLD": "scaffold", "FedDyn": "feddyn", "Scaffnew": "scaffnew", "FedAvg": "fedavg",
              "FedProx": "fedprox", "FedElasticNet Alg. 1": "fedelasticnet_fedavg",
-             "FedElasticNet Alg. 2": "fedelasticnet_scaffold", "FedElasticNet Alg. 3": "fedelasticnet_feddyn"}
+             "FedElasticNet Alg. 2": "fedelasticnet_scaffold", "FedElasticNet Alg. 3": "fedelasticnet_feddyn",
+             "FedNova": "fednova"}
     per_family = Counter(v.family for v in WRONG)
     for label, family in names.items():
         row = re.search(rf"^\| {re.escape(label)} \((\d+)\) \|", text, re.M)

@@ -96,3 +96,35 @@ def scaffold():
             c_i[int(c.cid)] = local.weight.detach().numpy().reshape(-1).copy()
         return x_new, {"c": trainer.c_model_global.weight.detach().numpy().reshape(-1).copy(), "c_i": c_i}
     return impl
+
+
+def fednova():
+    """FedML's single-process FedNova (``fedml.simulation.sp.fednova.fednova_trainer.FedNovaTrainer``, its
+    ``Client`` and the ``FedNova`` optimiser ported from the authors' code), one ``train()`` per call
+    (``comm_round = 1``); checked as ``fednova``. FedML's tau_i is epochs x the batches of the client's loader: the
+    driver gives client i a loader of tau_i full batches and ``epochs = 1``, so it runs the kit's tau_i full-batch
+    steps. Its ``Client`` hard-codes ``nn.CrossEntropyLoss``; the driver sets the kit's least squares as the
+    client's criterion. ``momentum`` and ``prox`` are FedML's ``args.momentum`` and ``args.mu``; ``gmf`` (server
+    momentum) is 0."""
+    import fedml.simulation.sp.fednova.fednova_trainer as fedml_fednova
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, momentum=0.0, prox=0.0,
+             tau_eff="norm", **_):
+        n = len(clients)
+        taus = [int(local_steps[c.cid]) for c in clients]
+        train = {i: [(torch.tensor(c.features), torch.tensor(c.targets))] * t
+                 for i, (c, t) in enumerate(zip(clients, taus))}
+        sizes = {i: c.num_examples for i, c in enumerate(clients)}
+        args = types.SimpleNamespace(
+            learning_rate=float(local_step), gmf=0.0, mu=float(prox), momentum=float(momentum), dampening=0.0,
+            wd=0.0, nesterov=False, epochs=1, comm_round=1, client_num_in_total=n, client_num_per_round=n,
+            frequency_of_the_test=1, dataset="kit", enable_wandb=False)
+        dataset = [sum(sizes.values()), 0, None, None, sizes, train, {i: [] for i in range(n)}, 1]
+        trainer = fedml_fednova.FedNovaTrainer(dataset, _model(x), torch.device("cpu"), args)
+        trainer.client_sampling = lambda round_idx, total, per_round: list(range(n))
+        trainer.local_test_on_all_clients = lambda *a, **k: None
+        for c in trainer.client_list:
+            c.criterion = HalfMSE()
+        trainer.train()
+        return trainer.model_global.weight.detach().numpy().reshape(-1).copy()
+    return impl

@@ -258,3 +258,40 @@ def fedavgm():
         return _round(flgo_fedavgm, x, clients, num_clients, local_steps, local_step, algo_para=[float(beta1)],
                       load=_load_fedavgm, read=_read_fedavgm, state=state)
     return impl
+
+
+def _fednova(aggregate: str | None, weighting: str):
+    """flgo.algorithm.fednova (checked as ``fednova``). Client i's tau_i enters the way flgo's completeness
+    simulator sets it: ``update_client_completeness`` gives the client its ``_working_amount`` and
+    ``with_completeness`` trains ``num_steps = _working_amount`` steps; FedNova's ``Client.pack`` reports that
+    ``_working_amount`` as tau. The local optimiser is flgo's (torch SGD with option['momentum'])."""
+    import importlib
+
+    flgo_fednova = importlib.import_module("flgo.algorithm.fednova")  # the stand-in of CI has no FedNova
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, momentum=0.0, prox=0.0,
+             tau_eff="norm", weighting=weighting, **_):
+        if prox or not isinstance(tau_eff, str):
+            raise ValueError("flgo's FedNova has no proximal term and no server-chosen tau_eff (it uses "
+                             f"sum p_i tau_i); prox must be 0 and tau_eff 'norm' or 'steps', got {prox}, {tau_eff!r}")
+        taus = [int(local_steps[c.cid]) for c in clients]
+        option = _options(max(taus), local_step, [], aggregate)
+        option["momentum"] = float(momentum)
+        server, members, _ = _federation(flgo_fednova, x, clients, None, option, {})
+        for member, tau in zip(members, taus):
+            member._working_amount = member.num_steps = tau
+        server.iterate()
+        return _vector(server.model)
+    return impl
+
+
+def fednova():
+    """flgo's FedNova with the option flgo's command line defaults to (aggregate 'other': p_i = n_i over the
+    participants' data); checked as ``fednova``."""
+    return _fednova(None, "num_examples")
+
+
+def fednova_uniform():
+    """flgo's FedNova with aggregate='uniform' (``flgo.init``'s default option): tau_eff = mean tau_i, the d_i
+    averaged; checked as ``fednova`` with ``weighting="uniform"``."""
+    return _fednova("uniform", "uniform")

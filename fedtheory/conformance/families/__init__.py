@@ -27,7 +27,7 @@ __all__ = ["FAMILIES", "load", "properties_of", "property_by_id", "hyper_ranges"
 #: Every family, in the order ``fedtheory conform --as`` lists them (tests check it against the packages).
 FAMILIES: tuple[str, ...] = ("fedavg", "fedprox", "scaffold", "feddyn", "scaffnew", "compressor", "dane", "fedred",
                              "fedelasticnet_fedavg", "fedelasticnet_scaffold", "fedelasticnet_feddyn", "efl",
-                             "docofl", "ofediq", "server_optimizer")
+                             "docofl", "ofediq", "server_optimizer", "fednova")
 
 #: Hyperparameter sets the kit draws per check, and the seed they are drawn from (fixed: the same every run).
 VARIATIONS, VARIATION_SEED = 2, 20240611
