@@ -45,3 +45,13 @@ CROSSCHECK_TOL = 1e-8
 #: condition number at most 12, so two evaluation orders differ by about K * cond * eps ~ 1e-13; 1e-9 leaves four
 #: orders of margin and is far below any modelling slip (those change the update at O(1) relative size).
 ROUND_IDENTITY_RTOL = 1e-9
+
+#: The neural experiments' shape test (fedtheory.experiments.stats): the held-out seeds' mean effect must exceed
+#: this fraction of the development seeds' mean effect, at the one-sided confidence below. Half: the effect must
+#: replicate at half the size it had on the seeds it was looked at on (a regression to the mean of a noisy
+#: development estimate keeps well above half; an effect that was chance on the development seeds does not).
+SHAPE_MARGIN_FRACTION = 0.5
+
+#: One-sided confidence of the neural experiments' shape test (Student t over the held-out seeds): a shape that is
+#: absent (mean effect at the margin) passes with probability at most 5%.
+SHAPE_CONFIDENCE = 0.95
