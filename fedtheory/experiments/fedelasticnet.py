@@ -97,8 +97,8 @@ TABLE3 = Experiment(
 
 TABLE4 = Experiment(
     name="fedelasticnet.table4", paper="fedelasticnet", cites=("Table 4",),
-    setting=_SETTING.format(clients=20, part="100%", rounds=40), problem=problem, methods=table_methods(1.0),
-    clients=20, rounds=40)
+    setting=_SETTING.format(clients=20, part="100%", rounds=30), problem=problem, methods=table_methods(1.0),
+    clients=20, rounds=30)
 
 SWEEP = Experiment(
     name="fedelasticnet.lambda1_sweep", paper="fedelasticnet", cites=("Figure 3", "Figure 4", "Figure 5"),

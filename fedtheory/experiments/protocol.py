@@ -115,15 +115,16 @@ def _curve(trace: Any) -> dict[str, list[float]]:
 
 
 def run_experiment(exp: Experiment, scale: Scale, device: str = "cpu",
-                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+                   progress: Callable[[str], None] | None = None,
+                   seed_done: Callable[[], None] | None = None) -> dict[str, Any]:
     """Run every method of ``exp`` on every seed of ``scale``; the record (module docstring). ``progress`` is
-    called with a label after every run (one method on one seed)."""
+    called with a label after every run (one method on one seed), ``seed_done`` after every seed."""
     from ..run import run
 
     n, rounds = exp.sizes(scale)
     seeds = (*scale.dev_seeds, *scale.held_seeds)
     methods: dict[str, dict[str, Any]] = {}
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for seed in seeds:
         problem = exp.problem(n, seed, device)
         x0 = problem.initial_point()
@@ -133,10 +134,15 @@ def run_experiment(exp: Experiment, scale: Scale, device: str = "cpu",
             methods.setdefault(name, {})[str(seed)] = {"final": _final(trace, problem), "curve": _curve(trace),
                                                        "seconds": time.perf_counter() - t0}
             if progress is not None:
-                progress(f"{exp.name} {name} seed {seed}")
+                progress(f"{name} seed {seed}")
+        if seed_done is not None:
+            seed_done()
     return {"experiment": exp.name, "paper": exp.paper, "cites": list(exp.cites), "setting": exp.setting,
             "scale": scale.name, "clients": n, "rounds": rounds, "dev_seeds": list(scale.dev_seeds),
             "held_seeds": list(scale.held_seeds), "device": device, "seconds": time.perf_counter() - start,
+            # CPU seconds of this process: the time on a machine of its own (the wall time above includes waiting
+            # for a shared CPU)
+            "cpu_seconds": time.process_time() - cpu,
             "paper_numbers": dict(exp.paper_numbers), "methods": methods}
 
 

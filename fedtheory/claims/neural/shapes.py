@@ -18,13 +18,14 @@ An effect that is zero or of the wrong sign on the held-out seeds fails (its low
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..registry import Evidence
 from ..tolerances import SHAPE_CONFIDENCE, SHAPE_MARGIN_FRACTION
 
-__all__ = ["MIN_HELD_OUT", "ShapeResult", "shape_test"]
+__all__ = ["MIN_HELD_OUT", "ShapeResult", "shape_test", "seed_finals", "judge"]
 
 #: The fewest held-out seeds a verdict is computed from (the issue's "at least 5 seeds").
 MIN_HELD_OUT = 5
@@ -70,3 +71,34 @@ def shape_test(name: str, dev: Sequence[float], held: Sequence[float]) -> ShapeR
     half_width = float(student_t.ppf(SHAPE_CONFIDENCE, n - 1)) * float(h.std(ddof=1)) / np.sqrt(n)
     mean = float(h.mean())
     return ShapeResult(name, tuple(map(float, d)), tuple(map(float, h)), mean, mean - half_width, margin)
+
+
+def seed_finals(record: Mapping[str, Any], seed: int) -> dict[str, dict[str, float]]:
+    """{method: its final metrics on ``seed``} of an experiment record (:mod:`fedtheory.experiments.protocol`)."""
+    return {m: seeds[str(seed)]["final"] for m, seeds in record["methods"].items()}
+
+
+def judge(record: Mapping[str, Any], effects: Mapping[str, Callable[[dict], float]]) -> Evidence:
+    """The Evidence of an experiment's shape: every effect (finals of one seed -> a number, positive = the
+    paper's shape) goes through :func:`shape_test`; it holds when all hold. ``measured`` is the smallest
+    lower-bound-minus-margin (> 0 when reproduced), ``theory`` 0.
+
+    A smoke record (fewer than :data:`MIN_HELD_OUT` held-out seeds: CI's check that the experiment runs) gives
+    no verdict on the statement: the Evidence then holds when every effect is positive on its seeds, and its
+    instance says "smoke, not a verdict"."""
+    dev, held = record["dev_seeds"], record["held_seeds"]
+    where = (f"{record['experiment']} ({record['scale']}: {record['clients']} clients, {record['rounds']} rounds, "
+             f"dev seeds {dev}, held-out seeds {held})")
+    per = {name: ([f(seed_finals(record, s)) for s in dev], [f(seed_finals(record, s)) for s in held])
+           for name, f in effects.items()}
+    details: dict[str, Any] = {"setting": record["setting"], "seconds": record["seconds"],
+                               "paper_numbers": record.get("paper_numbers", {})}
+    if len(held) < MIN_HELD_OUT:
+        signs = {name: bool(np.all(np.asarray(d + h) > 0)) for name, (d, h) in per.items()}
+        low = min(min(d + h) for d, h in per.values())
+        return Evidence(f"smoke, not a verdict: {where}", low, 0.0, all(signs.values()),
+                        details={**details, "effects": {k: v[0] + v[1] for k, v in per.items()}})
+    results = [shape_test(name, d, h) for name, (d, h) in per.items()]
+    measured = min(r.lower - r.margin for r in results)
+    return Evidence(where, measured, 0.0, all(r.holds for r in results),
+                    details={**details, "shapes": [r.as_record() for r in results]})
