@@ -91,18 +91,18 @@ _SETTING = ("MNIST-1D (4,000 training signals, 1,000 test), {clients} clients by
 
 TABLE3 = Experiment(
     name="fedelasticnet.table3", paper="fedelasticnet", cites=("Table 3", "Figure 2"),
-    setting=_SETTING.format(clients=20, part="10%", rounds=100), problem=problem, methods=table_methods(0.1),
-    clients=20, rounds=100,
+    setting=_SETTING.format(clients=20, part="10%", rounds=60), problem=problem, methods=table_methods(0.1),
+    clients=20, rounds=60,
     paper_numbers={"CIFAR-10 cumulative entropy (Table 3)": {"FedProx": None, "FedDyn": 639.59, "Alg. 3": 140.71}})
 
 TABLE4 = Experiment(
     name="fedelasticnet.table4", paper="fedelasticnet", cites=("Table 4",),
-    setting=_SETTING.format(clients=20, part="100%", rounds=30), problem=problem, methods=table_methods(1.0),
-    clients=20, rounds=30)
+    setting=_SETTING.format(clients=10, part="100%", rounds=20), problem=problem, methods=table_methods(1.0),
+    clients=10, rounds=20)
 
 SWEEP = Experiment(
     name="fedelasticnet.lambda1_sweep", paper="fedelasticnet", cites=("Figure 3", "Figure 4", "Figure 5"),
-    setting=_SETTING.format(clients=20, part="10%", rounds=60) + "; lambda1 in {1e-8, 1e-6, 1e-4, 1e-2}",
-    problem=problem, methods=sweep_methods, clients=20, rounds=60)
+    setting=_SETTING.format(clients=20, part="10%", rounds=40) + "; lambda1 in {1e-8, 1e-6, 1e-4, 1e-2}",
+    problem=problem, methods=sweep_methods, clients=20, rounds=40)
 
 EXPERIMENTS = (TABLE3, TABLE4, SWEEP)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
+from ...experiments.fedelasticnet import LAMBDA1_SWEEP
 from ...experiments.protocol import load_record
 from ..neural.shapes import judge
 from ..registry import Evidence, claim
@@ -75,7 +76,8 @@ def check_figure2(record: dict) -> Evidence:
     return judge(record, {
         "Alg. 3 sparser than FedDyn": lambda f: f["Alg. 3"]["zero_fraction"] - f["FedDyn"]["zero_fraction"],
         "Alg. 3 more peaked than FedDyn": lambda f: f["Alg. 3"]["excess_kurtosis"] - f["FedDyn"]["excess_kurtosis"],
-        "FedDyn Gaussian-like": lambda f: LAPLACE_EXCESS_KURTOSIS - f["FedDyn"]["excess_kurtosis"]})
+        "FedDyn Gaussian-like": lambda f: LAPLACE_EXCESS_KURTOSIS - f["FedDyn"]["excess_kurtosis"]},
+        methods=["FedDyn", "Alg. 2", "Alg. 3"])
 
 
 def _sweep_effects(alg: str) -> dict[str, Callable[[dict], float]]:
@@ -98,7 +100,7 @@ def _sweep_claim(figure: str, alg: str) -> None:
            kind="statistical", expected="exploratory", statement=_SWEEP_STATEMENT.format(alg=alg),
            instances=_record("fedelasticnet.lambda1_sweep"))
     def check(record: dict) -> Evidence:
-        return judge(record, _sweep_effects(alg))
+        return judge(record, _sweep_effects(alg), methods=[f"{alg} l1={l1:g}" for l1 in LAMBDA1_SWEEP])
 
 
 for _figure, _alg in (("Figure 3", "Alg. 1"), ("Figure 4", "Alg. 2"), ("Figure 5", "Alg. 3")):

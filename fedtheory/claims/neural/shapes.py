@@ -25,7 +25,7 @@ import numpy as np
 from ..registry import Evidence
 from ..tolerances import SHAPE_CONFIDENCE, SHAPE_MARGIN_FRACTION
 
-__all__ = ["MIN_HELD_OUT", "ShapeResult", "shape_test", "seed_finals", "judge"]
+__all__ = ["MIN_HELD_OUT", "ShapeResult", "shape_test", "seed_finals", "seed_curves", "judge"]
 
 #: The fewest held-out seeds a verdict is computed from (the issue's "at least 5 seeds").
 MIN_HELD_OUT = 5
@@ -78,10 +78,24 @@ def seed_finals(record: Mapping[str, Any], seed: int) -> dict[str, dict[str, flo
     return {m: seeds[str(seed)]["final"] for m, seeds in record["methods"].items()}
 
 
-def judge(record: Mapping[str, Any], effects: Mapping[str, Callable[[dict], float]]) -> Evidence:
+def seed_curves(record: Mapping[str, Any], methods: Sequence[str] | None = None) -> dict[str, dict[str, list]]:
+    """Per method (``methods``, all by default): test accuracy against rounds, the mean over the held-out seeds
+    and its band (min, max over them), for the HTML report's curves."""
+    out = {}
+    for m in (methods or list(record["methods"])):
+        runs = [record["methods"][m][str(s)]["curve"] for s in record["held_seeds"]]
+        acc = np.array([r["test_accuracy"] for r in runs], dtype=float)
+        out[m] = {"round": runs[0]["round"], "mean": acc.mean(0).tolist(), "low": acc.min(0).tolist(),
+                  "high": acc.max(0).tolist()}
+    return out
+
+
+def judge(record: Mapping[str, Any], effects: Mapping[str, Callable[[dict], float]],
+          methods: Sequence[str] | None = None) -> Evidence:
     """The Evidence of an experiment's shape: every effect (finals of one seed -> a number, positive = the
     paper's shape) goes through :func:`shape_test`; it holds when all hold. ``measured`` is the smallest
-    lower-bound-minus-margin (> 0 when reproduced), ``theory`` 0.
+    lower-bound-minus-margin (> 0 when reproduced), ``theory`` 0. The details carry the curves of ``methods``
+    (all by default; :func:`seed_curves`).
 
     A smoke record (fewer than :data:`MIN_HELD_OUT` held-out seeds: CI's check that the experiment runs) gives
     no verdict on the statement: the Evidence then holds when every effect is positive on its seeds, and its
@@ -92,7 +106,8 @@ def judge(record: Mapping[str, Any], effects: Mapping[str, Callable[[dict], floa
     per = {name: ([f(seed_finals(record, s)) for s in dev], [f(seed_finals(record, s)) for s in held])
            for name, f in effects.items()}
     details: dict[str, Any] = {"setting": record["setting"], "seconds": record["seconds"],
-                               "paper_numbers": record.get("paper_numbers", {})}
+                               "paper_numbers": record.get("paper_numbers", {}),
+                               "curves": seed_curves(record, methods)}
     if len(held) < MIN_HELD_OUT:
         signs = {name: bool(np.all(np.asarray(d + h) > 0)) for name, (d, h) in per.items()}
         low = min(min(d + h) for d, h in per.values())
