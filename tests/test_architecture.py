@@ -46,7 +46,8 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in
     "problems theory metrics papers",                                 # exact constants; bounds; inventories
     "local torch catalogue strategies testing references",            # built on the problems
     "algorithms",
-    "run plotting pep experiments",                                   # pep: exact worst cases, no claims
+    "run plotting pep",                                               # pep: exact worst cases, no claims
+    "experiments",                                                    # the papers' neural experiments (runs)
     "claims bench conformance",                                       # what runs the algorithms
     "papers.coverage",                                                # what reads the claims: the statuses,
     "papers.chain",                                                   # and the proof chains that show them
