@@ -55,6 +55,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in
     "local torch catalogue strategies testing references",            # built on the problems
     "algorithms",
     "run plotting pep",                                               # pep: exact worst cases, no claims
+    "experiments",                                                    # the papers' neural experiments (runs)
     "claims bench conformance",                                       # what runs the algorithms
     "papers.coverage",                                                # what reads the claims: the statuses,
     "papers.chain",                                                   # and the proof chains that show them

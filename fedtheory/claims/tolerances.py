@@ -140,3 +140,13 @@ BOUND_CONSISTENCY_ATOL = 1e-12
 #: than 2x violates the bound there. A claim below it states, in ``non_discriminating``, why no instance of the
 #: statement's class comes closer (``fedtheory.report.ledger.loose_bounds`` lists the ones that do neither).
 BITE = 0.5
+
+#: The neural experiments' shape test (fedtheory.experiments.stats): the held-out seeds' mean effect must exceed
+#: this fraction of the development seeds' mean effect, at the one-sided confidence below. Half: the effect must
+#: replicate at half the size it had on the seeds it was looked at on (a regression to the mean of a noisy
+#: development estimate keeps well above half; an effect that was chance on the development seeds does not).
+SHAPE_MARGIN_FRACTION = 0.5
+
+#: One-sided confidence of the neural experiments' shape test (Student t over the held-out seeds): a shape that is
+#: absent (mean effect at the margin) passes with probability at most 5%.
+SHAPE_CONFIDENCE = 0.95
