@@ -19,8 +19,8 @@ from ..space import InstanceSpace, Param, quadratic_space
 from ..tolerances import ITERATE_REL
 from ._shared import client_hessians, describe, quadratic_instance, weighted_mean_sq
 
-__all__ = ["LOCAL_VARIANTS", "daneplus_convex_run", "lemma20_sides", "lemma20_worst_point", "lemma22_terms", "weighted_average_bound",
-           "gd_steps_relative_rule"]
+__all__ = ["LOCAL_VARIANTS", "daneplus_convex_run", "lemma20_sides", "lemma20_worst_point", "lemma22_terms",
+           "weighted_average_bound", "gd_steps_relative_rule"]
 
 
 # ---------------------------------------------------------------------------------------------------------
