@@ -116,6 +116,11 @@ def delta_scaling_problem(n: int, d: int, *, mu: float, L: float, delta_A: float
     return QuadraticProblem(A, b)
 
 
+#: Why rounds/bound stays below 1/2 here (0.43 at eps = 1e-8 gap(x0)): along e_1 every client has curvature mu,
+#: so DANE contracts the distance by m = lam/(lam + mu) and the gap by m^2 per round, while Cor. 21's count is
+#: log(1 + mu D^2/(2 eps)) / log(1/m); the ratio is (1/2) log(gap_1(x0)/eps) / log(mu D^2/(2 eps)) < 1/2. On
+#: commuting client Hessians no direction contracts more slowly (Jensen: m(a) <= lam/(a + lam)), so no such
+#: instance reaches 1/2 (fedtheory's arithmetic; docs/fedred.md).
 def _delta_instances(thorough: bool):
     yield dict(n_clients=8, dim=10, mu=0.05, L=100.0, zeta2=1.0, seed=0, deltas=(0.5, 1.0, 2.0, 4.0, 8.0))
     if thorough:
