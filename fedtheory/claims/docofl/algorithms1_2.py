@@ -106,8 +106,10 @@ def _identity_at_defaults(inst: dict) -> Evidence:
     p = QuadraticProblem(np.broadcast_to(A, (n, d, d)).copy(), rng.normal(size=(n, d)) @ A,
                          weights=weights / weights.sum())
     x0 = np.full(d, 2.0)
+    defaults = DoCoFL.__dataclass_fields__
+    lead = defaults["period"].default * (defaults["queue_size"].default - 1)  # the widest window the queue allows
     alg = DoCoFL(anchor_compressor=inst["anchor"], correction_compressor=Identity(), uplink_compressor=Identity(),
-                 participation=TwoClassParticipation(lead_strong=20), stochastic=False)
+                 participation=TwoClassParticipation(lead_strong=lead), stochastic=False)
     xs, _ = run_iterates(alg, p, inst["rounds"], inst["seed"], x0)
     ref, _ = run_iterates(FedAvg(participation=Full()), p, inst["rounds"], inst["seed"], x0)
     dev = float(np.max(np.linalg.norm(xs - ref, axis=1) / (1 + np.linalg.norm(ref, axis=1))))
