@@ -48,7 +48,7 @@ _APPENDIX_B = {**_EXACT_SOLVE, **_NO_THRESHOLD, **_DELTA_UPLOAD, **_UNIFORM_WEIG
 _PRINTED_FORMS_FULL = {"feddyn:participation=UniformSubset": (
     "unrun: Theorem 3.1's own claims record its printed forms false (no condition on lambda2; C0 unsquared) with "
     "counterexamples under full participation; its bound under uniform subsets (P < m) is Theorem B.1's, checked "
-    "with the expectation over every sample path at horizons T <= 7 (fedelasticnet.thm3_1.corrected) and every "
+    "with the expectation over every sample path at horizons T <= 6 (fedelasticnet.thm3_1.corrected) and every "
     "round through Theorem B.6 (fedelasticnet.thmB6.per_round)")}
 
 

@@ -182,7 +182,7 @@ _THM31_SPACE = replace(alg3_space(
                  "every T: R(mean_{t<T} gamma^t) - R* <= (1/(T kappa0))(||gamma^0-theta*||^2 + kappa C0 - (2 lambda1/"
                  "lambda2) sum_t <gamma^{t-1}-theta*, s_bar^t>) + (kappa'/kappa0) lambda1^2 d with C0 squared",
        kind="bound", derived=True, space=_THM31_SPACE,
-       narrower=("under uniform sampling of P < m clients only at short horizons (T <= 7, the expectation taken "
+       narrower=("under uniform sampling of P < m clients only at short horizons (T <= 6, the expectation taken "
                  "exactly over all C(m, P)^T sample paths; full participation up to T = 4000), with C0 squared as "
                  "its proof gives it"),
        runs=("feddyn",))
