@@ -37,11 +37,11 @@ def _invariant_instances(thorough: bool):
     # default lambda2 = 1 (0.3 beta here), independent Bernoulli participation, the original FedDyn's model upload,
     # K local (proximal or sign sub-gradient) gradient steps of a given size, and local SGD.
     problem = spec_problem(m=5, d=4, seed=0)
-    yield problem, algorithm3(1.0, 0.3, "kkt", None, 0.05, participation=Bernoulli(0.5), upload="model"), 40
+    yield problem, algorithm3(1.0, 0.3, "kkt", None, 0.05, participation=Bernoulli(0.5), upload="model"), 20
     yield problem, algorithm3(1.0, 0.3, "printed", 2, solver="gd", l1_mode="subgradient", local_steps=3,
-                              local_step=0.05), 40
+                              local_step=0.05), 20
     yield problem.with_noise(0.5), algorithm3(1.0, 0.3, "kkt", 3, 0.01, solver="gd", local_steps=4,
-                                              stochastic=True), 40
+                                              stochastic=True), 20
 
 
 @claim(cites=("Lemma B.2", "Algorithm 3"),
