@@ -25,8 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "'fedtheory[experiments]') into OUT/experiments/, then the claims that judge them "
                         "(with --paper, only that paper's experiments). docs/torch.md gives sizes and times.")
     p.add_argument("--scale", choices=tuple(SCALES), default="full",
-                   help="With --experiments: smoke (one seed, a tenth of the rounds: checks that every "
-                        "experiment runs, no verdict), full (the recorded sizes, at most 10 minutes per experiment "
+                   help="With --experiments: smoke (one seed, a twentieth of the rounds, a quarter of the "
+                        "clients: checks that every experiment runs, no verdict), full (the recorded sizes, at most 10 minutes per experiment "
                         "on 2 cores) or large (5x clients, 4x rounds, 10 held-out seeds: for a GPU). "
                         "Default: %(default)s.")
     p.add_argument("--device", choices=DEVICES, default="auto",

@@ -49,7 +49,7 @@ class Scale:
 
 
 SCALES: dict[str, Scale] = {
-    "smoke": Scale("smoke", 0.5, 0.1, (), (0,)),
+    "smoke": Scale("smoke", 0.25, 0.05, (), (0,)),
     "full": Scale("full", 1.0, 1.0, (100, 101), (0, 1, 2, 3, 4)),
     "large": Scale("large", 5.0, 4.0, (100, 101, 102), tuple(range(10))),
 }
