@@ -53,9 +53,9 @@ def _estimate(exp, scale) -> float | None:
 def run_selected(papers: list[str] | None, args: argparse.Namespace, out: Path) -> list[str]:
     """Run the experiments of ``papers`` (all when None) at ``args.scale`` on ``args.device``; point the ledger at
     their records; the names run. Raises MissingExtra without torch or mnist1d, ValueError for a bad device."""
+    from ..optional import require
     from . import experiments, run_experiment, save_record
     from .protocol import resolve_device
-    from ..optional import require
 
     require("torch", "fedtheory verify --experiments")
     require("mnist1d", "fedtheory verify --experiments")

@@ -17,15 +17,16 @@ An effect that is zero or of the wrong sign on the held-out seeds fails (its low
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..registry import Evidence
 from ..tolerances import SHAPE_CONFIDENCE, SHAPE_MARGIN_FRACTION
 
-__all__ = ["MIN_HELD_OUT", "ShapeResult", "shape_test", "seed_finals", "seed_curves", "judge"]
+__all__ = ["MIN_HELD_OUT", "ShapeResult", "judge", "seed_curves", "seed_finals", "shape_test"]
 
 #: The fewest held-out seeds a verdict is computed from (the issue's "at least 5 seeds").
 MIN_HELD_OUT = 5
