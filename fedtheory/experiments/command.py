@@ -53,12 +53,16 @@ def _estimate(exp, scale) -> float | None:
 def run_selected(papers: list[str] | None, args: argparse.Namespace, out: Path) -> list[str]:
     """Run the experiments of ``papers`` (all when None) at ``args.scale`` on ``args.device``; point the ledger at
     their records; the names run. Raises MissingExtra without torch or mnist1d, ValueError for a bad device."""
-    from ..optional import require
+    from ..optional import EXTRAS, MissingExtra, require
     from . import experiments, run_experiment, save_record
     from .protocol import resolve_device
 
-    require("torch", "fedtheory verify --experiments")
-    require("mnist1d", "fedtheory verify --experiments")
+    for module in ("torch", "mnist1d"):
+        try:
+            require(module, "fedtheory verify --experiments")
+        except MissingExtra as exc:  # name the extra that brings both
+            raise MissingExtra(f"fedtheory verify --experiments needs {module}, which is not installed: "
+                               f"{EXTRAS['mnist1d'][1]}") from exc
     device = resolve_device(args.device)
     if device == "cpu":
         # one intra-op thread: the vmapped kernels are small, and extra threads only contend on a shared machine
