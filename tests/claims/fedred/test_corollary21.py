@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import math
 
+import hypothesis
 import numpy as np
-import pytest
-
-hypothesis = pytest.importorskip("hypothesis", reason="the property test needs the test extra (hypothesis)")
-st = hypothesis.strategies
+from hypothesis import strategies as st
 
 
 @hypothesis.given(n=st.integers(1, 5), d=st.integers(1, 5), seed=st.integers(0, 2**31 - 1),
