@@ -135,7 +135,16 @@ def _delta_instances(thorough: bool):
                  "on instances where a direction of curvature mu is shared by all clients (the worst case)",
        kind="rate", instances=_delta_instances,
        narrower=("the round count implied by Corollary 21's reconstructed rate and its linear growth in delta_A/mu "
-                 "(Table 1's DANE row)"), runs=("dane",))
+                 "(Table 1's DANE row)"), runs=("dane",),
+       non_discriminating=(
+           "proven for commuting client Hessians (every direction contracting by m >= 0): "
+           "each eigendirection of Abar contracts by m <= lam/(a + lam), whence f(x^r) - f* <= mu D^2 v^(-r)/(2(v^r "
+           "- 1)), v = 1 + mu/lam (the gap bound's proof, sharpened), so DANE needs at most ceil(log((1 + sqrt(1 + "
+           "4Q))/2)/log v) rounds against the bound's ceil(log(1 + Q)/log v), Q = mu D^2/(2 eps) >= 1e8 mu/L here: "
+           "rounds/bound <= 1/2 + 1/bound + o(1) as Q grows, so no instance of that class comes materially above "
+           "1/2; the family shares only the slowest eigenvector e_1 (its other block is the generator's "
+           "non-commuting clients), along which the ratio is (1/2) log(gap_1(x0)/eps)/log(1 + Q) < 1/2 up to the "
+           "ceilings: measured 0.43, and non-commuting clients are only measured"))
 
 
 def check_dane_delta_scaling(kw: dict) -> Evidence:

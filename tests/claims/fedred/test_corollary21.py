@@ -1,4 +1,5 @@
-"""Corollary 21's gap bound (fedred.dane.gap_bound): the inequality behind its non_discriminating reason,
+"""Corollary 21's gap bound (fedred.dane.gap_bound, fedred.dane.delta_scaling): the inequalities behind their
+non_discriminating reasons,
 checked on hypothesis-drawn clients with commuting (diagonal) Hessians, with DANE's recursion written out here."""
 from __future__ import annotations
 
@@ -25,3 +26,6 @@ def test_commuting_clients_never_pass_a_quarter_of_the_gap_bound(n, d, seed, lam
     gap = 0.5 * float(np.sum(a * (m**R * e0) ** 2))
     bound = mu * D2 / (2.0 * math.expm1(R * math.log1p(mu / lam)))
     assert gap <= 0.25 * bound * (1 + 1e-9)
+    # the sharper form behind fedred.dane.delta_scaling's reason: each direction's share is at most v^(-R) of
+    # the bound (a u^(-2R) (v^R - 1)/mu <= (u^R - 1) u^(-2R) <= u^(-R) <= v^(-R)), v = 1 + mu/lam
+    assert gap <= bound * (1 + mu / lam) ** (-R) * (1 + 1e-9)
