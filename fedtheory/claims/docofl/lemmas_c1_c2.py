@@ -177,16 +177,16 @@ def _c2_instances(thorough: bool):
     # nothing but the correction's noise and the sampling of clients' notification times
     yield {"N": 6, "S": 6, "d": 2, "K": 10, "V": 2, "lead": 10, "scale": 0.5, "sigma2": 0.0, "at_optimum": 0,
            "rounds": 30, "runs": runs // 2, "seed": 2}
-    # a precise correction (omega = 0.1), started away from x*: the lemma's right-hand side is then ~40 gamma
-    # omega^2 eta^2 T~ sum ||grad f||^2, below the error of clients that skip the correction (w_hat = the stale
-    # anchor, ~eta^2 T~ sum ||grad f||^2 on a coherent path), so the bound rejects a dropped correction (~2.4x)
-    yield {"N": 8, "S": 4, "d": 2, "K": 3, "V": 2, "lead": 3, "scale": 0.1, "sigma2": 0.5, "at_optimum": 0,
-           "rounds": 20, "runs": runs // 2, "seed": 1}
     # the worst-case search's worst point (37 evaluations: ratio 0.38, the defaults above reach 0.1): a coarse
     # correction (omega = 1.2), noisy gradients, started at x*, the largest lag of the queue, eta near its limit
     yield {"N": 11, "S": 3, "d": 1, "K": 1, "V": 3, "lead": 2, "scale": 1.2132715515343597,
            "sigma2": 2.9179862439359936, "at_optimum": 1, "eta_fraction": 0.8232415388636023, "rounds": 34,
            "runs": runs, "seed": 0}
+    # a precise correction (omega = 0.1), started away from x*: the lemma's right-hand side is then ~40 gamma
+    # omega^2 eta^2 T~ sum ||grad f||^2, below the error of clients that skip the correction (w_hat = the stale
+    # anchor, ~eta^2 T~ sum ||grad f||^2 on a coherent path), so the bound rejects a dropped correction (~2.4x)
+    yield {"N": 8, "S": 4, "d": 2, "K": 3, "V": 2, "lead": 3, "scale": 0.1, "sigma2": 0.5, "at_optimum": 0,
+           "rounds": 20, "runs": runs // 2, "seed": 1}
 
 
 def _c2_build(point: dict) -> dict:
