@@ -123,3 +123,11 @@ def test_every_defect_row_links_a_reproducer_that_exists() -> None:
         for script in scripts:
             text = (ROOT / script).read_text()
             assert "fedtheory" not in text.split('"""')[2], f"{script} imports fedtheory"
+
+
+def test_fednova_reports_fill_their_column_and_local_momentum_is_its_own_configuration(checkout: Path):
+    results = checkout / "benchmarks" / "frameworks" / "results" / "toy"
+    (results / "fednova.json").write_text(json.dumps(_report("fednova", True, "pass", weighting="num_examples")))
+    (results / "fednova_momentum.json").write_text(json.dumps(
+        _report("fednova", False, "fail", weighting="num_examples", momentum=0.5)))
+    assert _row(verdict_table(checkout), "Toy 1.0")["FedNova"] == "pass (n_k/n); **FAIL** (n_k/n, momentum 0.5)"
