@@ -97,8 +97,9 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedyogi", "fedyogi", SO, {"optimizer": "fedyogi", "weighting": "num_examples"}),
         Check("fedadagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0, "weighting": "num_examples"}),
     )),
-    # fedml imports pkg_resources, which setuptools >= 81 no longer ships
-    "fedml": Framework(("fedml==0.9.6", "setuptools<81"), torch=True, checks=(
+    # fedml imports pkg_resources, which setuptools >= 81 no longer ships; and wandb, whose import needs
+    # sentry_sdk.Hub, gone in sentry-sdk 2 (a fresh venv resolves 2.x: "module 'sentry_sdk' has no attribute 'Hub'")
+    "fedml": Framework(("fedml==0.9.6", "setuptools<81", "sentry-sdk<2"), torch=True, checks=(
         Check("scaffold", "scaffold", "scaffold"),
         # FedNova: plain SGD, local momentum, and the proximal term (for which FedML's tau_eff is sum p_i tau_i)
         Check("fednova", "fednova", "fednova"),
