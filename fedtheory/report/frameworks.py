@@ -58,6 +58,13 @@ def _from_report(report: dict) -> tuple[str, str, str]:
     qualifier = _WEIGHTING.get(hyper.get("weighting", ""), "")
     if hyper.get("momentum"):  # FedNova's local solver: another a_i, so another configuration
         qualifier += f", momentum {hyper['momentum']:g}"
+    if hyper.get("prox") and family == "fednova":
+        qualifier += f", prox {hyper['prox']:g}"
+    # the identity tolerance a check ran at: one_round's theory (docs/conformance.md: rtol 1e-8 unless declared)
+    rtol = next((r.get("theory") for r in report.get("results", []) if r.get("property") == f"{family}.one_round"),
+                None)
+    if rtol is not None and rtol != 1e-8:
+        qualifier += f", rtol {rtol:g}"
     return algorithm, qualifier, _normalise(verdict)
 
 
