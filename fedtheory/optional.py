@@ -15,6 +15,7 @@ __all__ = ["EXTRAS", "MissingExtra", "require"]
 EXTRAS: dict[str, tuple[str, str]] = {
     "hypothesis": ("test", "pip install 'fedtheory[test]'"),
     "torch": ("torch", "pip install torch==2.13.0 'fedtheory[torch]' (the CPU build first)"),
+    "mnist1d": ("experiments", "pip install torch==2.13.0 'fedtheory[experiments]' (the CPU build first)"),
     "flwr": ("flower", "pip install 'fedtheory[flower]'"),
     "pfl": ("pfl", "pip install torch==2.13.0 'fedtheory[pfl]'"),
     "PEPit": ("worst-case", "pip install 'fedtheory[worst-case]'"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -123,6 +123,40 @@ def check_dissimilarity_request(delta_A: Any, delta_B: Any, *, n_clients: int, z
         raise ValueError(f"with n_clients=1, {which if delta > 0 else 'zeta2'} must be 0 (one client has no "
                          "dissimilarity)")
     return which, delta
+
+
+class QuadraticRequest(NamedTuple):
+    """A quadratic generator's request, checked (:func:`check_quadratic_request`)."""
+
+    n: int
+    d: int
+    mu: float
+    L: float
+    which: str   # "delta_A" or "delta_B": the dissimilarity requested
+    delta: float
+    zeta2: float
+    x_star_norm: float
+    weights: np.ndarray
+
+
+def check_quadratic_request(n_clients: Any, dim: Any, mu: Any, L: Any, delta_A: Any, delta_B: Any, zeta2: Any,
+                            x_star_norm: Any, weights: Any) -> QuadraticRequest:
+    """The request of a quadratic generator with exact constants (:func:`fedtheory.problems.quadratic` and
+    :func:`fedtheory.problems.structured.structured_quadratic`), or ValueError naming the parameter and its
+    feasible range: n_clients >= 1, dim >= 2, 0 <= mu <= L, zeta2 >= 0, x_star_norm >= 0, at most one dissimilarity
+    with 0 <= delta <= L - mu (0 when mu == L: all Hessians are then mu I), and valid client weights."""
+    n = check_int("n_clients", n_clients, low=1)
+    d = check_int("dim", dim, low=2)
+    mu = check_nonnegative("mu", mu)
+    L = check_real("L", L, low=mu)
+    zeta2 = check_nonnegative("zeta2", zeta2)
+    x_star_norm = check_nonnegative("x_star_norm", x_star_norm)
+    which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
+    if mu == L and delta > 0:
+        raise ValueError(f"{which} must be 0 when mu == L (all Hessians equal mu I); feasible range [0, 0]")
+    if delta > L - mu:
+        raise ValueError(f"{which} must be in [0, L - mu] = [0, {L - mu:g}], got {delta:g}")
+    return QuadraticRequest(n, d, mu, L, which, delta, zeta2, x_star_norm, check_weights(weights, n))
 
 
 def available_memory() -> int | None:

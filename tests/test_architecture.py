@@ -14,10 +14,18 @@ The import graph is read statically (``ast``) from every ``.py`` file under ``fe
   submodules;
 * importing ``a.b.c`` does not count as importing the packages ``a`` and ``a.b`` (their ``__init__`` files run,
   but they are not what the importer depends on).
+
+A module name built at run time can hide an edge from any reader, so the graph the code *executes* is recorded as
+well (:func:`executed_graph`): a fresh interpreter imports every module with ``builtins.__import__`` and
+``importlib.import_module`` wrapped, recording importer -> imported for every import statement and every
+``import_module`` call that runs, whatever its argument. Both graphs must be free of cycles.
 """
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -41,12 +49,13 @@ OWN_COMPONENT = {"fedtheory.papers.coverage": "papers.coverage", "fedtheory.pape
 #: A component is the first name under fedtheory (``fedtheory.problems.quadratic`` -> ``problems``); the
 #: components of one layer are independent of each other. docs/design.md ("Import layering") explains them.
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in (
-    "fedtheory validation linalg files expressions autoload trace optional user_code",  # the leaves
+    "fedtheory validation linalg files expressions autoload trace optional user_code montecarlo",  # leaves
     "prox_l1 participation compressors",                              # numerical kernels
     "problems theory metrics papers",                                 # exact constants; bounds; inventories
     "local torch catalogue strategies testing references",            # built on the problems
     "algorithms",
     "run plotting pep",                                               # pep: exact worst cases, no claims
+    "experiments",                                                    # the papers' neural experiments (runs)
     "claims bench conformance",                                       # what runs the algorithms
     "papers.coverage",                                                # what reads the claims: the statuses,
     "papers.chain",                                                   # and the proof chains that show them
@@ -107,6 +116,10 @@ def _dynamic_prefix(call: ast.Call, mod: str, modules_bound: dict[str, str]) -> 
     arg = call.args[0]
     if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
         return arg.value, True
+    while isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Add):  # "a" + b: the left operand's prefix
+        arg = arg.left
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg is not call.args[0]:
+        return arg.value, False
     if not isinstance(arg, ast.JoinedStr):
         return None
     prefix = ""
@@ -183,6 +196,68 @@ def import_graph() -> Graph:
     for mod in graph.files:
         graph.edges[mod] = _module_edges(graph, mod)
     return graph
+
+
+#: Run in a fresh interpreter: import every module named on the command line with the import machinery wrapped, and
+#: print the fedtheory -> fedtheory edges that executed (and the modules that could not be imported) as JSON.
+TRACER = r"""
+import builtins, importlib, importlib.util, json, sys
+
+# autoload.load_submodules imports a package's submodules on the package's behalf: its imports are its caller's
+MECHANISM = {"fedtheory.autoload"}
+edges, failed = set(), {}
+real_import, real_import_module = builtins.__import__, importlib.import_module
+
+
+def record(importer, imported):
+    if importer.split(".")[0] == imported.split(".")[0] == "fedtheory" and importer != imported:
+        edges.add((importer, imported))
+
+
+def traced_import(name, globals=None, locals=None, fromlist=(), level=0):
+    module = real_import(name, globals, locals, fromlist, level)
+    importer = (globals or {}).get("__name__") or ""
+    absolute = importlib.util.resolve_name("." * level + name, globals.get("__package__")) if level else name
+    for item in fromlist or ():  # from pkg import name: the module pkg.name when there is one, else pkg
+        record(importer, f"{absolute}.{item}" if f"{absolute}.{item}" in sys.modules else absolute)
+    if not fromlist:
+        record(importer, absolute)
+    return module
+
+
+def traced_import_module(name, package=None):
+    module = real_import_module(name, package)
+    frame = sys._getframe(1)
+    while frame.f_globals.get("__name__") in MECHANISM:
+        frame = frame.f_back
+    record(frame.f_globals.get("__name__") or "", module.__name__)
+    return module
+
+
+builtins.__import__, importlib.import_module = traced_import, traced_import_module
+for name in sys.argv[1:]:
+    try:
+        real_import_module(name)
+    except Exception as exc:
+        failed[name] = [type(exc).__name__, getattr(exc, "name", None) or "", str(exc)]
+print(json.dumps({"edges": sorted(edges), "failed": failed}))
+"""
+
+
+@lru_cache(maxsize=1)
+def executed_graph() -> tuple[dict[str, set[str]], dict[str, list[str]]]:
+    """The import edges that execute when every module is imported (``__main__`` runs the CLI, so it is left out;
+    its one import is read statically), and the modules that could not be imported, with why."""
+    files = import_graph().files
+    modules = [m for m in files if not m.endswith("__main__")]
+    done = subprocess.run([sys.executable, "-c", TRACER, *modules], capture_output=True, text=True, cwd=ROOT,
+                          check=True)
+    found = json.loads(done.stdout.splitlines()[-1])
+    edges: dict[str, set[str]] = {m: set() for m in files}
+    for importer, imported in found["edges"]:
+        if importer in files and imported in files:
+            edges[importer].add(imported)
+    return edges, found["failed"]
 
 
 def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -291,6 +366,31 @@ def test_no_import_cycles():
     edges = {m: {n for n in targets if (m, n) not in KNOWN_CYCLE_EDGES} for m, targets in graph.edges.items()}
     cycles = [" -> ".join(shortest_cycle(edges, comp[0], set(comp))) for comp in strongly_connected(edges)]
     assert not cycles, "import cycles (module-level and lazy imports both count):\n  " + "\n  ".join(cycles)
+
+
+def test_the_executed_graph_sees_imports_whose_name_is_built():
+    """The recorder finds a module-level import, a relative ``from . import``, and an ``import_module`` target
+    built by concatenation at run time (fedtheory.conformance.power loads every family's variants)."""
+    edges, _ = executed_graph()
+    assert "fedtheory.prox_l1" in edges["fedtheory.problems.quadratic"]
+    assert "fedtheory.algorithms.fedavg" in edges["fedtheory.algorithms"]     # load_submodules, on its behalf
+    assert "fedtheory.conformance.families.fedavg.variants" in edges["fedtheory.conformance.families"]
+    assert "fedtheory.algorithms.fedavg" not in edges["fedtheory.autoload"]      # ... not autoload's own
+
+
+def test_every_module_imports_or_lacks_only_an_optional_dependency():
+    """A module the recorder could not import hides its edges: only a missing third-party package excuses it."""
+    _, failed = executed_graph()
+    broken = sorted(f"{m}: {why[0]}: {why[2]}" for m, why in failed.items()
+                    if why[0] != "ModuleNotFoundError" or why[1].split(".")[0] in ("fedtheory", ""))
+    assert not broken, "modules that fail to import:\n  " + "\n  ".join(broken)
+
+
+def test_no_executed_import_cycles():
+    edges, _ = executed_graph()
+    cycles = [" -> ".join(shortest_cycle(edges, comp[0], set(comp))) for comp in strongly_connected(edges)]
+    assert not cycles, "import cycles that execute (imports whose module name is built at run time count):\n  " + \
+        "\n  ".join(cycles)
 
 
 def test_known_cycle_edges_still_exist():

@@ -79,6 +79,11 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedopt_sgdm", "fedavgm", SO, {"optimizer": "fedavgm"}),
         Check("fedopt_adam", "fedadam", SO, {"optimizer": "fedadam"}),
         Check("fedopt_adagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0}),
+        # the three above run FedOpt configured as the paper (a constant server learning rate); as shipped, FedOpt's
+        # default schedule (cosine annealing, T_max = 3, eta_min = 0.9) steps the server learning rate every round
+        Check("fedopt_sgdm_shipped", "fedavgm_shipped", SO, {"optimizer": "fedavgm"}),
+        Check("fedopt_adam_shipped", "fedadam_shipped", SO, {"optimizer": "fedadam"}),
+        Check("fedopt_adagrad_shipped", "fedadagrad_shipped", SO, {"optimizer": "fedadagrad", "beta1": 0.0}),
     )),
     "appfl": Framework(("appfl==1.12.0",), torch=True, checks=(
         # FedAvgAggregator has no server learning rate: the kit keeps server_step at 1
@@ -117,7 +122,9 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedavg_uniform", "fedavg_uniform", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
         Check("fedprox", "fedprox", "fedprox", fixed=("server_step",)),
         Check("fedprox_uniform", "fedprox_uniform", "fedprox", {"weighting": "uniform"}, fixed=("server_step",)),
+        # as shipped: Scaffold's default fraction_fit (1.0); configured as the paper: fraction_fit = |S|/N
         Check("scaffold", "scaffold", "scaffold"),
+        Check("scaffold_fraction", "scaffold_fraction", "scaffold"),
         # ClientLevelDPFedAvgM with no noise and no clipping: server momentum (FedAvgM)
         Check("dp_fedavgm", "fedavgm", SO, {"optimizer": "fedavgm"}),
     )),

@@ -88,7 +88,8 @@ def fedred_f32(x, clients, *, state=None, rng=None, lam=1.0, eta=0.2, p=0.5, sol
     w = weights(clients, weighting).astype(np.float32)
     f32 = np.float32; xt = x.astype(f32)
     Q = {c.cid: quad(c, f32) for c in clients}
-    grad = lambda c, z: Q[c.cid][0] @ z - Q[c.cid][1]
+    def grad(c, z):
+        return Q[c.cid][0] @ z - Q[c.cid][1]
     def cv(z):
         G = {c.cid: grad(c, z) for c in clients}; gf = sum(wi * G[c.cid] for wi, c in zip(w, clients))
         return {k: gf - v for k, v in G.items()}

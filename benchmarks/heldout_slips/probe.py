@@ -41,7 +41,7 @@ def config(name):
     from fedtheory.algorithms.dane import DANEPlus
     from fedtheory.algorithms.docofl import DoCoFL, TwoClassParticipation
     from fedtheory.algorithms.gd import GradientDescent
-    from fedtheory.algorithms.online import FedOGD, OFedAvg, OFedIQ
+    from fedtheory.algorithms.ofediq import FedOGD, OFedAvg, OFedIQ
     from fedtheory.compressors.ecuq import ECUQ
     from fedtheory.compressors.noise import ScaledRademacher
     from fedtheory.participation import Bernoulli, UniformSubset

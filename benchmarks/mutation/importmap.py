@@ -69,7 +69,7 @@ class ImportGraph:
         path = self.files.get(mod)
         return path is not None and path.name == "__init__.py" and "load_submodules" in path.read_text()
 
-    @lru_cache(maxsize=None)
+    @lru_cache(maxsize=None)  # noqa: B019 -- one graph per run, kept for the whole run
     def closure(self, mod: str) -> frozenset[str]:
         seen, stack = {mod}, [mod]
         while stack:

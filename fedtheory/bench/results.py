@@ -59,7 +59,7 @@ def tune(table: Any, eps: float, criterion: str = "rounds"):
     (problem, label) with the winning ``hyperparams`` and its medians of rounds, bits and local gradient
     evaluations to eps.
     """
-    pd = require_pandas()
+    require_pandas()  # the tables below are DataFrames: say which extra is missing first
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {sorted(CRITERIA)}, got {criterion!r}")
     runs = per_run_summary(table, eps)

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from ..problems.base import Problem
+from .tolerances import EXACT_REL
 
 __all__ = ["expectation", "trajectory", "fixed_point_move", "relative_error", "run_failure", "STATE_ARRAYS"]
 
@@ -42,7 +43,7 @@ def expectation(alg: Any, problem: Problem, state: Any, fn: Callable[[Any], Any]
 
 
 def trajectory(alg: Any, problem: Problem, state: Any, rounds: int, rng: np.random.Generator,
-               potential: Callable[[Any], float] | None = None, floor: float = 1e-12) -> Iterator[Any]:
+               potential: Callable[[Any], float] | None = None, floor: float = EXACT_REL) -> Iterator[Any]:
     """The states of a sampled run, from ``state`` on, for at most ``rounds`` rounds; with a ``potential``, the
     run stops once it falls to ``floor`` times its starting value (per-round ratios below are rounding)."""
     start = None if potential is None else potential(state)

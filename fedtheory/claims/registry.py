@@ -23,9 +23,11 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
+from ..papers import LEDGER_KEYS
 from ..papers.inventory import STATEMENT_KINDS
 from .budget import CLAIM_BUDGET_SECONDS, THOROUGH_BUDGET_SECONDS, BudgetExceeded, wall_clock_budget
 from .certify import Certification, RunCertifier, recording
+from .tolerances import BOUND_CONSISTENCY_ATOL, BOUND_CONSISTENCY_RTOL
 
 Kind = Literal["identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point",
                "statistical", "counterexample", "invariant", "qualitative"]
@@ -40,7 +42,8 @@ EXPECTATIONS = ("holds", "violated", "exploratory")
 #: with the verdict under the other reading) or ``"ours"`` (fedtheory's own reading, or folklore, that the paper
 #: does not state: its maths is checked, but it is not a statement of the paper).
 FALSE_KINDS = ("printed", "reading", "ours")
-PAPERS = ("foundation", "classic", "fedelasticnet", "docofl", "fedred", "ofediq", "efl", "neural")
+#: The ledger's keys, in order (registered once, in fedtheory/papers/__init__.py).
+PAPERS = LEDGER_KEYS
 #: The statuses of a claim that fails ``fedtheory verify`` (exit 1).
 FAILING_STATUSES = ("VIOLATED", "COUNTEREXAMPLE-LOST", "ERROR", "RUN-DIFFERS")
 KINDS = ("identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point", "statistical",
@@ -138,13 +141,6 @@ def verdict(instance: Any, measured: float, bound: float, *, rtol: float = 0.0, 
     holds = finite and measured <= bound + rtol * abs(bound) + atol
     tightness = measured / bound if finite and bound > 0 else None
     return Evidence(str(instance), measured, bound, holds, tightness, dict(details or {}))
-
-
-#: A bound claim's verdict ``holds`` is checked against measured <= theory: it may say "holds" while measured
-#: exceeds theory only by rounding (this relative and absolute slack: the checks compare at 1e-12..1e-9 of the
-#: scale), never by more. Anything else is a check that contradicts its own numbers.
-BOUND_CONSISTENCY_RTOL = 1e-9
-BOUND_CONSISTENCY_ATOL = 1e-12
 
 
 def _num(x: Any) -> Any:
@@ -262,10 +258,12 @@ class Claim:
     #: form, a factor); empty when it checks them as printed. The coverage table reports a statement checked
     #: only this way as ``checked-narrower``, with this text.
     narrower: str = ""
-    #: Why this bound or rate claim cannot tell its algorithm from a broken variant of it (empty when it can):
-    #: ``benchmarks/mutation/discrimination.py`` runs each such claim under broken variants of the algorithm it
-    #: runs (a server that does not learn, a sign flipped, a drift correction removed); a claim none of whose
-    #: default instances reject them says so here, and claims.md and the coverage page show the reason.
+    #: Why this bound or rate claim cannot bite (empty when it can): no instance of the statement's class brings a
+    #: correct run within :data:`~fedtheory.claims.tolerances.BITE` of the bound (so a slip that moves the
+    #: measured value by a constant factor can pass; :func:`fedtheory.report.ledger.loose_bounds` lists the
+    #: claims below it that do not say why), or its default instances cannot reject the broken variants of
+    #: ``benchmarks/mutation/discrimination.py`` (a server that does not learn, a sign flipped, a drift
+    #: correction removed). claims.md and the coverage page show the reason.
     non_discriminating: str = ""
     #: What part of an algorithm a bound or rate claim is about (one of :data:`SCOPES`), which decides the broken
     #: variants ``benchmarks/mutation/discrimination.py`` requires it to reject: ``"run"`` (default: runs of the

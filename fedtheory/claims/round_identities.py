@@ -16,8 +16,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ..problems.quadratic import QuadraticProblem
-from ..references import REFERENCES, certify_round, has_reference
+from ..references import REFERENCES, certify_round, has_reference, recorded_rounds
 from .patterns import relative_error
+from .tolerances import EXACT_REL
 
 __all__ = ["reference_problem", "client_grads", "law_against_draws", "run_against_reference",
            "round_against_reference"]
@@ -73,30 +74,20 @@ def round_against_reference(alg: Any, problem: Any, state: Any, draw: Any, new: 
                 worst, where = err, key
     # certify_round's floor (1e-12 of the round's inputs, at least 1e-12) passes every difference up to 1e-12:
     # only a larger one needs its verdict (it recomputes the reference)
-    mismatch = certify_round(alg, problem, state, draw, new, log, round_index) if worst > 1e-12 else None
+    mismatch = certify_round(alg, problem, state, draw, new, log, round_index) if worst > EXACT_REL else None
     return worst, where, None if mismatch is None else mismatch.sentence()
 
 
 def run_against_reference(alg: Any, problem: Any, x0: np.ndarray, rounds: int,
                           seed: int = 0) -> tuple[float, str, str | None, int]:
-    """Run ``rounds`` rounds of ``alg`` from ``alg.init(problem, x0)``, each from the state the previous one
-    returned and with its own draw (``draw`` then ``round_given``; ``round`` with draw None for a deterministic
-    algorithm), and compare every round with the reference: (worst relative difference, its field and round,
-    the first mismatch's sentence or None, the number of rounds nobody took part in)."""
-    rng = np.random.default_rng(seed)
-    state = alg.init(problem, x0)
+    """The run :func:`fedtheory.references.certify_run` certifies (:func:`fedtheory.references.recorded_rounds`),
+    measured rather than only certified: (worst relative difference over every round, its field and round, the
+    first mismatch's sentence or None, the number of rounds nobody took part in)."""
     worst, where, first, idle = 0.0, "", None, 0
-    for r in range(rounds):
-        if hasattr(alg, "round_given"):
-            draw = alg.draw(problem, state, rng)
-            new, log = alg.round_given(problem, state, draw)
-        else:
-            draw = None
-            new, log = alg.round(problem, state, rng)
+    for r, state, draw, new, log in recorded_rounds(alg, problem, x0, rounds, seed):
         err, field, mismatch = round_against_reference(alg, problem, state, draw, new, log, r)
         if err > worst or not where:
             worst, where = err, f"{field} at round {r}"
         first = first or mismatch
         idle += int(draw is not None and len(draw.clients) == 0)
-        state = new
     return worst, where, first, idle

@@ -16,6 +16,7 @@ from ..report import (COMPARE_ABSOLUTE_FLOOR, COMPARE_REPORT_RTOL, TABLE_HEADER,
 from ..report.files import DEFAULT_OUT
 from ..report.findings import Verdict, closing_line, render_findings, summary_line
 from ..report.table import REFERENCE_LINES, REFERENCE_MIN_WIDTH
+from ..experiments.command import add_arguments as add_experiment_arguments
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,6 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Run the claims on the Dask cluster at ADDRESS (tcp://host:port); needs "
                         f"{SCALE_EXTRA_HINT}.")
+    add_experiment_arguments(p)
     p.add_argument("--compare", metavar="CLAIMS_JSON", type=Path,
                    help="Compare with the claims.json of another run (e.g. another machine or BLAS kernel): "
                         "exit 1 if any claim's status, any instance's verdict or any instance's details keys "
@@ -128,6 +130,24 @@ class _ProgressBar:
         self.bar.close()
 
 
+def _run_experiments(args: argparse.Namespace, out: Path, claims: list[Claim]) -> list[Claim] | None:
+    """Run the neural experiments (``--experiments``); the claims to run then: those selected, or without
+    --paper/--claim the ones measuring the experiments' statements. None (after one line) when they cannot run."""
+    from ..optional import MissingExtra
+    from ..experiments.command import run_selected, selected_statements
+
+    try:
+        names = run_selected(args.paper, args, out)
+    except (MissingExtra, ValueError) as exc:
+        print(f"fedtheory verify: {exc}", file=sys.stderr)
+        return None
+    if args.paper or args.claim:
+        return claims
+    statements = selected_statements(names)
+    return [c for c in claims if c.expected == "exploratory"
+            and any((x.paper, x.label) in statements for x in c.citations)]
+
+
 def _list(claims: list[Claim], width: int) -> str:
     """Each selected claim: its id, paper and the numbered statements it cites, then its full reference."""
     lines = []
@@ -175,6 +195,10 @@ def main(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"fedtheory verify: {problem}", file=sys.stderr)
         return 2
+    if args.experiments:
+        claims = _run_experiments(args, out, claims)
+        if claims is None:
+            return 2
     # The previous run in --out (or the compared run), when there is one: its seconds per claim start the
     # longest claims first and give the progress bar its first estimate.
     seconds = _seconds_of(_read_reference(out / "claims.json")) or _seconds_of(reference)

@@ -118,7 +118,7 @@ def ecq_lloyd(x, init, lam=0.0, *, max_iter: int = 500) -> tuple[np.ndarray, np.
     lengths = np.full(c.size, math.log2(c.size))
     edges = None
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 -- the count is returned
         _, bounds = _boundaries(c, c * c + lam * lengths)
         cuts = np.searchsorted(S, bounds, side="right")             # x <= boundary: the smaller codeword
         new = np.unique(np.concatenate(([0], cuts, [d])))          # empty cells dropped

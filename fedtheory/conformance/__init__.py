@@ -27,7 +27,7 @@ __all__ = ["FAMILIES", "check", "Report", "PropertyResult", "Counterexample", "p
 
 #: The names that need hypothesis, imported when first used (so that ``FAMILIES`` does not need it).
 _LAZY = {"check": "search", "Report": "search", "PropertyResult": "search", "Counterexample": "search",
-         "properties_of": "kit", "Outcome": "kit", "Property": "kit", "Client": "instance", "Instance": "instance",
+         "properties_of": "families", "Outcome": "kit", "Property": "kit", "Client": "instance", "Instance": "instance",
          "make_instance": "instance"}
 
 
@@ -40,9 +40,9 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     if name == "DEFAULT_HYPER":  # every family's defaults (loads every family)
-        from .kit import default_hyper
+        from .families import default_hyper
         return {f: default_hyper(f) for f in FAMILIES}
     if name == "PROPERTIES":  # every family's properties (loads every family)
-        from .kit import properties_of
+        from .families import properties_of
         return tuple(p for f in FAMILIES for p in properties_of(f))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

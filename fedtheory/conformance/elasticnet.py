@@ -23,8 +23,9 @@ from . import expected as ex
 from . import expected_elasticnet as een
 from .instance import instance_params_of, make_instance
 from .instance_diag import make_diagonal_instance
-from .kit import Outcome, instance_params, not_applicable, round_hyper, run_round, scale_of, verdict
+from .kit import Outcome, instance_params, not_applicable, round_hyper, run_round, scale_of, outcome
 from .statekit import opaque_reason, own_state_reason, relative, rows_or_initial
+from .tolerances import TIE_REL
 
 __all__ = ["KIM", "ROUNDS", "elastic_cases", "elastic_instance", "ambiguous", "one_round", "multi_round"]
 
@@ -33,7 +34,6 @@ KIM = "Kim et al. (FedElasticNet)"
 ROUNDS = 6
 #: The state layout of Algs. 2 and 3 (server key, per-client key).
 _KEYS = {"fedelasticnet_scaffold": ("c", "c_i"), "fedelasticnet_feddyn": ("h", "g_i")}
-_AMBIGUOUS = 1e-9  # a sign decided within this of zero is decided by rounding: the case is skipped
 
 
 def elastic_cases(hyper: Mapping[str, Any]) -> st.SearchStrategy:
@@ -59,7 +59,7 @@ def elastic_instance(case, hyper):
 
 
 def ambiguous(margin: float, scale: float) -> bool:
-    return margin < _AMBIGUOUS * scale
+    return margin < TIE_REL * scale
 
 
 # ----------------------------------------------------------------- Algorithms 2 and 3 (stateful)
@@ -130,13 +130,13 @@ def one_round(impl, case, hyper, rtol, family: str) -> Outcome:
     x_want, s_want, C_want, margin = _step(family, inst, x, server, C, S, round_hyper(hyper, inst))
     scale = scale_of(inst, x, x_want) + float(np.abs(C_want).max())
     if ambiguous(margin, scale):
-        return verdict(True, float("nan"), rtol)
+        return outcome(True, float("nan"), rtol)
     x_got, got_state = run_round(impl, inst, x, S, round_hyper(hyper, inst), state)
     why = opaque_reason(got_state, [server_key, client_key])
     if why:
         return not_applicable(why)
     worst, err = _compare(inst, got_state, family, x_got, x_want, s_want, C_want, scale)
-    return verdict(err <= rtol, err, rtol, "" if err <= rtol else _diagnose(family, inst, x, server, C, S, hyper,
+    return outcome(err <= rtol, err, rtol, "" if err <= rtol else _diagnose(family, inst, x, server, C, S, hyper,
                                                                              x_got, got_state, worst, rtol, scale))
 
 
@@ -171,13 +171,13 @@ def multi_round(impl, case, hyper, rtol, family: str) -> Outcome:
         x_want, server, C, margin = _step(family, inst, x_want, server, C, S, round_hyper(hyper, inst))
         scale = scale_of(inst, inst.x0, x_want) + float(np.abs(C).max())
         if ambiguous(margin, scale):
-            return verdict(True, float("nan"), rtol)
+            return outcome(True, float("nan"), rtol)
         x_got, state = run_round(impl, inst, x_got, S, round_hyper(hyper, inst), state, seed=t)
         worst, err = _compare(inst, state, family, x_got, x_want, server, C, scale)
         if err > rtol:
-            return verdict(False, err, rtol, f"{worst} after round {t + 1} of {ROUNDS} (participants {hist}) "
+            return outcome(False, err, rtol, f"{worst} after round {t + 1} of {ROUNDS} (participants {hist}) "
                            "differs from the recursion" + (" (earlier rounds match: a state-carried slip)"
                                                            if t > 0 else ""))
-    return verdict(True, err, rtol)
+    return outcome(True, err, rtol)
 
 

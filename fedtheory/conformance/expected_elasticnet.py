@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .instance import Instance
+from .tolerances import EXACT_REL
 
 __all__ = ["soft", "exact_local", "elastic_steps"]
 
@@ -55,7 +56,7 @@ def _lasso(Q: np.ndarray, q: np.ndarray, t: float) -> tuple[np.ndarray, float]:
             r = q[j] + Q[j] @ u - Q[j, j] * u[j]
             u[j] = -float(soft(np.array(r), t)) / Q[j, j]
     sgn = np.sign(u)
-    tol = 1e-12 * max(1.0, t, float(np.max(np.abs(q))))
+    tol = EXACT_REL * max(1.0, t, float(np.max(np.abs(q))))
     for _ in range(4 * d + 8):  # active set: exact on the support, then repair the KKT conditions
         on = sgn != 0
         u = np.zeros(d)

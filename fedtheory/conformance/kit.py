@@ -10,7 +10,9 @@ A *property* is a check ``check(impl, case, hyper, rtol) -> Outcome`` declared w
 ``cases(hyper)`` is the hypothesis strategy of its *cases* (instance parameters plus the round's own draws);
 ``case`` is one drawn dict, ``hyper`` the family's hyperparameters, ``rtol`` the identity tolerance. A family is
 a package ``fedtheory/conformance/families/<family>/`` whose ``__init__`` declares ``HYPER`` (the defaults) and
-imports the modules that declare its properties; :func:`properties_of` loads it on first use.
+imports the modules that declare its properties (with :func:`fedtheory.conformance.families.registry.prop`);
+:func:`fedtheory.conformance.families.properties_of` loads it on first use. This module is the vocabulary only: it
+imports nothing that imports it back (the registry and the loader live with the families).
 
 An :class:`Outcome` speaks the claims ledger's words (:class:`fedtheory.claims.registry.Evidence`): a property
 *holds* or is *violated* on a case (``Evidence.holds`` True / False), with the two numbers compared
@@ -30,14 +32,13 @@ try:
 except ImportError as exc:  # pragma: no cover -- hypothesis is the optional test extra
     raise ImportError("fedtheory conform needs hypothesis: pip install 'fedtheory[test]'") from exc
 
-from . import families
 from .contract import call_round
 from .instance import ID_SCHEMES, Instance, client_ids, instance_params_of, make_instance
+from .tolerances import IDENTITY_RTOL
 
-__all__ = ["HOLDS", "VIOLATED", "NOT_APPLICABLE", "Outcome", "verdict", "not_applicable", "Property", "prop",
-           "properties_of", "property_by_id", "default_hyper", "hyper_ranges", "varied_hyper", "Variant", "instance_params", "one_round_L",
-           "plain_cases", "cases_with", "instance_of", "round_hyper", "run_round", "scale_of", "relative_error",
-           "identity"]
+__all__ = ["HOLDS", "VIOLATED", "NOT_APPLICABLE", "Outcome", "outcome", "not_applicable", "Property", "Variant",
+           "instance_params", "one_round_L", "plain_cases", "cases_with", "instance_of", "round_hyper", "run_round",
+           "scale_of", "relative_error", "identity"]
 
 HOLDS, VIOLATED, NOT_APPLICABLE = "holds", "violated", "not applicable"
 
@@ -70,7 +71,7 @@ class Outcome:
         return self.status != NOT_APPLICABLE
 
 
-def verdict(holds: bool, measured: float, theory: float, diagnosis: str = "") -> Outcome:
+def outcome(holds: bool, measured: float, theory: float, diagnosis: str = "") -> Outcome:
     """"holds" or "violated" (with ``diagnosis``, which is dropped when the property holds)."""
     return Outcome(HOLDS, measured, theory) if holds else Outcome(VIOLATED, measured, theory, diagnosis)
 
@@ -101,85 +102,6 @@ class Property:
     examples: int | None = None
 
 
-#: family -> its properties in the order they are declared (filled by :func:`prop` as family modules load).
-REGISTRY: dict[str, list[Property]] = {}
-
-
-def prop(*, id: str, family: str, reference: str, statement: str,  # noqa: A002 -- the property's id
-         cases: Callable[[Mapping[str, Any]], st.SearchStrategy], expensive: bool = False,
-         core: bool = False, examples: int | None = None) -> Callable:
-    """Declare the decorated ``check(impl, case, hyper, rtol) -> Outcome`` as a property of ``family``."""
-    if family not in families.FAMILIES:
-        raise ValueError(f"family must be one of {', '.join(families.FAMILIES)}, got {family!r}")
-    if not id.startswith(family + "."):
-        raise ValueError(f"a property id is '<family>.<name>', got {id!r} for family {family!r}")
-
-    def register(check: Callable) -> Callable:
-        if any(p.id == id for p in REGISTRY.get(family, [])):
-            raise ValueError(f"property {id!r} is declared twice")
-        REGISTRY.setdefault(family, []).append(Property(id, family, reference, statement, cases, check, expensive,
-                                                        core, examples))
-        return check
-    return register
-
-
-def properties_of(family: str) -> tuple[Property, ...]:
-    """The properties of ``family`` (one of :data:`fedtheory.conformance.families.FAMILIES`), in declared order."""
-    families.load(family)
-    return tuple(REGISTRY.get(family, ()))
-
-
-def property_by_id(property_id: str) -> Property:
-    """The property of ``property_id`` ("family.name", or "family.name @ hyper" for a kit-drawn hyperparameter set)."""
-    property_id = property_id.split(" @ ", 1)[0]
-    family = property_id.split(".", 1)[0]
-    found = [p for p in properties_of(family) if p.id == property_id] if family in families.FAMILIES else []
-    if not found:
-        raise ValueError(f"no conformance property {property_id!r}")
-    return found[0]
-
-
-def hyper_ranges(family: str) -> Mapping[str, tuple]:
-    """The ranges of the paper's hyperparameters the kit draws from (its properties module's ``RANGES``)."""
-    return getattr(families.load(family, "properties"), "RANGES", {})
-
-
-#: Hyperparameter sets the kit draws per check, and the seed they are drawn from (fixed: the same every run).
-VARIATIONS, VARIATION_SEED = 2, 20240611
-
-
-def varied_hyper(family: str, hyper: Mapping[str, Any], index: int, fixed: Sequence[str] = ()) -> dict:
-    """The ``index``-th hyperparameter set drawn by the kit: ``hyper`` with every hyperparameter of
-    :func:`hyper_ranges` redrawn in its range (integers uniformly, reals uniformly), away from the user's value;
-    ``None`` values (an exact local solve), choices (weighting, options) and the names in ``fixed`` (what the
-    implementation declares it does not take, e.g. a server step it does not have) are kept as declared."""
-    rng = np.random.default_rng(VARIATION_SEED + index)
-    out = dict(hyper)
-    for name, (lo, hi) in hyper_ranges(family).items():
-        if hyper.get(name) is None or name in fixed:
-            continue
-        for _ in range(20):
-            value = int(rng.integers(lo, hi + 1)) if isinstance(lo, int) and isinstance(hi, int) else \
-                round(float(rng.uniform(lo, hi)), 4)
-            if value != hyper[name]:
-                break
-        out[name] = value
-    return out
-
-
-def default_hyper(family: str) -> Mapping[str, Any]:
-    """The family's hyperparameters when the user gives none (its package's ``HYPER``)."""
-    return families.load(family).HYPER
-
-
-def check_hyper(family: str, hyper: Mapping[str, Any]) -> None:
-    """Raise ValueError naming a hyperparameter outside its valid range, where the family's package declares
-    ``check_hyper`` (e.g. FedProx's gamma in [0, 1))."""
-    validate = getattr(families.load(family), "check_hyper", None)
-    if validate is not None:
-        validate(hyper)
-
-
 @dataclass(frozen=True)
 class Variant:
     """An implementation of the power set (``families/<family>/variants.py``): the kit must reject it (``WRONG``)
@@ -189,7 +111,7 @@ class Variant:
     name: str
     impl: Callable[..., Any]
     hyper: Mapping[str, Any] = field(default_factory=dict)
-    rtol: float = 1e-8
+    rtol: float = IDENTITY_RTOL
 
 
 # ----------------------------------------------------------------- case strategies
@@ -270,4 +192,4 @@ def identity(inst: Instance, got: np.ndarray, want: np.ndarray, x: np.ndarray, r
              diagnosis: str = "") -> Outcome:
     """``got`` equals ``want`` within ``rtol`` relative to the scale of x, want and x*."""
     err = relative_error(got, want, scale_of(inst, x, want))
-    return verdict(err <= rtol, err, rtol, diagnosis)
+    return outcome(err <= rtol, err, rtol, diagnosis)

@@ -18,9 +18,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from .kit import (HOLDS, NOT_APPLICABLE, VARIATIONS, VIOLATED, Outcome, Property, check_hyper, default_hyper,
-                  properties_of,
-                  property_by_id, varied_hyper)
+from .families import VARIATIONS, check_hyper, default_hyper, properties_of, property_by_id, varied_hyper
+from .kit import HOLDS, NOT_APPLICABLE, VIOLATED, Outcome, Property
+from .tolerances import IDENTITY_RTOL
 
 __all__ = ["check", "Report", "PropertyResult", "Counterexample", "SEARCH_SEED", "SHRINK_BUDGET_S", "PASS", "FAIL",
            "INCONCLUSIVE"]
@@ -260,18 +260,18 @@ def _search(prop: Property, impl: Any, hyper: Mapping[str, Any], rtol: float, ma
     return PropertyResult(prop, HOLDS, seen["worst"], seen["theory"], seen["n"], time.perf_counter() - start)
 
 
-def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: float = 1e-8,
+def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: float = IDENTITY_RTOL,
           max_examples: int | None = None, properties: list[str] | None = None, fail_fast: bool = False,
           shrink: bool = True, vary: bool = True, fixed: Sequence[str] = (), **hyper: Any) -> Report:
     """Check ``impl`` (see :mod:`fedtheory.conformance.contract`) against the properties of ``claims``.
 
-    ``hyper`` overrides the family's defaults (:func:`fedtheory.conformance.kit.default_hyper`);
+    ``hyper`` overrides the family's defaults (:func:`fedtheory.conformance.families.default_hyper`);
     ``rtol`` is the identity tolerance (1e-8 for float64 code, about 1e-4 for float32 code);
     ``max_examples`` overrides the default hypothesis examples per property; ``properties`` selects by id;
     ``fail_fast`` stops at the first failing property and ``shrink=False`` reports the first failing case
     unshrunk (both for screening many implementations, e.g. the kit's power measurement). ``vary`` (default) also
-    runs the core properties at :data:`~fedtheory.conformance.kit.VARIATIONS` hyperparameter sets drawn in the
-    paper's ranges (:func:`~fedtheory.conformance.kit.varied_hyper`), reported as "<property> @ <what changed>";
+    runs the core properties at :data:`~fedtheory.conformance.families.VARIATIONS` hyperparameter sets drawn in the
+    paper's ranges (:func:`~fedtheory.conformance.families.varied_hyper`), reported as "<property> @ <what changed>";
     ``fixed`` names the hyperparameters the implementation does not take (kept at their value there).
     """
     props = properties_of(claims)

@@ -29,6 +29,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from .tolerances import PROBABILITY_SUM_TOL
+
 __all__ = ["SequentialResult", "CategoricalResult", "bernoulli_sprt", "categorical_sprt", "DELTA", "ALPHA",
            "BETA", "MAX_SAMPLES"]
 
@@ -93,7 +95,7 @@ def categorical_sprt(sample: Callable[[], int], probs: Sequence[float], *, teste
     left out) at level alpha / k each, so the false-rejection rate is <= alpha by Ville's inequality and the union
     bound. ``tested`` defaults to every category."""
     probs = [float(q) for q in probs]
-    if not probs or any(not 0.0 <= q <= 1.0 for q in probs) or abs(sum(probs) - 1.0) > 1e-9:
+    if not probs or any(not 0.0 <= q <= 1.0 for q in probs) or abs(sum(probs) - 1.0) > PROBABILITY_SUM_TOL:
         raise ValueError(f"probs must be probabilities summing to 1, got {probs}")
     tested = list(range(len(probs))) if tested is None else [int(i) for i in tested]
     if not tested or any(not 0 <= i < len(probs) for i in tested):

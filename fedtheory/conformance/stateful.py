@@ -26,8 +26,9 @@ from hypothesis import strategies as st
 from . import expected as ex
 from . import expected_stateful as es
 from .contract import STATE_KEYS
-from .kit import Outcome, cases_with, identity, instance_of, not_applicable, round_hyper, run_round, scale_of, verdict
+from .kit import Outcome, cases_with, identity, instance_of, not_applicable, round_hyper, run_round, scale_of, outcome
 from .statekit import opaque_reason, relative, rows_or_initial
+from .tolerances import CONVERGED_REL
 
 __all__ = ["ROUNDS", "stateful_cases", "converges", "one_round", "fixed_point", "server_state", "multi_round"]
 
@@ -71,12 +72,12 @@ def _run(impl, inst, hyper, family, rounds, *, x=None, state=None, partial=False
 def converges(impl, case, hyper, rtol, family: str) -> Outcome:
     inst = instance_of(case)
     d0 = float(np.linalg.norm(inst.x0 - inst.x_star))
-    tol = 1e-6 * d0
+    tol = CONVERGED_REL * d0
     x, _ = _run(impl, inst, hyper, family, 600, seed=case["round_seed"], stop_at=tol / 10)
     err = float(np.linalg.norm(x - inst.x_star)) / d0 if np.all(np.isfinite(x)) else float("inf")
-    note = "" if err <= 1e-6 else ("diverges" if not np.isfinite(err) or err > 1 else
+    note = "" if err <= CONVERGED_REL else ("diverges" if not np.isfinite(err) or err > 1 else
                                    "stalls away from x* (client drift not corrected)")
-    return verdict(err <= 1e-6, err, 1e-6, note)
+    return outcome(err <= CONVERGED_REL, err, CONVERGED_REL, note)
 
 
 def _state_layout(state, family) -> str:
@@ -134,7 +135,7 @@ def server_state(impl, case, hyper, rtol, family: str) -> Outcome:
     scale = max(1.0, float(np.abs(C).max()))
     err = float(np.linalg.norm(server - mean)) / scale
     what = "sum_i w_i h_i is not 0" if server_key is None else f"{server_key} is not the weighted mean of {client_key}"
-    return verdict(err <= rtol, err, rtol, "" if err <= rtol else what)
+    return outcome(err <= rtol, err, rtol, "" if err <= rtol else what)
 
 
 def one_round(impl, case, hyper, rtol, family: str) -> Outcome:
@@ -184,7 +185,7 @@ def one_round(impl, case, hyper, rtol, family: str) -> Outcome:
         errs[server_key] = np.linalg.norm(np.asarray(got_state[server_key], dtype=np.float64) - want_server)
     worst = max(errs, key=errs.get)
     err = float(errs[worst]) / scale
-    return verdict(err <= rtol, err, rtol, "" if err <= rtol else f"the update of {worst} differs from the paper's")
+    return outcome(err <= rtol, err, rtol, "" if err <= rtol else f"the update of {worst} differs from the paper's")
 
 
 
@@ -230,9 +231,9 @@ def multi_round(impl, case, hyper, rtol, family: str) -> Outcome:
         worst, err = relative(pairs, scale)
         if err > rtol:
             what = "participants" if family != "scaffnew" else "local steps"
-            return verdict(False, err, rtol, f"{worst} after round {t + 1} of {ROUNDS} ({what} {history}) "
+            return outcome(False, err, rtol, f"{worst} after round {t + 1} of {ROUNDS} ({what} {history}) "
                            "differs from the recursion" + (" (earlier rounds match: a state-carried slip)"
                                                            if t > 0 else ""))
-    return verdict(True, err, rtol)
+    return outcome(True, err, rtol)
 
 

@@ -14,11 +14,10 @@ import math
 
 import numpy as np
 
+from .tolerances import WEIGHT_RESIDUAL_FLOOR, WEIGHT_RTOL
+
 __all__ = ["fit_weights", "describe"]
 
-#: Two weight vectors are "the same" within this relative tolerance: the fit's rounding is about cond(U) eps
-#: (cond <= 1e6 is required below, so <= 1e-9), and the weightings told apart differ by O(1/n) or more.
-WEIGHT_RTOL = 1e-6
 #: The fit is trusted only when the local updates are this well conditioned (otherwise two weightings can give
 #: the same output and naming one would say more than was measured).
 MAX_CONDITION = 1e6
@@ -68,7 +67,7 @@ def describe(updates: np.ndarray, delta: np.ndarray, sizes: np.ndarray, paper: n
                         f"paper's weights {fmt(paper)})")
         return "" if weights_only else (f"the output is no weighting of the paper's local updates the kit knows (n_i, n_i^2, sqrt(n_i), "
                 f"uniform, batch counts; num_examples {fmt(sizes)}): the local training or the aggregation differs")
-    if residual > max(rtol, 1e-9):
+    if residual > max(rtol, WEIGHT_RESIDUAL_FLOOR):
         return "" if weights_only else (f"the output is no weighted average of the paper's local updates (least-squares residual "
                 f"{residual:.3g} relative): the local training differs from the paper's (e.g. a client starting "
                 "from another client's result, or the model updated in place)")

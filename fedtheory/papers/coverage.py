@@ -17,7 +17,9 @@ of precedence:
   Each exploratory claim's verdict is its shape test (does the stand-in show the paper's shape?), so the
   statement is *reproduced* when every shape test citing it passes in a run, *not reproduced* when one fails,
   and has no such word when no run's verdicts are given (:func:`shape_verdicts` runs them); the inventory's
-  ``stand_in`` only describes the stand-in;
+  ``stand_in`` only describes the stand-in. Where an experiment in the paper's setting cites the statement (the
+  neural experiments of ``fedtheory/experiments/``, an exploratory claim without ``narrower``), its shape tests
+  alone decide; the convex stand-ins (exploratory claims with ``narrower``) stay as narrower checks;
 * **not-checkable**: the inventory gives the reason;
 * **open**: none of these: checkable, not checked yet.
 
@@ -124,10 +126,20 @@ def _status(paper: str, s: Statement, cs: Sequence[Claim], strict: bool = True,
     return "open", ""
 
 
+def _deciding(cs: Sequence[Claim]) -> list[Claim]:
+    """The shape tests that decide a measured statement: the experiments in the paper's setting (exploratory
+    claims without ``narrower``, such as the neural experiments of fedtheory/experiments/) when there are any;
+    otherwise the stand-ins (a convex stand-in's claim says what it leaves out in ``narrower``: it is a narrower
+    check, reported but not deciding, once the paper's setting is run)."""
+    tests = [c for c in cs if c.expected == "exploratory"]
+    full = [c for c in tests if not c.narrower]
+    return full or tests
+
+
 def _reproduced(cs: Sequence[Claim], shapes: Mapping[str, bool] | None) -> bool | None:
-    """Whether the stand-in reproduces the paper's shape: every shape test (exploratory claim) citing the
+    """Whether the paper's shape is reproduced: every deciding shape test (:func:`_deciding`) citing the
     statement passed, one failed (False), or None when a verdict is missing."""
-    tests = [c.id for c in cs if c.expected == "exploratory"]
+    tests = [c.id for c in _deciding(cs)]
     if not tests or shapes is None or any(t not in shapes for t in tests):
         return None
     return all(shapes[t] for t in tests)
@@ -138,13 +150,18 @@ def _shape_note(s: Statement, measured: Sequence[Claim], shapes: Mapping[str, bo
     stand_in = s.stand_in or ""
     if not measured:
         return stand_in
+    deciding = _deciding(measured)
+    narrower = [c for c in measured if c not in deciding]
+    if narrower:  # the paper's setting decides; the convex stand-ins stay, as narrower checks
+        stand_in = (f"{stand_in} (a narrower check, not deciding: "
+                    f"{', '.join(c.id for c in narrower)})" if stand_in else "")
     reproduced = _reproduced(measured, shapes)
     if reproduced is None:
-        missing = [c.id for c in measured if shapes is None or c.id not in shapes]
+        missing = [c.id for c in deciding if shapes is None or c.id not in shapes]
         return (f"shape not run here (`fedtheory verify --claim {missing[0]}` gives its verdict): {stand_in}"
                 if missing else stand_in)
-    passed = [c.id for c in measured if shapes[c.id]]
-    failed = [c.id for c in measured if not shapes[c.id]]
+    passed = [c.id for c in deciding if shapes[c.id]]
+    failed = [c.id for c in deciding if not shapes[c.id]]
     verdicts = "; ".join(f"the shape test of {', '.join(ids)} {word}"
                          for ids, word in ((failed, "fails"), (passed, "passes")) if ids)
     return f"{'reproduced' if reproduced else 'not reproduced'} ({verdicts}): {stand_in}"

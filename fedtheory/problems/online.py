@@ -19,7 +19,7 @@ An :class:`OnlineProblem` is also an ordinary :class:`~fedtheory.problems.base.P
 the hindsight problem f_k(w) = (1/T) sum_t L_{k,t}(w) over the whole horizon, so ``metrics(x)["gap"]`` is
 F_T(x) - F_T(w*_T) with F_T = (1/K) sum_k f_k. The per-time-step oracles :meth:`OnlineProblem.losses_at` and
 :meth:`OnlineProblem.grads_at` take the time index the algorithms keep in their state; the algorithms of
-:mod:`fedtheory.algorithms.online` put the instantaneous loss and the cumulative regret into ``RoundLog.extra``.
+:mod:`fedtheory.algorithms.ofediq` put the instantaneous loss and the cumulative regret into ``RoundLog.extra``.
 """
 from __future__ import annotations
 
@@ -192,7 +192,7 @@ class OnlineProblem(Problem):
         The minimum is 1/2 (c - b^T w*) with c = sum y^2 (stationarity). sigma2_diff is computed lazily
         (:attr:`prefix_sigma2`).
         """
-        X, y, lam, K = self.features, self.labels, self.lam, self.n_clients
+        y, lam, K = self.labels, self.lam, self.n_clients
         T, D = self.horizon, self.dim
         counts = K * np.arange(1, T + 1, dtype=np.float64)
         A, b = self._ridge_sums
@@ -233,7 +233,7 @@ class OnlineProblem(Problem):
 
     def _prefix_logistic(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
         """Newton's method for each prefix, warm-started at the previous prefix's minimiser."""
-        X, y, lam, K = self.features, self.labels, self.lam, self.n_clients
+        X, y, lam = self.features, self.labels, self.lam
         T, D = self.horizon, self.dim
         W = np.empty((T, D))
         vmin = np.empty(T)

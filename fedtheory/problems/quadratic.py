@@ -21,8 +21,7 @@ from scipy import optimize
 
 from ..linalg import batched_spectral_apply, batched_symmetric_matvec, sym_extreme_eigs
 from ..prox_l1 import solve_quadratic_l1
-from ..validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative, check_real,
-                           check_seed, check_weights)
+from ..validation import (check_dense_memory, check_quadratic_request, check_nonnegative, check_seed, check_weights)
 from .base import Certificate, Problem, gradient_error_bound
 
 if TYPE_CHECKING:  # the structured family imports nothing from here; only the annotation needs it
@@ -392,26 +391,16 @@ def quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A: float |
     ValueError
         For an infeasible request, naming the parameter and the feasible range.
     """
-    n = check_int("n_clients", n_clients, low=1)
-    d = check_int("dim", dim, low=2)
-    mu = check_nonnegative("mu", mu)
-    L = check_real("L", L, low=mu)
-    zeta2 = check_nonnegative("zeta2", zeta2)
-    x_star_norm = check_nonnegative("x_star_norm", x_star_norm)
     if hessians not in ("dense", "diagonal", "eigenbasis"):
         raise ValueError(f"hessians must be 'dense' or 'diagonal', or 'eigenbasis' (the cross-device family "
                          f"with a shared eigenbasis), got {hessians!r}")
     if hessians == "eigenbasis":
         from .structured import structured_quadratic
 
-        return structured_quadratic(n, d, mu=mu, L=L, delta_A=delta_A, delta_B=delta_B, zeta2=zeta2,
+        return structured_quadratic(n_clients, dim, mu=mu, L=L, delta_A=delta_A, delta_B=delta_B, zeta2=zeta2,
                                     basis="random", weights=weights, x_star_norm=x_star_norm, seed=seed)
-    which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
-    w = check_weights(weights, n)
-    if mu == L and delta > 0:
-        raise ValueError(f"{which} must be 0 when mu == L (all Hessians equal mu I); feasible range [0, 0]")
-    if delta > L - mu:
-        raise ValueError(f"{which} must be in [0, L - mu] = [0, {L - mu:g}], got {delta:g}")
+    n, d, mu, L, which, delta, zeta2, x_star_norm, w = check_quadratic_request(
+        n_clients, dim, mu, L, delta_A, delta_B, zeta2, x_star_norm, weights)
     if hessians == "dense":  # G, its transpose, the certificate's eigendecomposition workspace
         check_dense_memory(n, d, DENSE_PEAK_ARRAYS, what="quadratic(hessians='dense')",
                            hint=STRUCTURED_HINT)

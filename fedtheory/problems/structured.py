@@ -38,8 +38,7 @@ from typing import Callable, Literal, Mapping, TypeVar
 import numpy as np
 from scipy import optimize
 
-from ..validation import (available_memory, check_dissimilarity_request, check_int, check_nonnegative, check_real,
-                           check_seed, check_weights)
+from ..validation import (available_memory, check_quadratic_request, check_nonnegative, check_seed, check_weights)
 from .base import Certificate, Problem, gradient_error_bound
 
 __all__ = ["SharedBasisQuadratic", "structured_quadratic", "STRUCTURED_PEAK_ARRAYS", "CHUNK_ROWS"]
@@ -372,20 +371,10 @@ def structured_quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta
     ValueError
         For an infeasible request (naming the parameter and the feasible range) or one that cannot fit in memory.
     """
-    n = check_int("n_clients", n_clients, low=1)
-    d = check_int("dim", dim, low=2)
-    mu = check_nonnegative("mu", mu)
-    L = check_real("L", L, low=mu)
-    zeta2 = check_nonnegative("zeta2", zeta2)
-    x_star_norm = check_nonnegative("x_star_norm", x_star_norm)
     if basis not in ("random", "identity"):
         raise ValueError(f"basis must be 'random' or 'identity', got {basis!r}")
-    which, delta = check_dissimilarity_request(delta_A, delta_B, n_clients=n, zeta2=zeta2)
-    if mu == L and delta > 0:
-        raise ValueError(f"{which} must be 0 when mu == L (all Hessians equal mu I); feasible range [0, 0]")
-    if delta > L - mu:
-        raise ValueError(f"{which} must be in [0, L - mu] = [0, {L - mu:g}], got {delta:g}")
-    w = check_weights(weights, n)
+    n, d, mu, L, which, delta, zeta2, x_star_norm, w = check_quadratic_request(
+        n_clients, dim, mu, L, delta_A, delta_B, zeta2, x_star_norm, weights)
     check_structured_memory(n, d)
     seed = check_seed("seed", seed)
     rng = np.random.default_rng(seed)

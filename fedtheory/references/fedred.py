@@ -209,7 +209,7 @@ def dane_round(alg: Any, problem: Any, state: Any, draw: Any) -> Expected:
     solvers, K for SGD; the local step counts (max, mean over running clients) and the clients whose rule was not
     met.
     """
-    n, d = problem.n_clients, problem.dim
+    n = problem.n_clients
     w = problem.weights
     cert = problem.certificate
     lam = _dane_lam(alg, problem)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
-__all__ = ["Expected", "Mismatch", "REFERENCES", "reference", "certify_round", "certify_run", "has_reference"]
+__all__ = ["Expected", "Mismatch", "REFERENCES", "reference", "certify_round", "certify_run", "recorded_rounds",
+           "has_reference"]
 
 
 @dataclass(frozen=True)
@@ -142,17 +143,30 @@ def _numeric(value: Any) -> bool:
     return isinstance(value, (int, float, np.ndarray)) and not isinstance(value, bool)
 
 
-def certify_run(alg: Any, problem: Any, x0: Any, rounds: int, seed: int = 0) -> tuple[int, Mismatch | None]:
-    """Run ``rounds`` rounds of ``alg`` from ``alg.init(problem, x0)`` with ``draw`` / ``round_given`` (seeded
-    generator) and certify every one of them against the reference, each from the implementation's own state:
-    ``(rounds certified, the first mismatch or None)``."""
+def recorded_rounds(alg: Any, problem: Any, x0: Any, rounds: int,
+                    seed: int = 0) -> Iterator[tuple[int, Any, Any, Any, Any]]:
+    """The run every certification compares: ``rounds`` rounds of ``alg`` from ``alg.init(problem, x0)``, each from
+    the state the previous one returned, with a generator seeded by ``seed``; a randomised algorithm draws then
+    applies (``draw`` / ``round_given``), a deterministic one runs ``round`` (its draw is None). Yields
+    ``(round index, state before, draw, new state, log)``."""
     state = alg.init(problem, np.asarray(x0, dtype=float))
     rng = np.random.default_rng(seed)
     for r in range(rounds):
-        draw = alg.draw(problem, state, rng)
-        new_state, log = alg.round_given(problem, state, draw)
+        if hasattr(alg, "round_given"):
+            draw = alg.draw(problem, state, rng)
+            new_state, log = alg.round_given(problem, state, draw)
+        else:
+            draw = None
+            new_state, log = alg.round(problem, state, rng)
+        yield r, state, draw, new_state, log
+        state = new_state
+
+
+def certify_run(alg: Any, problem: Any, x0: Any, rounds: int, seed: int = 0) -> tuple[int, Mismatch | None]:
+    """Certify every round of :func:`recorded_rounds` against the reference: ``(rounds certified, the first
+    mismatch or None)``."""
+    for r, state, draw, new_state, log in recorded_rounds(alg, problem, x0, rounds, seed):
         mismatch = certify_round(alg, problem, state, draw, new_state, log, r)
         if mismatch is not None:
             return r, mismatch
-        state = new_state
     return rounds, None

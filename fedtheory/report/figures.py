@@ -378,3 +378,28 @@ def series_axes(record: Mapping[str, Any], max_panels: int = 3) -> Any:
             _readable_ticks(ax.xaxis)
             _legend(ax, panel)
     return fig
+
+
+def curves_figure(record: Mapping[str, Any]) -> str | None:
+    """A neural experiment's curves (``details["curves"]`` of its instances, written by
+    fedtheory/claims/neural/shapes.py): test accuracy against rounds per method, the mean over the held-out seeds
+    with a band from their minimum to their maximum; None when no instance carries curves."""
+    curves = next((e["details"]["curves"] for e in record.get("evidence") or []
+                   if isinstance(e.get("details"), Mapping) and e["details"].get("curves")), None)
+    if not curves:
+        return None
+    panel = 4.5
+    names = list(curves)[:MAX_LINES]
+    fig, (ax,) = _figure(panel, 1, [names])
+    with _style():
+        for name in names:
+            c = curves[name]
+            line, = ax.plot(c["round"], c["mean"], linewidth=1.2, label=name)
+            ax.fill_between(c["round"], c["low"], c["high"], color=line.get_color(), alpha=0.2, linewidth=0)
+        ax.set_xlabel("round")
+        ax.set_ylabel("test accuracy")
+        ax.set_title("mean over the held-out seeds; band: their min to max", fontsize=8)
+        _readable_ticks(ax.yaxis)
+        _readable_ticks(ax.xaxis)
+        _legend(ax, panel)
+    return _svg(fig, f"{record['id']}/curves")

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..claims.registry import PAPERS, paper_short_citation
-from ..papers import PAPER_KEYS, paper
+from ..papers import LEDGER, PAPER_KEYS, paper
 from ..papers.coverage import STATUSES, StatementCoverage, checked_share, qualified_summary
-from .figures import evidence_figure, number, series_figure
+from .figures import curves_figure, evidence_figure, number, series_figure
 from .ledger import (FAILED_STATUSES, FALSE_KIND_WORDS, certification_sentence, false_kind, read_claims,
                      recorded_coverage, verdict_key)
 from .proofgraph import STATUS_WORDS, proof_chain_svg
@@ -41,10 +41,7 @@ from .symbols import pretty, pretty_inline
 __all__ = ["SiteSummary", "write_site", "write_html_report", "NOTEBOOKS", "CLAIM_BADGES"]
 
 #: The repository's notebooks that explore each paper key's claims (notebooks/ at the repository root).
-NOTEBOOKS = {"foundation": ("01_problem_generators.ipynb",), "classic": ("02_client_drift.ipynb",),
-             "fedred": ("03_hessian_dissimilarity.ipynb",), "docofl": ("04_compression.ipynb",),
-             "ofediq": ("05_online_fl.ipynb",), "efl": ("06_efl.ipynb",),
-             "fedelasticnet": ("07_fedelasticnet.ipynb",), "neural": ("08_neural.ipynb",)}
+NOTEBOOKS = {k.key: (k.notebook,) for k in LEDGER}
 NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"  # present in a source checkout only
 
 #: CSS class and words of each claim verdict (:func:`fedtheory.report.ledger.verdict_key`: the status, with a claim
@@ -499,6 +496,11 @@ def _claim_section(site: _Site, r: Mapping[str, Any], summary: SiteSummary) -> s
     if r["expected"] == "exploratory":  # a measurement on a stand-in: no instance passes or fails
         captions[0] = ("What each instance measured, next to the claim's reference value (not a bound): an "
                        "experiment reported without a verdict.")
+    curves = curves_figure(r)  # a neural experiment's curves with seed bands (fedtheory/experiments/)
+    if curves is not None:
+        figures.append(curves)
+        captions.append("The experiment's test accuracy against rounds per method, over the held-out seeds; "
+                        "the paper's reported numbers are in the instance's details (paper_numbers).")
     for svg, caption in zip(figures, captions):
         out.append(f"<figure>{svg}<figcaption>{caption}</figcaption></figure>")
     summary.figures += len(figures)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..claims.registry import FAILING_STATUSES, Citation
+from ..claims.tolerances import BITE
 from ..papers import all_papers
 from ..papers.coverage import StatementCoverage, coverage
 
@@ -66,6 +67,21 @@ def read_claims(path: Path) -> list[dict[str, Any]]:
             raise ClaimsFileError(f"{path}: not a claims.json (record {k}, {r['id']!r}: evidence is not a list of "
                                   "records)")
     return records
+
+
+def loose_bounds(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The bound and rate claims that hold as expected but do not bite: their worst tightness (measured / bound)
+    on the default instances is below :data:`fedtheory.claims.tolerances.BITE` (or not reported), and they do not
+    say why in ``non_discriminating``. A slip that moves such a claim's measured value by a constant factor could
+    pass it unseen."""
+    out = []
+    for r in records:
+        if r.get("kind") not in ("bound", "rate") or r.get("expected") != "holds" or r.get("status") != "holds":
+            continue
+        t = r.get("worst_tightness")
+        if (t is None or t < BITE) and not str(r.get("non_discriminating") or "").strip():
+            out.append(f"{r['id']} (worst tightness {'not reported' if t is None else f'{t:.3g}'})")
+    return out
 
 
 def certification_sentence(record: Mapping[str, Any]) -> str:

@@ -1,15 +1,15 @@
-"""Regret bounds and parameter optimisation of OFedIQ (Kwon, Park & Hong; docs/online.md). Pure functions.
+"""Regret bounds and parameter optimisation of OFedIQ (Kwon, Park & Hong; docs/ofediq.md). Pure functions.
 
 Notation: K clients, horizon T, comparator norm ``w2`` = ||w*||^2 (with w_1 = 0; use ||w_1 - w*||^2 otherwise),
 ``sigma2`` = sigma^2_diff of Definition 1, sampling rates p_k in (0, 1], p_min = min p_k, p_sum = sum p_k,
-quantizer variance sigma_q^2, period L, smoothness beta. Logs are base 2 (docs/online.md, 4.9).
+quantizer variance sigma_q^2, period L, smoothness beta. Logs are base 2 (docs/ofediq.md, 4.9).
 
 * Theorem 1 (OFedAvg; FedOGD is p = 1), eta < p_min/(2 beta):
       regret_T <= K w2/(2 eta) + eta K T sigma2 / p_min.
 * Theorem 2 (OFedIQ), R = 1 + sigma_q^2 (p_sum - p_min + 1)/K:
       regret_T <= K w2/(2 eta) + 2 eta L K T sigma2 R / p_min + 3 beta eta^2 L (L - 1) K T sigma2.
   L = 1 (eta < p_min/(4 beta R)) is rigorous. For L > 1 the proof needs eta < p_min/(4 beta L R) and an
-  approximation (docs/online.md, 4.5): :func:`theorem2_bound` labels that case ``rigorous=False``.
+  approximation (docs/ofediq.md, 4.5): :func:`theorem2_bound` labels that case ``rigorous=False``.
 * Corollary 1: alpha = 2/p (OFedAvg), alpha = 4 L M / p with M = 3p^2(L-1)/8 + 1 + sqrt(D/(b s^2))(p + 1/K)
   (the paper's "1 + C" counts the 1 twice; a typo of the printed statement), regret <= sqrt(alpha w2 K^2 sigma2 T).
 * Section 4.2: periodic transmission never helps (:func:`periodic_vs_subsampling`), eq. (15), and

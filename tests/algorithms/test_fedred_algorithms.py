@@ -127,8 +127,7 @@ def test_cor2_fixed_steps_return_min_gradient_iterate():
     X0 = rng.standard_normal((m, d))
     res = local_descent(grad, X0, np.full(m, 0.19), np.zeros(m), StopRule("steps"), 7)
     # recompute every GD iterate and pick the min-gradient one per row
-    Y, best = X0.copy(), [None] * m
-    norms = []
+    Y = X0.copy()
     path = [Y.copy()]
     for _ in range(7):
         Y = Y - 0.19 * grad(Y, np.arange(m))

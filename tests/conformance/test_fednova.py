@@ -95,7 +95,7 @@ def test_bad_hyperparameters_are_refused_by_name(bad, name):
 
 def test_momentum_kept_across_rounds_is_blamed_on_the_state_when_no_one_round_slip_matches():
     """Fresh buffers: round 1 is right, a later round is not, and no one-round slip explains it."""
-    from fedtheory.conformance.kit import property_by_id
+    from fedtheory.conformance.families import property_by_id
 
     impl = momentum_kept()
     case = dict(CASE, round_seed=5)

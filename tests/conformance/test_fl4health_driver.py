@@ -50,19 +50,28 @@ def test_fedavg_and_fedprox_pass_weighted_and_uniform(driver):
 SCAFFOLD_STATE = ["scaffold.one_round", "scaffold.fixed_point", "scaffold.server_state", "scaffold.multi_round"]
 
 
-def test_scaffold_state_is_read_back_by_client_id(driver):
-    """The kit relabels client ids (10.., sparse): c_i must come back under the kit's ids, across rounds with
-    clients joining late."""
-    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4, properties=SCAFFOLD_STATE)
+def test_scaffold_configured_as_the_paper_reads_the_state_back_by_client_id(driver):
+    """fraction_fit = |S|/N: the paper's c update. The kit relabels client ids (10.., sparse): c_i must come back
+    under the kit's ids, across rounds with clients joining late."""
+    report = conformance.check(driver.scaffold_fraction(), "scaffold", max_examples=4, properties=SCAFFOLD_STATE)
     assert report.passed, report.table()
     assert all(r.status == "holds" for r in report.results)  # the state is read back, not opaque
+
+
+def test_scaffold_as_shipped_moves_c_by_the_mean_at_partial_participation(driver):
+    """As shipped, Scaffold's fraction_fit is its default 1.0: c moves by the participants' mean dc_i, not |S|/N
+    times it (Alg. 1 line 17). The paper-inside stand-in with that default fails where fewer than N take part."""
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=6, shrink=False,
+                               properties=["scaffold.server_state", "scaffold.multi_round"])
+    status = {r.prop.id: r.status for r in report.results}
+    assert status["scaffold.multi_round"] == "violated", report.table()
 
 
 def test_scaffold_late_joiner_starting_at_c_is_found_as_in_fl4health(driver, monkeypatch):
     """fl4health's ScaffoldClient starts a client's c_i at the server's c: one round from a full state is still
     the paper's, but a client joining after round 1 breaks c = (1/N) sum c_i (the verdict on fl4health 0.4.2)."""
     monkeypatch.setitem(fl4health_standin.SLIP, "scaffold_new_client_starts_at_c", True)
-    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4, properties=SCAFFOLD_STATE)
+    report = conformance.check(driver.scaffold_fraction(), "scaffold", max_examples=4, properties=SCAFFOLD_STATE)
     status = {r.prop.id: r.status for r in report.results}
     assert status["scaffold.one_round"] == status["scaffold.fixed_point"] == "holds", report.table()
     assert status["scaffold.multi_round"] == "violated", report.table()
@@ -74,7 +83,7 @@ def test_a_slipped_standin_is_rejected(driver, monkeypatch):
                                properties=["fedavg.one_round"])
     assert not report.passed
     monkeypatch.setitem(fl4health_standin.SLIP, "scaffold_c_without_fraction", True)
-    report = conformance.check(driver.scaffold(), "scaffold", max_examples=4, shrink=False,
+    report = conformance.check(driver.scaffold_fraction(), "scaffold", max_examples=4, shrink=False,
                                properties=["scaffold.one_round"])
     assert not report.passed
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from fedtheory.conformance import FAMILIES, families
-from fedtheory.conformance.kit import default_hyper, properties_of
+from fedtheory.conformance.families import default_hyper, properties_of
 from fedtheory.conformance.power import CORRECT, WRONG
 
 

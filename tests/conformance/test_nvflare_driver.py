@@ -57,6 +57,17 @@ def test_fedopt_keeps_the_server_optimizer_across_rounds(driver):
     assert report.passed, report.table()
 
 
+def test_fedopt_as_shipped_changes_the_server_step_after_round_one(driver):
+    """FedOpt's default schedule (cosine annealing to 0.9 over 3 rounds) moves the server learning rate away from
+    eta after the first round: Alg. 2's single eta holds in round 1 and not in the rounds after it."""
+    report = conformance.check(driver.fedavgm_shipped(), "server_optimizer", optimizer="fedavgm", max_examples=4,
+                               shrink=False, properties=["server_optimizer.first_round",
+                                                         "server_optimizer.multi_round"])
+    status = {r.prop.id: r.status for r in report.results}
+    assert status == {"server_optimizer.first_round": "holds", "server_optimizer.multi_round": "violated"}, \
+        report.table()
+
+
 def test_a_slipped_standin_is_rejected(driver, monkeypatch):
     monkeypatch.setitem(nvflare_standin.SLIP, "scaffold_correction_sign", True)
     report = conformance.check(driver.scaffold(), "scaffold", max_examples=4, shrink=False,

@@ -16,6 +16,7 @@ import pytest
 
 from fedtheory.commands.conform import EXIT_CODES
 from fedtheory.conformance import FAMILIES, check, families, kit
+from fedtheory.conformance.families.registry import REGISTRY
 from fedtheory.conformance.search import INCONCLUSIVE, PASS
 
 STATELESS = {"fedavg", "fedprox", "fedelasticnet_fedavg"}
@@ -37,8 +38,8 @@ def hidden_state(impl):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_nothing_applicable_is_inconclusive_never_pass(family, monkeypatch):
-    props = kit.properties_of(family)
-    monkeypatch.setitem(kit.REGISTRY, family, [replace(p, check=lambda *a: kit.not_applicable("hidden")) for p in props])
+    props = families.properties_of(family)
+    monkeypatch.setitem(REGISTRY, family, [replace(p, check=lambda *a: kit.not_applicable("hidden")) for p in props])
     report = check(families.load(family, "native").__dict__[family], family, max_examples=2)
     assert report.verdict == INCONCLUSIVE and not report.passed and not report.failures
     assert EXIT_CODES[report.verdict] == 3 and EXIT_CODES[PASS] == 0
@@ -48,7 +49,7 @@ def test_nothing_applicable_is_inconclusive_never_pass(family, monkeypatch):
 
 @pytest.mark.parametrize("family", [f for f in FAMILIES if f != "compressor"])
 def test_core_properties_apply_to_an_opaque_state(family):
-    core = [p.id for p in kit.properties_of(family) if p.core]
+    core = [p.id for p in families.properties_of(family) if p.core]
     assert core, f"{family} declares no core property"
     native = getattr(families.load(family, "native"), family)
     hyper = {"control_variate": "scaffnew", "m": 0.7} if family == "dane" else {}

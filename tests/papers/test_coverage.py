@@ -243,6 +243,22 @@ def test_reproduced_is_the_verdict_of_the_shape_tests_never_typed() -> None:
         coverage([Paper("fedred", "P", (Statement("Figure 1", "", ""),))], [a])
 
 
+def test_the_papers_setting_decides_and_the_stand_ins_stay_as_narrower_checks() -> None:
+    # An exploratory claim without narrower= (an experiment in the paper's setting) decides alone; the stand-ins
+    # (narrower=) are named in the note, their verdict not counted; without a paper-setting claim they decide.
+    experiment = Paper("fedred", "P", (Statement("Figure 1", "", "a plot", stand_in="a quadratic stand-in"),))
+    paper_setting = _claim("test.shape.neural", cites=("Figure 1",), expected="exploratory")
+    stand_in = _claim("test.shape.convex", cites=("Figure 1",), expected="exploratory", narrower="convex stand-in")
+    for shapes, reproduced in (({"test.shape.neural": True, "test.shape.convex": False}, True),
+                               ({"test.shape.neural": False, "test.shape.convex": True}, False)):
+        row = coverage([experiment], [paper_setting, stand_in], shapes=shapes)[0]
+        assert (row.status, row.reproduced) == ("measured", reproduced), shapes
+        assert "test.shape.convex" in row.note and "narrower check, not deciding" in row.note, row.note
+        assert "the shape test of test.shape.neural" in row.note and "of test.shape.convex" not in row.note
+    alone = coverage([experiment], [stand_in], shapes={"test.shape.convex": False})[0]
+    assert alone.reproduced is False and "not deciding" not in alone.note
+
+
 def test_every_measured_statements_word_follows_its_claims_verdicts_in_a_run() -> None:
     # Recomputed here from evaluate() (the run verify makes), not from shape_verdicts' cache.
     from fedtheory.claims import evaluate

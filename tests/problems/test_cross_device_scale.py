@@ -153,7 +153,7 @@ def test_client_table_keeps_every_version_readable():
     base = rng.standard_normal((20, 3))
     t0 = ClientTable.from_array(base)
     versions, arrays = [t0], [base.copy()]
-    for k in range(30):  # a chain, with branches from old versions in between
+    for _k in range(30):  # a chain, with branches from old versions in between
         src = int(rng.integers(len(versions)))
         idx = np.sort(rng.choice(20, size=int(rng.integers(1, 6)), replace=False))
         vals = rng.standard_normal((idx.size, 3))

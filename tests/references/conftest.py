@@ -21,7 +21,7 @@ _COUNTER = itertools.count()
 def patched_module(module_name: str, replacements: list[tuple[str, str]],
                    inject: dict[str, Any] | None = None) -> types.ModuleType:
     """A copy of ``module_name`` with each (old, new) replacement applied to its source (each ``old`` must occur),
-    the algorithm registration removed (the copy keeps the original's ``name``), and ``inject`` set in its
+    the algorithm (or compressor) registration removed (the copy keeps the original's ``name``), and ``inject`` set in its
     namespace after its imports (e.g. a slipped helper of another module). A slipped base class must exist when
     the subclass is defined: pass it as ``inject={"_BASE": cls}`` with a replacement of its import line by
     ``Name = _BASE``."""
@@ -30,7 +30,7 @@ def patched_module(module_name: str, replacements: list[tuple[str, str]],
     for old, new in replacements:
         assert old in source, f"slip {old!r} not found in {module_name}"
         source = source.replace(old, new)
-    source = source.replace("@register_algorithm\n", "")
+    source = source.replace("@register_algorithm\n", "").replace("@register_compressor\n", "")
     name = f"{module_name}_slip{next(_COUNTER)}"
     copy = types.ModuleType(name)
     copy.__package__ = module.__package__
@@ -63,3 +63,9 @@ def first_mismatch(alg: Any, problem: Any, rounds: int = 6, seed: int = 0,
 @pytest.fixture
 def slips() -> tuple:
     return patched_module, first_mismatch
+
+
+@pytest.fixture(name="patched_module")
+def patched_module_fixture() -> Any:
+    """:func:`patched_module` for the tests of this folder (a conftest is not imported by name)."""
+    return patched_module

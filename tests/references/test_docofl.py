@@ -3,17 +3,13 @@ compressor and notification option, and rejects plausible slips of it (each a pa
 fedtheory/algorithms/docofl.py, one substitution)."""
 from __future__ import annotations
 
-import inspect
-import sys
-import types
-
 import numpy as np
 import pytest
 
 import fedtheory.algorithms.docofl as docofl_module
 from fedtheory.algorithms.docofl import DoCoFL, TwoClassParticipation
 from fedtheory.compressors.ecuq import ECUQ
-from fedtheory.compressors.noise import Identity, ScaledRademacher, Zero
+from fedtheory.compressors.noise import ScaledRademacher, Zero
 from fedtheory.compressors.quantizers import QSGD, DeterministicUniformQuantizer, StochasticUniformQuantizer
 from fedtheory.compressors.sb_quantizer import SBQuantizer
 from fedtheory.compressors.sparsifiers import RandK, TopK
@@ -22,20 +18,6 @@ from fedtheory.references import certify_run
 from fedtheory.references.compression import compress
 
 ROUNDS = 8
-
-
-def patched(module: types.ModuleType, *subs: tuple[str, str]) -> types.ModuleType:
-    """A copy of ``module`` with each (old, new) substitution applied once (old must occur exactly once)."""
-    src = inspect.getsource(module).replace("@register_algorithm\n", "").replace("@register_compressor\n", "")
-    for old, new in subs:
-        assert src.count(old) == 1, f"slip anchor not unique in {module.__name__}: {old!r}"
-        src = src.replace(old, new)
-    name = f"{module.__name__}_slip"
-    copy = types.ModuleType(name)
-    copy.__package__ = module.__package__
-    sys.modules[name] = copy  # dataclasses resolve the string annotations through sys.modules
-    exec(compile(src, name, "exec"), copy.__dict__)  # noqa: S102 - our own source, one substitution
-    return copy
 
 
 def first_mismatch(alg, problem, rounds: int = ROUNDS, seed: int = 3):
@@ -104,8 +86,8 @@ SLIPS = {
 
 
 @pytest.mark.parametrize("slip", sorted(SLIPS))
-def test_reference_rejects_a_slip(slip):
-    copy = patched(docofl_module, *SLIPS[slip])
+def test_reference_rejects_a_slip(slip, patched_module):
+    copy = patched_module(docofl_module.__name__, SLIPS[slip])
     cfg = dict(CONFIGS["ecuq_qsgd_suq_two_class"], step=0.05)
     alg = copy.DoCoFL(**{**cfg, "participation": copy.TwoClassParticipation(lead_strong=1, lead_weak=2,
                                                                               strong_fraction=0.5)})
@@ -136,14 +118,14 @@ def test_ecuq_transcription_meets_the_paper_window():
             assert H <= b + 1e-12
 
 
-def test_the_identity_claim_fails_on_a_slipped_algorithm(monkeypatch):
+def test_the_identity_claim_fails_on_a_slipped_algorithm(monkeypatch, patched_module):
     """docofl.rounds.reference_identity runs the implementation it finds: a slipped copy makes it fail."""
     from fedtheory.claims import select
 
     (c,) = select(ids=["docofl.rounds.reference_identity"])
     instances = list(c.instances(False))
     assert all(c.check(inst).holds for inst in instances)
-    copy = patched(docofl_module, *SLIPS["correction against the uncompressed anchor (footnote 3)"])
+    copy = patched_module(docofl_module.__name__, SLIPS["correction against the uncompressed anchor (footnote 3)"])
     monkeypatch.setattr(docofl_module, "DoCoFL", copy.DoCoFL)
     monkeypatch.setattr(docofl_module, "TwoClassParticipation", copy.TwoClassParticipation)
     verdicts = [c.check(inst) for inst in instances]
@@ -165,10 +147,10 @@ ECUQ_SLIPS = {
 
 
 @pytest.mark.parametrize("slip", sorted(ECUQ_SLIPS))
-def test_reference_rejects_an_ecuq_slip(slip):
+def test_reference_rejects_an_ecuq_slip(slip, patched_module):
     import fedtheory.compressors.ecuq as ecuq_module
 
-    copy = patched(ecuq_module, *ECUQ_SLIPS[slip])
+    copy = patched_module(ecuq_module.__name__, ECUQ_SLIPS[slip])
     alg = DoCoFL(period=2, queue_size=3, anchor_compressor=copy.ECUQ(b=1.5), correction_compressor=QSGD(s=2),
                  n_sampled=4, participation=TWO_CLASS)
     assert first_mismatch(alg, PROBLEMS["quadratic"]()) is not None, f"the reference accepted the ECUQ slip: {slip}"

@@ -4,33 +4,14 @@ scaling, variant and elastic-sum readings, schedules with restarts) and rejects 
 patched copy of fedtheory/algorithms/efl.py, one substitution)."""
 from __future__ import annotations
 
-import inspect
-import sys
-import types
-
 import numpy as np
 import pytest
 
 import fedtheory.algorithms.efl as efl_module
-from fedtheory.algorithms.efl import EFL
 from fedtheory.problems import logistic, quadratic
 from fedtheory.references import certify_run
 
 ROUNDS = 8
-
-
-def patched(module: types.ModuleType, *subs: tuple[str, str]) -> types.ModuleType:
-    """A copy of ``module`` with each (old, new) substitution applied once (old must occur exactly once)."""
-    src = inspect.getsource(module).replace("@register_algorithm\n", "")
-    for old, new in subs:
-        assert src.count(old) == 1, f"slip anchor not unique in {module.__name__}: {old!r}"
-        src = src.replace(old, new)
-    name = f"{module.__name__}_slip"
-    copy = types.ModuleType(name)
-    copy.__package__ = module.__package__
-    sys.modules[name] = copy  # dataclasses resolve the string annotations through sys.modules
-    exec(compile(src, name, "exec"), copy.__dict__)  # noqa: S102 - our own source, one substitution
-    return copy
 
 
 def first_mismatch(alg, problem, rounds: int = ROUNDS, seed: int = 0):
@@ -89,8 +70,8 @@ SLIPS = {
 
 
 @pytest.mark.parametrize("slip", sorted(SLIPS))
-def test_reference_rejects_a_slip(slip):
-    copy = patched(efl_module, *SLIPS[slip])
+def test_reference_rejects_a_slip(slip, patched_module):
+    copy = patched_module(efl_module.__name__, SLIPS[slip])
     alg = copy.EFL(**dict(SCENARIO, weighting="efl_ipw"))
     assert type(alg).name == "efl"
     mismatch = first_mismatch(alg, PROBLEMS["logistic"]())
@@ -101,14 +82,14 @@ def test_at_least_eight_slips():
     assert len(SLIPS) >= 8
 
 
-def test_the_identity_claim_fails_on_a_slipped_algorithm(monkeypatch):
+def test_the_identity_claim_fails_on_a_slipped_algorithm(monkeypatch, patched_module):
     """efl.rounds.reference_identity runs the implementation it finds: a slipped copy makes it fail."""
     from fedtheory.claims import select
 
     (c,) = select(ids=["efl.rounds.reference_identity"])
     instances = list(c.instances(False))
     assert all(c.check(inst).holds for inst in instances)
-    copy = patched(efl_module, *SLIPS["client that missed a round treated as if it had not"])
+    copy = patched_module(efl_module.__name__, SLIPS["client that missed a round treated as if it had not"])
     monkeypatch.setattr(efl_module, "EFL", copy.EFL)
     verdicts = [c.check(inst) for inst in instances]
     assert not all(ev.holds for ev in verdicts)

@@ -1,39 +1,19 @@
-"""The FedOGD / OFedAvg / OFedIQ reference (fedtheory/references/online.py) accepts the implementation on every
+"""The FedOGD / OFedAvg / OFedIQ reference (fedtheory/references/ofediq.py) accepts the implementation on every
 option (period, sampling rates, inverse-probability weights, (s, b)-quantizer, online and static streams) and
-rejects plausible slips of it (each a patched copy of fedtheory/algorithms/online.py or of the quantizer)."""
+rejects plausible slips of it (each a patched copy of fedtheory/algorithms/ofediq.py or of the quantizer)."""
 from __future__ import annotations
-
-import inspect
-import sys
-import types
 
 import numpy as np
 import pytest
 
-import fedtheory.algorithms.online as online_module
+import fedtheory.algorithms.ofediq as ofediq_module
 import fedtheory.compressors.sb_quantizer as sb_module
-from fedtheory.algorithms.online import FedOGD, OFedAvg, OFedIQ
+from fedtheory.algorithms.ofediq import FedOGD, OFedAvg, OFedIQ
 from fedtheory.problems import quadratic
 from fedtheory.problems.online import online_logistic, online_ridge
 from fedtheory.references import certify_run
 
 ROUNDS = 9
-
-
-def patched(module: types.ModuleType, *subs: tuple[str, str], **replace_names) -> types.ModuleType:
-    """A copy of ``module`` with each (old, new) substitution applied once (old must occur exactly once) and the
-    names ``replace_names`` rebound in the copy (a slipped dependency)."""
-    src = inspect.getsource(module).replace("@register_algorithm\n", "").replace("@register_compressor\n", "")
-    for old, new in subs:
-        assert src.count(old) == 1, f"slip anchor not unique in {module.__name__}: {old!r}"
-        src = src.replace(old, new)
-    name = f"{module.__name__}_slip"
-    copy = types.ModuleType(name)
-    copy.__package__ = module.__package__
-    sys.modules[name] = copy  # dataclasses resolve the string annotations through sys.modules
-    exec(compile(src, name, "exec"), copy.__dict__)  # noqa: S102 - our own source, one substitution
-    copy.__dict__.update(replace_names)
-    return copy
 
 
 def first_mismatch(alg, problem, rounds: int = ROUNDS, seed: int = 0):
@@ -59,7 +39,7 @@ def test_reference_accepts_the_implementation(alg, problem):
     assert first_mismatch(ALGS[alg](), PROBLEMS[problem]()) is None
 
 
-#: (what the slip is, substitutions in fedtheory/algorithms/online.py)
+#: (what the slip is, substitutions in fedtheory/algorithms/ofediq.py)
 SLIPS = {
     "sign of the server step": [("x = x - eta * (coef @ M)", "x = x + eta * (coef @ M)")],
     "1/p weights missing": [("U = acc / p[:, None]", "U = acc")],
@@ -84,8 +64,8 @@ SLIP_ALG = dict(eta=0.03, p=0.6, period=2, s=3, b=2)
 
 
 @pytest.mark.parametrize("slip", sorted(SLIPS))
-def test_reference_rejects_a_slip(slip):
-    copy = patched(online_module, *SLIPS[slip])
+def test_reference_rejects_a_slip(slip, patched_module):
+    copy = patched_module(ofediq_module.__name__, SLIPS[slip])
     alg = copy.OFedIQ(**SLIP_ALG)
     assert type(alg).name == "ofediq"
     mismatch = first_mismatch(alg, PROBLEMS["online_ridge"]())
@@ -103,9 +83,9 @@ QUANTIZER_SLIPS = {
 
 
 @pytest.mark.parametrize("slip", sorted(QUANTIZER_SLIPS))
-def test_reference_rejects_a_quantizer_slip(slip):
-    quantizer = patched(sb_module, *QUANTIZER_SLIPS[slip])
-    copy = patched(online_module, SBQuantizer=quantizer.SBQuantizer)
+def test_reference_rejects_a_quantizer_slip(slip, patched_module):
+    quantizer = patched_module(sb_module.__name__, QUANTIZER_SLIPS[slip])
+    copy = patched_module(ofediq_module.__name__, [], {"SBQuantizer": quantizer.SBQuantizer})
     mismatch = first_mismatch(copy.OFedIQ(**SLIP_ALG), PROBLEMS["online_ridge"]())
     assert mismatch is not None, f"the reference accepted the quantizer slip: {slip}"
 
@@ -114,7 +94,7 @@ def test_at_least_eight_slips():
     assert len(SLIPS) + len(QUANTIZER_SLIPS) >= 8
 
 
-def test_the_identity_claim_fails_on_a_slipped_algorithm(monkeypatch):
+def test_the_identity_claim_fails_on_a_slipped_algorithm(monkeypatch, patched_module):
     """ofediq.rounds.reference_identity runs the implementation it finds: a slipped copy makes it fail."""
     from fedtheory.claims import select
 
@@ -122,6 +102,6 @@ def test_the_identity_claim_fails_on_a_slipped_algorithm(monkeypatch):
     # the OFedIQ instances with sampling rates below 1 (where the 1/p weights matter)
     instances = [i for i in c.instances(False) if i["alg"] == "ofediq" and i["kw"].get("p", 1.0) != 1.0]
     assert instances and all(c.check(inst).holds for inst in instances)
-    copy = patched(online_module, *SLIPS["1/p weights missing"])
-    monkeypatch.setattr(online_module, "OFedIQ", copy.OFedIQ)
+    copy = patched_module(ofediq_module.__name__, SLIPS["1/p weights missing"])
+    monkeypatch.setattr(ofediq_module, "OFedIQ", copy.OFedIQ)
     assert not any(c.check(inst).holds for inst in instances)

@@ -141,3 +141,48 @@ def test_a_check_at_another_tolerance_says_so_in_its_cell(checkout: Path):
     (results / "fednova_default.json").write_text(json.dumps(_report("fednova", False, "fail",
                                                                      weighting="num_examples")))
     assert _row(verdict_table(checkout), "Toy 1.0")["FedNova"] == "pass (n_k/n, rtol 1e-06); **FAIL** (n_k/n)"
+
+
+#: What a defect report in docs/frameworks/<framework>.md must say for a maintainer to act on it.
+REPORT_PARTS = ("**Affected versions.**", "**Paper.**", "**Actual.**", "**Expected vs actual**", "**Smallest fix.**")
+
+
+def _defect_rows_by_framework(doc: str) -> dict[str, list[str]]:
+    """The defect rows of docs/frameworks.md under the framework marker that precedes them."""
+    rows: dict[str, list[str]] = {}
+    key = None
+    for line in doc.splitlines():
+        marker = re.match(r"<!-- framework: ([\w-]+) \|", line)
+        if marker:
+            key = marker.group(1)
+        elif line.startswith("|") and "**Defect" in line:
+            assert key is not None, f"a defect row before any framework marker: {line[:120]}"
+            rows.setdefault(key, []).append(line)
+    return rows
+
+
+def test_every_defect_has_a_report_with_its_reproducers_inlined() -> None:
+    """Each framework with a defect row has docs/frameworks/<framework>.md, ready for the framework's tracker: the
+    parts a maintainer needs, and every reproducer the rows link, inlined as the script's exact text (so the page
+    and benchmarks/frameworks/repro/ cannot drift apart)."""
+    rows = _defect_rows_by_framework((ROOT / "docs" / "frameworks.md").read_text())
+    assert len(rows) >= 5
+    for key, lines in rows.items():
+        page = ROOT / "docs" / "frameworks" / f"{key}.md"
+        assert page.is_file(), f"{key} has a defect row but no report {page.relative_to(ROOT)}"
+        text = page.read_text()
+        missing = [part for part in REPORT_PARTS if part not in text]
+        assert not missing, f"{page.name} lacks {missing}"
+        for script in {s for line in lines for s in re.findall(r"\(\.\./(benchmarks/frameworks/repro/[\w.]+\.py)\)",
+                                                                   line)}:
+            code = (ROOT / script).read_text().rstrip()
+            assert f"```python\n{code}\n```" in text, f"{page.name} does not inline {script} as it is"
+
+
+def test_a_report_that_drifts_from_its_reproducer_is_caught(tmp_path: Path) -> None:
+    """The inlining check compares text: one changed character in the page is not the script."""
+    script = (ROOT / "benchmarks" / "frameworks" / "repro" / "nvflare_scaffold.py").read_text().rstrip()
+    page = (ROOT / "docs" / "frameworks" / "nvflare.md").read_text()
+    assert f"```python\n{script}\n```" in page
+    drifted = page.replace("N, dc_0 = 2,", "N, dc_0 = 3,")
+    assert drifted != page and f"```python\n{script}\n```" not in drifted

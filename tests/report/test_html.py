@@ -148,17 +148,17 @@ def test_bad_input_is_refused_in_one_line_naming_the_file(tmp_path: Path, conten
 
 
 def test_a_statement_some_of_whose_claims_did_not_run_is_not_run_here(tmp_path: Path) -> None:
-    """EFL's Algorithm 1 is found false as printed by efl.sync.printed and also cited by a FedRed claim: in a
-    ledger of that FedRed claim alone it must not read as checked, and EFL must read as not run."""
+    """EFL's Algorithm 1 is found false as printed by efl.sync.printed and also cited by efl.rounds.outcome_law:
+    in a ledger of that claim alone it must not read as checked, and EFL's row counts its statements not run."""
     from fedtheory.claims import REGISTRY
     from fedtheory.report.html import write_site
 
     citing = [c.id for c in REGISTRY.values()
               if any((x.paper, x.label) == ("efl", "Algorithm 1") for x in c.citations)]
-    assert "efl.sync.printed" in citing and "fedred.rounds.outcome_law" in citing
-    record = {"id": "fedred.rounds.outcome_law", "paper": "fedred", "reference": "", "statement": "s",
+    assert "efl.sync.printed" in citing and "efl.rounds.outcome_law" in citing
+    record = {"id": "efl.rounds.outcome_law", "paper": "efl", "reference": "", "statement": "s",
               "kind": "identity", "expected": "holds", "status": "holds",
-              "cites": ["fedred:Algorithm 1", "efl:Algorithm 1"],
+              "cites": ["efl:Algorithm 1"],
               "evidence": [{"instance": "i", "measured": 0.0, "theory": 0.0, "holds": True, "details": {}}]}
     write_site([record], tmp_path, notebook_dir=None)
     page = (tmp_path / "efl.html").read_text()
@@ -167,4 +167,4 @@ def test_a_statement_some_of_whose_claims_did_not_run_is_not_run_here(tmp_path: 
     assert "efl.<wbr>sync.<wbr>printed" in section  # the claim that did not run is named
     index = (tmp_path / "index.html").read_text()
     row = index[index.index('data-paper="efl"'):].split("</tr>")[0]
-    assert "not run here" in row and "%" not in row
+    assert 'data-status="not-run"' in row

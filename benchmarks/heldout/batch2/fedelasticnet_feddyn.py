@@ -53,7 +53,7 @@ def fen3_h_sums_all_clients(x, clients, *, state=None, rng=None, alpha=1.0, l1=0
         u = elastic_net(A + alpha * np.eye(len(x)), A @ x - b - gk, l1)
         g[c.cid] = gk - alpha * u - l1 * np.sign(u)
         th_k[c.cid] = x + u; ths.append(x + u)
-    for k, thk in th_k.items():
+    for _k, thk in th_k.items():
         hn -= (alpha * (thk - x) + l1 * np.sign(thk - x)) / m
     return np.mean(ths, 0) - hn / alpha, {"h": hn, "g_i": g, "theta": th_k}
 

@@ -168,7 +168,8 @@ def test_dane():
 
 def fedred_ref(x0, cl, coins, lam, eta, exact, reset, batches=None):
     """Algs. 2-3 from the pseudo-code: returns x~ after each iteration."""
-    gf = lambda x: np.mean([c.grad(x) for c in cl], 0)
+    def gf(x):
+        return np.mean([c.grad(x) for c in cl], 0)
     xt = x0.copy(); xi = {c.cid: x0.copy() for c in cl}; h = {c.cid: gf(x0) - c.grad(x0) for c in cl}
     out = []
     for k, th in enumerate(coins):
@@ -320,7 +321,8 @@ def test_docofl():
     cl, x0 = make(d=4, seed=7)
     K, V, eta = 2, 3, 0.1
     gr = {"anchor": 0.0537, "correction": 0.00913, "gradient": 0.00731}
-    C = lambda v, s: s * np.round(v / s)
+    def C(v, s):
+        return s * np.round(v / s)
     r = np.random.default_rng(8)
     hist, x, st = [x0.copy()], x0.copy(), None
     for t in range(12):
@@ -385,7 +387,7 @@ ALL_WRONG_MODULES = (dane, docofl, efl, fedavg, feddyn, fedelasticnet_fedavg, fe
 def test_lists_have_the_harness_shape():
     n_c = n_w = 0
     for mod in ALL_WRONG_MODULES:
-        for name, impl, hyper in mod.CORRECT + mod.WRONG:
+        for _name, impl, hyper in mod.CORRECT + mod.WRONG:
             assert callable(impl) and isinstance(hyper, dict) and impl.__doc__ or mod.__doc__
         n_c += len(mod.CORRECT); n_w += len(mod.WRONG)
     assert n_c >= 15 and n_w >= 30

@@ -41,7 +41,7 @@ def elastic_net(Q: np.ndarray, p: np.ndarray, lam1: float, iters: int = 20000) -
         return np.linalg.solve(Q, -p)
     Lq = np.linalg.eigvalsh(Q)[-1]
     u = np.zeros(d); v = u.copy(); tk = 1.0
-    for rnd in range(4):
+    for _rnd in range(4):
         for _ in range(iters // 4):
             u_new = soft(v - (Q @ v + p) / Lq, lam1 / Lq)
             t_new = (1 + np.sqrt(1 + 4 * tk * tk)) / 2

@@ -135,7 +135,7 @@ def ref_scaffnew(x0, cl, Ks, gam, p):
     h = {c.cid: np.zeros_like(x0) for c in cl}; x = x0.copy(); out = []
     for K in Ks:
         xs = {c.cid: x.copy() for c in cl}
-        for k in range(1, K + 1):
+        for _k in range(1, K + 1):
             hat = {c.cid: xs[c.cid] - gam * (c.grad(xs[c.cid]) - h[c.cid]) for c in cl}
             xs = hat
         x = np.mean([hat[c.cid] for c in cl], axis=0)

@@ -474,7 +474,7 @@ def sc_docofl(impl, hyper):
         cl, x = problem(30, n=4)
         rng = np.random.default_rng(4)
         xi, si, xr, sr = x.copy(), None, x.copy(), (0, [])
-        for t in range(K * V + 2 * K + 3):
+        for _t in range(K * V + 2 * K + 3):
             part = [cl[j] for j in rng.permutation(4)[:2]]
             leads = {c.cid: int(rng.integers(0, K * (V - 1) + 1)) for c in part}
             xi, si = impl(xi, part, state=si, rng=rng, step=0.1, period=K, queue_size=V, grid=GRID,
@@ -490,7 +490,7 @@ def sc_ofediq(impl, hyper):
         cl, x = problem(40, d=4)
         rng = np.random.default_rng(6)
         xi, si, xr, sr = x.copy(), None, x.copy(), (1, {})
-        for t in range(7):
+        for _t in range(7):
             part = {c.cid: bool(rng.random() < 0.6) for c in cl}
             unif = {c.cid: list(rng.random(4)) for c in cl}
             xi, si = impl(xi, cl, state=si, rng=rng, eta=0.07, period=L, p=0.6, s=s, b=2,
@@ -532,7 +532,7 @@ def own_fedred_coin(impl, hyper, n_clients=3, p=0.3, chains=500, length=8):
     seqs = []
     for _ in range(chains):
         xi, si, seq = x.copy(), None, []
-        for k in range(length):
+        for _k in range(length):
             xn, si = impl(xi, cl, state=si, rng=rng, **{"lam": 0.9, "eta": 0.25, **hyper, "p": p})
             seq.append(bool(np.linalg.norm(xn - xi) > 1e-13))
             xi = xn
@@ -581,7 +581,7 @@ def own_ofediq_time_independence(impl, hyper, p=0.3, n=3000):
     cl, x = problem(41, n=1, d=2)
     rng = np.random.default_rng(10)
     sent = []
-    s_, xi = None, x.copy()
+    s_ = None
     for _ in range(n):
         xn, s_ = impl(x, cl, state=s_, rng=rng, eta=0.05, period=1, p=p, s=None, b=1, num_clients=1, **hyper)
         sent.append(bool(np.linalg.norm(xn - x) > 1e-13))

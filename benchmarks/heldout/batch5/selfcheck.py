@@ -498,7 +498,7 @@ def scenario(family, impl, hyper):
             T = 12
             want += ref_docofl(x0, cl, full, leads, T, grids)
             x, st = x0.copy(), None
-            for t in range(T):
+            for _t in range(T):
                 x, st = _call(impl, x, cl, st, rng, dict(full, draw={"leads": leads}))
                 got.append(x)
     elif family == "ofediq":

@@ -31,7 +31,7 @@ from ...participation import UniformSubset
 from ...problems.structured import SharedBasisQuadratic, structured_quadratic
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
-from ..tolerances import IDENTITY_TOL, Z_MONTE_CARLO
+from ..tolerances import CONVERGED_REL, FEW_OPS_REL, IDENTITY_TOL, MATERIAL_REL, Z_MONTE_CARLO
 from ._shared import PAPER
 
 __all__: list[str] = []
@@ -232,7 +232,7 @@ def check_scaffold_invariant(inst: dict[str, Any]) -> Evidence:
     scale = max(1.0, float(np.max(np.abs(C))))
     err = float(np.max(np.abs(state.c - direct))) / scale
     untouched_zero = bool(np.all(C[~touched] == 0.0))  # never-sampled clients keep c_i = 0 exactly
-    tol = T * problem.dim * 1e-15
+    tol = T * problem.dim * FEW_OPS_REL
     return Evidence(_describe(inst), err, tol, err <= tol and untouched_zero,
                     details={"rounds": T, "clients_never_sampled": int((~touched).sum()),
                              "never_sampled_rows_zero": untouched_zero})
@@ -259,6 +259,10 @@ def _rate_space() -> InstanceSpace:
                  "eigen-coordinates) within Z_MONTE_CARLO batch-means standard errors; 10^5 clients under "
                  "--thorough",
        kind="rate", space=_rate_space(), derived=True, cost="slow",
+       non_discriminating="Theorem III states O(n/S + kappa) rounds per factor e with unspecified constants, so "
+                          "the round budget 150 (n/S + kappa) is fedtheory's and no run can be said to nearly attain "
+                          "a printed bound; the measured per-round contraction is in the evidence, and FedAvg's side "
+                          "is checked against its exact stationary value (within Z_MONTE_CARLO standard errors)",
        notes="The round budget 150 (n/S + kappa) is fedtheory's choice (Thm III states O(n/S + kappa) rounds per "
              "factor e with unspecified constants); the measured per-round contraction is in the evidence.",
        runs=("fedavg", "scaffold"))
@@ -277,11 +281,11 @@ def check_scaffold_no_drift(inst: dict[str, Any]) -> Evidence:
                       ("fedavg", FedAvg(local_steps=K, local_step=eta, participation=UniformSubset(S)))):
         state = alg.init(problem, x0)
         history = []
-        for r in range(budget):
+        for _r in range(budget):
             state, _ = alg.round(problem, state, rng)
             err = float(np.linalg.norm(state.x - c.x_star)) / e0
             history.append(err)
-            if name == "scaffold" and err <= 1e-8:
+            if name == "scaffold" and err <= CONVERGED_REL:
                 break
         errs[name] = history
         reached[name] = len(history)
@@ -299,8 +303,8 @@ def check_scaffold_no_drift(inst: dict[str, Any]) -> Evidence:
     stationary = _fedavg_stationary_sq_error(problem, S, eta, K)
     se = float(batches.std(ddof=1)) / math.sqrt(batches.size)
     fedavg_z = abs(float(sq.mean()) - stationary) / max(se, 1e-300)
-    holds = sc[-1] <= 1e-8 and fedavg_floor >= 1e-3 and fedavg_z <= Z_MONTE_CARLO
-    return Evidence(_describe(inst), sc[-1], 1e-8, holds,
+    holds = sc[-1] <= CONVERGED_REL and fedavg_floor >= MATERIAL_REL and fedavg_z <= Z_MONTE_CARLO
+    return Evidence(_describe(inst), sc[-1], CONVERGED_REL, holds,
                     details={"rounds_budget": budget, "scaffold_rounds": reached["scaffold"],
                              "fedavg_mean_sq_error_second_half": float(sq.mean()),
                              "fedavg_stationary_sq_error": stationary, "fedavg_standard_errors": fedavg_z,

@@ -15,7 +15,7 @@ from ...compressors.sparsifiers import RandK
 from ...problems.quadratic import quadratic
 from ...theory import docofl as th
 from ..registry import Evidence, claim
-from ..tolerances import Z_MONTE_CARLO
+from ..tolerances import EXACT_REL, IDENTITY_TOL, Z_MONTE_CARLO
 from ._shared import run_iterates, separable_quadratic
 
 __all__: list[str] = []
@@ -98,13 +98,13 @@ def check_second_moments(inst: dict) -> Evidence:
     for om_lo, om_hi in [(0.0, 0.25), (0.25, 0.5), (0.5, 0.9)]:
         lo, hi = th.stale_second_moments(T, a, eta, om_lo**2, s2, tau, 0.0), th.stale_second_moments(
             T, a, eta, om_hi**2, s2, tau, 0.0)
-        mono &= bool(lo[0][-1] <= hi[0][-1] * (1 + 1e-12) and lo[1][-1] <= hi[1][-1] * (1 + 1e-12))
+        mono &= bool(lo[0][-1] <= hi[0][-1] * (1 + EXACT_REL) and lo[1][-1] <= hi[1][-1] * (1 + EXACT_REL))
     for t_lo, t_hi in [(1, 3), (3, 6), (6, 12)]:
         lo, hi = th.stale_second_moments(T, a, eta, om**2, s2, t_lo, 0.0), th.stale_second_moments(
             T, a, eta, om**2, s2, t_hi, 0.0)
-        mono &= bool(lo[0][-1] <= hi[0][-1] * (1 + 1e-12) and lo[1][-1] <= hi[1][-1] * (1 + 1e-12))
+        mono &= bool(lo[0][-1] <= hi[0][-1] * (1 + EXACT_REL) and lo[1][-1] <= hi[1][-1] * (1 + EXACT_REL))
     sgd = th.stale_second_moments(3000, a, eta, 0.0, s2, tau, 0.0)[0][-1]
-    sgd_ok = abs(sgd - eta * s2 / (a * (2 - eta * a))) <= 1e-10 * sgd
+    sgd_ok = abs(sgd - eta * s2 / (a * (2 - eta * a))) <= IDENTITY_TOL * sgd
     zmax = float(max(zu.max(), zc.max()))
     ok = zmax <= Z_MONTE_CARLO and mono and sgd_ok
     return Evidence(f"a={a} eta={eta} omega={om} sigma2={s2} tau={tau}", float(u2.mean(1)[-1]), float(eu2[-1]), ok,

@@ -21,7 +21,7 @@ from ...problems.base import Problem
 from ...participation import Full, UniformSubset
 from ...problems.quadratic import QuadraticProblem, quadratic
 from ..registry import Evidence, claim
-from ..tolerances import Z_MONTE_CARLO
+from ..tolerances import EXACT_REL, FEW_OPS_REL, IDENTITY_TOL, Z_MONTE_CARLO
 from ._shared import exact_moments, run_iterates
 
 __all__ = ["sgd_reference", "algorithm2_reference"]
@@ -90,7 +90,7 @@ def check_identity_is_sgd(inst: dict) -> Evidence:
                  anchor_compressor=inst["anchor"], participation=part)
     xs, _ = run_iterates(alg, p, inst["rounds"], inst["seed"], x0)
     dev = float(np.max(np.linalg.norm(xs - ref, axis=1) / (1 + np.linalg.norm(ref, axis=1))))
-    return Evidence(f"C_w={inst['anchor'].name} vs {reference} seed={inst['seed']}", dev, 1e-10, dev <= 1e-10,
+    return Evidence(f"C_w={inst['anchor'].name} vs {reference} seed={inst['seed']}", dev, IDENTITY_TOL, dev <= IDENTITY_TOL,
                     details={"final_dist_to_opt": float(np.linalg.norm(xs[-1] - p.certificate.x_star))})
 
 
@@ -106,8 +106,10 @@ def _identity_at_defaults(inst: dict) -> Evidence:
     p = QuadraticProblem(np.broadcast_to(A, (n, d, d)).copy(), rng.normal(size=(n, d)) @ A,
                          weights=weights / weights.sum())
     x0 = np.full(d, 2.0)
+    defaults = DoCoFL.__dataclass_fields__
+    lead = defaults["period"].default * (defaults["queue_size"].default - 1)  # the widest window the queue allows
     alg = DoCoFL(anchor_compressor=inst["anchor"], correction_compressor=Identity(), uplink_compressor=Identity(),
-                 participation=TwoClassParticipation(lead_strong=20), stochastic=False)
+                 participation=TwoClassParticipation(lead_strong=lead), stochastic=False)
     xs, _ = run_iterates(alg, p, inst["rounds"], inst["seed"], x0)
     ref, _ = run_iterates(FedAvg(participation=Full()), p, inst["rounds"], inst["seed"], x0)
     dev = float(np.max(np.linalg.norm(xs - ref, axis=1) / (1 + np.linalg.norm(ref, axis=1))))
@@ -159,8 +161,8 @@ def check_unbiased_estimate(inst: dict) -> Evidence:
     W = est["estimates"]
     se = W.std(0, ddof=1) / math.sqrt(R)
     dev = np.abs(W.mean(0) - w)
-    z = float(np.max(np.where(se > 0, dev / np.where(se > 0, se, 1.0), np.where(dev < 1e-12, 0.0, np.inf))))
-    ok = anchor_bias > 0 and exact_err <= 1e-12 and z <= Z_MONTE_CARLO
+    z = float(np.max(np.where(se > 0, dev / np.where(se > 0, se, 1.0), np.where(dev < EXACT_REL, 0.0, np.inf))))
+    ok = anchor_bias > 0 and exact_err <= EXACT_REL and z <= Z_MONTE_CARLO
     return Evidence(f"C_c={comp.name} d={inst['d']}", z, Z_MONTE_CARLO, ok,
                     details={"anchor_bias_norm": anchor_bias, "exact_mean_error": exact_err, "mc_draws": R})
 
@@ -181,8 +183,8 @@ def check_eq23(inst: dict) -> Evidence:
     nmse = comp.omega(d)
     _, mse = exact_moments(comp, (w - y_hat)[None])
     exact_is_equality = comp.name in ("scaled_rademacher", "rand_k")
-    exact_ok = (abs(mse[0] - nmse * corr2) <= 1e-10 * nmse * corr2) if exact_is_equality else \
-        (mse[0] <= nmse * corr2 * (1 + 1e-12))
+    exact_ok = (abs(mse[0] - nmse * corr2) <= IDENTITY_TOL * nmse * corr2) if exact_is_equality else \
+        (mse[0] <= nmse * corr2 * (1 + EXACT_REL))
     R = inst["draws"]
     est = alg.client_estimates(st, np.ones(R, dtype=np.int64), np.random.default_rng(inst["seed"] + 2))
     err = np.sum((est["estimates"] - w) ** 2, axis=1)
@@ -238,7 +240,7 @@ def check_queue(inst: dict) -> Evidence:
         max_st = max(max_st, int(log.extra["max_staleness"]))
         if t == 0:
             c0 = np.sum((x0 - cw.compress(x0[None])[0][0]) ** 2)
-            ok &= bool(abs(log.extra["correction_norm2"] - c0) <= 1e-12 * (1 + c0))
+            ok &= bool(abs(log.extra["correction_norm2"] - c0) <= EXACT_REL * (1 + c0))
     ok &= max_st <= K * V - 1
     try:
         DoCoFL(period=K, queue_size=V, participation=TwoClassParticipation(lead_strong=lead + 1))
@@ -265,7 +267,7 @@ def check_participation(inst: dict) -> Evidence:
     N, S, R = inst["N"], inst["S"], inst["rounds"]
     part = TwoClassParticipation(lead_strong=1, lead_weak=3, strong_fraction=inst["strong_fraction"])
     N_s, N_w, S_s, S_w = part.class_sizes(N, S)
-    exact_ok = abs(S_s / N_s - S / N) < 1e-15 and abs(S_w / N_w - S / N) < 1e-15
+    exact_ok = abs(S_s / N_s - S / N) < FEW_OPS_REL and abs(S_w / N_w - S / N) < FEW_OPS_REL
     rng = np.random.default_rng(inst["seed"])
     counts = np.zeros(N)
     sizes_ok = True
@@ -363,7 +365,7 @@ def check_algorithm2(inst: dict) -> Evidence:
     dx = float(np.max(np.abs(np.array(xs) - ref_x)) / max(1.0, np.max(np.abs(ref_x))))
     de = float(np.max(np.abs(np.array(errs) - ref_e)) / max(1e-300, np.max(np.abs(ref_e))))
     leads_seen = sorted({int(v) for _, ld in draws for v in ld})
-    return Evidence(f"N={N} S={S} d={d} K={K} V={V} leads={leads_seen}", max(dx, de), 1e-12,
-                    bool(max(dx, de) <= 1e-12 and float(np.max(ref_e)) > 0),
+    return Evidence(f"N={N} S={S} d={d} K={K} V={V} leads={leads_seen}", max(dx, de), EXACT_REL,
+                    bool(max(dx, de) <= EXACT_REL and float(np.max(ref_e)) > 0),
                     details={"max_rel_iterate_diff": dx, "max_rel_estimation_error_diff": de,
                              "max_estimation_error": float(np.max(ref_e))})

@@ -15,7 +15,7 @@ from ...problems.base import Certificate, Problem
 from ...theory import docofl as th
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
-from ..tolerances import Z_MONTE_CARLO
+from ..tolerances import DECAYED_REL, EXACT_REL, FEW_OPS_REL, Z_MONTE_CARLO
 from ._shared import run_iterates, separable_quadratic
 
 #: run_iterates and separable_quadratic (from _shared) are re-exported for notebooks/04_compression.ipynb and tests.
@@ -71,12 +71,12 @@ def check_appendix_a(inst: dict) -> Evidence:
     se = xs.std(1, ddof=1) / math.sqrt(R)
     theory = th.appendix_a_mean(np.arange(T + 1), eta, om, 1.0)
     z = np.where(se > 0, np.abs(mean - theory) / np.where(se > 0, se, 1.0), np.abs(mean - theory) / 1e-15)
-    inside = bool(np.all(xs >= 1 / (1 + om) - 1e-12) and np.all(xs <= 1 / (1 - om) + 1e-12))
+    inside = bool(np.all(xs >= 1 / (1 + om) - EXACT_REL) and np.all(xs <= 1 / (1 - om) + EXACT_REL))
     # h(1) = E grad f(1 + eps) with eps = +-omega: (om + 2 om)/2 + (-om)/2 = om/2 exactly
     h1 = 0.5 * (p.grads(np.array([[1 + om]]))[0, 0] + p.grads(np.array([[1 - om]]))[0, 0])
     gap = 1.0 - mean[-1]
     gap_z = gap / se[-1]
-    ok = bool(np.max(z[1:]) <= Z_MONTE_CARLO and inside and abs(h1 - om / 2) <= 1e-15 and gap_z > Z_MONTE_CARLO)
+    ok = bool(np.max(z[1:]) <= Z_MONTE_CARLO and inside and abs(h1 - om / 2) <= FEW_OPS_REL and gap_z > Z_MONTE_CARLO)
     return Evidence(f"omega={om} eta={eta} paths={R}", float(mean[-1]), th.appendix_a_limit(om), ok,
                     details={"max_z": float(np.max(z[1:])), "limit_gap": om / (3 + om), "measured_gap": float(gap),
                              "gap_z": float(gap_z), "invariant_interval": inside, "h(1)": float(h1)})
@@ -121,7 +121,7 @@ def check_appendix_a_docofl(inst: dict) -> Evidence:
     M = float(p.values(x0[None, :1])[0])                 # f(0) - f* per path = 1/2
     bound = 120 * M * beta * theta / T
     final = float(np.max(np.abs(xs[-1] - 1.0)))
-    ok = final < 1e-6 and bool(np.all(avg_grad2 <= bound))
+    ok = final < DECAYED_REL and bool(np.all(avg_grad2 <= bound))
     return Evidence(f"omega={om} K={K} V={V} T={T}", float(avg_grad2.max()), bound, ok,
                     tightness=float(avg_grad2.max() / bound), details={"max_final_error": final})
 
@@ -155,11 +155,11 @@ def check_variance_floor(inst: dict) -> Evidence:
     floor = th.naive_variance_floor(a, eta, om**2, ws)
     se = u2.std(1, ddof=1) / math.sqrt(R)
     z = float(np.max(np.abs(u2.mean(1)[1:] - exact[1:]) / se[1:]))
-    limit_ok = abs(th.naive_second_moment(20000, a, eta, om**2, ws, ws + 1.0)[-1] - floor) <= 1e-12 * floor
+    limit_ok = abs(th.naive_second_moment(20000, a, eta, om**2, ws, ws + 1.0)[-1] - floor) <= EXACT_REL * floor
     doc = DoCoFL(step=eta, period=2, queue_size=2,
                  correction_compressor=ScaledRademacher(scale=om, per_coordinate=True), stochastic=False)
     xd, _ = run_iterates(doc, p, 2000, inst["seed"], x0)
     doc_ratio = float(np.max((xd[-1] - ws) ** 2) / 1.0)
-    ok = z <= Z_MONTE_CARLO and limit_ok and doc_ratio <= 1e-12
+    ok = z <= Z_MONTE_CARLO and limit_ok and doc_ratio <= EXACT_REL
     return Evidence(f"a={a} w*={ws} omega={om} eta={eta}", float(u2.mean(1)[-1]), float(exact[-1]), ok,
                     details={"max_z": z, "floor": floor, "docofl_final_error_ratio": doc_ratio})

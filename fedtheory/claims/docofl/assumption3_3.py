@@ -14,7 +14,7 @@ from ...compressors import COMPRESSORS
 from ...compressors.quantizers import QSGD
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
-from ..tolerances import Z_MONTE_CARLO
+from ..tolerances import EXACT_REL, GRID_TOL, ITERATE_REL, Z_MONTE_CARLO, mc_slack
 from ._shared import exact_moments
 
 __all__ = ["adversarial_inputs", "exact_moments", "compressor_applies", "SUPPORT_PREDICATES",
@@ -145,11 +145,11 @@ def check_compressor_unbiased(inst: dict) -> Evidence:
     ex = exact_moments(comp, X)
     if ex is not None:
         err = float(np.max(np.abs(ex[0] - X) / scale))
-        return Evidence(f"{comp.name} d={d} (exact)", err, 1e-12, err <= 1e-12, details={"method": "exact"})
+        return Evidence(f"{comp.name} d={d} (exact)", err, EXACT_REL, err <= EXACT_REL, details={"method": "exact"})
     draws = inst.get("draws", 4000)
     mean, se, _, _ = _mc(comp, X, draws, seed=inst.get("seed", 0))
     dev = np.abs(mean - X)
-    z = np.where(se > 0, dev / np.where(se > 0, se, 1.0), np.where(dev <= 1e-12 * scale, 0.0, np.inf))
+    z = np.where(se > 0, dev / np.where(se > 0, se, 1.0), np.where(dev <= EXACT_REL * scale, 0.0, np.inf))
     zmax = float(np.max(z))
     return Evidence(f"{comp.name} d={d} (MC {draws})", zmax, Z_MONTE_CARLO, zmax <= Z_MONTE_CARLO,
                     details={"method": "monte carlo"})
@@ -180,7 +180,7 @@ def check_compressor_variance(inst: dict) -> Evidence:
         method = "exact"
     else:
         _, _, mse, se = _mc(comp, X, inst.get("draws", 4000), seed=inst.get("seed", 0))
-        ok = bool(np.all(mse - Z_MONTE_CARLO * se <= c * norm2 * (1 + 1e-9)))
+        ok = bool(np.all(mse - mc_slack(se) <= c * norm2 * (1 + ITERATE_REL)))
         method = "monte carlo"
     pos = norm2 > 0
     ratio = float(np.max(mse[pos] / norm2[pos])) if np.any(pos) else 0.0
@@ -192,7 +192,7 @@ def check_compressor_variance(inst: dict) -> Evidence:
 def _support_ok(comp: Any, X: np.ndarray, Y: np.ndarray) -> tuple[bool, str]:
     """Output support of the compressors of this package (others: reported as unchecked)."""
     n = comp.name
-    tol = 1e-9
+    tol = ITERATE_REL
     if n == "identity":
         return bool(np.array_equal(X, Y)), "Y = X"
     if n == "zero":
@@ -212,11 +212,11 @@ def _support_ok(comp: Any, X: np.ndarray, Y: np.ndarray) -> tuple[bool, str]:
         lo = X.min(1, keepdims=True)
         delta = (X.max(1, keepdims=True) - lo) / (comp.levels - 1)
         k = np.where(delta > 0, (Y - lo) / np.where(delta > 0, delta, 1.0), 0.0)
-        ok = np.all(np.abs(k - np.rint(k)) <= 1e-7) and np.all((k > -1e-7) & (k < comp.levels - 1 + 1e-7))
+        ok = np.all(np.abs(k - np.rint(k)) <= GRID_TOL) and np.all((k > -GRID_TOL) & (k < comp.levels - 1 + GRID_TOL))
         return bool(ok), "Y_j = min x + k Delta, k in {0..L-1}"
     if n == "rand_k":
         nz = Y != 0
-        ok = np.all(nz.sum(1) <= comp.k) and np.allclose(Y[nz], (X * X.shape[1] / comp.k)[nz], rtol=1e-12)
+        ok = np.all(nz.sum(1) <= comp.k) and np.allclose(Y[nz], (X * X.shape[1] / comp.k)[nz], rtol=EXACT_REL)
         return bool(ok), "k kept coordinates scaled by d/k"
     if n == "top_k":
         nz = Y != 0
@@ -231,7 +231,7 @@ def _support_ok(comp: Any, X: np.ndarray, Y: np.ndarray) -> tuple[bool, str]:
         return bool(np.array_equal(Y, np.where(keep, X, 0.0))), "x_j kept iff |x_j| >= tau"
     if n == "scaled_rademacher":
         r = np.where(X != 0, Y / np.where(X != 0, X, 1.0), 1.0 + comp.scale)
-        ok = np.all(np.isclose(r, 1 + comp.scale, rtol=1e-12) | np.isclose(r, 1 - comp.scale, rtol=1e-12))
+        ok = np.all(np.isclose(r, 1 + comp.scale, rtol=EXACT_REL) | np.isclose(r, 1 - comp.scale, rtol=EXACT_REL))
         ok &= np.all(Y[X == 0] == 0)
         return bool(ok), "Y = X (1 +- scale)"
     if n == "ecuq":
@@ -239,8 +239,8 @@ def _support_ok(comp: Any, X: np.ndarray, Y: np.ndarray) -> tuple[bool, str]:
         lo = X.min(1, keepdims=True)
         dl = res.delta[:, None]
         k = np.where(dl > 0, (Y - lo) / np.where(dl > 0, dl, 1.0) - 0.5, 0.0)
-        ok = np.all((np.abs(k - np.rint(k)) <= 1e-6) | (dl == 0)) and np.all(
-            np.abs(Y - X) <= dl / 2 * (1 + 1e-9) + 8 * np.spacing(np.abs(X).max(1, keepdims=True)))
+        ok = np.all((np.abs(k - np.rint(k)) <= GRID_TOL) | (dl == 0)) and np.all(
+            np.abs(Y - X) <= dl / 2 * (1 + ITERATE_REL) + 8 * np.spacing(np.abs(X).max(1, keepdims=True)))
         return bool(ok), "bin centres of K uniform bins, |error| <= Delta/2"
     raise ValueError(f"no support predicate for {n} (compressor_applies excludes it; see its module's tests)")
 
@@ -278,12 +278,12 @@ def check_qsgd_omega_attained(inst: dict) -> Evidence:
     closed = d * frac * (1 - frac) / s**2                     # d coordinates, each (||x||/s)^2 frac(1 - frac)
     if s == 1:
         want = math.sqrt(d) / s - 1.0 / s**2
-    elif s * s >= d and abs(frac - 0.5) < 1e-12:
+    elif s * s >= d and abs(frac - 0.5) < EXACT_REL:
         want = omega_paper / 4
     else:
         want = closed
     err = max(abs(exact - closed), abs(closed - want), abs(q.omega(d) - omega_paper)) / omega_paper
-    return Evidence(f"QSGD d={d} s={s}", exact / omega_paper, want / omega_paper, err <= 1e-12,
+    return Evidence(f"QSGD d={d} s={s}", exact / omega_paper, want / omega_paper, err <= EXACT_REL,
                     details={"relative_variance": exact, "omega": q.omega(d), "omega_lemma_3_1": omega_paper})
 
 

@@ -14,6 +14,7 @@ from ...compressors.quantizers import DeterministicUniformQuantizer, StochasticU
 from ...compressors.sparsifiers import RandK, TopK
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
+from ..tolerances import EXACT_REL, GRID_TOL
 
 __all__ = ["check_ecuq_invariants"]
 
@@ -68,14 +69,14 @@ def check_ecuq_invariants(inst: dict) -> Evidence:
     res = q.search(X)
     lo = X.min(1, keepdims=True)
     k = (res.x_hat - lo) / res.delta[:, None] - 0.5
-    grid = bool(np.all(np.abs(k - np.rint(k)) <= 1e-6) and np.all((np.rint(k) >= 0) & (np.rint(k) < res.levels[:, None])))
+    grid = bool(np.all(np.abs(k - np.rint(k)) <= GRID_TOL) and np.all((np.rint(k) >= 0) & (np.rint(k) < res.levels[:, None])))
     fp = 8 * np.spacing(np.max(np.abs(X), axis=1, keepdims=True))   # rounding of lo + (k+1/2) Delta
-    err = bool(np.all(np.abs(res.x_hat - X) <= res.delta[:, None] / 2 * (1 + 1e-12) + fp))
+    err = bool(np.all(np.abs(res.x_hat - X) <= res.delta[:, None] / 2 * (1 + EXACT_REL) + fp))
     K_ok = bool(np.all(res.levels >= q.initial_levels))
     H = empirical_entropy(res.x_hat)
     L = huffman_average_length(res.x_hat)
-    H_ok = bool(np.all(H <= inst["b"] + 1e-12) and np.all(H[res.in_window] >= inst["b"] - q.eps - 1e-12))
-    L_ok = bool(np.all(H <= L + 1e-12) and np.all(L < H + 1))
+    H_ok = bool(np.all(H <= inst["b"] + EXACT_REL) and np.all(H[res.in_window] >= inst["b"] - q.eps - EXACT_REL))
+    L_ok = bool(np.all(H <= L + EXACT_REL) and np.all(L < H + 1))
     ok = grid and err and K_ok and H_ok and L_ok
     return Evidence(f"{inst['dist']} d={inst['d']} b={inst['b']}", float(H.max()), inst["b"], ok,
                     tightness=float(H.max() / inst["b"]),

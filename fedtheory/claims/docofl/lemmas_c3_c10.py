@@ -12,7 +12,7 @@ import numpy as np
 from ...theory import docofl as th
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
-from ..tolerances import EXACT_REL
+from ..tolerances import EXACT_REL, FEW_OPS_REL, IDENTITY_TOL, ITERATE_REL, TINY
 
 __all__ = ["C9_CONSTANTS", "lemma_violations", "lemma_c8_direct"]
 
@@ -56,7 +56,7 @@ def check_lemma_c3(inst: dict) -> Evidence:
     mu_sum = mu.sum(axis=0)
     rhs = 2.0 * float(mu_sum @ mu_sum) + 2.0 * float(sig2.sum())
     exact = float(mu_sum @ mu_sum) + float(sig2.sum())   # independence: the bound is 2x this
-    ok = second <= rhs * (1 + EXACT_REL) and math.isclose(second, exact, rel_tol=1e-10)
+    ok = second <= rhs * (1 + EXACT_REL) and math.isclose(second, exact, rel_tol=IDENTITY_TOL)
     return Evidence(f"n={n} support={m} d={d} seed={inst['seed']}", second, rhs, bool(ok), tightness=second / rhs,
                     details={"bias_variance_identity": exact})
 
@@ -89,7 +89,7 @@ def check_lemma_c4(inst: dict) -> Evidence:
         if n >= 2:
             inner += float(X[0] @ X[1]) / 2**n
     rhs = float(per.sum())
-    ok = math.isclose(lhs, rhs, rel_tol=1e-10, abs_tol=1e-300)
+    ok = math.isclose(lhs, rhs, rel_tol=IDENTITY_TOL, abs_tol=TINY)
     return Evidence(f"n={n} d={d} seed={inst['seed']}", lhs, rhs, bool(ok), tightness=lhs / rhs if rhs else None,
                     details={"E[X_1^T X_2]": inner})
 
@@ -170,7 +170,7 @@ def lemma_violations(seed: int) -> dict[str, float]:
 def check_lemmas(inst: dict) -> Evidence:
     v = lemma_violations(inst["seed"])
     worst = max(v.values())
-    return Evidence(f"seed={inst['seed']}", worst, 1e-12, worst <= 1e-12, details=v)
+    return Evidence(f"seed={inst['seed']}", worst, EXACT_REL, worst <= EXACT_REL, details=v)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -211,11 +211,11 @@ def check_lemma_c6(inst: dict) -> Evidence:
         lhs = sum(sum(x[l] for l in range(k)) for k in range(t - tau + 1))
         mid = sum((t - tau - k) * x[k] for k in range(t - tau))
         rhs = t * float(np.sum(x))
-        ok_id = math.isclose(lhs, mid, rel_tol=1e-12, abs_tol=1e-12)
+        ok_id = math.isclose(lhs, mid, rel_tol=EXACT_REL, abs_tol=EXACT_REL)
         worst = max(worst, (lhs - rhs) / (rhs + 1e-300))
         tight = max(tight, lhs / rhs if rhs > 0 else 0.0)
         l2, m2, r2 = th.lemma_c6(x, t, tau)
-        agree &= ok_id and math.isclose(l2, lhs, rel_tol=1e-12, abs_tol=1e-12) and math.isclose(r2, rhs, rel_tol=1e-12)
+        agree &= ok_id and math.isclose(l2, lhs, rel_tol=EXACT_REL, abs_tol=EXACT_REL) and math.isclose(r2, rhs, rel_tol=EXACT_REL)
     ok = worst <= EXACT_REL and agree
     return Evidence(f"seed={inst['seed']} (20 draws)", worst, 0.0, bool(ok), tightness=tight,
                     details={"identity_and_theory_module_agree": agree})
@@ -238,7 +238,7 @@ def check_lemma_c7_as_printed(inst: dict) -> Evidence:
     # a convergent series has partial sums within any eps of the limit eventually: here the last 20 partial
     # sums stay at least |closed| + 10 away from the closed form (and their spread grows with the horizon)
     dist = float(np.min(np.abs(partial[-20:] - closed)))
-    return Evidence(f"a={a}", dist, 0.0, dist <= 1e-9,
+    return Evidence(f"a={a}", dist, 0.0, dist <= ITERATE_REL,
                     details={"closed_form": closed, "last_partial_sums": partial[-4:].tolist()})
 
 
@@ -266,13 +266,13 @@ def check_lemma_c7_corrected(inst: dict) -> Evidence:
     partial = float(np.sum(k * a**k))
     tail = (n + 1) * abs(a) ** (n + 1) / (1.0 - abs(a)) ** 2   # sum_{k>n} k|a|^k <= this
     err = abs(partial - closed)
-    ok = err <= tail + 1e-12 * max(1.0, abs(closed))
+    ok = err <= tail + EXACT_REL * max(1.0, abs(closed))
     eq15 = True
     if 0.0 <= a <= 0.5:
         eq15 = closed <= 4 * a * (1 + EXACT_REL) and closed <= 2.0
     lhs_th, rhs_th = th.lemma_c7(a, terms=n) if 0.0 <= a < 1.0 else (partial, closed)
-    agree = math.isclose(rhs_th, closed, rel_tol=EXACT_REL, abs_tol=1e-300) and math.isclose(lhs_th, partial, rel_tol=1e-12,
-                                                                                        abs_tol=1e-15)
+    agree = math.isclose(rhs_th, closed, rel_tol=EXACT_REL, abs_tol=TINY) and math.isclose(lhs_th, partial, rel_tol=EXACT_REL,
+                                                                                        abs_tol=FEW_OPS_REL)
     return Evidence(f"a={a}", partial, closed, bool(ok and eq15 and agree),
                     details={"abs_error": err, "tail_bound": tail, "eq15_<=4a<=2": eq15, "theory_module_agrees": agree})
 
@@ -318,7 +318,7 @@ def check_lemma_c8(inst: dict) -> Evidence:
         x = rng.exponential(size=T)
     lhs, rhs = lemma_c8_direct(x, a, Tt)
     l2, r2 = th.lemma_c8(x, a, Tt)
-    agree = math.isclose(l2, lhs, rel_tol=1e-10) and math.isclose(r2, rhs, rel_tol=EXACT_REL)
+    agree = math.isclose(l2, lhs, rel_tol=IDENTITY_TOL) and math.isclose(r2, rhs, rel_tol=EXACT_REL)
     return Evidence(f"T={T} T~={Tt} a={a}{' x=e_0' if inst.get('mass_at_zero') else ''}", lhs, rhs,
                     bool(lhs <= rhs * (1 + EXACT_REL) and agree), tightness=lhs / rhs,
                     details={"theory_module_agrees": agree})
@@ -350,7 +350,7 @@ def check_lemma_c9(inst: dict) -> Evidence:
     extra = C9_CONSTANTS["quadratic"] * g * b * eta**2 + C9_CONSTANTS["cubic"] * g * b**2 * th_**2 * eta**3
     ratio = extra / (eta / 4.0)
     lhs_th, rhs_th = th.lemma_c9(eta, g, b, th_)
-    agree = math.isclose(lhs_th, -eta / 2 + extra, rel_tol=1e-12) and math.isclose(rhs_th, -eta / 4, rel_tol=EXACT_REL)
+    agree = math.isclose(lhs_th, -eta / 2 + extra, rel_tol=EXACT_REL) and math.isclose(rhs_th, -eta / 4, rel_tol=EXACT_REL)
     return Evidence(f"gamma={g:.4g} theta={th_:.4g} beta={b:.4g} eta={inst['eta_fraction']:.3g} x max", ratio, 1.0,
                     bool(ratio <= 1.0 + EXACT_REL and agree), tightness=ratio, details={"theory_module_agrees": agree})
 
@@ -383,7 +383,7 @@ def check_lemma_c10(inst: dict) -> Evidence:
         rhs = A * float(np.sum(1.0 / e)) + B * e[1] + C * e[2] ** 2
         worst = max(worst, lhs / rhs)
         l2, r2 = th.lemma_c10(A, B, C, *e)
-        agree &= math.isclose(l2, lhs, rel_tol=1e-12) and math.isclose(r2, rhs, rel_tol=1e-12)
+        agree &= math.isclose(l2, lhs, rel_tol=EXACT_REL) and math.isclose(r2, rhs, rel_tol=EXACT_REL)
     return Evidence(f"seed={inst['seed']} (200 draws)", worst, 1.0, bool(worst <= 1 + EXACT_REL and agree),
                     tightness=worst,
                     details={"theory_module_agrees": agree})

@@ -14,6 +14,7 @@ from ...run import run
 from ..patterns import relative_error
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
+from ..tolerances import EXACT_REL, IDENTITY_TOL, ITERATE_REL, NONZERO_REL
 from .harness import efl_harness
 
 __all__ = []
@@ -61,10 +62,10 @@ def check_st_format(inst: dict) -> Evidence:
     nnz = np.count_nonzero(out, axis=1)
     ok_nnz = bool(np.all(nnz == k))
     ok_support = bool(np.array_equal(top, support))
-    ok_values = bool(np.allclose(np.abs(out[out != 0]), np.repeat(mu, nnz), rtol=1e-12, atol=0))
+    ok_values = bool(np.allclose(np.abs(out[out != 0]), np.repeat(mu, nnz), rtol=EXACT_REL, atol=0))
     ok_sign = bool(np.all(np.sign(out[out != 0]) == np.sign(T[out != 0])))
     err = float(np.max(np.abs(np.abs(out).max(axis=1) - mu) / mu))
-    return Evidence(f"n={n} q={q}", err, 1e-12, ok_nnz and ok_support and ok_values and ok_sign,
+    return Evidence(f"n={n} q={q}", err, EXACT_REL, ok_nnz and ok_support and ok_values and ok_sign,
                     details={"k": k, "nnz": nnz.tolist(), "support_ok": ok_support, "sign_ok": ok_sign,
                              "bits_per_row": float(bits[0])})
 
@@ -93,11 +94,11 @@ def check_st_contraction(inst: dict) -> Evidence:
     bound = 1.0 - comp.alpha(n)
     const, _ = comp.compress(np.full((1, n), 2.5))
     const_frac = float(np.sum((2.5 - const) ** 2) / (n * 6.25))
-    ok = (np.all(ortho <= 1e-10) and np.all(identity <= 1e-10) and np.all(frac <= bound + 1e-12)
-          and abs(const_frac - (1 - k / n)) <= 1e-12 and np.array_equal(out, again)
-          and (n == 1 or bool(np.any(np.abs(out - T).max(axis=1) > 1e-8))))
+    ok = (np.all(ortho <= IDENTITY_TOL) and np.all(identity <= IDENTITY_TOL) and np.all(frac <= bound + EXACT_REL)
+          and abs(const_frac - (1 - k / n)) <= EXACT_REL and np.array_equal(out, again)
+          and (n == 1 or bool(np.any(np.abs(out - T).max(axis=1) > NONZERO_REL))))
     if q == 1.0:
-        ok = ok and bool(np.allclose(out, np.abs(T).mean(axis=1, keepdims=True) * np.sign(T), rtol=1e-12))
+        ok = ok and bool(np.allclose(out, np.abs(T).mean(axis=1, keepdims=True) * np.sign(T), rtol=EXACT_REL))
     worst = float(frac.max())
     return Evidence(f"n={n} q={q}", worst, bound, bool(ok), tightness=worst / bound if bound > 0 else None,
                     details={"max_orthogonality": float(ortho.max()), "max_identity_error": float(identity.max()),
@@ -148,7 +149,7 @@ def check_ef_telescoping(inst: dict) -> Evidence:
         agg_total += (state.broadcast + state.server_res) - prev_res
     server_err = relative_error(state.x - x0 + state.server_res, agg_total)
     worst = max(node_err, server_err)
-    return Evidence(f"rows={inst['rows']} d={inst['d']} q={inst['q']} T={inst['rounds']}", worst, 1e-10, worst <= 1e-10,
+    return Evidence(f"rows={inst['rows']} d={inst['d']} q={inst['q']} T={inst['rounds']}", worst, IDENTITY_TOL, worst <= IDENTITY_TOL,
                     details={"node_error": node_err, "server_error": server_err})
 
 
@@ -183,9 +184,9 @@ def _sync_errors(inst: dict, variant: str) -> tuple[np.ndarray, float]:
 def check_sync_printed(inst: dict) -> Evidence:
     """Violated: the desynchronisation is measured round by round (the typo the consistent reading fixes)."""
     errs, scale = _sync_errors(inst, "printed")
-    bad = np.flatnonzero(errs > 1e-9 * max(1.0, scale))
+    bad = np.flatnonzero(errs > ITERATE_REL * max(1.0, scale))
     first = int(bad[0]) + 1 if bad.size else None
-    return Evidence(f"printed q={inst['q']} seed={inst['seed']}", float(errs.max()), 1e-9 * max(1.0, scale),
+    return Evidence(f"printed q={inst['q']} seed={inst['seed']}", float(errs.max()), ITERATE_REL * max(1.0, scale),
                     bad.size == 0, details={"first_desync_round": first, "final_sync_error": float(errs[-1]),
                                             "counterexample": "docs/efl.md, full participation, "
                                             f"s ~ U{{1..3}}, E=3, eta=0.02, q={inst['q']}, seed={inst['seed']}"})
@@ -197,7 +198,7 @@ def check_sync_printed(inst: dict) -> Evidence:
        kind="invariant", derived=True, instances=_sync_instances, runs=("efl",))
 def check_sync_corrected(inst: dict) -> Evidence:
     errs, scale = _sync_errors(inst, "consistent")
-    tol = 1e-12 * max(1.0, scale) * 10
+    tol = EXACT_REL * max(1.0, scale) * 10
     return Evidence(f"consistent q={inst['q']} seed={inst['seed']}", float(errs.max()), tol, bool(errs.max() <= tol))
 
 

@@ -10,6 +10,7 @@ from ...problems.quadratic import QuadraticProblem
 from ...run import run
 from ..patterns import relative_error
 from ..registry import Evidence, claim
+from ..tolerances import APPROX_REL, EXACT_REL, IDENTITY_TOL, PRESENT_REL
 from ._shared import distance, final_model, harness_instances
 from .harness import efl_harness
 
@@ -66,8 +67,8 @@ def check_elastic_algebra(inst: dict) -> Evidence:
     err_uv = float(max(np.max(np.abs(state.U - problem.A.sum(axis=0))),
                        np.max(np.abs(state.V - (problem.A * state.client_end).sum(axis=0)))))
     worst = max(err_value, err_grad / 1e-4 * 1e-10, err_uv)
-    ok = err_value <= 1e-10 and err_grad <= 1e-6 and err_uv <= 1e-12
-    return Evidence(f"N={N} d={d} lam={lam}", max(err_value, err_uv), 1e-10, ok,
+    ok = err_value <= IDENTITY_TOL and err_grad <= APPROX_REL and err_uv <= EXACT_REL
+    return Evidence(f"N={N} d={d} lam={lam}", max(err_value, err_uv), IDENTITY_TOL, ok,
                     details={"value_error": err_value, "fd_gradient_error": err_grad, "uv_error": err_uv,
                              "worst_scaled": worst})
 
@@ -102,7 +103,7 @@ def check_fisher_fallback(seed: int) -> Evidence:
     clients = np.arange(problem.n_clients)
     want = problem.A if problem.A.ndim == 2 else np.diagonal(problem.A, axis1=1, axis2=2)
     err = relative_error(fisher_diagonal(_GradientsOnly(problem), X, clients), want)
-    return Evidence(f"harness seed={seed}, finite differences", err, 1e-6, err <= 1e-6)
+    return Evidence(f"harness seed={seed}, finite differences", err, APPROX_REL, err <= APPROX_REL)
 
 
 def _uv_instances(thorough: bool):
@@ -122,7 +123,7 @@ def check_uv_sum_readings(seed: int) -> Evidence:
     kw["participation"] = 0.5
     apart = distance(final_model(EFL(uv_sum="reporters", **kw), problem, 20, seed=seed),
                   final_model(EFL(uv_sum="cached", **kw), problem, 20, seed=seed))
-    return Evidence(f"harness seed={seed} lam=0.5, 20 rounds", same, 0.0, same == 0.0 and apart > 1e-6,
+    return Evidence(f"harness seed={seed} lam=0.5, 20 rounds", same, 0.0, same == 0.0 and apart > PRESENT_REL,
                     details={"distance_partial_participation": apart})
 
 
@@ -150,7 +151,7 @@ def check_elastic_drift(seed: int) -> Evidence:
         state = run(alg, problem, 300, seed=0, record_every=300).state
         stds.append(state.client_end.std(axis=0))
     stds = np.array(stds)
-    mono = bool(np.all(np.diff(stds, axis=0) <= 1e-12))
+    mono = bool(np.all(np.diff(stds, axis=0) <= EXACT_REL))
     red = 1 - stds[-1] / stds[0]
     hi, lo = float(red[:3].mean()), float(red[3:].mean())
     return Evidence(f"harness seed={seed} fisher=(4,4,4,.5,.5,.5)", hi, lo, mono and hi > lo,

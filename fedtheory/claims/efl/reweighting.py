@@ -9,6 +9,7 @@ from ...algorithms.efl import EFL, EFLDraw
 from ...problems.quadratic import QuadraticProblem
 from ..patterns import expectation
 from ..registry import Evidence, claim
+from ..tolerances import EXACT_REL, MATERIAL_REL
 from ._shared import harness_instances
 from .harness import efl_harness
 
@@ -83,5 +84,5 @@ def check_ipw_unbiased(inst: dict) -> Evidence:
     plain = expected_step(EFL(participation=pi, **kw))
     err = float(np.linalg.norm(ipw - full) / np.linalg.norm(full))
     bias = float(np.linalg.norm(plain - full) / np.linalg.norm(full))
-    return Evidence(f"harness seed={inst['seed']} n=4 weights={inst['weights']} pi={pi}", err, 1e-12,
-                    err <= 1e-12 and bias > 1e-3, details={"plain_efl_relative_bias": bias})
+    return Evidence(f"harness seed={inst['seed']} n=4 weights={inst['weights']} pi={pi}", err, EXACT_REL,
+                    err <= EXACT_REL and bias > MATERIAL_REL, details={"plain_efl_relative_bias": bias})

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...theory import efl as th
 from ..registry import Evidence, claim
+from ..tolerances import EXACT_REL, ITERATE_REL
 
 __all__ = ["printed_table1", "theorem1_rounds_to"]
 
@@ -88,7 +89,7 @@ def check_table1_tighter(d: dict) -> Evidence:
     lib = th.table1_rounds(G2=d["G"] ** 2, mu=d["mu"], S=d["S"], eps=eps, L=eps ** -d["power"],
                            delta=eps ** -d["power"])
     rows = printed_table1(G=d["G"], mu=d["mu"], S=d["S"], eps=eps, L=eps ** -d["power"], delta=eps ** -d["power"])
-    transcribed = all(math.isclose(rows[k], lib[k], rel_tol=1e-12) for k in rows)
+    transcribed = all(math.isclose(rows[k], lib[k], rel_tol=EXACT_REL) for k in rows)
     return Evidence(", ".join(f"{k}={v:g}" for k, v in d.items()) + ", L = delta = eps^-power, eps -> 0", slope,
                     _DIVERGENCE_SLOPE, slope <= _DIVERGENCE_SLOPE and transcribed,
                     details={**out, "eps": list(_EPS_FAMILY), "library_transcription_ok": transcribed})
@@ -121,11 +122,11 @@ def check_table1_tighter_corrected(d: dict) -> Evidence:
     lib = th.table1_rounds(G2=G ** 2, mu=mu, S=d["S"], eps=eps, L=L, delta=d["delta"])
     firsts = (lib["EFL"] - L / (mu * math.sqrt(eps)), lib["SCAFFOLD"] - G / (mu * math.sqrt(eps)) - L / mu,
               lib["MIME"] - d["delta"] / mu)
-    same_stat = all(math.isclose(f, stat, rel_tol=1e-9, abs_tol=1e-9 * max(lib.values())) for f in firsts)
+    same_stat = all(math.isclose(f, stat, rel_tol=ITERATE_REL, abs_tol=ITERATE_REL * max(lib.values())) for f in firsts)
     predicted = d["L"] * (1 - math.sqrt(d["eps"])) <= d["G"]
     # comparisons at the floating-point resolution of the rows (ties are measure-zero on these draws)
     margin = rows["SCAFFOLD"] - rows["EFL"]
-    scaffold_ok = (margin >= 0) == predicted or abs(margin) <= 1e-9 * rows["SCAFFOLD"]
+    scaffold_ok = (margin >= 0) == predicted or abs(margin) <= ITERATE_REL * rows["SCAFFOLD"]
     mime_ok = d["delta"] > d["L"] or rows["EFL"] > rows["MIME"]
     ok = same_stat and scaffold_ok and mime_ok
     return Evidence(", ".join(f"{k}={v:g}" for k, v in d.items()), float(ok), 1.0, bool(ok),

@@ -14,6 +14,7 @@ from ...run import run
 from ...theory import efl as th
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
+from ..tolerances import EXACT_REL, TINY
 from ._shared import distance, final_model, harness_instances
 from .harness import efl_harness, weighted_optimum
 
@@ -114,7 +115,7 @@ def exact_second_moments(problem: QuadraticProblem, alg: EFL, rounds: int, x0: n
         eta = alg.learning_rate(tau)
         r = 1.0 - eta * problem.A
         M = 1.0 + np.sum(coef * (r ** s - 1.0), axis=0)
-        geo = np.where(np.abs(1 - r * r) > 1e-300, (1 - r ** (2 * s)) / np.where(np.abs(1 - r * r) > 0, 1 - r * r, 1), s)
+        geo = np.where(np.abs(1 - r * r) > TINY, (1 - r ** (2 * s)) / np.where(np.abs(1 - r * r) > 0, 1 - r * r, 1), s)
         var = M * M * var + np.sum(coef ** 2 * eta ** 2 * noise * geo, axis=0)
         out.append(mean.dist2[tau] + var.sum())
     return np.asarray(out)
@@ -321,7 +322,7 @@ def check_assumption5(inst: dict) -> Evidence:
     sched_err = max(abs(lr.learning_rate(t + 1) - th.theorem1_step(t, E, 0.5, gamma, Eps)) / th.theorem1_step(t, E, 0.5, gamma, Eps)
                     for t in (0, 1, 10, 1000))
     err = max(abs(max_ratio - theta) / theta, abs(Eps - E) / E, abs(total - 1), sched_err)
-    return Evidence(f"E={E} s_min={s_min} n={n}", err, 1e-12, err <= 1e-12,
+    return Evidence(f"E={E} s_min={s_min} n={n}", err, EXACT_REL, err <= EXACT_REL,
                     details={"theta": theta, "max_ratio": max_ratio, "E_sum_ps": Eps, "gamma": gamma})
 
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from ...theory import fedelasticnet as th
 from ..space import InstanceSpace, Param
+from ..tolerances import EXACT_REL, TINY
 from .instances import algorithm3, spec_problem
 
 __all__ = ["all_clients", "local_solutions", "alg3_round_terms", "expected_participants", "describe_alg3",
@@ -108,7 +109,7 @@ def lyapunov_margins(problem, alg, rounds: int, seed: int = 0, x0: np.ndarray | 
         q = alg3_round_terms(problem, alg, state)
         gap0 = q["gap_prev"] if gap0 is None else gap0
         scale = max(1.0, q["dist_prev"], q["C_prev"])
-        if q["gap_prev"] >= 1e-12 * gap0 or lam1 > 0:
+        if q["gap_prev"] >= EXACT_REL * gap0 or lam1 > 0:
             sbar = q["sbar_kkt"] if alg.sign_at_zero == "kkt" else q["sbar_sign"]
             inner = float((q["gamma_prev"] - problem.certificate.x_star) @ sbar)
             V_prev = q["dist_prev"] + k * q["C_prev"]
@@ -131,7 +132,7 @@ def lyapunov_margins(problem, alg, rounds: int, seed: int = 0, x0: np.ndarray | 
             for name, v in margins.items():
                 if v > worst[name]:
                     worst[name] = v
-                if v > 1e-12 and name not in first_violation:
+                if v > EXACT_REL and name not in first_violation:
                     first_violation[name] = {"round": t, "margin": v}
             if rhs6 > 0:
                 tight = max(tight, k0 * q["gap_prev"] / rhs6)
@@ -187,7 +188,7 @@ def l1_representable(l1: float) -> bool:
     # Alg. 3 and the checks recover the l1 sub-gradient as residual / lambda1; for a subnormal lambda1 (which
     # hypothesis draws: 5e-324) 1/lambda1 overflows to inf and the run is NaN. Not a restriction of the theorem:
     # lambda1 = 0 and every normal float lambda1 > 0 are in the space.
-    return l1 == 0 or l1 >= 1e-300
+    return l1 == 0 or l1 >= TINY
 
 
 def b6_regime(point: dict) -> bool:

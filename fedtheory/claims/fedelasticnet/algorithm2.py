@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..registry import Evidence, claim
+from ..tolerances import EXACT_REL
 from .instances import spec_problem
 
 __all__ = ["printed_algorithm2_round"]
@@ -92,4 +93,4 @@ def check_algorithm2(inst: dict) -> Evidence:
         for ours, printed in ((state.x, theta), (state.c, c), (state.C, C), (state.last_upload, delta)):
             worst = max(worst, float(np.max(np.abs(ours - printed))) / max(1.0, float(np.max(np.abs(printed)))))
     return Evidence(f"m={m} d={d} B={inst['B']} lambda1={inst['l1']:g} lambda2/beta={inst['l2']:g} "
-                    f"eps={inst['eps']:g} |P|={inst['P']} T={inst['T']}", worst, 1e-12, worst <= 1e-12)
+                    f"eps={inst['eps']:g} |P|={inst['P']} T={inst['T']}", worst, EXACT_REL, worst <= EXACT_REL)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..patterns import fixed_point_move
 from ..registry import Evidence, claim
+from ..tolerances import APPROX_REL, CONVERGED_REL, EXACT_REL, IDENTITY_TOL, ITERATE_REL
 from ._shared import all_clients, describe_alg3
 from .instances import algorithm3, spec_problem
 
@@ -42,7 +43,7 @@ def local_kkt_residuals(problem, state, lin: np.ndarray, lam2: float, lam1: floa
     off_support = float(np.maximum(np.where(nz, 0.0, np.abs(r) - lam1), 0.0).max()) / scale
     p = np.abs(problem.grads(problem.broadcast(state.x)) + lin).max(axis=1)
     zero = ~np.any(nz, axis=1)
-    decided = np.abs(p - lam1) > 1e-9 * scale  # the boundary case ||p|| = lam1 is not decidable in floats
+    decided = np.abs(p - lam1) > ITERATE_REL * scale  # the boundary case ||p|| = lam1 is not decidable in floats
     iff_ok = bool(np.all((zero == (p <= lam1))[decided]))
     return {"on_support": on_support, "off_support": off_support, "iff": iff_ok,
             "zero_updates": int(zero.sum())}
@@ -77,7 +78,7 @@ def check_local_kkt(inst) -> Evidence:
         zeros += res["zero_updates"]
         state, _ = alg.round(problem, state, rng)
     name = "Alg. 1" if isinstance(alg, FedProx) else describe_alg3(problem, alg)
-    return Evidence(f"{name} lambda1={alg.l1:g}", worst, 1e-10, worst <= 1e-10 and iff,
+    return Evidence(f"{name} lambda1={alg.l1:g}", worst, IDENTITY_TOL, worst <= IDENTITY_TOL and iff,
                     details={"iff_condition": iff, "zero_update_solves": zeros})
 
 
@@ -111,8 +112,8 @@ def check_alg3_invariance(inst) -> Evidence:
     worst = fixed_point_move(alg, problem, st0) / scale
     exact_zero = not (alg.l1 > 0 or alg.threshold > 0) or not any(
         np.any(alg.round_given(problem, st0, draw)[0].last_upload) for draw, _ in alg.outcomes(problem, st0))
-    return Evidence(describe_alg3(problem, alg) + f" eps={alg.threshold:g}", worst, 1e-12,
-                    worst <= 1e-12 and exact_zero, details={"updates_exactly_zero": bool(exact_zero)})
+    return Evidence(describe_alg3(problem, alg) + f" eps={alg.threshold:g}", worst, EXACT_REL,
+                    worst <= EXACT_REL and exact_zero, details={"updates_exactly_zero": bool(exact_zero)})
 
 
 def _fixed_point_instances(thorough: bool):
@@ -142,7 +143,7 @@ def alg3_limit(problem, alg, T: int) -> tuple[float, int | None, int]:
         if not zero:
             first_all_zero = None
         dist = float(np.linalg.norm(state.x - xs))
-        if dist <= 1e-12 * scale and (alg.l1 == 0.0 or (first_all_zero is not None and t - first_all_zero >= 5)):
+        if dist <= EXACT_REL * scale and (alg.l1 == 0.0 or (first_all_zero is not None and t - first_all_zero >= 5)):
             break
     return float(np.linalg.norm(state.x - xs)), first_all_zero, t
 
@@ -160,7 +161,7 @@ def check_alg3_fixed_point(inst) -> Evidence:
     dist, first_all_zero, t = alg3_limit(problem, alg, T)
     sparse_ok = alg.l1 == 0.0 or first_all_zero is not None
     return Evidence(describe_alg3(problem, alg) + f" lambda2/L_f={alg.alpha / problem.certificate.L_f:.3g}", dist,
-                    1e-8, dist <= 1e-8 and sparse_ok, details={"rounds_run": t, "all_updates_zero_since": first_all_zero})
+                    CONVERGED_REL, dist <= CONVERGED_REL and sparse_ok, details={"rounds_run": t, "all_updates_zero_since": first_all_zero})
 
 
 def _any_lambda2_instances(thorough: bool):
@@ -183,7 +184,7 @@ def check_any_lambda2(inst) -> Evidence:
     that stays inside the dead zone ||grad L_k(theta^{t-1}) - g_k||_inf <= lambda1 forever."""
     problem, alg, T = inst
     dist, first_all_zero, t = alg3_limit(problem, alg, T)
-    return Evidence("m=2 d=1 L_k = x^2/2 - x lambda2=beta/2 lambda1=0.05", dist, 1e-8, dist <= 1e-8,
+    return Evidence("m=2 d=1 L_k = x^2/2 - x lambda2=beta/2 lambda1=0.05", dist, CONVERGED_REL, dist <= CONVERGED_REL,
                     details={"rounds_run": t, "all_updates_zero_since": first_all_zero})
 
 
@@ -222,7 +223,7 @@ def check_dead_zone(inst) -> Evidence:
     rows = {lam1: _dead_zone_run(problem, beta, lam1, "printed", T, T // 2) for lam1 in lams}
     gaps = np.array([rows[l]["max_tail_gap"] for l in lams])
     slope = float(np.polyfit(np.log(lams), np.log(gaps), 1)[0]) if np.all(gaps > 0) else float("nan")
-    in_zone = all(rows[l]["max_tail_grad_inf"] <= l * (1 + 1e-6) for l in lams)
+    in_zone = all(rows[l]["max_tail_grad_inf"] <= l * (1 + APPROX_REL) for l in lams)
     below = all(rows[l]["max_tail_gap"] <= problem.dim * l ** 2 / (2 * mu) for l in lams)
     return Evidence(f"test quadratic lambda2=beta lambda1 in {lams}", slope, 2.0,
                     bool(in_zone and below and abs(slope - 2.0) <= 0.3),

@@ -12,6 +12,7 @@ from ...metrics import communication as comm
 from ...theory import fedelasticnet as th
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
+from ..tolerances import EXACT_REL
 from ._shared import all_clients
 from .instances import algorithm3, spec_problem
 
@@ -81,13 +82,13 @@ def check_sparsity_monotone(problem) -> Evidence:
         l1n = np.abs(D).sum(axis=2)  # (grid, m)
         scale = max(1.0, float(l1n.max()))
         worst_increase = max(worst_increase, float(np.max(np.diff(l1n, axis=0))) / scale)
-        above = grid[:, None] >= p_inf[None, :] * (1 + 1e-12)
+        above = grid[:, None] >= p_inf[None, :] * (1 + EXACT_REL)
         above_ok &= not np.any(np.any(D != 0, axis=2) & above)
         if problem.hessians == "diagonal":
             nnz_ok &= bool(np.all(np.diff(np.count_nonzero(D, axis=2), axis=0) <= 0))
     eps_ok = bool(np.all(np.diff(res["nnz_eps"]) <= 0))
-    holds = worst_increase <= 1e-12 and above_ok and nnz_ok and eps_ok
-    return Evidence(f"{problem.hessians} quadratic m={problem.n_clients} d={problem.dim}", worst_increase, 1e-12,
+    holds = worst_increase <= EXACT_REL and above_ok and nnz_ok and eps_ok
+    return Evidence(f"{problem.hessians} quadratic m={problem.n_clients} d={problem.dim}", worst_increase, EXACT_REL,
                     bool(holds), details={"zero_above_threshold": bool(above_ok), "nnz_monotone_diagonal": bool(nnz_ok),
                                           "nnz_monotone_eps": eps_ok, "nnz_eps": res["nnz_eps"].tolist()})
 
@@ -259,7 +260,7 @@ def check_entropy_sanity(inst: dict) -> Evidence:
     w[in_zero_bin] = 0.0
     unchanged = comm.binned_entropy(v, h) == comm.binned_entropy(w, h)
     per_round = comm.binned_entropy(rng.normal(0, sigma, (5, 200)), h)
-    cum_ok = abs(comm.cumulative(per_round)[-1] - float(np.sum(per_round))) <= 1e-12 * np.sum(per_round)
+    cum_ok = abs(comm.cumulative(per_round)[-1] - float(np.sum(per_round))) <= EXACT_REL * np.sum(per_round)
     holds = bool(ok_g and ok_l and ok_cont and zero and unchanged and cum_ok)
     return Evidence(f"sigma={sigma} n={n} bin={h} seed={inst['seed']}", Hg, continuous, holds,
                     details={"H_gauss": Hg, "H_gauss_exact_binned": Hg_exact, "H_laplace": Hl,

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...metrics import communication as comm
 from ..registry import Evidence, claim
+from ..tolerances import CONVERGED_REL, MATERIAL_REL
 from .instances import algorithm3, spec_problem
 
 __all__ = ["TABLE5_CIFAR10", "table1_rows", "training_accuracy", "headline_algorithms", "headline_table",
@@ -17,6 +18,11 @@ __all__ = ["TABLE5_CIFAR10", "table1_rows", "training_accuracy", "headline_algor
            "lambda1_sweep"]
 
 PAPER = "fedelasticnet"
+
+#: What the synthetic stand-ins of Tables 3-4 and Figures 2-5 leave out: they are narrower checks next to the
+#: experiments in the paper's setting (fedtheory/claims/fedelasticnet/neural.py), whose shape tests decide.
+CONVEX_STAND_IN = ("a convex stand-in (synthetic logistic regression), not the paper's non-IID neural setting; "
+                   "the experiment in that setting is fedelasticnet.neural.*")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -82,8 +88,8 @@ def check_table1(inst) -> Evidence:
     rows = table1_rows(problem, T)
     d = problem.dim
     scale = max(1.0, float(np.linalg.norm(problem.certificate.x_star)))
-    robust = all(rows[k]["distance"] <= 1e-8 * scale for k in ("SCAFFOLD", "FedDyn", "FedElasticNet"))
-    biased = all(rows[k]["distance"] >= 1e-3 * scale for k in ("FedAvg", "FedProx"))
+    robust = all(rows[k]["distance"] <= CONVERGED_REL * scale for k in ("SCAFFOLD", "FedDyn", "FedElasticNet"))
+    biased = all(rows[k]["distance"] >= MATERIAL_REL * scale for k in ("FedAvg", "FedProx"))
     dense = all(rows[k]["nnz_per_client_round_max"] == d == rows[k]["nnz_per_client_round_mean"]
                 for k in ("FedAvg", "FedProx", "FedDyn"))
     double = rows["SCAFFOLD"]["nnz_per_client_round_mean"] == 2 * d == rows["SCAFFOLD"]["nnz_per_client_round_max"]
@@ -241,7 +247,7 @@ def _entropy_check(inst) -> Evidence:
        statement="at 10% participation, Algs. 1, 2, 3 transmit less cumulative entropy (bin 0.01) than FedProx, "
                  "SCAFFOLD, FedDyn, and Alg. 3 the least of the six (the paper's shape, measured on synthetic(1,1) "
                  "logistic regression; the paper's data sets are not available offline)",
-       kind="qualitative", expected="exploratory", instances=_entropy_instances_of("Table 3"),
+       kind="qualitative", expected="exploratory", narrower=CONVEX_STAND_IN, instances=_entropy_instances_of("Table 3"),
        runs=("feddyn", "fedprox", "scaffold"))
 def check_table3(inst) -> Evidence:
     return _entropy_check(inst)
@@ -253,7 +259,7 @@ def check_table3(inst) -> Evidence:
        statement="at 100% participation, Algs. 1, 2, 3 transmit less cumulative entropy (bin 0.01) than FedProx, "
                  "SCAFFOLD, FedDyn, and Alg. 3 the least of the six (measured on synthetic(1,1) logistic "
                  "regression)",
-       kind="qualitative", expected="exploratory", instances=_entropy_instances_of("Table 4"),
+       kind="qualitative", expected="exploratory", narrower=CONVEX_STAND_IN, instances=_entropy_instances_of("Table 4"),
        runs=("feddyn", "fedprox", "scaffold"))
 def check_table4(inst) -> Evidence:
     return _entropy_check(inst)
@@ -319,7 +325,7 @@ def figure2_shape(alg3: dict, feddyn: dict) -> bool:
                  "and of smaller binned entropy than FedDyn's, Alg. 3's Laplace-like and FedDyn's Gaussian-like "
                  "(excess kurtosis nearer Laplace's 3 than the Gaussian's 0, and nearer 0 than 3) (measured on "
                  "synthetic(1,1) logistic regression with Table 5's CIFAR-10 hyperparameters)",
-       kind="qualitative", expected="exploratory", instances=_figure2_instances, runs=("feddyn", "scaffold"))
+       kind="qualitative", expected="exploratory", narrower=CONVEX_STAND_IN, instances=_figure2_instances, runs=("feddyn", "scaffold"))
 def check_figure2(inst) -> Evidence:
     label, problem, participation, T = inst
     algs = headline_algorithms(participation)
@@ -383,7 +389,7 @@ _SWEEP_STATEMENT = ("for {name} the cumulative non-zeros do not increase as lamb
        id="fedelasticnet.statements.figure3", paper=PAPER,
        reference="accuracy and sparsity of Alg. 1 against lambda1 in {1e-8, 1e-6, 1e-4, 1e-2}, CIFAR-10",
        statement=_SWEEP_STATEMENT.format(name="Alg. 1"),
-       kind="monotonicity", expected="exploratory", instances=_lambda1_instances, runs=("fedprox",))
+       kind="monotonicity", expected="exploratory", narrower=CONVEX_STAND_IN, instances=_lambda1_instances, runs=("fedprox",))
 def check_figure3(inst) -> Evidence:
     return _sweep_shape(inst, "Alg. 1")
 
@@ -392,7 +398,7 @@ def check_figure3(inst) -> Evidence:
        id="fedelasticnet.statements.figure4", paper=PAPER,
        reference="accuracy and sparsity of Alg. 2 against lambda1 in {1e-8, 1e-6, 1e-4, 1e-2}, CIFAR-10",
        statement=_SWEEP_STATEMENT.format(name="Alg. 2"),
-       kind="monotonicity", expected="exploratory", instances=_lambda1_instances, runs=("scaffold",))
+       kind="monotonicity", expected="exploratory", narrower=CONVEX_STAND_IN, instances=_lambda1_instances, runs=("scaffold",))
 def check_figure4(inst) -> Evidence:
     return _sweep_shape(inst, "Alg. 2")
 
@@ -401,6 +407,6 @@ def check_figure4(inst) -> Evidence:
        id="fedelasticnet.statements.figure5", paper=PAPER,
        reference="accuracy and sparsity of Alg. 3 against lambda1 in {1e-8, 1e-6, 1e-4, 1e-2}, CIFAR-10",
        statement=_SWEEP_STATEMENT.format(name="Alg. 3"),
-       kind="monotonicity", expected="exploratory", instances=_lambda1_instances, runs=("feddyn",))
+       kind="monotonicity", expected="exploratory", narrower=CONVEX_STAND_IN, instances=_lambda1_instances, runs=("feddyn",))
 def check_figure5(inst) -> Evidence:
     return _sweep_shape(inst, "Alg. 3")

@@ -13,6 +13,7 @@ from ...local.fgd import StopRule, local_descent
 from ...problems.quadratic import QuadraticProblem
 from ..patterns import fixed_point_move
 from ..registry import Evidence, claim
+from ..tolerances import APPROX_REL, IDENTITY_TOL, MATERIAL_REL, NONZERO_REL
 from ._shared import SC_SPACE, describe, quadratic_instance
 
 __all__ = ["fedprox_fixed_point", "linear_client_problem"]
@@ -44,7 +45,7 @@ def check_dane_closed_form(kw: dict) -> Evidence:
         new, _ = alg.round(problem, alg.init(problem, x), rng)
         ref = x - M @ problem.grad(x)
         worst = max(worst, float(np.linalg.norm(new.x - ref) / max(np.linalg.norm(ref), np.linalg.norm(x))))
-    return Evidence(describe(kw), worst, 1e-10, worst <= 1e-10, details={"lam": lam})
+    return Evidence(describe(kw), worst, IDENTITY_TOL, worst <= IDENTITY_TOL, details={"lam": lam})
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -86,15 +87,15 @@ def check_fixed_point(kw: dict) -> Evidence:
     algs = {"dane": DANE(lam=lam), "dane+_random": DANEPlus(lam=lam, averaging="random"),
             "fedred_gd": FedRed(lam=lam, p=0.5)}
     moves = {name: fixed_point_move(alg, problem, alg.init(problem, xs)) for name, alg in algs.items()}
-    exact_ok = max(moves.values()) <= 1e-10 * scale
+    exact_ok = max(moves.values()) <= IDENTITY_TOL * scale
     prox = float(np.linalg.norm(fedprox_fixed_point(problem, lam) - xs))
     # Control: identical Hessians (E_i = 0) keep x* a FedProx fixed point.
     same = QuadraticProblem(np.broadcast_to(problem.A_bar, problem.A.shape).copy(), problem.b, problem.weights)
     prox_control = float(np.linalg.norm(fedprox_fixed_point(same, lam) - same.certificate.x_star))
     # A requested zero comes back at rounding level (zeta2 ~ (1e-16 L ||x*||)^2), which is not heterogeneity.
-    heterogeneous = c.delta_B > 1e-8 * c.L and c.zeta2 > (1e-8 * c.L * scale) ** 2
-    holds = exact_ok and (prox > 1e-10 * scale or not heterogeneous) and prox_control <= 1e-10 * scale
-    return Evidence(describe(kw), max(moves.values()) / scale, 1e-10, holds,
+    heterogeneous = c.delta_B > NONZERO_REL * c.L and c.zeta2 > (NONZERO_REL * c.L * scale) ** 2
+    holds = exact_ok and (prox > IDENTITY_TOL * scale or not heterogeneous) and prox_control <= IDENTITY_TOL * scale
+    return Evidence(describe(kw), max(moves.values()) / scale, IDENTITY_TOL, holds,
                     details={**moves, "fedprox_offset": prox, "fedprox_offset_equal_hessians": prox_control})
 
 
@@ -150,8 +151,8 @@ def check_scaffold_ill_posed(kw: dict) -> Evidence:
     lam = kw["lam"]
     y = problem.solve_local(h0[None], x[None], lam, clients=np.array([0]))[0]
     kkt = float(np.linalg.norm(G[0] + h0 + lam * (y - x)))  # A_0 = 0: grad f_0 is constant
-    unbounded = bool(np.all(np.abs(slope - 1) <= 1e-6)) and float(g @ g) > 0
-    holds = unbounded and refused and kkt <= 1e-10 * max(1.0, float(np.linalg.norm(g)))
+    unbounded = bool(np.all(np.abs(slope - 1) <= APPROX_REL)) and float(g @ g) > 0
+    holds = unbounded and refused and kkt <= IDENTITY_TOL * max(1.0, float(np.linalg.norm(g)))
     # measured: the model's drop at the largest step; theory: the exact linear decrease -t ||g||^2 it must equal
     # (the model is unbounded below: the drop grows without limit in t)
     return Evidence(describe(kw), float(drops[-1]), float(-ts[-1] * (g @ g)), holds,
@@ -188,6 +189,6 @@ def check_selection_vs_averaging(kw: dict) -> Evidence:
     avg = res.X.mean(axis=0)
     avg_grad = float(np.linalg.norm(grad(avg[None])))
     distinct = float(np.linalg.norm(res.X[0] - res.X[1]))
-    holds = distinct > 1e-3 and avg_grad > 1e3 * float(selected.max())
+    holds = distinct > MATERIAL_REL and avg_grad > 1e3 * float(selected.max())
     return Evidence(describe(kw), avg_grad, float(selected.max()), holds,
                     details={"local_models": res.X, "selected_grad_norms": selected, "distinct": distinct})

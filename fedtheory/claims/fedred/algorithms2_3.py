@@ -15,6 +15,7 @@ from ...theory import fedred as th
 from ..patterns import relative_error
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
+from ..tolerances import EXACT_REL, ITERATE_REL
 from ._shared import LOCAL_DELTA_A_FEASIBLE, describe, local_grad, local_problem, quadratic_instance, start_point
 
 __all__: list[str] = []
@@ -94,7 +95,7 @@ def check_fedred_local_solvers(inst: dict) -> Evidence:
     K, X0 = inst["local_steps"], state.X
     # Floating-point floor (docs/design.md): iterates carry errors of ~1e-16 of their size, so distances below
     # 1e-12 of ||x_0|| + ||x_i*|| (and the matching F-gaps, M/2 times their square) are not resolved.
-    floor = 1e-12 * (np.linalg.norm(X0, axis=1) + np.linalg.norm(X_star, axis=1))
+    floor = EXACT_REL * (np.linalg.norm(X0, axis=1) + np.linalg.norm(X_star, axis=1))
     if inst.get("local_tol", 0.0) > 0:
         measured = np.linalg.norm(local_grad(problem, X, state.H, total, C), axis=1)
         allowed = np.full(len(measured), inst["local_tol"])
@@ -107,7 +108,7 @@ def check_fedred_local_solvers(inst: dict) -> Evidence:
                              M / 2 * floor**2)
     ratio = float(np.max(measured / allowed))
     described = ", ".join(f"{k}={v}" for k, v in inst.items())
-    return Evidence(f"FedRed({described}) lam={lam:.3g} eta={eta}", ratio, 1.0, ratio <= 1.0 + 1e-9,
+    return Evidence(f"FedRed({described}) lam={lam:.3g} eta={eta}", ratio, 1.0, ratio <= 1.0 + ITERATE_REL,
                     tightness=ratio)
 
 
@@ -162,4 +163,4 @@ def check_fedred_gd_closed_form(kw: dict) -> Evidence:
     tr_b = run(DANE(lam=lam), problem, 10, x0=x0)
     errs["alg2_p1_vs_dane"] = float(np.linalg.norm(tr_a.x_final - tr_b.x_final) / max(1.0, np.linalg.norm(x0)))
     worst = max(errs.values())
-    return Evidence(describe(kw), worst, 1e-12, worst <= 1e-12, details=errs)
+    return Evidence(describe(kw), worst, EXACT_REL, worst <= EXACT_REL, details=errs)

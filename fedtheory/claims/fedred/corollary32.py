@@ -9,7 +9,7 @@ import numpy as np
 
 from ...algorithms.dane import DANEPlus
 from ..registry import Evidence, claim
-from ..tolerances import IDENTITY_TOL
+from ..tolerances import IDENTITY_TOL, SQUARED_CONVERGED_REL, SQUARED_FIT_FLOOR
 from ._shared import SC_SPACE, describe, quadratic_instance, start_point
 
 __all__: list[str] = []
@@ -57,11 +57,11 @@ def check_cv_b84(kw: dict) -> Evidence:
         term_scale = max(term_scale, float(np.max(np.abs(state.h))), m * float(np.max(np.abs(state.x))))
         sums.append(float(np.max(np.abs(problem.weights @ state.h))) / (term_scale + 1e-300))
         dist.append(float(np.sum((state.x - c.x_star) ** 2)))
-        if dist[-1] <= 1e-20 * d0:
+        if dist[-1] <= SQUARED_CONVERGED_REL * d0:
             break
     dist = np.array(dist)
-    converged = dist[-1] <= 1e-20 * d0
-    keep = dist > 1e-18 * d0
+    converged = dist[-1] <= SQUARED_CONVERGED_REL * d0
+    keep = dist > SQUARED_FIT_FLOOR * d0
     rate = float(np.exp(np.polyfit(np.arange(len(dist))[keep], 0.5 * np.log(dist[keep]), 1)[0]))
     # Fixed point: x*, h_i = -grad f_i(x*).
     Gs = problem.grads(problem.broadcast(c.x_star))

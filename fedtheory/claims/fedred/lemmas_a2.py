@@ -22,7 +22,7 @@ from ...problems.nonconvex import nonconvex
 from ...problems.quadratic import quadratic
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param, quadratic_space
-from ..tolerances import ITERATE_REL
+from ..tolerances import CERTIFIED_CONSTANT_REL, EXACT_REL, ITERATE_REL
 from ._shared import client_hessians, describe, weighted_mean_sq
 
 __all__ = ["young_gap", "sqrt_recursion_gap", "weighted_sum_gap", "variance_identity_error",
@@ -76,7 +76,7 @@ def check_young(kw: dict) -> Evidence:
     worst = float(max(g1.max(), g2.max()))
     e1, e2 = young_gap(a[:5], alpha * a[:5], alpha)  # equality case: both slacks are zero
     attained = float(max(np.abs(e1).max(), np.abs(e2).max()))
-    holds = worst <= ITERATE_REL and attained <= 1e-12
+    holds = worst <= ITERATE_REL and attained <= EXACT_REL
     # Tightness of (A.4), ||a + b||^2 / ((1 + alpha)||a||^2 + (1 + 1/alpha)||b||^2), over the random pairs and the
     # equality pairs b = alpha a (where it is 1): computed from the vectors, not from young_gap.
     pairs = ((a, b), (a[:5], alpha * a[:5]))
@@ -210,7 +210,7 @@ def check_variance_identity(kw: dict) -> Evidence:
     for _ in range(20):
         X = rng.standard_normal((n, d)) + float(kw["offset"])
         worst = max(worst, variance_identity_error(w, X, rng.standard_normal(d)))
-    return Evidence(describe(kw), worst, 1e-12, worst <= 1e-12)
+    return Evidence(describe(kw), worst, EXACT_REL, worst <= EXACT_REL)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ def check_prox_step(kw: dict) -> Evidence:
             scale = np.abs(psi(Z)) + np.abs(psi(Xp)) + rhs
             worst = max(worst, float(np.max(np.abs(lhs - rhs) / scale)))
         state = alg.round(problem, state, rng)[0]
-    return Evidence(describe(kw), worst, 1e-12, worst <= 1e-12)
+    return Evidence(describe(kw), worst, EXACT_REL, worst <= EXACT_REL)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -420,4 +420,4 @@ def check_hessian_to_ahd(kw: dict) -> Evidence:
             continue
         worst = max(worst, (lhs - rhs) / rhs)
         ratio = max(ratio, lhs / rhs)
-    return Evidence(describe(kw), worst, 0.0, worst <= 1e-7, tightness=ratio, details={"delta^2": delta2})
+    return Evidence(describe(kw), worst, 0.0, worst <= CERTIFIED_CONSTANT_REL, tightness=ratio, details={"delta^2": delta2})

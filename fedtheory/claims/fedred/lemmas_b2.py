@@ -13,7 +13,7 @@ from ...algorithms.dane import DANEPlus
 from ...problems.nonconvex import NonconvexProblem
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
-from ..tolerances import ITERATE_REL
+from ..tolerances import CONVERGED_REL, EXACT_REL, IDENTITY_TOL, ITERATE_REL
 from ._shared import describe, nonconvex_instance
 
 __all__ = ["daneplus_nonconvex_run", "sandwich_coefficients", "nonconvex_round_coefficients"]
@@ -46,7 +46,7 @@ def daneplus_nonconvex_run(kw: dict, *, stopping: str = "steps", tol: float = 0.
     g0 = float(np.linalg.norm(problem.grad(state.x)))
     records = []
     for r in range(int(kw.get("rounds", 20))):
-        if float(np.linalg.norm(problem.grad(state.x))) <= 1e-8 * g0:
+        if float(np.linalg.norm(problem.grad(state.x))) <= CONVERGED_REL * g0:
             break  # a stationary point to rounding: the inequalities' sides are rounding noise below this
         X, h_alg, _, extra = alg.local_models(problem, state)
         G = problem.grads(problem.broadcast(state.x))
@@ -115,7 +115,7 @@ def check_gradient_transfer(kw: dict) -> Evidence:
             gh_z = gf - problem.grads(Z)
             rebuilt = gradF + (gh_z - gh_x) - lam * (Z - rec["x"])
             ident = max(ident, float(np.max(np.abs(rebuilt - gf)) / max(1.0, float(np.max(np.abs(gf))))))
-    holds = worst <= ITERATE_REL and ident <= 1e-10
+    holds = worst <= ITERATE_REL and ident <= IDENTITY_TOL
     return Evidence(describe(kw), worst, 0.0, holds, tightness=ratio, details={"identity_error": ident})
 
 
@@ -156,7 +156,7 @@ def check_model_sandwich(kw: dict) -> Evidence:
             worst = max(worst, float(np.max(np.maximum(lo - dF, dF - hi) / scale)))
             # How much of the delta_B/2 margin is used on either side (1: a side is attained).
             used = np.abs(dF - df - 0.5 * lam * d2) / np.maximum(0.5 * dB * d2, 1e-300)
-            ratio = max(ratio, float(np.max(np.where(d2 > 1e-12 * (1.0 + x @ x), used, 0.0))))
+            ratio = max(ratio, float(np.max(np.where(d2 > EXACT_REL * (1.0 + x @ x), used, 0.0))))
     return Evidence(describe(kw), worst, 0.0, worst <= ITERATE_REL, tightness=ratio)
 
 

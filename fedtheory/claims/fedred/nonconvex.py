@@ -92,14 +92,14 @@ def check_nonconvex_descent(kw: dict) -> Evidence:
     coef = th.nonconvex_descent_coefficient(lam, problem.certificate.delta_B)
     worst = -np.inf
     f_seq = []
-    for x, X, _, _, x_new in records:
+    for x, X, _, _, _x_new in records:
         fx = problem.value(x)
         vals = np.array([problem.value(xi) for xi in X]) + coef * np.sum((X - x) ** 2, axis=1)
         worst = max(worst, float(np.max(vals - fx)))
         f_seq.append(fx)
     f_seq.append(problem.value(records[-1][4]))
     increases = float(np.max(np.diff(f_seq)))
-    holds = worst <= 1e-9 * max(1.0, abs(f_seq[0])) and increases <= 1e-9 * max(1.0, abs(f_seq[0]))
+    holds = worst <= ITERATE_REL * max(1.0, abs(f_seq[0])) and increases <= ITERATE_REL * max(1.0, abs(f_seq[0]))
     return Evidence(describe(kw), worst, 0.0, holds,
                     details={"max_f_increase": increases, "f_first": f_seq[0], "f_last": f_seq[-1]})
 

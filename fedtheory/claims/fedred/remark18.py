@@ -13,7 +13,7 @@ from ...problems.quadratic import QuadraticProblem
 from ...run import run
 from ...theory import fedred as th
 from ..registry import Evidence, claim
-from ..tolerances import GAP_FLOOR, ITERATE_REL
+from ..tolerances import EXACT_REL, GAP_FLOOR, IDENTITY_TOL, ITERATE_REL, MATERIAL_REL
 from ._shared import describe, nonconvex_instance, quadratic_instance, start_point
 
 __all__: list[str] = []
@@ -67,8 +67,8 @@ def check_dissimilarity_constants(kw: dict) -> Evidence:
     sampled = float(np.sqrt(np.max(np.einsum("n,knd->k", problem.weights,
                                              np.einsum("nde,ke->knd", E, W) ** 2))))
     errs["def2_attained"] = abs(attained - dA) / dA
-    sandwich = dA <= dB * (1 + 1e-12) and dB <= math.sqrt(n) * dA * (1 + 1e-12) and sampled <= dA * (1 + 1e-12)
-    convex_ok = dB <= c.L * (1 + 1e-12)
+    sandwich = dA <= dB * (1 + EXACT_REL) and dB <= math.sqrt(n) * dA * (1 + EXACT_REL) and sampled <= dA * (1 + EXACT_REL)
+    convex_ok = dB <= c.L * (1 + EXACT_REL)
     rms = float(np.sqrt(problem.weights @ norms**2))
     out = outlier_quadratic(max(n, 2), d, mu=c.mu, L=c.L, delta_B=c.delta_B, seed=kw.get("seed", 0)).certificate
     errs["outlier_ratio"] = abs(out.delta_B / out.delta_A - math.sqrt(max(n, 2) - 1)) / math.sqrt(max(n, 2) - 1)
@@ -77,12 +77,12 @@ def check_dissimilarity_constants(kw: dict) -> Evidence:
     Er[0], Er[1], Er[2], Er[3] = a * np.diag([1, 0]), -a * np.diag([1, 0]), a * np.diag([0, 1]), -a * np.diag([0, 1])
     rem = QuadraticProblem(Er + 2 * np.eye(2), np.zeros((4, 2))).certificate
     errs["remark18_delta_A"] = abs(rem.delta_A - a / math.sqrt(2)) / (a / math.sqrt(2))
-    strict = rem.delta_A < a * (1 - 1e-3)
+    strict = rem.delta_A < a * (1 - MATERIAL_REL)
     shifted = vary_L(problem, c.L + 7.0).certificate
     errs["common_shift"] = max(rel(shifted.delta_A, c.delta_A, shifted.L), rel(shifted.delta_B, c.delta_B, shifted.L))
     worst = max(errs.values())
-    holds = worst <= 1e-10 and sandwich and convex_ok and dA <= rms * (1 + 1e-12) and strict
-    return Evidence(describe(kw), worst, 1e-10, holds,
+    holds = worst <= IDENTITY_TOL and sandwich and convex_ok and dA <= rms * (1 + EXACT_REL) and strict
+    return Evidence(describe(kw), worst, IDENTITY_TOL, holds,
                     details={**errs, "delta_A": dA, "delta_B": dB, "sqrt_mean_norm2": rms, "sampled_max": sampled,
                              "outlier_ratio": out.delta_B / out.delta_A})
 
@@ -115,6 +115,6 @@ def check_common_part(kw: dict) -> Evidence:
           for cc in (1.0, 4.0, 16.0)]
     worst_delta = max(worst_delta, max(abs(x.delta_B - nc[0].delta_B) / nc[0].delta_B for x in nc),
                       max(abs(x.delta_A - nc[0].delta_A) / nc[0].delta_A for x in nc))
-    holds = worst_delta <= 1e-10 and worst_ratio <= 1 + ITERATE_REL and max(Ls) > 10 * min(Ls)
+    holds = worst_delta <= IDENTITY_TOL and worst_ratio <= 1 + ITERATE_REL and max(Ls) > 10 * min(Ls)
     return Evidence(describe({k: v for k, v in kw.items() if k != "shifts"}), worst_ratio, 1.0, holds,
                     tightness=worst_ratio, details={"L": Ls, "delta_rel_change": worst_delta})

@@ -82,40 +82,31 @@ def check_selection_law(which: str) -> Evidence:
                     details={"p_expected": p, "communication_rate": comm / n_draws, "client_freq": freq})
 
 
-# --- Algorithms 1 and 2 (and EFL's Algorithm 1): the outcome laws of the draws ---
+# --- Algorithms 1 and 2: the outcome laws of the draws (EFL's: fedtheory/claims/efl/rounds.py) ---
 
 def _outcome_law_instances(thorough: bool):
     yield "dane+ standard"
     yield "dane+ random"
     yield "fedred standard"
     yield "fedred random"
-    yield "efl"
 
 
-@claim(cites=("Algorithm 1", "Algorithm 2", "efl:Algorithm 1"),
+@claim(cites=("Algorithm 1", "Algorithm 2"),
        id="fedred.rounds.outcome_law", paper="fedred",
        statement="the outcome laws that exact expectations enumerate (outcomes()) are the laws of the draws: "
                  "probabilities sum to 1, every drawn outcome is enumerated, and each frequency is within 5 "
-                 "standard errors (4000 draws) -- for DANE+ (standard, random selection), FedRed (both "
-                 "selections) and EFL with heterogeneous participation, a departure and an arrival",
-       kind="statistical", instances=_outcome_law_instances, runs=("efl",))
+                 "standard errors (4000 draws) -- for DANE+ (standard, random selection) and FedRed (both "
+                 "selections)",
+       kind="statistical", instances=_outcome_law_instances)
 def check_outcome_law(which: str) -> Evidence:
-    from ...algorithms.efl import EFL
-
     problem = reference_problem()
     if which.startswith("dane+"):
         alg = DANEPlus(lam=1.0, averaging=which.split()[1])
         key = lambda d: d.client  # noqa: E731
-    elif which.startswith("fedred"):
+    else:
         alg = FedRed(lam=1.0, eta=0.1, p=0.35, selection=which.split()[1])
         key = lambda d: (d.communicate, d.client)  # noqa: E731
-    else:  # client 3 departs after round 1, client 0 arrives at round 2: the law must follow the schedule
-        alg = EFL(E=3, s_min=1, s_max=(1, 2, 3, 2), participation=(0.9, 0.5, 0.7, 0.6), departures={3: 1},
-                  arrivals={0: 2})
-        key = lambda d: tuple(d.steps.tolist())  # noqa: E731
     state = alg.init(problem, np.zeros(problem.dim))
-    if which == "efl":
-        state = alg.round(problem, state, np.random.default_rng(0))[0]  # the next round is round 2
     law, worst_z, unknown = law_against_draws(alg, problem, state, key)
     total = sum(law.values())
     ok = not unknown and worst_z <= Z_MONTE_CARLO and abs(total - 1.0) <= EXACT_REL

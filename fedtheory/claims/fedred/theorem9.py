@@ -9,6 +9,7 @@ import numpy as np
 from ...algorithms.fedred import FedRed
 from ...run import run
 from ..registry import Evidence, claim
+from ..tolerances import EXACT_REL
 from ._shared import describe, quadratic_instance, start_point
 
 __all__: list[str] = []
@@ -63,7 +64,7 @@ def check_fedred_sgd_noise_floor(kw: dict) -> Evidence:
          zip(plateaus, plateaus[1:], ses, ses[1:])]
     clean = run(FedRed(lam=lam, eta=kw["etas_L"][0] / c.L, p=kw["p"], stochastic=True), base, K,
                 x0=start_point(base, 0), seed=0)
-    exact_ok = clean.gap[-1] <= 1e-12 * clean.gap[0]
+    exact_ok = clean.gap[-1] <= EXACT_REL * clean.gap[0]
     holds = max(ratios) <= 0.7 and min(z) >= 5.0 and exact_ok
     return Evidence(describe({k: v for k, v in kw.items() if k not in ("etas_L",)}), max(ratios), 0.7, holds,
                     details={"plateaus": plateaus, "std_errors": ses, "ratios": ratios, "z": z,

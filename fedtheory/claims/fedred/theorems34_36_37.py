@@ -11,7 +11,7 @@ import numpy as np
 from ...algorithms.fedred import FedRed
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param, quadratic_space
-from ..tolerances import ITERATE_REL
+from ..tolerances import EXACT_REL, ITERATE_REL, mc_slack
 from ._shared import describe, nonconvex_instance, quadratic_instance, weighted_mean_sq
 
 __all__ = ["fedred_nonconvex_constant", "fedred_gd_epoch_constant"]
@@ -164,7 +164,7 @@ def check_fedred_gd_convex(kw: dict) -> Evidence:
         bound = (1 / (2 * eta) + lam / (2 * p)) * D2 / K
     mean = float(values.mean())
     se = float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
-    return Evidence(describe(kw), mean, bound, mean - 4 * se <= bound, tightness=mean / bound,
+    return Evidence(describe(kw), mean, bound, mean - mc_slack(se) <= bound, tightness=mean / bound,
                     details={"standard_error": se, "paths": len(values), "mu": mu})
 
 
@@ -239,7 +239,7 @@ def check_fedred_gd_nonconvex_pathwise(kw: dict) -> Evidence:
             C = fedred_gd_epoch_constant(m, lam=lam, delta_B=c.delta_B, eta=eta, L=c.L)
             f_old, f_new = problem.value(state.x), problem.value(new.x)
             worst = max(worst, (g2 - C * (f_old - f_new)) / (g2 + C * (abs(f_old) + abs(f_new)) + 1e-300))
-            if f_old - f_new > 1e-12 * (abs(f_old) + 1.0):  # the per-epoch ratio, above the rounding floor
+            if f_old - f_new > EXACT_REL * (abs(f_old) + 1.0):  # the per-epoch ratio, above the rounding floor
                 ratio = max(ratio, g2 / (C * (f_old - f_new)))
             weighted += g2 / C
             epochs += 1

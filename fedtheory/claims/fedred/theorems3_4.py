@@ -13,6 +13,7 @@ from ...run import run
 from ...theory import fedred as th
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param, quadratic_space
+from ..tolerances import ITERATE_REL
 from ._shared import (LOCAL_DELTA_A_FEASIBLE, describe, gd_iterations_to_gap, local_grad, local_problem,
                       quadratic_instance, start_point)
 
@@ -164,5 +165,5 @@ def check_daneplus_local_accuracy(inst: dict) -> Evidence:
         # (frozen or reflected server updates would only move those points), so the server is not under test
         state = replace(state, x=problem.weights @ X, r=state.r + 1)
     described = ", ".join(f"{k}={v}" for k, v in inst.items())
-    return Evidence(f"DANE+({described}) 12 rounds", worst, 1.0, worst <= 1.0 + 1e-9 and capped == 0,
+    return Evidence(f"DANE+({described}) 12 rounds", worst, 1.0, worst <= 1.0 + ITERATE_REL and capped == 0,
                     tightness=worst, details={"local_not_converged": capped})

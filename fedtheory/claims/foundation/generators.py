@@ -13,7 +13,7 @@ from ...problems.logistic import logistic, logistic_perturbed
 from ...problems.nonconvex import nonconvex
 from ...problems.quadratic import quadratic
 from ..registry import Evidence, claim
-from ..tolerances import EXACT_REL, IDENTITY_TOL
+from ..tolerances import EXACT_REL, IDENTITY_TOL, SUM_REL
 
 __all__: list[str] = []
 
@@ -227,7 +227,7 @@ def check_vary_L(inst: dict) -> Evidence:
     errors = {"L": _rel(c.L, inst["L"]), "delta_A": _rel_floor(c.delta_A, b.delta_A, fl),
               "delta_B": _rel_floor(c.delta_B, b.delta_B, fl), "zeta2": _rel_floor(c.zeta2, b.zeta2, _zeta2_floor(p)),
               "x_star": float(np.linalg.norm(c.x_star - b.x_star) / max(1.0, np.linalg.norm(b.x_star)))}
-    ok = all(v <= IDENTITY_TOL for v in errors.values()) and c.mu >= b.mu * (1 - EXACT_REL) - 1e-14
+    ok = all(v <= IDENTITY_TOL for v in errors.values()) and c.mu >= b.mu * (1 - EXACT_REL) - SUM_REL
     return Evidence(_describe("vary_L", {**inst["base"], "L_new": inst["L"]}), max(errors.values()), IDENTITY_TOL, ok,
                     details={"relative_errors": errors, "mu_before": b.mu, "mu_after": c.mu})
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..patterns import relative_error
 from ..registry import Evidence
-from ..tolerances import CROSSCHECK_TOL
+from ..tolerances import CROSSCHECK_TOL, PRESENT_REL
 from ._shared import neural_claim, torch_threads
 
 __all__ = ["crosscheck_problems", "crosscheck_algorithms", "iterate_deviation"]
@@ -125,6 +125,6 @@ def check_crosscheck(inst: dict) -> Evidence:
         out = iterate_deviation(inst["algorithm"], np_problem, torch_problem, inst["rounds"], seed=inst["seed"])
     dev = out["max_relative_deviation"]
     # a run that never moves would agree trivially: require the iterates to have moved
-    return Evidence(inst["label"], dev, CROSSCHECK_TOL, bool(dev <= CROSSCHECK_TOL and out["moved"] > 1e-6),
+    return Evidence(inst["label"], dev, CROSSCHECK_TOL, bool(dev <= CROSSCHECK_TOL and out["moved"] > PRESENT_REL),
                     tightness=dev / CROSSCHECK_TOL, details=out)
 

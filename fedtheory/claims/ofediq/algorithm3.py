@@ -184,7 +184,7 @@ def _eq15_instances(thorough: bool):
     yield dict(K=1000, ps=tuple(np.geomspace(1e-4, 0.12, 400 if thorough else 120)))
 
 
-#: Eq. (15)'s class: OFedAvg rates p in (0, 0.12] (docs/online.md; searched down to 1e-8 on a log
+#: Eq. (15)'s class: OFedAvg rates p in (0, 0.12] (docs/ofediq.md; searched down to 1e-8 on a log
 #: scale), K = 1000 as in the paper's statement. A searched point is one p; a default point is the grid the
 #: ledger ran (the check enumerates ``ps`` internally).
 _EQ15_SPACE = InstanceSpace(

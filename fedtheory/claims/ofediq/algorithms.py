@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...algorithms.online import FedOGD, OFedIQ, OnlineDraw
+from ...algorithms.ofediq import FedOGD, OFedIQ, OnlineDraw
 from ...problems.online import online_logistic, online_ridge
 from ...references.compression import sb_quantize_row as printed_quantizer  # Definition 2, one home
 from ...theory import ofediq as th
 from ..patterns import relative_error
 from ..registry import Evidence, claim
+from ..tolerances import EXACT_REL, IDENTITY_TOL
 from ._shared import describe, stream_problem
 
 __all__ = ["per_sample_grads", "printed_quantizer"]
@@ -75,7 +76,7 @@ def check_algorithm1(inst: dict) -> Evidence:
         worst = max(worst, float(np.max(np.abs(state.x - w))) / max(1.0, float(np.max(np.abs(w)))))
     bits = run(alg, problem, min(T, 5), seed=0).uplink_bits[1:]
     bits_ok = bool(np.all(bits == 32 * K * D))
-    return Evidence(f"{inst['loss']} K={K} D={D} T={T} eta={eta:g}", worst, 1e-12, worst <= 1e-12 and bits_ok,
+    return Evidence(f"{inst['loss']} K={K} D={D} T={T} eta={eta:g}", worst, EXACT_REL, worst <= EXACT_REL and bits_ok,
                     details={"bits_32KD": bits_ok})
 
 
@@ -126,8 +127,8 @@ def check_algorithm2(inst: dict) -> Evidence:
             w = w - eta / K * m[S].sum(axis=0)  # eq. (9)
         state, _ = alg.round_given(problem, state, draw)
         worst = max(worst, float(np.max(np.abs(state.x - w))) / max(1.0, float(np.max(np.abs(w)))))
-    return Evidence(f"{inst['loss']} K={K} D={D} T={T} L={L} s={inst['s']} b={inst['b']}", worst, 1e-10,
-                    worst <= 1e-10)
+    return Evidence(f"{inst['loss']} K={K} D={D} T={T} L={L} s={inst['s']} b={inst['b']}", worst, IDENTITY_TOL,
+                    worst <= IDENTITY_TOL)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -183,6 +184,6 @@ def check_reductions(inst: dict) -> Evidence:
     for t1 in range(1, T + 1):
         psi_ok &= bool(np.array_equal(used[t1], used[th.psi(t1, L)]))
     worst = max(err_ogd, err_omd)
-    ok = err_ogd <= 1e-12 and err_omd <= 1e-12 and err_forms <= 1e-10 and psi_ok
-    return Evidence(describe(inst), worst, 1e-12, ok, details={"fedogd_err": err_ogd, "fedomd_err": err_omd,
+    ok = err_ogd <= EXACT_REL and err_omd <= EXACT_REL and err_forms <= IDENTITY_TOL and psi_ok
+    return Evidence(describe(inst), worst, EXACT_REL, ok, details={"fedogd_err": err_ogd, "fedomd_err": err_omd,
                                                           "eq8_forms_err": err_forms, "psi_ok": psi_ok})

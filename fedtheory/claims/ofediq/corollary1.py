@@ -7,12 +7,14 @@ import itertools
 import math
 
 import numpy as np
+from scipy import optimize
 
-from ...algorithms.online import FedOGD, OFedIQ
+from ...algorithms.ofediq import FedOGD, OFedIQ
 from ...problems.online import online_ridge
 from ...run import run
 from ...theory import ofediq as th
 from ..registry import Evidence, claim
+from ..tolerances import APPROX_REL, EXACT_REL
 from ._shared import alternating_stream, describe, truncate
 
 __all__ = []
@@ -71,7 +73,7 @@ def check_sublinear(inst: dict) -> Evidence:
         reg = float(np.mean([run(alg, prob, T, seed=s, record_every=T).regret[-1] for s in range(seeds)]))
         cap = math.sqrt(alpha * w2 * prob.n_clients**2 * s2)
         per_T[T] = {"eta": eta, "regret_over_T": reg / T, "regret_over_sqrtT": reg / math.sqrt(T), "cap": cap}
-        ok &= reg / math.sqrt(T) <= cap * (1 + 1e-12)
+        ok &= reg / math.sqrt(T) <= cap * (1 + EXACT_REL)
         worst = max(worst, reg / math.sqrt(T) / cap)
     rates = [v["regret_over_T"] for v in per_T.values() if isinstance(v, dict)]
     decreasing = len(rates) >= 2 and all(b < a for a, b in zip(rates, rates[1:]))
@@ -85,18 +87,6 @@ def _cor_algebra_instances(thorough: bool):
         yield dict(K=int(rng.integers(1, 2000)), w2=float(rng.exponential(3)), sigma2=float(rng.exponential(2)),
                    T=int(rng.integers(1, 10**5)), p=float(rng.uniform(0.01, 1)), L=int(rng.integers(1, 9)),
                    M=float(1 + rng.exponential(2)), beta=float(rng.exponential(3) + 0.1))
-
-
-def _golden(f, lo: float, hi: float, iters: int = 200) -> float:
-    g = (math.sqrt(5) - 1) / 2
-    a, b = math.log(lo), math.log(hi)
-    for _ in range(iters):
-        c, d = b - g * (b - a), a + g * (b - a)
-        if f(math.exp(c)) < f(math.exp(d)):
-            b = d
-        else:
-            a = c
-    return math.exp((a + b) / 2)
 
 
 @claim(cites=("Corollary 1",),
@@ -114,16 +104,18 @@ def check_cor_algebra(d: dict) -> Evidence:
 
     closed = math.sqrt(alpha * w2 * K**2 * s2 * T)
     ident = abs(B(eta) - closed) / closed
-    argmin = _golden(B, eta * 1e-3, eta * 1e3)
-    min_ok = abs(argmin / eta - 1) <= 1e-6
+    # B is convex in log(eta): Brent's bounded search over log eta in [eta*/1000, 1000 eta*]
+    argmin = math.exp(optimize.minimize_scalar(lambda u: B(math.exp(u)), bounds=(math.log(eta * 1e-3),
+                                               math.log(eta * 1e3)), method="bounded", options={"xatol": 1e-12}).x)
+    min_ok = abs(argmin / eta - 1) <= APPROX_REL
     eta_a, alpha_a = th.corollary1_ofedavg(p, w2, s2, T)
     Ba = K * w2 / (2 * eta_a) + eta_a * K * T * s2 / p
-    avg_ok = abs(Ba - math.sqrt(alpha_a * w2 * K**2 * s2 * T)) <= 1e-12 * Ba and alpha_a == 2 / p
+    avg_ok = abs(Ba - math.sqrt(alpha_a * w2 * K**2 * s2 * T)) <= EXACT_REL * Ba and alpha_a == 2 / p
     e = 0.999 * p / (4 * beta)
     drift_ok = 3 * beta * e**2 * L * (L - 1) * K * T * s2 <= (3 * p**2 * (L - 1) / 8) * 2 * e * L * K * T * s2 / p \
-        * (1 + 1e-12)
-    ok = ident <= 1e-12 and min_ok and avg_ok and drift_ok
-    return Evidence(describe({k: round(v, 4) if isinstance(v, float) else v for k, v in d.items()}), ident, 1e-12, ok,
+        * (1 + EXACT_REL)
+    ok = ident <= EXACT_REL and min_ok and avg_ok and drift_ok
+    return Evidence(describe({k: round(v, 4) if isinstance(v, float) else v for k, v in d.items()}), ident, EXACT_REL, ok,
                     details={"argmin_over_eta_star": argmin / eta, "ofedavg_ok": avg_ok, "drift_ok": drift_ok})
 
 
@@ -146,7 +138,7 @@ def check_periodic(inst: dict) -> Evidence:
         # equal cost (Table I)
         c1 = th.table1_bits("ofediq", K=K, D=inst["D"], p=p / L, L=1, s=s, b=b)
         cL = th.table1_bits("ofediq", K=K, D=inst["D"], p=p, L=L, s=s, b=b)
-        ok &= math.isclose(c1, cL, rel_tol=1e-12)
+        ok &= math.isclose(c1, cL, rel_tol=EXACT_REL)
         ok &= (a1 == aL) if L == 1 else (a1 < aL)
         worst = max(worst, a1 / aL if L > 1 else -np.inf)
     return Evidence("grid L<=50", worst, 1.0, bool(ok), details={"max_ratio_L_gt_1": worst})

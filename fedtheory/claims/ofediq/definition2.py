@@ -12,7 +12,7 @@ from ...compressors.sb_quantizer import SBQuantizer, sb_bits
 from ..patterns import relative_error
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
-from ..tolerances import Z_MONTE_CARLO
+from ..tolerances import EXACT_REL, ITERATE_REL, ONE_ROUNDING_REL, mc_slack
 
 __all__ = []
 
@@ -56,13 +56,13 @@ def check_quantizer_unbiased(inst: dict) -> Evidence:
     z = np.abs(Y.mean(axis=0) - u[0])
     # the normal approximation behind a z-test needs enough expected round-ups and round-downs per coordinate
     tested = (draws * p_up * (1 - p_up))[0] >= 10
-    mc_ok = bool(np.all(z[tested] <= Z_MONTE_CARLO * se[tested]))
+    mc_ok = bool(np.all(z[tested] <= mc_slack(se[tested])))
     z = np.where(tested, z, 0.0)
     zero_ok = bool(np.all(q.compress(np.zeros_like(u), rng)[0] == 0.0))
     lossless = SBQuantizer(q.s, u.shape[1]).compress(u, rng)[0]
-    lossless_ok = bool(np.max(np.abs(lossless - u)) <= 4e-16 * np.max(np.abs(u)))
-    ok = err <= 1e-12 and mc_ok and zero_ok and lossless_ok
-    return Evidence(f"D={u.shape[1]} s={q.s} b={q.b}", err, 1e-12, ok,
+    lossless_ok = bool(np.max(np.abs(lossless - u)) <= ONE_ROUNDING_REL * np.max(np.abs(u)))
+    ok = err <= EXACT_REL and mc_ok and zero_ok and lossless_ok
+    return Evidence(f"D={u.shape[1]} s={q.s} b={q.b}", err, EXACT_REL, ok,
                     details={"max_z": float(np.max(np.where(se > 0, z / np.where(se > 0, se, 1.0), 0.0))),
                              "coordinates_z_tested": int(tested.sum()), "zero_ok": zero_ok,
                              "lossless_b_eq_D": lossless_ok})
@@ -119,11 +119,11 @@ def check_quantizer_variance(inst: dict) -> Evidence:
     rng = np.random.default_rng(2)
     err2 = ((q.compress(np.repeat(u, draws, axis=0), rng)[0] - u) ** 2).sum(axis=1)
     se = err2.std() / math.sqrt(draws)
-    mc_ok = abs(err2.mean() - exact) <= Z_MONTE_CARLO * se + 1e-12 * bound
+    mc_ok = abs(err2.mean() - exact) <= mc_slack(se) + EXACT_REL * bound
     onehot = np.zeros((1, D))
     onehot[0, D // 2] = 3.0
     onehot_ok = float(q.variance(onehot)[0]) == 0.0
-    ok = exact <= bound * (1 + 1e-12) and mc_ok and onehot_ok
+    ok = exact <= bound * (1 + EXACT_REL) and mc_ok and onehot_ok
     return Evidence(f"D={D} s={q.s} b={q.b}", exact, bound, ok, tightness=exact / bound if bound > 0 else None,
                     details={"mc_mean": float(err2.mean()), "mc_se": float(se), "onehot_zero": onehot_ok})
 
@@ -141,7 +141,7 @@ def check_quantizer_support(inst: dict) -> Evidence:
     with np.errstate(invalid="ignore", divide="ignore"):
         j = np.where(norms > 0, np.abs(Y) * q.s / np.where(norms > 0, norms, 1.0), 0.0)
     j_int = np.rint(j)
-    level_ok = bool(np.all(np.abs(j - j_int) <= 1e-9) and np.all((j_int == m) | (j_int == m + 1))
+    level_ok = bool(np.all(np.abs(j - j_int) <= ITERATE_REL) and np.all((j_int == m) | (j_int == m + 1))
                     and np.all((j_int >= 0) & (j_int <= q.s)))
     sign_ok = bool(np.all((Y == 0) | (np.sign(Y) == np.sign(u))))
     D = u.shape[1]

@@ -1,6 +1,6 @@
 """OFedIQ, the experiments: Figure 2 (the transmission period L at equal communication cost) measured on a
 synthetic stream, and Figure 4 (parity at CCR 99%) on a real-data stream (scikit-learn digits). The paper's
-are MNIST with a CNN, K = 1000, not available offline; docs/online.md ("Experiments, side by side") sets them
+are MNIST with a CNN, K = 1000, not available offline; docs/ofediq.md ("Experiments, side by side") sets them
 next to the paper's.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ...algorithms.online import FedOGD, OFedIQ
+from ...algorithms.ofediq import FedOGD, OFedIQ
 from ...problems.online import online_from_dataset, online_ridge
 from ...run import run
 from ...theory import ofediq as th

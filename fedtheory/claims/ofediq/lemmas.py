@@ -9,6 +9,7 @@ from ...problems.online import OnlineProblem, online_logistic, online_ridge
 from ...theory import ofediq as th
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
+from ..tolerances import EXACT_REL, ITERATE_REL
 from ._shared import describe
 
 __all__ = []
@@ -54,10 +55,10 @@ def check_lemma1(inst: dict) -> Evidence:
         vi, vj = rng.standard_normal(inst["D"]), rng.standard_normal(inst["D"]) * rng.exponential()
         a = float(rng.exponential())
         lhs, rhs = float((vi + vj) @ (vi + vj)), th.lemma1_rhs(vi, vj, a)
-        ok &= lhs <= rhs * (1 + 1e-12)
+        ok &= lhs <= rhs * (1 + EXACT_REL)
         worst = max(worst, lhs / rhs)
         eq = th.lemma1_rhs(vi, a * vi, a)  # v_j = a v_i attains equality
-        ok &= abs(float((vi + a * vi) @ (vi + a * vi)) - eq) <= 1e-12 * eq
+        ok &= abs(float((vi + a * vi) @ (vi + a * vi)) - eq) <= EXACT_REL * eq
     return Evidence(f"D={inst['D']}", worst, 1.0, bool(ok), tightness=worst)
 
 
@@ -78,7 +79,7 @@ def check_lemma2(inst: dict) -> Evidence:
         u = problem.comparator() if t % 2 == 0 else rng.standard_normal(problem.dim)
         lhs, rhs = th.lemma2_sides(problem.grads_at(t, w), problem.grads_at(t, u), problem.losses_at(t, w),
                                    problem.losses_at(t, u), w, u, problem.beta)
-        ok &= lhs <= rhs + 1e-9 * max(1.0, abs(rhs))
+        ok &= lhs <= rhs + ITERATE_REL * max(1.0, abs(rhs))
         worst = max(worst, lhs / rhs if rhs > 0 else 0.0)
     return Evidence(f"{inst['loss']} K={inst['K']} D={inst['D']}", worst, 1.0, bool(ok), tightness=worst)
 
@@ -143,7 +144,7 @@ _LEMMA3_SPACE = InstanceSpace(
 def check_lemma3_stated(inst: dict) -> Evidence:
     drift, gsum, beta, eta, L = _drift_data(inst)
     rhs = th.lemma3_stated_rhs(beta, eta, L, gsum)
-    return Evidence(describe(inst), drift, rhs, drift <= rhs * (1 + 1e-12), tightness=drift / rhs if rhs else None,
+    return Evidence(describe(inst), drift, rhs, drift <= rhs * (1 + EXACT_REL), tightness=drift / rhs if rhs else None,
                     details={"beta": beta, "eta": eta, "why": "the stated bound scales with beta; the drift does "
                              "not (beta < 1/6 with L = 2 breaks it)"})
 
@@ -163,7 +164,7 @@ def check_lemma3_corrected(inst: dict) -> Evidence:
     drift, gsum, beta, eta, L = _drift_data(inst)
     rhs = th.lemma3_proof_rhs(eta, L, gsum)
     tight = eta**2 * (L - 1) ** 2 * gsum
-    ok = drift <= tight * (1 + 1e-12) and tight <= rhs * (1 + 1e-12)
+    ok = drift <= tight * (1 + EXACT_REL) and tight <= rhs * (1 + EXACT_REL)
     return Evidence(describe(inst), drift, rhs, ok, tightness=drift / rhs if rhs else None,
                     details={"eta2_(L-1)^2_bound": tight})
 
@@ -202,7 +203,7 @@ def check_lemma4(inst: dict) -> Evidence:
         grad = problem.grads_at(ell - 2, g)[0]
         gsq.append(float(grad @ grad))
         lhs, rhs = th.lemma4_sides(float((w - g) @ (w - g)), np.array(gsq), L, eta)
-        ok &= lhs <= rhs * (1 + 1e-12)
+        ok &= lhs <= rhs * (1 + EXACT_REL)
         worst = max(worst, lhs / rhs if rhs else 0.0)
         g = g - eta * grad
     return Evidence(f"L={L}", worst, 1.0, bool(ok), tightness=worst)

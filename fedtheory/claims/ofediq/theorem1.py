@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...algorithms.online import FedOGD, OFedAvg
+from ...algorithms.ofediq import FedOGD, OFedAvg
 from ...problems.quadratic import QuadraticProblem
 from ...run import run
 from ...theory import ofediq as th
 from ..patterns import relative_error
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
+from ..tolerances import IDENTITY_TOL, ITERATE_REL, TINY
 from ._shared import STREAM_PARAMS, describe, mc_regret, stream_problem
 
 __all__ = []
@@ -56,7 +57,7 @@ def check_fedogd_regret(inst: dict) -> Evidence:
         problem.prefix_sigma2
     ratio = regret / bound
     worst = int(np.argmax(ratio))
-    ok = bool(np.all(regret <= bound * (1 + 1e-10))) and eta < 1 / (2 * problem.beta)  # the theorem's regime
+    ok = bool(np.all(regret <= bound * (1 + IDENTITY_TOL))) and eta < 1 / (2 * problem.beta)  # the theorem's regime
     return Evidence(describe(inst), float(regret[worst]), float(bound[worst]), ok, tightness=float(ratio[worst]),
                     details={"worst_prefix": worst + 1, "final_ratio": float(ratio[-1]), "eta": eta})
 
@@ -87,11 +88,11 @@ def check_fedogd_per_step(inst: dict) -> Evidence:
         slack = lhs - rhs
         if rhs > 0:
             tight = max(tight, lhs / rhs)
-        if slack > 1e-9 * scale:
+        if slack > ITERATE_REL * scale:
             ok = False
-        if slack / max(scale, 1e-300) > worst:
+        if slack / max(scale, TINY) > worst:
             worst, worst_t = slack / max(scale, 1e-300), t + 1
-    return Evidence(describe(inst), worst, 1e-9, ok, tightness=tight,
+    return Evidence(describe(inst), worst, ITERATE_REL, ok, tightness=tight,
                     details={"worst_t": worst_t, "note": "measured = max (lhs - rhs)/scale; tightness = max lhs/rhs "
                              "over the steps with rhs > 0"})
 
@@ -174,4 +175,4 @@ def check_static_regret(inst: dict) -> Evidence:
         w = w - eta * (A_bar @ w - b_bar)
         worst = max(worst, abs(log.extra["regret"] - total) / max(1.0, abs(total)),
                     relative_error(state.x, w))
-    return Evidence(f"{inst['alg']} n={n} d={d} T={inst['T']} unequal weights", worst, 1e-10, worst <= 1e-10)
+    return Evidence(f"{inst['alg']} n={n} d={d} T={inst['T']} unequal weights", worst, IDENTITY_TOL, worst <= IDENTITY_TOL)

@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 
-from ...algorithms.online import OFedIQ, OnlineDraw
+from ...algorithms.ofediq import OFedIQ, OnlineDraw
 from ...compressors.sb_quantizer import SBQuantizer, sb_sigma2
 from ...problems.online import OnlineProblem, online_ridge
 from ...run import run
@@ -16,6 +16,7 @@ from ...theory import ofediq as th
 from ..patterns import relative_error
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
+from ..tolerances import EXACT_REL, IDENTITY_TOL
 from ._shared import STREAM_PARAMS, describe, mc_regret, stream_problem
 
 __all__ = []
@@ -64,7 +65,7 @@ def _thm2_check(inst: dict) -> Evidence:
     w = problem.comparator()
     b = th.theorem2_bound(K, float(w @ w), eta, problem.horizon, problem.sigma2_diff(), p, sigma_q2=sq2, L=L,
                           beta=problem.beta)
-    ok = mean <= b.value and eta < eta_max and abs(eta_max - condition_40) <= 1e-12 * condition_40
+    ok = mean <= b.value and eta < eta_max and abs(eta_max - condition_40) <= EXACT_REL * condition_40
     return Evidence(describe(inst), mean, b.value, ok, tightness=mean / b.value,
                     details={"se": se, "label": b.label, "terms": [b.initial, b.variance, b.drift], "eta": eta,
                              "eta_max": eta_max, "condition_40": condition_40})
@@ -171,7 +172,7 @@ def check_aggregation(inst: dict) -> Evidence:
         g = g - alg.eta * grads
     want = anchor - alg.eta / problem.n_clients * G.sum(axis=0)
     err = relative_error(expected, want)
-    return Evidence(describe(inst), err, 1e-12, err <= 1e-12)
+    return Evidence(describe(inst), err, EXACT_REL, err <= EXACT_REL)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -242,7 +243,7 @@ def check_aggregate_second_moment(inst: dict) -> Evidence:
         lhs += prob * (float(mean @ mean) + float(quant[S].sum()) / K**2)
     R = th.r_factor(q.omega(D), p)
     rhs = 2.0 / float(p.min()) * R * float(np.sum(g * g)) / K
-    return Evidence(f"K={K} p={inst['p']} D={D} s={q.s} b={q.b}", lhs, rhs, lhs <= rhs * (1 + 1e-12),
+    return Evidence(f"K={K} p={inst['p']} D={D} s={q.s} b={q.b}", lhs, rhs, lhs <= rhs * (1 + EXACT_REL),
                     tightness=lhs / rhs, details={"R": R, "sigma_q2": q.omega(D)})
 
 
@@ -305,7 +306,7 @@ def _fedomd_vs_theorem2(inst: dict, factor: float) -> Evidence:
     b = th.theorem2_bound(problem.n_clients, float(w @ w), eta, problem.horizon, problem.sigma2_diff(), 1.0,
                           sigma_q2=0.0, L=L, beta=problem.beta, factor=factor)
     reg = float(tr.regret[-1])
-    return Evidence(describe(inst), reg, b.value, reg <= b.value * (1 + 1e-10), tightness=reg / b.value,
+    return Evidence(describe(inst), reg, b.value, reg <= b.value * (1 + IDENTITY_TOL), tightness=reg / b.value,
                     details={"label": b.label, "factor": factor})
 
 

@@ -20,8 +20,9 @@ Clients are fresh objects each round. SCAFFOLD's clients are keyed by the kit's 
 participant's ``client_control_variates`` before the round and read back after it; a client with no c_i yet gets
 fl4health's own initialisation (``ScaffoldClient.set_parameters`` copies the server's c). fl4health's Scaffold
 adds ``fraction_fit`` times the mean of the participants' dc_i to c (Karimireddy et al. 2020, Alg. 1: |S|/N
-times the mean); the driver sets ``fraction_fit = |S| / N`` for the round, the value fl4health's fraction
-sampling targets.
+times the mean). ``scaffold`` runs it as shipped, with the strategy's default ``fraction_fit`` (1.0); the kit's
+rounds at partial participation then show whether that default is the paper's. ``scaffold_fraction`` is the
+configuration that matches the paper: ``fraction_fit = |S| / N``, the participation fraction of the round.
 """
 from __future__ import annotations
 
@@ -164,16 +165,18 @@ def fedprox_uniform():
     return fedprox(weighted=False)
 
 
-def scaffold():
-    """``Scaffold(learning_rate = server_step, fraction_fit = |S|/N)`` with ``ScaffoldClient``s keyed by cid."""
+def scaffold(paper_fraction: bool = False):
+    """``Scaffold(learning_rate = server_step)`` with ``ScaffoldClient``s keyed by cid, as shipped: the strategy's
+    default ``fraction_fit``. With ``paper_fraction``, ``fraction_fit = |S|/N`` (see ``scaffold_fraction``)."""
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, num_clients=None,
              **_):
         N = int(num_clients or len(clients))
         c = np.zeros(x.size) if state is None else np.asarray(state["c"], dtype=np.float64)
         c_i = {} if state is None else {int(k): np.asarray(v, dtype=np.float64) for k, v in state["c_i"].items()}
+        configured = {"fraction_fit": len(clients) / N} if paper_fraction else {}
         strategy = Scaffold(initial_parameters=ndarrays_to_parameters(_model(x)),
                             initial_control_variates=ndarrays_to_parameters(_model(c)),
-                            learning_rate=float(server_step), fraction_fit=len(clients) / N, min_available_clients=1)
+                            learning_rate=float(server_step), min_available_clients=1, **configured)
         members = []
         for kit_client in clients:
             member = _CLIENTS[ScaffoldClient](kit_client, local_step)
@@ -186,6 +189,12 @@ def scaffold():
             c_i[cid] = _vector(member.client_control_variates)
         return _vector(strategy.server_model_weights), {"c": _vector(strategy.server_control_variates), "c_i": c_i}
     return impl
+
+
+def scaffold_fraction():
+    """Configured as the paper: ``fraction_fit = |S| / N`` for the round, so c moves by |S|/N times the mean dc_i
+    (Alg. 1 line 17); a user gets this when the sampler draws exactly ``fraction_fit * N`` clients each round."""
+    return scaffold(paper_fraction=True)
 
 
 #: A clipping bound no update reaches (a finite one: the noise's standard deviation is multiplier x bound)

@@ -114,8 +114,9 @@ class _Silent:
 
 
 def _build_component(config: dict):
-    """What the server engine's component builder does with {"path": ..., "args": ...}."""
-    module, _, name = config["path"].rpartition(".")
+    """What the server engine's component builder does with {"path": ..., "args": ...} (or "class_path", the
+    key of newer NVFlare defaults)."""
+    module, _, name = config.get("path", config.get("class_path", "")).rpartition(".")
     return getattr(importlib.import_module(module), name)(**config.get("args", {}))
 
 
@@ -210,11 +211,13 @@ def scaffold():
     return impl
 
 
-def _fedopt(optimizer: str):
-    """NVFlare's ``FedOpt`` controller with a torch optimizer on the server (``optimizer_args``) and a constant
-    learning rate (``lr_scheduler_args`` = ConstantLR with factor 1; NVFlare's default is a cosine schedule).
-    The controller (with its server model and optimizer state) lives in the worker across calls; the kit's
-    state names the round, and a state the kit did not produce restarts the controller."""
+def _fedopt(optimizer: str, constant_lr: bool = True):
+    """NVFlare's ``FedOpt`` controller with a torch optimizer on the server (``optimizer_args``). With
+    ``constant_lr`` (configured as the paper: Reddi et al. 2021, Alg. 2 has one eta) the schedule is
+    ``ConstantLR`` with factor 1; without it, ``FedOpt``'s default ``lr_scheduler_args`` (as shipped), stepped
+    by the controller after every round. The controller (with its server model, optimizer and schedule state)
+    lives in the worker across calls; the kit's state names the round, and a state the kit did not produce
+    restarts the controller."""
     kept: dict = {}
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=0.1, beta1=0.9,
@@ -231,11 +234,12 @@ def _fedopt(optimizer: str):
         token = None if state is None else state.get("token")
         if token is None or kept.get("token") != token:
             source = _net(x)
+            schedule = {"lr_scheduler_args": {"path": "torch.optim.lr_scheduler.ConstantLR",
+                                              "args": {"factor": 1.0, "total_iters": 0}}} if constant_lr else {}
             ctl = FedOpt(num_clients=len(clients), num_rounds=1, source_model=source,
-                         optimizer_args={"path": f"torch.optim.{optimizer}", "args": args},
-                         lr_scheduler_args={"path": "torch.optim.lr_scheduler.ConstantLR",
-                                            "args": {"factor": 1.0, "total_iters": 0}}, device="cpu",
-                         model=FLModel(params={KEY: np.asarray(x)[None, :]}, params_type=ParamsType.FULL))
+                         optimizer_args={"path": f"torch.optim.{optimizer}", "args": args}, device="cpu",
+                         model=FLModel(params={KEY: np.asarray(x)[None, :]}, params_type=ParamsType.FULL),
+                         **schedule)
             kept.clear()
             kept.update(ctl=ctl, round=0, first=True)
         ctl = kept["ctl"]
@@ -266,3 +270,18 @@ def fedadam():
 def fedadagrad():
     """FedOpt with torch.optim.Adagrad(lr = eta, eps = tau, initial_accumulator_value = v_-1)."""
     return _fedopt("Adagrad")
+
+
+def fedavgm_shipped():
+    """FedOpt SGD with momentum and ``FedOpt``'s default learning-rate schedule (as shipped)."""
+    return _fedopt("SGD", constant_lr=False)
+
+
+def fedadam_shipped():
+    """FedOpt Adam with ``FedOpt``'s default learning-rate schedule (as shipped)."""
+    return _fedopt("Adam", constant_lr=False)
+
+
+def fedadagrad_shipped():
+    """FedOpt Adagrad with ``FedOpt``'s default learning-rate schedule (as shipped)."""
+    return _fedopt("Adagrad", constant_lr=False)

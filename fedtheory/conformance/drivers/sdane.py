@@ -44,6 +44,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import torch
 
+from ..tolerances import EXACT_REL
+
 __all__ = ["load_authors", "dane_plus", "fedprox", "fedred_gd", "semi_implicit_lr"]
 
 ENV = "SDANE_PATH"
@@ -294,6 +296,6 @@ def _pending(state, x, clients, weighting) -> int | None:
     w = np.array([c.num_examples for c in clients], dtype=np.float64) if weighting == "num_examples" \
         else np.ones(len(clients))
     scale = 1.0 + float(np.abs(x).max()) + float(np.abs(G).max())
-    if np.abs(X - x).max() <= 1e-12 * scale and np.abs(H - (w @ G / w.sum() - G)).max() <= 1e-12 * scale:
+    if np.abs(X - x).max() <= EXACT_REL * scale and np.abs(H - (w @ G / w.sum() - G)).max() <= EXACT_REL * scale:
         return 0
     return None

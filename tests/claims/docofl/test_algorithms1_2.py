@@ -48,3 +48,16 @@ def test_algorithm2_reference_detects_anchor_taken_at_participation(monkeypatch:
     real = docofl_alg.anchor_round
     monkeypatch.setattr(docofl_alg, "anchor_round", lambda t, leads, period: real(t, np.zeros_like(leads), period))
     assert not claim.check(inst).holds
+
+
+def test_identity_at_the_classes_defaults_rejects_a_default_step_slip(monkeypatch) -> None:
+    # Corollary 3.5 at both classes' defaults: DoCoFL's default step 1/L_f against FedAvg's 1/L (equal on the
+    # shared Hessian); a DoCoFL whose default step is anything else leaves FedAvg's path
+    from fedtheory.algorithms.docofl import DoCoFL
+    from fedtheory.claims import REGISTRY
+
+    claim = REGISTRY["docofl.identity_is_sgd"]
+    inst = next(pt for pt in claim.instances(False) if pt["reference"] == "defaults")
+    assert claim.check(inst).holds
+    monkeypatch.setattr(DoCoFL, "step_size", lambda self, problem: 0.5 / problem.certificate.L_f)
+    assert not claim.check(inst).holds

@@ -50,3 +50,27 @@ def test_lemma_c2_rejects_clients_that_skip_the_correction(monkeypatch: pytest.M
         replace(self, correction_compressor=_NoCorrection()), problem, state, draw))
     ev = claim.check(inst)
     assert not ev.holds and ev.tightness > 1.5
+
+
+def test_lemma_c1_noise_corner_attains_its_closed_form() -> None:
+    # at x* with exact models and S = 1: E||g_hat||^2 = G^2 + sigma^2 against sigma^2 + 4 (1 - 1/N) G^2, G^2 the
+    # clients' gradient spread at x* (recomputed here from the generator's problem)
+    from fedtheory.problems.quadratic import quadratic
+
+    claim = REGISTRY["docofl.lemma_c1"]
+    inst = next(pt for pt in claim.space.defaults if pt.get("zeta2") == 0.05)
+    p = quadratic(n_clients=inst["N"], dim=inst["d"], mu=0.2, L=3.0, delta_B=1.0, zeta2=0.05, seed=inst["seed"])
+    G = p.grads(p.broadcast(p.certificate.x_star))
+    G2 = float(np.mean(np.sum(G * G, axis=1)))
+    s2, N = inst["sigma2"], inst["N"]
+    ev = claim.check(inst)
+    assert ev.holds
+    assert ev.tightness == pytest.approx((G2 + s2) / (s2 + 4 * (1 - 1 / N) * G2), rel=1e-8)
+    assert ev.tightness > 0.9
+
+
+def test_lemma_c2_runs_every_client_without_noise_and_the_default_period() -> None:
+    claim = REGISTRY["docofl.appendix.lemma_c2"]
+    inst = next(pt for pt in claim.space.defaults if pt["S"] == pt["N"])
+    assert inst["K"] == DoCoFL.__dataclass_fields__["period"].default and inst["sigma2"] == 0.0
+    assert claim.check(dict(inst, runs=6)).holds

@@ -80,3 +80,12 @@ def test_theorem1_bound_rejects_a_server_that_does_not_learn(monkeypatch):
     # checked at every tau, and it falls below ||w_0 - w*||^2 within the first rounds
     ev = claim.check({**inst, "rounds": 50})
     assert not ev.holds and ev.measured > 1.1
+
+
+def test_theorem1_runs_equal_weights_within_its_bound():
+    from fedtheory.claims import REGISTRY
+
+    claim = REGISTRY["efl.theorem1.bound"]
+    inst = next(pt for pt in claim.space.defaults if pt.get("equal_weights"))
+    ev = claim.check(inst)
+    assert ev.holds and 0 < ev.tightness <= 1

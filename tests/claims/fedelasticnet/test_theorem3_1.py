@@ -54,12 +54,14 @@ def _state_not_carried(round_given):
     return broken
 
 
-@pytest.mark.parametrize("which, broken", [(-3, _frozen), (-2, _state_not_carried)])
+@pytest.mark.parametrize("which, broken", [(lambda pt: pt.get("T") == 400, _frozen),
+                                           (lambda pt: "a2" in pt, _state_not_carried)])
 def test_theorem_31_corrected_rejects_broken_feddyn_at_its_long_horizons(monkeypatch, which, broken):
-    """The two defaults before the last are horizons where the 1/T term dominates: FedDyn keeps the bound there, a server
+    """Two defaults are horizons where the 1/T term dominates: FedDyn keeps the bound there, a server
     that does not learn (x^t = x^{t-1}) breaks it at the first, FedDyn without its state h, g_k at the second."""
     claim = REGISTRY["fedelasticnet.thm3_1.corrected"]
-    inst = claim.space.build(dict(claim.space.defaults[which]))
+    (point,) = [pt for pt in claim.space.defaults if which(pt)]
+    inst = claim.space.build(dict(point))
     assert claim.check(inst).holds
     monkeypatch.setattr(FedDyn, "round_given", broken(FedDyn.round_given))
     ev = claim.check(inst)
@@ -85,3 +87,27 @@ def test_theorem_31_corrected_bites_on_the_affine_logistic_default(monkeypatch):
     monkeypatch.setattr(FedDyn, "round_given", _damped_server(FedDyn.round_given))
     held = [claim.check(inst).holds for inst in insts]
     assert held == [True] * (len(insts) - 1) + [False]
+
+
+@pytest.mark.parametrize("lam1", [0.0, 0.3])
+def test_expected_curves_over_every_path_equal_the_one_path_of_full_participation(lam1):
+    """With all clients every round the enumeration of sample paths has one path: its expectations equal the
+    deterministic curves (s_bar from the would-be local solutions there, from the stored-state updates here)."""
+    from fedtheory.claims.fedelasticnet import spec_problem, theorem31_curves, theorem31_expected_curves
+
+    problem = spec_problem(m=3, d=3)
+    alg = algorithm3(40 * problem.certificate.L, lam1, "kkt")
+    one, every = theorem31_curves(problem, alg, 6), theorem31_expected_curves(problem, alg, 6)
+    np.testing.assert_allclose(every["lhs"], one["lhs"], rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(every["rhs_corrected"], one["rhs_corrected"], rtol=1e-10)
+
+
+def test_theorem_31_corrected_runs_sampled_clients_exactly():
+    """The defaults with 2 of 3 clients sampled hold, their expectations over all 3^T paths weighting each by
+    (1/3)^T."""
+    claim = REGISTRY["fedelasticnet.thm3_1.corrected"]
+    sampled = [pt for pt in claim.space.defaults if pt.get("P") == 2]
+    assert len(sampled) == 2
+    for pt in sampled:
+        ev = claim.check(claim.space.build(dict(pt)))
+        assert ev.holds and "P=2" in ev.instance

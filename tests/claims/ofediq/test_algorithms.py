@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedtheory.algorithms.online import OFedIQ, OnlineDraw
+from fedtheory.algorithms.ofediq import OFedIQ, OnlineDraw
 from fedtheory.claims import REGISTRY
 from fedtheory.claims.ofediq import per_sample_grads, printed_quantizer
 from fedtheory.compressors.sb_quantizer import SBQuantizer

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from fedtheory.algorithms.online import OFedIQ
+from fedtheory.algorithms.ofediq import OFedIQ
 from fedtheory.claims import REGISTRY
 from fedtheory.claims.ofediq.figure3 import FIGURE3_MARGIN, figure3_configs
 from fedtheory.compressors.sb_quantizer import SBQuantizer

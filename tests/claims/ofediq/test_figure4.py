@@ -1,7 +1,7 @@
 """OFedIQ Figure 4 on its stand-in (fedtheory/claims/ofediq/experiments.py, ofediq.parity99): the gap to FedOGD
 shrinks with T on the mean over data seeds, and an OFedIQ whose aggregate misses the 1/p_k of eq. (8) is
 rejected (its steps are p times too short: the gap grows with T instead)."""
-from fedtheory.algorithms.online import OFedIQ
+from fedtheory.algorithms.ofediq import OFedIQ
 from fedtheory.claims.ofediq.experiments import PARITY_SHRINK, _parity_asserted_instances, check_parity_asserted
 
 

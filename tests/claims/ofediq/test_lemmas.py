@@ -44,3 +44,13 @@ def test_lemma3_as_stated_fails_somewhere_in_its_range():
 @given(L=st.integers(2, 12), D=st.integers(1, 4), seed=st.integers(0, 10**6))
 def test_lemma4_drawn(L, D, seed):
     assert REGISTRY["ofediq.lemma4"].check(dict(L=L, D=D, seed=seed)).holds
+
+
+@given(L=st.integers(2, 10), D=st.integers(1, 4), frac=st.floats(0.01, 0.99), fs=st.floats(1e-2, 10.0),
+       ls=st.floats(0.1, 100.0), seed=st.integers(0, 10**6))
+def test_lemma3_proof_bound_is_never_a_sixth_attained(L, D, frac, fs, ls, seed):
+    # the non_discriminating reason of ofediq.lemma3.stated.corrected: drift <= eta^2 L(L-1)/2 sum ||grad||^2
+    # (Cauchy-Schwarz), a sixth of the proof's 3 eta^2 L(L-1) sum ||grad||^2, on any stream of the class
+    c = REGISTRY["ofediq.lemma3.stated.corrected"]
+    ev = c.check(c.space.build(dict(L=L, D=D, feature_scale=fs, label_scale=ls, frac=frac, seed=seed)))
+    assert ev.holds and ev.tightness <= 1 / 6 * (1 + 1e-12)

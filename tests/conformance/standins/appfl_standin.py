@@ -43,7 +43,7 @@ class DictConfig(dict):
 
 class VanillaTrainer:
     def __init__(self, model=None, loss_fn=None, metric=None, train_dataset=None, val_dataset=None,
-                 train_configs: DictConfig = DictConfig(), logger=None, **kwargs) -> None:
+                 train_configs: DictConfig = DictConfig(), logger=None, **kwargs) -> None:  # noqa: B008 -- APPFL's own signature
         assert train_configs.mode == "step", "the stand-in has APPFL's step mode only"
         self.model, self.loss_fn, self.metric, self.train_configs = model, loss_fn, metric, train_configs
         self.train_dataset = train_dataset
@@ -71,7 +71,7 @@ class VanillaTrainer:
 
 
 class FedAvgAggregator:
-    def __init__(self, model=None, aggregator_configs: DictConfig = DictConfig(), logger=None) -> None:
+    def __init__(self, model=None, aggregator_configs: DictConfig = DictConfig(), logger=None) -> None:  # noqa: B008 -- APPFL's own signature
         self.model, self.aggregator_configs = model, aggregator_configs
         self.client_weights_mode = aggregator_configs.get("client_weights_mode", "equal")
         self.global_state: dict | None = None
@@ -101,7 +101,7 @@ class FedAvgAggregator:
 
 
 class FedAvgMAggregator(FedAvgAggregator):
-    def __init__(self, model=None, aggregator_configs: DictConfig = DictConfig(), logger=None) -> None:
+    def __init__(self, model=None, aggregator_configs: DictConfig = DictConfig(), logger=None) -> None:  # noqa: B008 -- APPFL's own signature
         super().__init__(model, aggregator_configs, logger)
         self.v_vector: dict = {}
 
@@ -116,7 +116,7 @@ class FedAvgMAggregator(FedAvgAggregator):
 class _Adaptive(FedAvgAggregator):
     """FedAdam / FedYogi / FedAdagrad: m and v start at 0 and tau^2 when ``m_vector`` is empty."""
 
-    def __init__(self, model=None, aggregator_configs: DictConfig = DictConfig(), logger=None) -> None:
+    def __init__(self, model=None, aggregator_configs: DictConfig = DictConfig(), logger=None) -> None:  # noqa: B008 -- APPFL's own signature
         super().__init__(model, aggregator_configs, logger)
         self.m_vector: dict = {}
         self.v_vector: dict = {}

@@ -60,7 +60,7 @@ class FedAvg:
 
     def run(self):
         model = self.model
-        for self.current_round in range(self.start_round, self.start_round + self.num_rounds):
+        for self.current_round in range(self.start_round, self.start_round + self.num_rounds):  # noqa: B020 -- as NVFlare's own controllers write it
             results = []
             if self.fedprox_mu is not None:
                 model.meta[AlgorithmConstants.FEDPROX_MU] = self.fedprox_mu
@@ -72,7 +72,7 @@ class FedAvg:
 
 class Scaffold(FedAvg):
     def _run_rounds(self):
-        for self.current_round in range(self.start_round, self.start_round + self.num_rounds):
+        for self.current_round in range(self.start_round, self.start_round + self.num_rounds):  # noqa: B020 -- as NVFlare's own controllers write it
             self.model.meta[AlgorithmConstants.SCAFFOLD_CTRL_GLOBAL] = self._global_ctrl_weights
             results = self.send_model_and_wait(targets=self.sample_clients(self.num_clients), data=self.model)
             w = [r.meta[FLMetaKey.NUM_STEPS_CURRENT_ROUND] for r in results]
@@ -83,8 +83,13 @@ class Scaffold(FedAvg):
                 self._global_ctrl_weights[k] = self._global_ctrl_weights[k] + v
 
 
+#: FedOpt's default server schedule in NVFlare 2.9.0 (nvflare/app_opt/pt/fedopt_ctl.py, FedOpt.__init__)
+DEFAULT_SCHEDULE = {"path": "torch.optim.lr_scheduler.CosineAnnealingLR", "args": {"T_max": 3, "eta_min": 0.9}}
+
+
 class FedOpt(FedAvg):
-    def __init__(self, *args, source_model=None, optimizer_args=None, lr_scheduler_args=None, device=None, **kw):
+    def __init__(self, *args, source_model=None, optimizer_args=None, lr_scheduler_args=DEFAULT_SCHEDULE,
+                 device=None, **kw):
         super().__init__(*args, **kw)
         self.torch_model, self.optimizer_args, self.lr_scheduler_args = source_model, optimizer_args, lr_scheduler_args
 

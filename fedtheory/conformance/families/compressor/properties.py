@@ -13,7 +13,9 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ...contract import call_compress, declared_omega
-from ...kit import Outcome, not_applicable, prop, verdict
+from ...kit import Outcome, not_applicable, outcome
+from ..registry import prop
+from ...tolerances import Z_MONTE_CARLO
 
 __all__ = ["HYPER", "MC_DRAWS", "Z"]
 
@@ -39,7 +41,8 @@ def _cases(hyper: Mapping[str, Any]) -> st.SearchStrategy:
 
 
 MC_DRAWS = 4000
-Z = 5.0
+#: The one Monte Carlo rule of the ledger and the kit (fedtheory/montecarlo.py).
+Z = Z_MONTE_CARLO
 
 
 _DRAW_CACHE: dict[tuple[int, str], tuple] = {}
@@ -80,7 +83,7 @@ def unbiased(comp, case, hyper, rtol) -> Outcome:
         ratio = float(mean @ x / (x @ x)) if x @ x > 0 else float("nan")
         close = np.linalg.norm(mean - ratio * x) <= 0.05 * np.linalg.norm(x)
         note = f"biased: E C(x) ~ {ratio:.3g} x" if close else "biased"
-    return verdict(z <= Z, z, Z, note)
+    return outcome(z <= Z, z, Z, note)
 
 
 @prop(id="compressor.variance", family="compressor",
@@ -96,7 +99,7 @@ def variance(comp, case, hyper, rtol) -> Outcome:
     bound = omega * float(x @ x)
     excess = (e.mean() - bound) / max(e.std(ddof=1) / np.sqrt(MC_DRAWS), 1e-12 * max(bound, 1e-300))
     ratio = float(e.mean() / bound) if bound > 0 else (0.0 if e.mean() == 0 else float("inf"))
-    return verdict(excess <= Z, ratio, 1.0, "" if excess <= Z else f"declared omega too small: measured "
+    return outcome(excess <= Z, ratio, 1.0, "" if excess <= Z else f"declared omega too small: measured "
                                                                    f"E||C(x)-x||^2/||x||^2 = {e.mean() / (x @ x):.4g} "
                                                                    f"> omega = {omega:.4g}")
 
@@ -113,7 +116,7 @@ def bits(comp, case, hyper, rtol) -> Outcome:
     for row, b in zip(X, bits):
         seen.setdefault(row.tobytes(), b)
     kraft = float(sum(2.0 ** -b for b in seen.values()))
-    return verdict(kraft <= 1.0, kraft, 1.0, "" if kraft <= 1.0 else
+    return outcome(kraft <= 1.0, kraft, 1.0, "" if kraft <= 1.0 else
                    f"{len(seen)} distinct outputs cannot be encoded in the declared {min(seen.values()):.3g} bits")
 
 

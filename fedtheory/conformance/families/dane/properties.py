@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from . import expected as ed
 from .start import fit_start, round_operators
-from ...kit import (Outcome, cases_with, instance_of, not_applicable, prop, round_hyper, run_round,
-                    scale_of, verdict)
+from ...kit import Outcome, cases_with, instance_of, not_applicable, round_hyper, run_round, scale_of, outcome
+from ..registry import prop
 from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
 from ...statekit import make_state, opaque_reason, relative, rows
 
@@ -29,7 +29,7 @@ HYPER: Mapping[str, Any] = {"lam": 1.0, "local_steps": None, "local_step": 0.1, 
                             "averaging": "standard", "weighting": "uniform"}
 _REF = "Jiang, Rodomanov & Stich 2024, Alg. 1"
 ROUNDS = 5
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"lam": (0.1, 3.0), "m": (0.1, 2.0), "local_steps": (1, 8), "local_step": (0.02, 0.2)}
 
@@ -93,7 +93,7 @@ def one_round(impl, case, hyper, rtol) -> Outcome:
         pairs["h_i"] = (rows(got_state, "h_i", inst), H_used + hyper["m"] * (X - want))
         scale += float(np.abs(H_used).max())
     worst, err = relative(pairs, scale)
-    return verdict(err <= rtol, err, rtol, "" if err <= rtol else _diagnose(inst, x, got, hyper, rtol, worst))
+    return outcome(err <= rtol, err, rtol, "" if err <= rtol else _diagnose(inst, x, got, hyper, rtol, worst))
 
 
 def _diagnose(inst, x, got, hyper, rtol, worst) -> str:
@@ -141,7 +141,7 @@ def fixed_point(impl, case, hyper, rtol) -> Outcome:
         hh = h if cid is None else dict(h, draw={"client": cid})
         got, _ = run_round(impl, inst, inst.x_star.copy(), np.arange(inst.n), hh, state)
         worst = max(worst, float(np.linalg.norm(got - inst.x_star)) / scale_of(inst, inst.x_star))
-    return verdict(worst <= rtol, worst, rtol, "" if worst <= rtol else
+    return outcome(worst <= rtol, worst, rtol, "" if worst <= rtol else
                    "x* moves: the local problems are not drift-corrected at the optimum")
 
 
@@ -162,7 +162,7 @@ def preconditioned(impl, case, hyper, rtol) -> Outcome:
     want = x - P @ g
     got, _ = run_round(impl, inst, x, np.arange(inst.n), round_hyper(hyper, inst))
     err = float(np.linalg.norm(got - want)) / scale_of(inst, x, want)
-    return verdict(err <= rtol, err, rtol, "" if err <= rtol else "not the preconditioned gradient step of DANE")
+    return outcome(err <= rtol, err, rtol, "" if err <= rtol else "not the preconditioned gradient step of DANE")
 
 
 def _selection_cases(hyper: Mapping[str, Any]) -> st.SearchStrategy:
@@ -215,10 +215,10 @@ def own_selection(impl, case, hyper, rtol) -> Outcome:
 
     test = categorical_sprt(selected, inst.weights)
     if off[0] > rtol:
-        return verdict(False, off[0], rtol, "a returned model is none of the clients' local models (is xi_r "
+        return outcome(False, off[0], rtol, "a returned model is none of the clients' local models (is xi_r "
                                             "drawn, and the selected client's model returned?)")
     share = test.counts[test.worst] / test.samples
-    out = verdict(not test.rejected, max(test.log_lr[test.worst]),
+    out = outcome(not test.rejected, max(test.log_lr[test.worst]),
                   test.threshold, "" if not test.rejected else
                   f"client {inst.clients[test.worst].cid} selected in {test.counts[test.worst]} of {test.samples} "
                   f"rounds ({share:.3f}) where w = {inst.weights[test.worst]:.3f}")
@@ -250,11 +250,11 @@ def _serial_selection(impl, inst, X, h, scale, rng, rtol, out: Outcome) -> Outco
 
     test = bernoulli_sprt(repeated, r, delta=min(SERIAL_DELTA, r / 2, (1.0 - r) / 2))
     if off[0] > rtol:
-        return verdict(False, off[0], rtol, "a model returned in the round after a first one is none of the clients' "
+        return outcome(False, off[0], rtol, "a model returned in the round after a first one is none of the clients' "
                                             "local models (does the state returned change the next round?)")
     if not test.rejected:
         return out
-    return verdict(False, max(test.log_lr), test.threshold,
+    return outcome(False, max(test.log_lr), test.threshold,
                    f"the same client was selected in two consecutive rounds {test.events} times in {test.samples} "
                    f"({test.frequency:.3f}) where independent draws xi_r ~ w give {r:.3f}: the selection depends on "
                    f"the previous round")
@@ -290,7 +290,7 @@ def random_selection(impl, case, hyper, rtol) -> Outcome:
     err = max(per, mean)
     note = "" if err <= rtol else ("the selected client's model is not returned (draw ignored?)" if per > rtol
                                    else "the expectation over the selection is not the weighted average")
-    return verdict(err <= rtol, err, rtol, note)
+    return outcome(err <= rtol, err, rtol, note)
 
 
 @prop(id="dane.multi_round", family="dane", core=True,
@@ -331,7 +331,7 @@ def multi_round(impl, case, hyper, rtol) -> Outcome:
         H = fit_start(inst, *ops, hyper["m"], averages, models, states)
     worst, err, r = _compare_rounds(inst, hyper, H, averages, models, states, rtol)
     if err <= rtol:
-        return verdict(True, err, rtol)
+        return outcome(True, err, rtol)
     where = f" (selected clients {picked})" if picked else ""
     why = f"{worst} after round {r + 1} of {rounds}{where} differs from the recursion from " + (
         "every start App. B.3 allows (sum_i w_i h_i0 = 0)" if H is not None else "the paper's start")
@@ -339,9 +339,9 @@ def multi_round(impl, case, hyper, rtol) -> Outcome:
         free = fit_start(inst, *ops, hyper["m"], averages, models, states, zero_sum=False)
         if _compare_rounds(inst, hyper, free, averages, models, states, rtol, invariant=False)[1] <= rtol:
             total = float(np.linalg.norm(inst.weights @ free))
-            return verdict(False, err, rtol, f"{why}: the rounds are (B.84)'s from a start with "
+            return outcome(False, err, rtol, f"{why}: the rounds are (B.84)'s from a start with "
                            f"||sum_i w_i h_i0|| = {total:.3g}, which App. B.3 does not allow (it asks 0)")
-    return verdict(False, err, rtol, why + (" (the first round matches: a state-carried slip)" if r > 0 else ""))
+    return outcome(False, err, rtol, why + (" (the first round matches: a state-carried slip)" if r > 0 else ""))
 
 
 def _compare_rounds(inst, hyper, H, averages, models, states, rtol, invariant=True) -> tuple[str, float, int]:

@@ -39,7 +39,7 @@ def dane(x, clients, *, state=None, rng=None, lam=1.0, local_steps=None, local_s
         H = w @ G - G
         H = {"cv_sign": -H, "no_cv": 0 * H}.get(slip, H)
     Y = []
-    for (Z, t, A, b), h in zip(data, H):
+    for (_Z, _t, A, b), h in zip(data, H):
         if local_steps is None:
             Y.append(np.linalg.solve(A + lam * np.eye(x.size, dtype=dtype), b - h + lam * x))
         else:

@@ -15,15 +15,15 @@ import numpy as np
 from hypothesis import strategies as st
 
 from . import expected as edc
-from ...kit import (Outcome, instance_of, instance_params, prop, round_hyper, run_round,
-                    scale_of, verdict)
+from ...kit import Outcome, instance_of, instance_params, round_hyper, run_round, scale_of, outcome
+from ..registry import prop
 
 __all__ = ["HYPER"]
 
 HYPER: Mapping[str, Any] = {"step": 0.1, "period": 2, "queue_size": 3, "weighting": "uniform"}
 _REF = "Dorfman et al. 2023 (DoCoFL), Alg. 1 lines 3-9 and Alg. 2 lines 2-4"
 ROUNDS = 8
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"step": (0.02, 0.2), "period": (1, 4), "queue_size": (2, 4)}
 
@@ -80,9 +80,9 @@ def _run(impl, case, hyper, rounds, grid=None):
 def one_round(impl, case, hyper, rtol) -> Outcome:
     """Round 0: every client's anchor is C_w(w_0); w_1 = w_0 - eta/S sum N p_i C_g(grad f_i(y + C_c(w_0 - y)))."""
     for _t, err, *_ in _run(impl, case, hyper, 1):
-        return verdict(err <= rtol, err, rtol, "" if err <= rtol else
+        return outcome(err <= rtol, err, rtol, "" if err <= rtol else
                        "round 0 differs (anchor C_w(w_0), correction C_c(w_0 - y), or the 1/S N p_i scaling)")
-    return verdict(True, 0.0, rtol)
+    return outcome(True, 0.0, rtol)
 
 
 @prop(id="docofl.no_compression", family="docofl",
@@ -96,8 +96,8 @@ def no_compression(impl, case, hyper, rtol) -> Outcome:
     for t, err, *_ in _run(impl, case, hyper, horizon(hyper), grid={"anchor": 0.0, "correction": 0.0, "gradient": 0.0}):
         worst = max(worst, err)
         if err > rtol:
-            return verdict(False, err, rtol, f"without compression round {t} is not the SGD step on the participants")
-    return verdict(True, worst, rtol)
+            return outcome(False, err, rtol, f"without compression round {t} is not the SGD step on the participants")
+    return outcome(True, worst, rtol)
 
 
 @prop(id="docofl.multi_round", family="docofl", core=True,
@@ -110,10 +110,10 @@ def multi_round(impl, case, hyper, rtol) -> Outcome:
     compressed anchor."""
     worst = 0.0
     R = horizon(hyper)
-    for t, err, inst, S, leads in _run(impl, case, hyper, R):
+    for t, err, _inst, S, leads in _run(impl, case, hyper, R):
         worst = max(worst, err)
         if err > rtol:
-            return verdict(False, err, rtol, f"round {t} of {R} (participants {S.tolist()}, leads "
+            return outcome(False, err, rtol, f"round {t} of {R} (participants {S.tolist()}, leads "
                            f"{leads.tolist()}, grid {case['grid']}) differs from the recursion"
                            + (" (earlier rounds match: anchors, queue or round counter)" if t else ""))
-    return verdict(True, worst, rtol)
+    return outcome(True, worst, rtol)

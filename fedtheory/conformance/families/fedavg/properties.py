@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from ... import expected as ex
 from ...contract import call_round
 from ...instance import Client, Instance
-from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, prop, relative_error,
-                    round_hyper, run_round, scale_of, verdict)
+from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, relative_error, round_hyper,
+                    run_round, scale_of, outcome)
+from ..registry import prop
 from ...weights import describe as describe_weights
 
 __all__ = ["HYPER", "one_round", "fixed_point", "expected_sampling", "multi_round", "prox_hyper", "diagnose",
@@ -30,7 +31,7 @@ __all__ = ["HYPER", "one_round", "fixed_point", "expected_sampling", "multi_roun
 #: Hyperparameters when the user gives none (the paper's notation in the docstrings).
 HYPER: Mapping[str, Any] = {"local_steps": 5, "local_step": 0.1, "server_step": 1.0, "weighting": "num_examples"}
 MCMAHAN = "McMahan et al. 2017, Alg. 1"
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"server_step": (0.3, 2.0), "local_steps": (1, 8), "local_step": (0.02, 0.2)}
 
@@ -109,7 +110,7 @@ def k1_is_gd(impl, case, hyper, rtol) -> Outcome:
     got, _ = run_round(impl, inst, inst.x0, S, h)
     want = inst.x0 - h.get("server_step", 1.0) * h["local_step"] * ex.global_grad(inst, inst.x0, S, h["weighting"])
     out = identity(inst, got, want, inst.x0, rtol)
-    return out if out.holds else verdict(False, out.measured, rtol,
+    return out if out.holds else outcome(False, out.measured, rtol,
                                       diagnose(inst, inst.x0, got, S, h, rtol, "fedavg"))
 
 
@@ -123,7 +124,7 @@ def one_round(impl, case, hyper, rtol, family: str = "fedavg") -> Outcome:
     want = ex.round_map(inst, inst.x0, S, **prox_hyper(hyper))
     out = identity(inst, got, want, inst.x0, rtol)
     if not out.holds:
-        out = verdict(False, out.measured, rtol, diagnose(inst, inst.x0, got, S, hyper, rtol, family))
+        out = outcome(False, out.measured, rtol, diagnose(inst, inst.x0, got, S, hyper, rtol, family))
     return out
 
 
@@ -179,7 +180,7 @@ def num_examples(impl, case, hyper, rtol) -> Outcome:
                                sizes / sizes.sum(), rtol) if eta_g else ""
         why = f"with client {inst.clients[j].cid} listed twice, {why}" if why else \
             "duplicating a client's data differs from listing it twice"
-    return verdict(False, out.measured, rtol, why)
+    return outcome(False, out.measured, rtol, why)
 
 
 @prop(id="fedavg.permutation", family="fedavg", reference=f"{MCMAHAN} (a sum over clients)",
@@ -231,7 +232,7 @@ def expected_sampling(impl, case, hyper, rtol, family: str = "fedavg") -> Outcom
                 note = "weights normalised over all clients, not over the participants"
         if note:
             break
-    return verdict(False, out.measured, rtol, note)
+    return outcome(False, out.measured, rtol, note)
 
 
 
@@ -259,9 +260,9 @@ def multi_round(impl, case, hyper, rtol, family: str = "fedavg") -> Outcome:
         got, state = run_round(impl, inst, x, S, round_hyper(hyper, inst), state, seed=t)
         err = relative_error(got, want, scale_of(inst, x, want))
         if err > rtol:
-            return verdict(False, err, rtol, f"round {t + 1} of {ROUNDS} (participants {history}) differs from one "
+            return outcome(False, err, rtol, f"round {t + 1} of {ROUNDS} (participants {history}) differs from one "
                            "round from the model it was given" + (
                                " (earlier rounds match: state kept across calls)" if t else
                                f"; {diagnose(inst, x, got, S, hyper, rtol, family) or 'see one_round'}"))
         x = got
-    return verdict(True, err, rtol)
+    return outcome(True, err, rtol)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ... import stateful
-from ...kit import Outcome, prop
+from ...kit import Outcome
+from ..registry import prop
 
 __all__ = ["HYPER"]
 
 HYPER: Mapping[str, Any] = {"alpha": 1.0, "weighting": "uniform"}
 ACAR = "Acar et al. 2021, Alg. 1; Thm 2"
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"alpha": (0.1, 3.0)}
 

@@ -10,13 +10,14 @@ from ... import expected as ex
 from ... import expected_elasticnet as een
 from ...elasticnet import KIM, ambiguous, elastic_cases, elastic_instance
 from ...instance import instance_params_of, make_instance
-from ...kit import Outcome, prop, verdict, round_hyper, run_round, scale_of
+from ...kit import Outcome, outcome, round_hyper, run_round, scale_of
+from ..registry import prop
 
 __all__ = ["HYPER"]
 
 HYPER: Mapping[str, Any] = {"local_steps": None, "local_step": 0.1, "prox": 0.5, "l1": 0.1, "l1_mode": "subgradient",
                             "server_step": 1.0, "weighting": "num_examples"}
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"server_step": (0.5, 2.0), "prox": (0.1, 2.0), "l1": (0.01, 0.3), "local_steps": (1, 8)}
 
@@ -40,7 +41,7 @@ def one_round(impl, case, hyper, rtol) -> Outcome:
     x = inst.x0
     TH, margin = _alg1_locals(inst, x, hyper)
     if ambiguous(margin, scale_of(inst, x)):
-        return verdict(True, float("nan"), rtol)
+        return outcome(True, float("nan"), rtol)
     a = ex.aggregation_weights(inst, np.arange(inst.n), hyper["weighting"])
     want = x + hyper["server_step"] * a @ (TH - x)
     got, _ = run_round(impl, inst, x, np.arange(inst.n), round_hyper(hyper, inst))
@@ -58,7 +59,7 @@ def one_round(impl, case, hyper, rtol) -> Outcome:
             if np.linalg.norm(got - (x + hyper["server_step"] * a @ (TH2 - x))) <= rtol * scale_of(inst, x, want):
                 note = name
                 break
-    return verdict(err <= rtol, err, rtol, note)
+    return outcome(err <= rtol, err, rtol, note)
 
 
 @prop(id="fedelasticnet_fedavg.l1_zero", family="fedelasticnet_fedavg",
@@ -72,4 +73,4 @@ def l1_zero(impl, case, hyper, rtol) -> Outcome:
                         prox=h["prox"], server_step=h["server_step"], weighting=h["weighting"])
     got, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h)
     err = float(np.linalg.norm(got - want)) / scale_of(inst, inst.x0, want)
-    return verdict(err <= rtol, err, rtol, "" if err <= rtol else "with l1 = 0 it is not FedProx")
+    return outcome(err <= rtol, err, rtol, "" if err <= rtol else "with l1 = 0 it is not FedProx")

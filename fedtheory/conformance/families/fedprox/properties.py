@@ -13,8 +13,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ... import expected as ex
-from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, prop, round_hyper, run_round,
-                    scale_of, verdict)
+from ...kit import Outcome, cases_with, identity, instance_of, not_applicable, round_hyper, run_round, scale_of, outcome
+from ..registry import prop
 from ..fedavg import properties as fedavg
 
 __all__ = ["HYPER"]
@@ -23,7 +23,7 @@ HYPER: Mapping[str, Any] = {"local_steps": 5, "local_step": 0.1, "prox": 1.0, "s
                             "weighting": "num_examples", "gamma": None}
 LI = "Li et al. 2020 (FedProx), Alg. 2, eq. (2)"
 _plain = cases_with(lambda draw, p: {})
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"server_step": (0.3, 2.0), "local_steps": (1, 8), "local_step": (0.02, 0.2), "prox": (0.1, 3.0)}
 
@@ -90,7 +90,7 @@ def large_prox(impl, case, hyper, rtol) -> Outcome:
     if tol > 0.25:
         return not_applicable(f"rtol = {rtol:g}: x+ - x ~ ||grad f|| / lam = {gnorm / lam:.2g} is below the "
                               "implementation's rounding at this instance")
-    return verdict(err <= tol, err, tol, "" if err <= tol else "does not approach a gradient step of size 1/lam as "
+    return outcome(err <= tol, err, tol, "" if err <= tol else "does not approach a gradient step of size 1/lam as "
                                                               "lam grows (prox term sign or centre)")
 
 
@@ -143,12 +143,12 @@ def _gamma_inexact_round(impl, case, hyper, rtol) -> Outcome:
         if excess > worst:
             worst, where = excess, f"client {c.cid}: ||grad h_i(w_i)|| exceeds gamma ||grad f_i(x)|| = {gamma * start:.4g}"
     if worst > rtol:
-        return verdict(False, worst, rtol, f"not a gamma-inexact solution of f_i + lam/2 ||. - x||^2 ({where}; "
+        return outcome(False, worst, rtol, f"not a gamma-inexact solution of f_i + lam/2 ||. - x||^2 ({where}; "
                                            f"prox sign or centre, or the solver stops too early)")
     a = ex.aggregation_weights(inst, np.arange(inst.n), h["weighting"])
     got, _ = run_round(impl, inst, x, np.arange(inst.n), h)
     want = x + eta_g * (a @ (np.stack(W) - x))
     err = float(np.linalg.norm(got - want)) / scale_of(inst, x, want)
-    return verdict(err <= rtol, max(err, worst), rtol, "" if err <= rtol else
+    return outcome(err <= rtol, max(err, worst), rtol, "" if err <= rtol else
                    "a round of all clients is not the a_i-weighted average of their own solutions (weights, or "
                    "server step)")

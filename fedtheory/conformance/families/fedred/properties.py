@@ -20,8 +20,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ..dane import expected as ed
-from ...kit import (Outcome, cases_with, instance_of, not_applicable, prop, round_hyper, run_round,
-                    scale_of, verdict)
+from ...kit import Outcome, cases_with, instance_of, not_applicable, round_hyper, run_round, scale_of, outcome
+from ..registry import prop
 from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
 from ...statekit import make_state, opaque_reason, own_state_reason, relative, rows
 
@@ -32,7 +32,7 @@ HYPER: Mapping[str, Any] = {"lam": 1.0, "eta": 0.2, "p": 0.5, "solver": "lineari
 _REF = "Jiang, Rodomanov & Stich 2024, Alg. 2 / Alg. 3 with control variate (4)"
 ROUNDS = 8
 KEYS = ["x_i", "h_i"]
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"lam": (0.1, 3.0), "eta": (0.05, 0.5), "p": (0.1, 0.9)}
 
@@ -103,7 +103,7 @@ def one_iteration(impl, case, hyper, rtol, communicate: bool) -> Outcome:
     scale = scale_of(inst, inst.x0, want[0], *X) + float(np.abs(H).max())
     worst, err = relative({"x~": (got_x, want[0]), "x_i": (rows(got_state, "x_i", inst), want[1]),
                            "h_i": (rows(got_state, "h_i", inst), want[2])}, scale)
-    return verdict(err <= rtol, err, rtol, "" if err <= rtol else _diagnose(inst, X, H, hyper, communicate,
+    return outcome(err <= rtol, err, rtol, "" if err <= rtol else _diagnose(inst, X, H, hyper, communicate,
                                                                              batches, got_x, got_state, worst, rtol))
 
 
@@ -173,7 +173,7 @@ def fixed_point(impl, case, hyper, rtol) -> Outcome:
             h["draw"]["batches"] = {c.cid: list(range(c.num_examples)) for c in inst.clients}
         got, _ = run_round(impl, inst, inst.x_star.copy(), np.arange(inst.n), h, state)
         worst = max(worst, float(np.linalg.norm(got - inst.x_star)) / scale_of(inst, inst.x_star))
-    return verdict(worst <= rtol, worst, rtol, "" if worst <= rtol else "x* moves (drift not corrected)")
+    return outcome(worst <= rtol, worst, rtol, "" if worst <= rtol else "x* moves (drift not corrected)")
 
 
 @prop(id="fedred.multi_round", family="fedred", core=True,
@@ -201,10 +201,10 @@ def multi_round(impl, case, hyper, rtol) -> Outcome:
                           "sum_i w_i h_i": (inst.weights @ rows(state, "h_i", inst), np.zeros(inst.d))})
         worst, err = relative(pairs, scale)
         if err > rtol:
-            return verdict(False, err, rtol, f"{worst} after iteration {k + 1} of {ROUNDS} (coins "
+            return outcome(False, err, rtol, f"{worst} after iteration {k + 1} of {ROUNDS} (coins "
                            f"{''.join('1' if c else '0' for c in case['coins'][:k + 1])}) differs from the recursion"
                            + (" (earlier iterations match: a state-carried slip)" if k > 0 else ""))
-    return verdict(True, err, rtol)
+    return outcome(True, err, rtol)
 
 
 def _coin_cases(hyper):
@@ -273,7 +273,7 @@ def coin_frequency(impl, case, hyper, rtol) -> Outcome:
         which = "" if q == p else ", the kit's second p"
         test = bernoulli_sprt(communicates, q)
         llr = max(test.log_lr)
-        out = verdict(not test.rejected, llr, test.threshold, "" if not test.rejected else
+        out = outcome(not test.rejected, llr, test.threshold, "" if not test.rejected else
                       f"communicated {test.events} times in {test.samples} iterations (frequency "
                       f"{test.frequency:.4f}, p = {q:g}{which}): "
                       f"log-likelihood ratio {llr:.1f} >= {test.threshold:.1f}")
@@ -285,7 +285,7 @@ def coin_frequency(impl, case, hyper, rtol) -> Outcome:
         chain.update(left=0)
         pairs = categorical_sprt(lambda: 2 * communicates() + communicates(), pair_probs(q))
         worst = pairs.worst
-        out = verdict(not pairs.rejected, max(pairs.log_lr[worst]), pairs.threshold, "" if not pairs.rejected else
+        out = outcome(not pairs.rejected, max(pairs.log_lr[worst]), pairs.threshold, "" if not pairs.rejected else
                       f"consecutive coins {PAIRS[worst]} came {pairs.counts[worst]} times in {pairs.samples} pairs "
                       f"({pairs.counts[worst] / pairs.samples:.3f}, p = {q:g}{which}) where independent coins give "
                       f"{pair_probs(q)[worst]:.3f}: the coin depends on the history")

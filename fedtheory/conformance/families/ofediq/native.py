@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...adapters.problem import problem_of
-from ....algorithms.online import OFedIQ, OnlineDraw, OnlineState
+from ....algorithms.ofediq import OFedIQ, OnlineDraw, OnlineState
 
 __all__ = ["ofediq"]
 

@@ -16,16 +16,17 @@ import numpy as np
 from hypothesis import strategies as st
 
 from . import expected as eo
-from ...kit import (Outcome, instance_of, instance_params, not_applicable, prop, round_hyper, run_round,
-                    scale_of, verdict)
+from ...kit import Outcome, instance_of, instance_params, not_applicable, round_hyper, run_round, scale_of, outcome
+from ..registry import prop
 from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
+from ...tolerances import REGRET_FLOOR
 
 __all__ = ["HYPER"]
 
 HYPER: Mapping[str, Any] = {"eta": 0.05, "period": 2, "p": 0.5, "s": 4, "b": 1, "weighting": "uniform"}
 _REF = "Kwon, Park & Hong (OFedIQ), Alg. 2, eqs. (6)-(9), Definition 2"
 STEPS = 6
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"eta": (0.01, 0.1), "period": (1, 4), "p": (0.1, 0.9), "s": (1, 8)}
 
@@ -86,15 +87,15 @@ def steps(impl, case, hyper, rtol) -> Outcome:
                               seed=t)
         err = float(np.linalg.norm(w_got - w_want)) / scale_of(inst, inst.x0, w_want)
         if err > rtol:
-            return verdict(False, err, rtol, f"step {t + 1} of {horizon(hyper)} (period {hyper['period']}, sampled "
+            return outcome(False, err, rtol, f"step {t + 1} of {horizon(hyper)} (period {hyper['period']}, sampled "
                            f"{part.astype(int).tolist()}) differs from eqs. (6)-(9)")
         if isinstance(state, Mapping) and "regret" in state:
             want_regret = cum - (t + 1) * fmin
             r_err = abs(float(state["regret"]) - want_regret) / max(1.0, abs(cum))
-            if r_err > max(rtol, 1e-10):
-                return verdict(False, r_err, rtol, f"regret after step {t + 1} is {float(state['regret']):.6g}, "
+            if r_err > max(rtol, REGRET_FLOOR):
+                return outcome(False, r_err, rtol, f"regret after step {t + 1} is {float(state['regret']):.6g}, "
                                f"the exact comparator gives {want_regret:.6g}")
-    return verdict(True, err, rtol)
+    return outcome(True, err, rtol)
 
 
 @prop(id="ofediq.participation", family="ofediq",
@@ -119,7 +120,7 @@ def participation(impl, case, hyper, rtol) -> Outcome:
         mean += prob * got
     want = inst.x0 - hyper["eta"] * (np.einsum("nij,j->ni", inst.A, inst.x0) - inst.b).mean(axis=0)
     err = float(np.linalg.norm(mean - want)) / scale_of(inst, inst.x0, want)
-    return verdict(err <= rtol, err, rtol, "" if err <= rtol else
+    return outcome(err <= rtol, err, rtol, "" if err <= rtol else
                    "the expectation over participation is not the FedOGD step (is the 1/p_k scaling there, "
                    "and does the server divide by K?)")
 
@@ -186,23 +187,23 @@ def own_participation(impl, case, hyper, rtol) -> Outcome:
             return not_applicable("two participation outcomes give the same model: the model does not name them")
         off = [0.0]
 
-        def outcome() -> int:
+        def draw_outcome() -> int:
             got, state = inst.x0, None
-            for t in range(h["period"]):
+            for _t in range(h["period"]):
                 got, state = run_round(impl, inst, got, np.arange(inst.n), h, state, seed=int(rng.integers(2**31)))
             dist = np.linalg.norm(outcomes - got, axis=1) / scale
             off[0] = max(off[0], float(dist.min()))
             return int(np.argmin(dist))
 
-        test = categorical_sprt(outcome, probs)
+        test = categorical_sprt(draw_outcome, probs)
         which = "" if q == p else " (the kit's second p)"
         where = f"p = {q:g}{which}, L = {h['period']}"
         if off[0] > rtol:
-            return verdict(False, off[0], rtol, f"{where}: a returned model is none of the participation outcomes "
+            return outcome(False, off[0], rtol, f"{where}: a returned model is none of the participation outcomes "
                                                 "of eqs. (6)-(9) (are the coins drawn once per period, and the "
                                                 "sampled 1/p aggregate used?)")
         worst = test.worst
-        out = verdict(not test.rejected, max(test.log_lr[worst]), test.threshold, "" if not test.rejected else
+        out = outcome(not test.rejected, max(test.log_lr[worst]), test.threshold, "" if not test.rejected else
                       f"{where}: clients {[c.cid for c, on in zip(inst.clients, subsets[worst]) if on]} transmitted "
                       f"together in {test.counts[worst]} of {test.samples} periods "
                       f"({test.counts[worst] / test.samples:.3f}) where independent Bernoulli({q:g}) coins give "
@@ -247,11 +248,11 @@ def _serial(impl, inst, h, hq, subsets, outcomes, scale, rng, rtol, q, where) ->
 
     test = bernoulli_sprt(repeated, r, delta=min(SERIAL_DELTA, (1.0 - r) / 2))
     if off[0] > rtol:
-        return verdict(False, off[0], rtol, f"{where}: a model after the second period is none of the participation "
+        return outcome(False, off[0], rtol, f"{where}: a model after the second period is none of the participation "
                                             "outcomes of eqs. (6)-(9) from the first period's model (does the "
                                             "second period restart from the new global model?)")
     llr = max(test.log_lr)
-    return verdict(not test.rejected, llr, test.threshold, "" if not test.rejected else
+    return outcome(not test.rejected, llr, test.threshold, "" if not test.rejected else
                    f"{where}: a client's coin repeated from one period to the next {test.events} times in "
                    f"{test.samples} ({test.frequency:.3f}) where coins independent across periods give {r:.3f}: "
                    f"the coins depend on the previous period")
@@ -274,7 +275,7 @@ def quantizer(impl, case, hyper, rtol) -> Outcome:
     inst = instance_of(dict(case, n=1, sizes=case["sizes"][:1], delta_frac=0.0, zeta2=0.0,
                             ids=case.get("ids", [0])[:1]))
     if inst.d > 6:
-        return verdict(True, float("nan"), rtol)  # 2^D outcomes: small D only (the cases draw D <= 6)
+        return outcome(True, float("nan"), rtol)  # 2^D outcomes: small D only (the cases draw D <= 6)
     s, b = int(hyper["s"]), int(hyper.get("b") or 1)
     h = dict(round_hyper(hyper, inst), period=1, p=1.0)
     g = (inst.A[0] @ inst.x0 - inst.b[0])
@@ -295,7 +296,7 @@ def quantizer(impl, case, hyper, rtol) -> Outcome:
         mean += prob * got
     want = inst.x0 - hyper["eta"] * g
     err = float(np.linalg.norm(mean - want)) / scale_of(inst, inst.x0, want)
-    return verdict(err <= rtol, err, rtol, "" if err <= rtol else "the quantizer is biased: E Q(u) != u")
+    return outcome(err <= rtol, err, rtol, "" if err <= rtol else "the quantizer is biased: E Q(u) != u")
 
 
 def _rounding_probs(g: np.ndarray, s: int) -> np.ndarray:
@@ -362,19 +363,19 @@ def own_rounding(impl, case, hyper, rtol) -> Outcome:
     rng = np.random.default_rng(case["draw_seed"])
     off = [0.0]
 
-    def outcome() -> int:
+    def draw_outcome() -> int:
         got, _ = run_round(impl, inst, inst.x0, np.arange(inst.n), h, None, seed=int(rng.integers(2**31)))
         dist = np.linalg.norm(outcomes - got, axis=1) / scale
         off[0] = max(off[0], float(dist.min()))
         return int(np.argmin(dist))
 
-    test = categorical_sprt(outcome, probs)
+    test = categorical_sprt(draw_outcome, probs)
     if off[0] > rtol:
-        return verdict(False, off[0], rtol, "a returned model is none of the 16 rounding outcomes of Definition 2 "
+        return outcome(False, off[0], rtol, "a returned model is none of the 16 rounding outcomes of Definition 2 "
                                             "(is the update quantized, with m_i = min(floor(s r_i), s - 1)?)")
     worst = test.worst
     ups = {c.cid: ["up" if u else "down" for u in outcomes_up[worst][k]] for k, c in enumerate(inst.clients)}
-    return verdict(not test.rejected, max(test.log_lr[worst]), test.threshold, "" if not test.rejected else
+    return outcome(not test.rejected, max(test.log_lr[worst]), test.threshold, "" if not test.rejected else
                    f"rounding {ups} came {test.counts[worst]} times in {test.samples} steps "
                    f"({test.counts[worst] / test.samples:.3f}) where independent roundings (Definition 2) give "
                    f"{probs[worst]:.4f}")

@@ -8,14 +8,15 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ... import stateful
-from ...kit import Outcome, instance_of, not_applicable, prop, round_hyper, run_round, scale_of, verdict
+from ...kit import Outcome, instance_of, not_applicable, round_hyper, run_round, scale_of, outcome
+from ..registry import prop
 from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
 
 __all__ = ["HYPER"]
 
 HYPER: Mapping[str, Any] = {"step": 0.5, "p": 0.5, "weighting": "uniform"}
 MISHCHENKO = "Mishchenko et al. 2022, Alg. 2 (ProxSkip); Thm 3.6"
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"step": (0.05, 0.9), "p": (0.1, 0.9)}
 
@@ -121,18 +122,18 @@ def own_coin(impl, case, hyper, rtol) -> Outcome:
         test = categorical_sprt(count, probs)
         which = "" if q == p else " (the kit's second p)"
         if off[0] > rtol:
-            return verdict(False, off[0], rtol, f"p = {q:g}{which}: a returned model is not K local steps from x0 "
+            return outcome(False, off[0], rtol, f"p = {q:g}{which}: a returned model is not K local steps from x0 "
                                                 "for any K (h = 0 at the start: x_K = c + (1 - gamma)^K (x0 - c))")
         worst = test.worst
         label = f"K = {worst + 1}" if worst < OWN_COIN_MAX else f"K > {OWN_COIN_MAX}"
-        out = verdict(not test.rejected, max(test.log_lr[worst]), test.threshold, "" if not test.rejected else
+        out = outcome(not test.rejected, max(test.log_lr[worst]), test.threshold, "" if not test.rejected else
                       f"p = {q:g}{which}: {label} in {test.counts[worst]} of {test.samples} rounds "
                       f"({test.counts[worst] / test.samples:.3f}) where Geometric({q:g}) gives {probs[worst]:.3f}")
         if test.rejected:
             return out
         serial = _serial(impl, inst, x0, hq, probs, count_of, rng, q, which)
         if off[0] > rtol:
-            return verdict(False, off[0], rtol, f"p = {q:g}{which}: a model of a round run from the state the "
+            return outcome(False, off[0], rtol, f"p = {q:g}{which}: a model of a round run from the state the "
                                                 "implementation returned is not K local steps from x0 for any K (on "
                                                 "one client h stays 0)")
         if serial is not None:
@@ -156,7 +157,7 @@ def _serial(impl, inst, x0, h, probs, count_of, rng, q, which) -> Outcome | None
     test = bernoulli_sprt(repeated, r, delta=min(SERIAL_DELTA, r / 2, (1.0 - r) / 2))
     if not test.rejected:
         return None
-    return verdict(False, max(test.log_lr), test.threshold,
+    return outcome(False, max(test.log_lr), test.threshold,
                    f"p = {q:g}{which}: two consecutive rounds had the same number of local steps {test.events} times "
                    f"in {test.samples} ({test.frequency:.3f}) where independent Geometric({q:g}) draws give "
                    f"{r:.3f}: the coins depend on the previous round")

@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ... import stateful
-from ...kit import Outcome, prop
+from ...kit import Outcome
+from ..registry import prop
 
 __all__ = ["HYPER"]
 
 HYPER: Mapping[str, Any] = {"local_steps": 5, "local_step": 0.1, "server_step": 1.0, "weighting": "uniform",
                             "option": "II"}
 KARIMIREDDY = "Karimireddy et al. 2020, Alg. 1 (option I or II, eq. (4)); Thm III"
-#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper): a
+#: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.families.varied_hyper): a
 #: slip invisible at the user's values (a server step ignored at 1.0) shows at another.
 RANGES: Mapping[str, tuple] = {"server_step": (0.5, 2.0), "local_steps": (1, 8), "local_step": (0.02, 0.2)}
 

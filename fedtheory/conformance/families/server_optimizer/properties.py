@@ -26,8 +26,9 @@ from hypothesis import strategies as st
 
 from ... import expected as ex
 from ...instance import Instance
-from ...kit import (Outcome, cases_with, instance_of, not_applicable, prop, relative_error, round_hyper,
-                    run_round, scale_of, verdict)
+from ...kit import (Outcome, cases_with, instance_of, not_applicable, relative_error, round_hyper, run_round,
+                    scale_of, outcome)
+from ..registry import prop
 from ...statekit import opaque_reason
 from ...weights import describe as describe_weights
 from .expected import OPTIMIZERS, initial_state, operators, pseudo_gradient, server_step
@@ -155,7 +156,7 @@ def first_round(impl, case, hyper, rtol) -> Outcome:
     want, _ = server_step(inst.x0, state, pseudo_gradient(inst, N, inst.x0, S, h["weighting"]), h)
     got, _ = run_round(impl, inst, inst.x0, S, round_hyper(h, inst), None, seed=case["round_seed"])
     err = relative_error(got, want, scale_of(inst, inst.x0, want))
-    return verdict(err <= rtol, err, rtol, "" if err <= rtol else _diagnose(inst, N, inst.x0, got, state, S, h, 1, rtol))
+    return outcome(err <= rtol, err, rtol, "" if err <= rtol else _diagnose(inst, N, inst.x0, got, state, S, h, 1, rtol))
 
 
 def _state_probe(impl, inst, h, case) -> str:
@@ -185,15 +186,15 @@ def from_state(impl, case, hyper, rtol) -> Outcome:
         why = _diagnose(inst, N, inst.x0, got, {"v": np.zeros(inst.d), **state}, S, h, None, rtol)
         if why.startswith("the given state is ignored"):
             why = _ignored(impl, inst, h, S, state, got, rtol)
-        return verdict(False, err, rtol, why + " (from a given state)")
+        return outcome(False, err, rtol, why + " (from a given state)")
     if opaque_reason(got_state, _keys(h)):
-        return verdict(False, float("inf"), rtol, "the returned state lost the keys of the given one")
+        return outcome(False, float("inf"), rtol, "the returned state lost the keys of the given one")
     for k in _keys(h):
         e = relative_error(np.asarray(got_state[k], dtype=np.float64), want_state[k],
                            max(float(np.linalg.norm(want_state[k])), size ** (2 if k == "v" else 1)))
         if e > rtol:
-            return verdict(False, e, rtol, f"the returned {k} differs from Alg. 2's {k}_t")
-    return verdict(True, err, rtol)
+            return outcome(False, e, rtol, f"the returned {k} differs from Alg. 2's {k}_t")
+    return outcome(True, err, rtol)
 
 
 def _ignored(impl, inst, h, S, state, got, rtol) -> str:
@@ -235,12 +236,12 @@ def multi_round(impl, case, hyper, rtol) -> Outcome:
                 why = "the server state is reset every round (m, v forgotten)"
             else:
                 why = _diagnose(inst, N, x_prev, x_got, prev_state, S, h, t + 1, rtol)
-            return verdict(False, err, rtol, f"model {where}: {why}"
+            return outcome(False, err, rtol, f"model {where}: {why}"
                            + (" (earlier rounds match: a state-carried slip)" if t > 0 else ""))
         if not opaque_reason(got_state, _keys(h)):
             for k in _keys(h):
                 e = relative_error(np.asarray(got_state[k], dtype=np.float64), want_state[k],
                                    max(float(np.linalg.norm(want_state[k])), size ** (2 if k == "v" else 1)))
                 if e > rtol:
-                    return verdict(False, e, rtol, f"state {k} {where} differs from Alg. 2's {k}_t")
-    return verdict(True, err, rtol)
+                    return outcome(False, e, rtol, f"state {k} {where} differs from Alg. 2's {k}_t")
+    return outcome(True, err, rtol)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from fedtheory.algorithms.online import FedOGD, OFedAvg, OFedIQ, OnlineDraw
+from fedtheory.algorithms.ofediq import FedOGD, OFedAvg, OFedIQ, OnlineDraw
 from fedtheory.compressors.sb_quantizer import SBQuantizer
 from fedtheory.problems.online import OnlineProblem, online_from_dataset, online_logistic, online_ridge
 from fedtheory.problems.quadratic import quadratic

@@ -1,0 +1,119 @@
+"""The shape test of the papers' neural experiments: does an effect the paper reports replicate across seeds?
+
+An experiment (:mod:`fedtheory.experiments`) runs every method on *development* seeds and on *held-out* seeds.
+A shape (Alg. 3 sends less entropy than FedDyn, accuracy falls as lambda1 grows, ...) is a per-seed effect
+e_s (a paired difference of two methods on the same seed: the same split, initialisation and draws). The
+margin is fixed on the development seeds,
+
+    margin = SHAPE_MARGIN_FRACTION * max(0, mean_{s in dev} e_s),
+
+and the shape is reproduced when the held-out seeds (at least :data:`MIN_HELD_OUT`) show it beyond that margin
+at one-sided confidence SHAPE_CONFIDENCE (Student t):
+
+    mean_{held} e - t_{conf, n-1} * sd_{held}(e) / sqrt(n) > margin.
+
+The development seeds never enter the held-out statistic, so the margin is not tuned on the data that judges it.
+An effect that is zero or of the wrong sign on the held-out seeds fails (its lower bound is at most 0 <= margin).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..registry import Evidence
+from ..tolerances import SHAPE_CONFIDENCE, SHAPE_MARGIN_FRACTION
+
+__all__ = ["MIN_HELD_OUT", "ShapeResult", "shape_test", "seed_finals", "seed_curves", "judge"]
+
+#: The fewest held-out seeds a verdict is computed from (the issue's "at least 5 seeds").
+MIN_HELD_OUT = 5
+
+
+@dataclass(frozen=True)
+class ShapeResult:
+    """One shape's verdict: the held-out mean effect, its lower confidence bound, the margin fixed on the
+    development seeds, and whether lower > margin."""
+    name: str
+    dev: tuple[float, ...]
+    held: tuple[float, ...]
+    mean: float
+    lower: float
+    margin: float
+
+    @property
+    def holds(self) -> bool:
+        return bool(self.lower > self.margin)
+
+    def as_record(self) -> dict[str, Any]:
+        return {"name": self.name, "holds": self.holds, "held_out_mean": self.mean, "lower_bound": self.lower,
+                "margin": self.margin, "dev_effects": list(self.dev), "held_out_effects": list(self.held)}
+
+
+def shape_test(name: str, dev: Sequence[float], held: Sequence[float]) -> ShapeResult:
+    """The shape test of the module docstring on per-seed effects (positive = the paper's shape).
+
+    ValueError when fewer than :data:`MIN_HELD_OUT` held-out or no development effects are given, or one is not
+    finite (a diverged run has no effect to compare)."""
+    from scipy.stats import t as student_t
+
+    d = np.asarray(dev, dtype=float)
+    h = np.asarray(held, dtype=float)
+    if d.ndim != 1 or d.size < 1:
+        raise ValueError(f"dev must hold at least one development seed's effect, got {d.size}")
+    if h.ndim != 1 or h.size < MIN_HELD_OUT:
+        raise ValueError(f"held must hold at least {MIN_HELD_OUT} held-out seeds' effects, got {h.size}")
+    if not (np.all(np.isfinite(d)) and np.all(np.isfinite(h))):
+        raise ValueError(f"{name}: every effect must be finite, got dev={d.tolist()} held={h.tolist()}")
+    margin = SHAPE_MARGIN_FRACTION * max(0.0, float(d.mean()))
+    n = h.size
+    half_width = float(student_t.ppf(SHAPE_CONFIDENCE, n - 1)) * float(h.std(ddof=1)) / np.sqrt(n)
+    mean = float(h.mean())
+    return ShapeResult(name, tuple(map(float, d)), tuple(map(float, h)), mean, mean - half_width, margin)
+
+
+def seed_finals(record: Mapping[str, Any], seed: int) -> dict[str, dict[str, float]]:
+    """{method: its final metrics on ``seed``} of an experiment record (:mod:`fedtheory.experiments.protocol`)."""
+    return {m: seeds[str(seed)]["final"] for m, seeds in record["methods"].items()}
+
+
+def seed_curves(record: Mapping[str, Any], methods: Sequence[str] | None = None) -> dict[str, dict[str, list]]:
+    """Per method (``methods``, all by default): test accuracy against rounds, the mean over the held-out seeds
+    and its band (min, max over them), for the HTML report's curves."""
+    out = {}
+    for m in (methods or list(record["methods"])):
+        runs = [record["methods"][m][str(s)]["curve"] for s in record["held_seeds"]]
+        acc = np.array([r["test_accuracy"] for r in runs], dtype=float)
+        out[m] = {"round": runs[0]["round"], "mean": acc.mean(0).tolist(), "low": acc.min(0).tolist(),
+                  "high": acc.max(0).tolist()}
+    return out
+
+
+def judge(record: Mapping[str, Any], effects: Mapping[str, Callable[[dict], float]],
+          methods: Sequence[str] | None = None) -> Evidence:
+    """The Evidence of an experiment's shape: every effect (finals of one seed -> a number, positive = the
+    paper's shape) goes through :func:`shape_test`; it holds when all hold. ``measured`` is the smallest
+    lower-bound-minus-margin (> 0 when reproduced), ``theory`` 0. The details carry the curves of ``methods``
+    (all by default; :func:`seed_curves`).
+
+    A smoke record (fewer than :data:`MIN_HELD_OUT` held-out seeds: CI's check that the experiment runs) gives
+    no verdict on the statement: the Evidence then holds when every effect is positive on its seeds, and its
+    instance says "smoke, not a verdict"."""
+    dev, held = record["dev_seeds"], record["held_seeds"]
+    where = (f"{record['experiment']} ({record['scale']}: {record['clients']} clients, {record['rounds']} rounds, "
+             f"dev seeds {dev}, held-out seeds {held})")
+    per = {name: ([f(seed_finals(record, s)) for s in dev], [f(seed_finals(record, s)) for s in held])
+           for name, f in effects.items()}
+    details: dict[str, Any] = {"setting": record["setting"], "seconds": record["seconds"],
+                               "paper_numbers": record.get("paper_numbers", {}),
+                               "curves": seed_curves(record, methods)}
+    if len(held) < MIN_HELD_OUT:
+        signs = {name: bool(np.all(np.asarray(d + h) > 0)) for name, (d, h) in per.items()}
+        low = min(min(d + h) for d, h in per.values())
+        return Evidence(f"smoke, not a verdict: {where}", low, 0.0, all(signs.values()),
+                        details={**details, "effects": {k: v[0] + v[1] for k, v in per.items()}})
+    results = [shape_test(name, d, h) for name, (d, h) in per.items()]
+    measured = min(r.lower - r.margin for r in results)
+    return Evidence(where, measured, 0.0, all(r.holds for r in results),
+                    details={**details, "shapes": [r.as_record() for r in results]})

@@ -1,0 +1,49 @@
+"""Every tolerance and threshold of the conformance kit's verdicts, each with its justification (docs/design.md,
+"Verification conventions").
+
+The kit sits beside the claims, not above them (tests/test_architecture.py's layers), so it has its own page; the
+Monte Carlo rule is shared with the ledger, one layer below both (``fedtheory/montecarlo.py``), and re-exported
+here. ``tests/claims/test_no_tolerance_literals.py`` fails on a tolerance literal in a kit check.
+"""
+from __future__ import annotations
+
+from ..montecarlo import Z_MONTE_CARLO, mc_slack
+
+__all__ = ["Z_MONTE_CARLO", "mc_slack", "IDENTITY_RTOL", "EXACT_REL", "TIE_REL", "WEIGHT_RTOL",
+           "WEIGHT_RESIDUAL_FLOOR", "REGRET_FLOOR", "PROBABILITY_SUM_TOL", "CONVERGED_REL"]
+
+#: Default relative tolerance of an identity between an implementation's round and the kit's expected side in
+#: float64: the two evaluate the same update in different orders (and a framework may use float32 accumulators
+#: internally for some steps), so they differ by far more than an ulp, but 1e-8 is still eight orders below any
+#: slip of the update equations (a wrong sign, weight or step changes the round at O(1) relative size). A user
+#: checking a float32 implementation passes a larger ``rtol``.
+IDENTITY_RTOL = 1e-8
+
+#: Relative slack of a comparison between exactly computed float64 quantities of O(1) condition (the kit's own
+#: active-set solve, a driver recognising a state it wrote): a few hundred ulps.
+EXACT_REL = 1e-12
+
+#: A sign or a tie decided within this (relative) distance of zero is decided by rounding: the case is skipped as
+#: undecidable rather than judged (rounding of a round is about 1e-13 relative; 1e-9 leaves margin).
+TIE_REL = 1e-9
+
+#: Two weight vectors are "the same" within this relative tolerance: the fit's rounding is about cond(U) eps
+#: (cond <= 1e6 is required, so <= 1e-9), and the weightings told apart differ by O(1/n) or more.
+WEIGHT_RTOL = 1e-6
+
+#: The least-squares residual below which an output is a weighted average of the local updates is never asked to
+#: be smaller than the fit's own rounding, cond(U) eps <= 1e-9 (cond <= 1e6).
+WEIGHT_RESIDUAL_FLOOR = 1e-9
+
+#: A regret the implementation reports is compared with the exact one to at least this relative accuracy: the
+#: regret is a sum over up to a few hundred steps, whose rounding is about 1e-13 of max(1, |sum of losses|).
+REGRET_FLOOR = 1e-10
+
+#: Probabilities given to the sequential tests must sum to 1 within this: what float64 sums of up to a few
+#: thousand probabilities round to, far below any mistake in a law (which misses mass at O(1/k)).
+PROBABILITY_SUM_TOL = 1e-9
+
+#: A drift-corrected method converges: within its round budget its distance to x* falls below 1e-6 of the start
+#: (the kit's instances contract at rate <= 0.97 per round), while a method with uncorrected client drift stalls
+#: at a distance of O(1e-2) of the start or more.
+CONVERGED_REL = 1e-6
