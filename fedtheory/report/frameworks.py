@@ -24,8 +24,8 @@ __all__ = ["ALGORITHMS", "Verdict", "declared_frameworks", "load_verdicts", "ver
 
 #: The table's columns, in order: the algorithms the kit checks in third-party frameworks.
 ALGORITHMS: tuple[str, ...] = ("FedAvg", "FedProx", "SCAFFOLD", "FedDyn", "FedAvgM", "FedAdam", "FedYogi",
-                               "FedAdagrad")
-_FAMILY = {"fedavg": "FedAvg", "fedprox": "FedProx", "scaffold": "SCAFFOLD", "feddyn": "FedDyn"}
+                               "FedAdagrad", "FedNova")
+_FAMILY = {"fedavg": "FedAvg", "fedprox": "FedProx", "scaffold": "SCAFFOLD", "feddyn": "FedDyn", "fednova": "FedNova"}
 _OPTIMIZER = {"fedavgm": "FedAvgM", "fedadam": "FedAdam", "fedyogi": "FedYogi", "fedadagrad": "FedAdagrad"}
 _WEIGHTING = {"uniform": "uniform", "num_examples": "n_k/n"}
 _MARKER = re.compile(r"^<!-- framework: (?P<key>[\w-]+) \| (?P<name>[^|]+?) \| (?P<source>results|table) -->$", re.M)
@@ -55,7 +55,17 @@ def _from_report(report: dict) -> tuple[str, str, str]:
     family, hyper = report["family"], report.get("hyper", {})
     algorithm = _OPTIMIZER[hyper["optimizer"]] if family == "server_optimizer" else _FAMILY[family]
     verdict = report.get("verdict") or ("pass" if report["passed"] else "fail")
-    return algorithm, _WEIGHTING.get(hyper.get("weighting", ""), ""), _normalise(verdict)
+    qualifier = _WEIGHTING.get(hyper.get("weighting", ""), "")
+    if hyper.get("momentum"):  # FedNova's local solver: another a_i, so another configuration
+        qualifier += f", momentum {hyper['momentum']:g}"
+    if hyper.get("prox") and family == "fednova":
+        qualifier += f", prox {hyper['prox']:g}"
+    # the identity tolerance a check ran at: one_round's theory (docs/conformance.md: rtol 1e-8 unless declared)
+    rtol = next((r.get("theory") for r in report.get("results", []) if r.get("property") == f"{family}.one_round"),
+                None)
+    if rtol is not None and rtol != 1e-8:
+        qualifier += f", rtol {rtol:g}"
+    return algorithm, qualifier, _normalise(verdict)
 
 
 def _results(folder: Path) -> list[Verdict]:

@@ -125,6 +125,24 @@ def test_every_defect_row_links_a_reproducer_that_exists() -> None:
             assert "fedtheory" not in text.split('"""')[2], f"{script} imports fedtheory"
 
 
+def test_fednova_reports_fill_their_column_and_local_momentum_is_its_own_configuration(checkout: Path):
+    results = checkout / "benchmarks" / "frameworks" / "results" / "toy"
+    (results / "fednova.json").write_text(json.dumps(_report("fednova", True, "pass", weighting="num_examples")))
+    (results / "fednova_momentum.json").write_text(json.dumps(
+        _report("fednova", False, "fail", weighting="num_examples", momentum=0.5)))
+    assert _row(verdict_table(checkout), "Toy 1.0")["FedNova"] == "pass (n_k/n); **FAIL** (n_k/n, momentum 0.5)"
+
+
+def test_a_check_at_another_tolerance_says_so_in_its_cell(checkout: Path):
+    results = checkout / "benchmarks" / "frameworks" / "results" / "toy"
+    report = _report("fednova", True, "pass", weighting="num_examples")
+    report["results"] = [{"property": "fednova.one_round", "status": "holds", "measured": 3e-8, "theory": 1e-6}]
+    (results / "fednova.json").write_text(json.dumps(report))
+    (results / "fednova_default.json").write_text(json.dumps(_report("fednova", False, "fail",
+                                                                     weighting="num_examples")))
+    assert _row(verdict_table(checkout), "Toy 1.0")["FedNova"] == "pass (n_k/n, rtol 1e-06); **FAIL** (n_k/n)"
+
+
 #: What a defect report in docs/frameworks/<framework>.md must say for a maintainer to act on it.
 REPORT_PARTS = ("**Affected versions.**", "**Paper.**", "**Actual.**", "**Expected vs actual**", "**Smallest fix.**")
 
