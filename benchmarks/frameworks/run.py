@@ -135,14 +135,20 @@ def install(venvs: Path, name: str, fw: Framework, recreate: bool) -> float:
     return time.perf_counter() - start
 
 
+#: What a verdict depends on: the package (kit and drivers) and this file's checks. The reports this script
+#: writes and the docs are not among them, so writing a report does not make the next one "dirty".
+KIT_PATHS = ("fedtheory", "benchmarks/frameworks/run.py")
+
+
 def kit_commit(root: Path = ROOT) -> str:
-    """The fedtheory commit the reports come from (``git rev-parse HEAD``), with ``+dirty`` when tracked files
-    differ from it (a report from uncommitted code says so); ``"unknown"`` outside a git checkout."""
+    """The fedtheory commit the reports come from (``git rev-parse HEAD``), with ``+dirty`` when the kit's files
+    (:data:`KIT_PATHS`) differ from it (a report from uncommitted code says so); ``"unknown"`` outside a git
+    checkout."""
     try:
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
                               check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--",
+                                *KIT_PATHS], capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+dirty" if dirty else "")
