@@ -51,15 +51,19 @@ def _normalise(text: str) -> str:
 
 
 def _from_report(report: dict) -> tuple[str, str, str]:
-    """(algorithm, weighting, verdict) of one conformance report (``Report.as_dict()``)."""
+    """(algorithm, qualifier, verdict) of one conformance report (``Report.as_dict()``); the qualifier is the
+    weighting and the ``configuration`` benchmarks/frameworks/run.py records ("as shipped", "as the paper")."""
     family, hyper = report["family"], report.get("hyper", {})
     algorithm = _OPTIMIZER[hyper["optimizer"]] if family == "server_optimizer" else _FAMILY[family]
     verdict = report.get("verdict") or ("pass" if report["passed"] else "fail")
-    return algorithm, _WEIGHTING.get(hyper.get("weighting", ""), ""), _normalise(verdict)
+    qualifier = ", ".join(q for q in (_WEIGHTING.get(hyper.get("weighting", ""), ""),
+                                      report.get("configuration", "")) if q)
+    return algorithm, qualifier, _normalise(verdict)
 
 
 def _results(folder: Path) -> list[Verdict]:
-    """The verdicts of ``folder/*.json``; a qualifier (the weighting) only where an algorithm was checked twice."""
+    """The verdicts of ``folder/*.json``; a qualifier (weighting, configuration) only where an algorithm was
+    checked more than once."""
     rows = [_from_report(json.loads(p.read_text())) for p in sorted(folder.glob("*.json"))]
     twice = {a for a in ALGORITHMS if sum(r[0] == a for r in rows) > 1}
     return [Verdict(a, w if a in twice else "", v) for a, w, v in rows]
