@@ -50,8 +50,9 @@ def _normalise(text: str) -> str:
     raise ValueError(f"not a verdict: {text!r}")
 
 
-def _from_report(report: dict) -> tuple[str, str, str]:
-    """(algorithm, weighting, verdict) of one conformance report (``Report.as_dict()``)."""
+def _from_report(report: dict) -> tuple[str, str, str, str]:
+    """(algorithm, weighting, configuration, verdict) of one conformance report (``Report.as_dict()``); the
+    configuration is what benchmarks/frameworks/run.py records ("as shipped", "as the paper"), if anything."""
     family, hyper = report["family"], report.get("hyper", {})
     algorithm = _OPTIMIZER[hyper["optimizer"]] if family == "server_optimizer" else _FAMILY[family]
     verdict = report.get("verdict") or ("pass" if report["passed"] else "fail")
@@ -65,14 +66,20 @@ def _from_report(report: dict) -> tuple[str, str, str]:
                 None)
     if rtol is not None and rtol != 1e-8:
         qualifier += f", rtol {rtol:g}"
-    return algorithm, qualifier, _normalise(verdict)
+    return algorithm, qualifier, report.get("configuration", ""), _normalise(verdict)
 
 
 def _results(folder: Path) -> list[Verdict]:
-    """The verdicts of ``folder/*.json``; a qualifier (the weighting) only where an algorithm was checked twice."""
+    """The verdicts of ``folder/*.json``. Where an algorithm was checked more than once, each verdict is qualified
+    by what tells its checks apart: the weighting, the configuration, or both."""
     rows = [_from_report(json.loads(p.read_text())) for p in sorted(folder.glob("*.json"))]
-    twice = {a for a in ALGORITHMS if sum(r[0] == a for r in rows) > 1}
-    return [Verdict(a, w if a in twice else "", v) for a, w, v in rows]
+    out = []
+    for algorithm, weighting, configuration, verdict in rows:
+        same = [r for r in rows if r[0] == algorithm]
+        parts = [part for i, part in ((1, weighting), (2, configuration))
+                 if len(same) > 1 and len({r[i] for r in same}) > 1 and part]
+        out.append(Verdict(algorithm, ", ".join(parts), verdict))
+    return out
 
 
 def _table_after(text: str, start: int) -> list[Verdict]:

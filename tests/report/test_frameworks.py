@@ -186,3 +186,17 @@ def test_a_report_that_drifts_from_its_reproducer_is_caught(tmp_path: Path) -> N
     assert f"```python\n{script}\n```" in page
     drifted = page.replace("N, dc_0 = 2,", "N, dc_0 = 3,")
     assert drifted != page and f"```python\n{script}\n```" not in drifted
+
+
+def test_a_configuration_recorded_by_run_py_qualifies_the_cell(tmp_path: Path) -> None:
+    """An algorithm checked as shipped and as the paper shows both verdicts, each named by its configuration."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "frameworks.md").write_text("<!-- framework: toy | Toy 1.0 | results -->\n")
+    results = tmp_path / "benchmarks" / "frameworks" / "results" / "toy"
+    results.mkdir(parents=True)
+    shipped = {**_report("scaffold", False, "fail"), "configuration": "as shipped"}
+    paper = {**_report("scaffold", True, "pass"), "configuration": "as the paper"}
+    (results / "scaffold.json").write_text(json.dumps(shipped))
+    (results / "scaffold_fraction.json").write_text(json.dumps(paper))
+    row = _row(verdict_table(tmp_path), "Toy 1.0")
+    assert row["SCAFFOLD"] == "**FAIL** (as shipped); pass (as the paper)"
