@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from fedtheory.cli import build_parser
 from fedtheory.claims import REGISTRY, claim
+from fedtheory.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 DESIGN = ROOT / "docs" / "design.md"

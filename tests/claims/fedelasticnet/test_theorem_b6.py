@@ -1,6 +1,7 @@
 """FedElasticNet, Theorem B.6 every round (fedtheory/claims/fedelasticnet/theorem_b6.py) on hypothesis-drawn
 quadratics beyond the claim's own space (fedtheory's test quadratic)."""
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 from fedtheory.claims.fedelasticnet import algorithm3

@@ -2,7 +2,8 @@
 drawn streams."""
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 
