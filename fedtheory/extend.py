@@ -39,8 +39,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from .claims.registry import (KINDS, Claim, ClaimResult, Evidence, Expectation, Kind, NotAVerdict, declaration,
-                              evaluate, judged_evidence, verdict, with_check)
+from .claims.registry import (
+    KINDS,
+    Claim,
+    ClaimResult,
+    Evidence,
+    Expectation,
+    Kind,
+    NotAVerdict,
+    declaration,
+    evaluate,
+    judged_evidence,
+    verdict,
+    with_check,
+)
 from .claims.space import InstanceSpace, Param
 from .optional import require
 from .worstcase import SearchResult, adversarial_search, pep_worst_case

@@ -36,8 +36,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from .validation import check_int
 from .claims.registry import REGISTRY, Claim, ClaimResult, Evidence, evaluate
+from .validation import check_int
 
 __all__ = ["available_cores", "run_claims", "run_worst_case", "RunEstimate", "SCALE_EXTRA_HINT"]
 

@@ -73,7 +73,7 @@ def available() -> bool:
 
 def _pepit():
     try:
-        from PEPit import PEP, Point, Expression
+        from PEPit import PEP, Expression, Point
         from PEPit.functions import SmoothFunction, SmoothStronglyConvexFunction
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise ImportError("fedtheory.pep needs PEPit: pip install 'fedtheory[worst-case]'") from exc

@@ -47,7 +47,7 @@ OWN_COMPONENT = {"fedtheory.papers.coverage": "papers.coverage", "fedtheory.pape
 
 #: The layers, lowest first: a module may import its own component and the components of lower layers only.
 #: A component is the first name under fedtheory (``fedtheory.problems.quadratic`` -> ``problems``); the
-#: components of one layer are independent of each other. docs/design.md ("Import layering") explains them.
+#: components of one layer are independent of each other. docs/design.md ("Layout") explains them.
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in (
     "fedtheory validation linalg files expressions autoload trace optional user_code montecarlo",  # leaves
     "prox_l1 participation compressors",                              # numerical kernels

@@ -24,13 +24,28 @@ import numpy as np
 import pytest
 
 from fedtheory import cli
-from fedtheory.algorithms import ALGORITHMS
-from fedtheory.algorithms import FedAvg, FedProx, GradientDescent, Scaffold
+from fedtheory.algorithms import ALGORITHMS, FedAvg, FedProx, GradientDescent, Scaffold
 from fedtheory.compressors import COMPRESSORS
-from fedtheory.problems import (NonFiniteInputError, QuadraticProblem, dirichlet_partition, general_convex_quadratic,
-                                iid_partition, logistic, logistic_perturbed, lognormal_partition, measure_dissimilarity,
-                                nonconvex, outlier_quadratic, partition, quadratic, shard_partition, synthetic_fedprox,
-                                vary_delta, vary_delta_family, vary_L)
+from fedtheory.problems import (
+    NonFiniteInputError,
+    QuadraticProblem,
+    dirichlet_partition,
+    general_convex_quadratic,
+    iid_partition,
+    logistic,
+    logistic_perturbed,
+    lognormal_partition,
+    measure_dissimilarity,
+    nonconvex,
+    outlier_quadratic,
+    partition,
+    quadratic,
+    shard_partition,
+    synthetic_fedprox,
+    vary_delta,
+    vary_delta_family,
+    vary_L,
+)
 from fedtheory.problems.logistic import LogisticProblem
 from fedtheory.problems.nonconvex import NonconvexProblem
 from fedtheory.problems.online import OnlineProblem, online_from_dataset, online_logistic, online_ridge

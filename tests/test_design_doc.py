@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from fedtheory.cli import build_parser
 from fedtheory.claims import REGISTRY, claim
+from fedtheory.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 DESIGN = ROOT / "docs" / "design.md"
@@ -39,7 +39,7 @@ def spans() -> list[str]:
 
 @lru_cache(maxsize=1)
 def repo_paths() -> tuple[str, ...]:
-    out: list[str] = []
+    out: list[str] = [p.name for p in ROOT.iterdir() if p.is_file()]  # README.md, pyproject.toml, ...
     for tree in TREES:
         for path in (ROOT / tree).rglob("*"):
             if "__pycache__" not in path.parts:
@@ -48,8 +48,8 @@ def repo_paths() -> tuple[str, ...]:
 
 
 def path_exists(cited: str) -> bool:
-    pattern = re.escape(cited)
-    pattern = re.sub(r"<[^>]+>", "[^/]+", cited.replace(".", r"\.")) if "<" in cited else pattern
+    # <paper> and * stand for any one name
+    pattern = re.sub(r"<[^>]+>|\\\*", "[^/]+", re.escape(cited).replace("\\<", "<").replace("\\>", ">"))
     regex = re.compile(r"(^|/)" + pattern + ("" if cited.endswith("/") else "/?") + "$")
     return any(regex.search(p) for p in repo_paths())
 
@@ -152,7 +152,7 @@ def cited(span: str) -> str | None:
         return None if any(a == ast.literal_eval(value) for a in actual) else f"{name} is {actual}, not {value}"
     if " " in span:
         return None
-    if "/" in span or re.search(r"\.(py|md)$", span):
+    if "/" in span or re.search(r"\.(py|md|toml|json|txt|cfg)$", span):
         return None if path_exists(span) else f"no such path: {span!r}"
     match = IDENTIFIER.match(span)
     if not match or span.startswith("__"):
@@ -177,6 +177,7 @@ def test_the_checker_rejects_what_does_not_exist():
     assert cited("fedtheory/claims/tolerances.py") is None and cited("fedtheory/claims/tolerance.py")
     assert cited("fedtheory/claims/<paper>/") is None and cited("fedtheory/claim/<paper>/")
     assert cited("fedred/corollary21.py") is None and cited("docofl/lemmas_c.py")
+    assert cited("docs/*.md") is None and cited("docs/*.rst") and cited("pyproject.toml") is None
     assert cited("Evidence.holds") is None and cited("Evidence.hold")
     assert cited("algorithms.recording") is None and cited("algorithms.recorder")
     assert cited("fedtheory.optional.require") is None and cited("fedtheory.optional.requires")

@@ -135,9 +135,10 @@ def test_feddyn_local_correction_flipped_changes_only_the_local_solve():
     """The local variant solves each client's problem with the correction's sign flipped: from g_k = 0 it is the
     faithful round; from g_k != 0 the local solutions are those of L_k + <g_k, theta> + prox, checked against
     the problem's own solver."""
+    from variants import feddyn_local_correction_flipped
+
     from fedtheory.algorithms import FedDyn
     from fedtheory.algorithms.federated import Draw
-    from variants import feddyn_local_correction_flipped
 
     rng = np.random.default_rng(0)
     A = np.stack([np.diag(rng.uniform(0.5, 2.0, 3)) for _ in range(4)])
@@ -158,9 +159,9 @@ def test_feddyn_local_correction_flipped_changes_only_the_local_solve():
 
 # ----- the catalogue of subtle variants, variant errors, and the per-statement table -------------------------------
 
+import statements  # noqa: E402
 from slip_catalogue import FAMILIES, SLIPS  # noqa: E402
 from slips import Slip, SlipPatch, broken_function  # noqa: E402
-import statements  # noqa: E402
 
 
 def test_every_slip_applies_once_and_every_family_has_at_least_eight():
@@ -278,9 +279,10 @@ def test_the_docs_tables_and_the_readme_figure_are_the_committed_results():
 
 
 def test_a_slip_on_a_branch_the_run_never_takes_is_not_reached_and_one_it_takes_is():
+    from slips import LineTrace, faithful_function
+
     from fedtheory.algorithms import Scaffold
     from fedtheory.algorithms.federated import Draw
-    from slips import LineTrace, faithful_function
 
     rng = np.random.default_rng(1)
     A = np.stack([np.diag(rng.uniform(0.5, 2.0, 3)) for _ in range(3)])

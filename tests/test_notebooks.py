@@ -1,5 +1,4 @@
 """Execute every notebook in notebooks/ at FEDTHEORY_NOTEBOOK_SIZE=small; any cell error fails its test."""
-import os
 from pathlib import Path
 
 import pytest

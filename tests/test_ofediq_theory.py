@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, find, given, settings, strategies as st
+from hypothesis import assume, find, given, settings
+from hypothesis import strategies as st
 
 from fedtheory.theory import ofediq as th
 

@@ -37,7 +37,7 @@ def problems():
 
 
 def config(name):
-    from fedtheory.algorithms import (DANE, EFL, FedAvg, FedDyn, FedProx, FedRed, Scaffnew, Scaffold)
+    from fedtheory.algorithms import DANE, EFL, FedAvg, FedDyn, FedProx, FedRed, Scaffnew, Scaffold
     from fedtheory.algorithms.dane import DANEPlus
     from fedtheory.algorithms.docofl import DoCoFL, TwoClassParticipation
     from fedtheory.algorithms.gd import GradientDescent

@@ -79,10 +79,11 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from fedtheory.claims.budget import CLAIM_BUDGET_SECONDS  # noqa: E402
 from slip_catalogue import SLIPS  # noqa: E402
 from slips import LineTrace, Slip, SlipPatch, faithful_function  # noqa: E402
 from variants import VARIANTS, family_classes, family_of, local_methods  # noqa: E402
+
+from fedtheory.claims.budget import CLAIM_BUDGET_SECONDS  # noqa: E402
 
 KINDS = ("bound", "rate")  # the kinds the per-claim criterion (discriminates / flagged) is about
 REJECT = ("X", "E")

@@ -25,8 +25,15 @@ import sys as _sys
 
 from ..autoload import load_submodules
 from .base import ALGORITHMS, FLOAT_BITS, Algorithm, RoundLog, State, dense_log, register_algorithm
-from .federated import (Draw, FederatedAlgorithm, FederatedState, UploadMetrics, aggregation_weights, threshold,
-                     upload_log)
+from .federated import (
+                     Draw,
+                     FederatedAlgorithm,
+                     FederatedState,
+                     UploadMetrics,
+                     aggregation_weights,
+                     threshold,
+                     upload_log,
+)
 
 __all__ = ["ALGORITHMS", "FLOAT_BITS", "Algorithm", "RoundLog", "State", "dense_log", "register_algorithm",
            "Draw", "FederatedAlgorithm", "FederatedState", "UploadMetrics", "aggregation_weights", "threshold",

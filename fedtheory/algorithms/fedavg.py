@@ -27,8 +27,16 @@ from ..participation import UniformSubset
 from ..problems.base import Problem
 from ..validation import check_int, check_nonnegative, check_positive
 from .base import RoundLog, register_algorithm
-from .federated import (Draw, FederatedAlgorithm, FederatedState, aggregation_weights, check_choice, check_step,
-                     threshold, upload_log)
+from .federated import (
+    Draw,
+    FederatedAlgorithm,
+    FederatedState,
+    aggregation_weights,
+    check_choice,
+    check_step,
+    threshold,
+    upload_log,
+)
 
 __all__ = ["FedAvg"]
 

@@ -61,8 +61,16 @@ from __future__ import annotations
 
 from ..expressions import evaluate_expression  # re-exported: bench.evaluate_expression is public
 from .results import per_run_summary, problems_table, read_results, rounds_to_eps_table, tune, write_report
-from .spec import (AlgorithmEntry, Cell, SweepSpec, expression_names, load_spec, plan, registered_algorithms,
-                   resolve_hyperparams)
+from .spec import (
+                   AlgorithmEntry,
+                   Cell,
+                   SweepSpec,
+                   expression_names,
+                   load_spec,
+                   plan,
+                   registered_algorithms,
+                   resolve_hyperparams,
+)
 from .sweep import SweepResult, run_cell, sweep
 from .table import CRITERIA, EXTRA_PREFIX, TABLE_COLUMNS, TIMING_COLUMNS, cell_path
 

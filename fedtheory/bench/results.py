@@ -16,6 +16,7 @@ from ..files import write_text_atomic
 from .spec import Cell, SweepSpec
 from .table import CRITERIA, TABLE_COLUMNS, cell_path, frame, normalise, read_frame, require_pandas, write_frame
 
+
 def read_results(out: str | os.PathLike, cells: Sequence[Cell | str] | None = None, fmt: str | None = None):
     """The long table of a results folder (only the cells of its ``sweep.json`` plan, unless ``cells``)."""
     pd = require_pandas()

@@ -1,10 +1,20 @@
 """The registry of paper claims. Each submodule registers the claims of one paper (or of the foundation)."""
 import sys as _sys
-
 from typing import Sequence
 
-from .registry import (KINDS, PAPERS, REGISTRY, STATEMENT_KINDS, Citation, Claim, ClaimResult, Evidence, claim,
-                       evaluate, verdict)
+from .registry import (
+    KINDS,
+    PAPERS,
+    REGISTRY,
+    STATEMENT_KINDS,
+    Citation,
+    Claim,
+    ClaimResult,
+    Evidence,
+    claim,
+    evaluate,
+    verdict,
+)
 
 __all__ = ["KINDS", "PAPERS", "REGISTRY", "STATEMENT_KINDS", "Citation", "Claim", "ClaimResult", "Evidence", "claim",
            "evaluate", "load_all", "select", "verdict"]

@@ -13,7 +13,6 @@ from ..conformance.families import FAMILIES
 from ..optional import require
 from ..user_code import import_user_module
 
-
 #: Exit status of ``fedtheory conform`` by verdict (2 is bad input).
 EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
 

@@ -9,8 +9,17 @@ from pathlib import Path
 
 from ..claims import load_all
 from ..papers import all_papers
-from ..papers.coverage import (ASSERTED, STATUSES, checked_share, coverage, render_json, render_markdown,
-                               render_totals, shape_verdicts, totals)
+from ..papers.coverage import (
+    ASSERTED,
+    STATUSES,
+    checked_share,
+    coverage,
+    render_json,
+    render_markdown,
+    render_totals,
+    shape_verdicts,
+    totals,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

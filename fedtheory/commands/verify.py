@@ -9,10 +9,18 @@ import textwrap
 from pathlib import Path
 
 from ..claims import PAPERS, Claim, ClaimResult, select
-from ..ledger import (SCALE_EXTRA_HINT, RunEstimate, available_cores, dask_client_class, run_claims,
-                      run_worst_case)
-from ..report import (COMPARE_ABSOLUTE_FLOOR, COMPARE_REPORT_RTOL, TABLE_HEADER, compare_runs, render_table,
-                      render_worst_case, table_rows, terminal_width, write_reports)
+from ..ledger import SCALE_EXTRA_HINT, RunEstimate, available_cores, dask_client_class, run_claims, run_worst_case
+from ..report import (
+    COMPARE_ABSOLUTE_FLOOR,
+    COMPARE_REPORT_RTOL,
+    TABLE_HEADER,
+    compare_runs,
+    render_table,
+    render_worst_case,
+    table_rows,
+    terminal_width,
+    write_reports,
+)
 from ..report.files import DEFAULT_OUT
 from ..report.findings import Verdict, closing_line, render_findings, summary_line
 from ..report.table import REFERENCE_LINES, REFERENCE_MIN_WIDTH

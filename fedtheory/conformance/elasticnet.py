@@ -23,7 +23,7 @@ from . import expected as ex
 from . import expected_elasticnet as een
 from .instance import instance_params_of, make_instance
 from .instance_diag import make_diagonal_instance
-from .kit import Outcome, instance_params, not_applicable, round_hyper, run_round, scale_of, outcome
+from .kit import Outcome, instance_params, not_applicable, outcome, round_hyper, run_round, scale_of
 from .statekit import opaque_reason, own_state_reason, relative, rows_or_initial
 from .tolerances import TIE_REL
 

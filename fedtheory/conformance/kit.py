@@ -23,7 +23,7 @@ state, another averaging), like a claim whose ``applies`` is false on an instanc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import numpy as np
 

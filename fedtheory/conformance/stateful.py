@@ -17,7 +17,6 @@ server-state invariant of each paper after every round.
 from __future__ import annotations
 
 import copy
-
 from typing import Any, Mapping
 
 import numpy as np
@@ -26,7 +25,7 @@ from hypothesis import strategies as st
 from . import expected as ex
 from . import expected_stateful as es
 from .contract import STATE_KEYS
-from .kit import Outcome, cases_with, identity, instance_of, not_applicable, round_hyper, run_round, scale_of, outcome
+from .kit import Outcome, cases_with, identity, instance_of, not_applicable, outcome, round_hyper, run_round, scale_of
 from .statekit import opaque_reason, relative, rows_or_initial
 from .tolerances import CONVERGED_REL
 

@@ -312,8 +312,8 @@ class Problem:
 
     def with_noise(self, sigma2: float) -> "Problem":
         """A copy whose :meth:`stochastic_grads` adds noise of total variance ``sigma2`` per client."""
-        from dataclasses import replace
         import copy
+        from dataclasses import replace
 
         from ..validation import check_nonnegative
 

@@ -24,10 +24,22 @@ import numpy as np
 from scipy import optimize
 
 from ..linalg import sym_extreme_eigs
-from ..validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative, check_real,
-                           check_seed)
-from .quadratic import (DENSE_PEAK_ARRAYS, STRUCTURED_HINT, QuadraticProblem, assemble_quadratic, quadratic,
-                        unit_dissimilarity)
+from ..validation import (
+    check_dense_memory,
+    check_dissimilarity_request,
+    check_int,
+    check_nonnegative,
+    check_real,
+    check_seed,
+)
+from .quadratic import (
+    DENSE_PEAK_ARRAYS,
+    STRUCTURED_HINT,
+    QuadraticProblem,
+    assemble_quadratic,
+    quadratic,
+    unit_dissimilarity,
+)
 
 __all__ = ["general_convex_quadratic", "vary_L", "vary_delta", "vary_delta_family", "outlier_quadratic"]
 

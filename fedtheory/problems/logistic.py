@@ -24,8 +24,15 @@ import numpy as np
 from scipy.special import expit
 
 from ..linalg import batched_matvec, batched_matvec_T, sym_extreme_eigs
-from ..validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative,
-                           check_positive, check_seed, check_weights)
+from ..validation import (
+    check_dense_memory,
+    check_dissimilarity_request,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_seed,
+    check_weights,
+)
 from .base import Certificate
 from .datasets import FederatedData, check_sizes, load_breast_cancer, load_digits, synthetic_fedprox
 from .partition import partition as _partition

@@ -23,8 +23,15 @@ from typing import Mapping
 import numpy as np
 
 from ..linalg import batched_matvec, sym_extreme_eigs
-from ..validation import (check_dense_memory, check_dissimilarity_request, check_int, check_nonnegative,
-                           check_positive, check_seed, check_weights)
+from ..validation import (
+    check_dense_memory,
+    check_dissimilarity_request,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_seed,
+    check_weights,
+)
 from .base import Certificate
 from .quadratic import CROSS_DEVICE_HINT, hessian_dissimilarity, unit_dissimilarity, weighted_mean
 from .smooth import SmoothProblem

@@ -21,7 +21,7 @@ from scipy import optimize
 
 from ..linalg import batched_spectral_apply, batched_symmetric_matvec, sym_extreme_eigs
 from ..prox_l1 import solve_quadratic_l1
-from ..validation import (check_dense_memory, check_quadratic_request, check_nonnegative, check_seed, check_weights)
+from ..validation import check_dense_memory, check_nonnegative, check_quadratic_request, check_seed, check_weights
 from .base import Certificate, Problem, gradient_error_bound
 
 if TYPE_CHECKING:  # the structured family imports nothing from here; only the annotation needs it

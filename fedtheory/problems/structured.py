@@ -38,7 +38,7 @@ from typing import Callable, Literal, Mapping, TypeVar
 import numpy as np
 from scipy import optimize
 
-from ..validation import (available_memory, check_quadratic_request, check_nonnegative, check_seed, check_weights)
+from ..validation import available_memory, check_nonnegative, check_quadratic_request, check_seed, check_weights
 from .base import Certificate, Problem, gradient_error_bound
 
 __all__ = ["SharedBasisQuadratic", "structured_quadratic", "STRUCTURED_PEAK_ARRAYS", "CHUNK_ROWS"]

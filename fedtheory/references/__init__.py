@@ -17,8 +17,18 @@ imports its modules on first use, so there is nothing else to register.
 """
 from __future__ import annotations
 
-from .registry import (ATOL_SCALE, REFERENCES, RTOL, Expected, Mismatch, certify_round, certify_run, has_reference,
-                       recorded_rounds, reference)
+from .registry import (
+                       ATOL_SCALE,
+                       REFERENCES,
+                       RTOL,
+                       Expected,
+                       Mismatch,
+                       certify_round,
+                       certify_run,
+                       has_reference,
+                       recorded_rounds,
+                       reference,
+)
 
 __all__ = ["Expected", "Mismatch", "REFERENCES", "reference", "certify_round", "certify_run", "recorded_rounds",
            "has_reference", "RTOL", "ATOL_SCALE"]

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .registry import Expected, reference
 from .fedelasticnet import local_argmin, local_path, transmit, upload_cost
+from .registry import Expected, reference
 
 __all__ = ["fedavg_round", "scaffold_round", "feddyn_round", "scaffnew_round", "gd_round"]
 

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from .registry import Expected, reference
 from .compression import compress
+from .registry import Expected, reference
 
 __all__ = ["docofl_round", "notification_leads"]
 

@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from .registry import Expected, reference
 from .compression import st_row
+from .registry import Expected, reference
 
 __all__ = ["efl_round", "efl_coefficient", "efl_active"]
 

@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from ..problems.online import OnlineProblem, stream_grads, stream_losses
-from .registry import Expected, reference
 from .compression import sb_quantize_row
+from .registry import Expected, reference
 
 __all__ = ["online_round", "online_options", "online_step"]
 

@@ -32,8 +32,15 @@ from ..claims.registry import PAPERS, paper_short_citation
 from ..papers import LEDGER, PAPER_KEYS, paper
 from ..papers.coverage import STATUSES, StatementCoverage, checked_share, qualified_summary
 from .figures import curves_figure, evidence_figure, number, series_figure
-from .ledger import (FAILED_STATUSES, FALSE_KIND_WORDS, certification_sentence, false_kind, read_claims,
-                     recorded_coverage, verdict_key)
+from .ledger import (
+    FAILED_STATUSES,
+    FALSE_KIND_WORDS,
+    certification_sentence,
+    false_kind,
+    read_claims,
+    recorded_coverage,
+    verdict_key,
+)
 from .proofgraph import STATUS_WORDS, proof_chain_svg
 from .scope import NOT_RUN, run_scope
 from .symbols import pretty, pretty_inline

@@ -12,8 +12,7 @@ from __future__ import annotations
 import math
 from typing import Literal, Sequence
 
-from ..validation import (check_finite_array, check_int, check_nonnegative, check_positive, check_probability,
-                           check_real)
+from ..validation import check_finite_array, check_int, check_nonnegative, check_positive, check_probability, check_real
 
 __all__ = [
     "dane_contraction", "dane_gap_bound", "dane_rounds_to_eps", "dane_gd_local_steps", "dane_fgd_local_steps",

@@ -23,8 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..validation import (check_finite_array, check_int, check_nonnegative, check_positive, check_probability,
-                           check_real)
+from ..validation import check_finite_array, check_int, check_nonnegative, check_positive, check_probability, check_real
 
 __all__ = [
     "psi", "transmission_times", "r_factor", "step_bound", "theorem1_bound", "theorem2_bound", "Theorem2Bound",

@@ -1,9 +1,8 @@
 """Unit tests of the classic algorithms' machinery: participation, local GD, accounting, options."""
 from __future__ import annotations
 
-import os
-
 import math
+import os
 
 import numpy as np
 import pytest

@@ -13,7 +13,6 @@ from fedtheory.compressors.sparsifiers import RandK
 from fedtheory.problems.quadratic import QuadraticProblem, quadratic
 from fedtheory.run import run
 
-
 # ------------------------------------------------------------------ algorithm mechanics
 
 def _problem(seed=0, sigma2=0.0):

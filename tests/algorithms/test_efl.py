@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fedtheory.algorithms.efl import EFL, EFLDraw
 from fedtheory.claims.efl import efl_harness, weighted_optimum
@@ -11,7 +12,6 @@ from fedtheory.compressors.st import SparseTernary, st_bits
 from fedtheory.problems.quadratic import quadratic
 from fedtheory.run import run
 from fedtheory.theory import efl as th
-
 
 # ----- ST -------------------------------------------------------------------------------------------------
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fedtheory.algorithms.ofediq import FedOGD, OFedAvg, OFedIQ, OnlineDraw
 from fedtheory.compressors.sb_quantizer import SBQuantizer

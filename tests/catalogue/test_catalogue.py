@@ -284,7 +284,8 @@ def test_installed_package_finds_the_catalogue(tmp_path):
 
 # ----- the catalogue machinery on hypothesis-drawn instances -----
 
-from hypothesis import given, settings, HealthCheck  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+
 from fedtheory.strategies import quadratic_params  # noqa: E402
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from fedtheory.claims.registry import REGISTRY, Claim, Evidence
-from fedtheory.ledger import ONE_WORKER_PAPERS, _batches, run_claims, run_worst_case
 from fedtheory.cli import main as cli_main
+from fedtheory.ledger import ONE_WORKER_PAPERS, _batches, run_claims, run_worst_case
 
 #: Cheap claims from six modules: bounds, identities, a recorded counterexample (violated-as-recorded), claims
 #: with and without an instance space; ``foundation.quadratic.constants_exact`` runs eigendecompositions (BLAS).

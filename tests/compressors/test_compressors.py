@@ -10,17 +10,33 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from fedtheory.claims.docofl import (adversarial_inputs, check_compressor_support, check_compressor_unbiased,
-                                     check_compressor_variance, check_ecuq_invariants, compressor_applies,
-                                     exact_moments)
+from fedtheory.claims.docofl import (
+    adversarial_inputs,
+    check_compressor_support,
+    check_compressor_unbiased,
+    check_compressor_variance,
+    check_ecuq_invariants,
+    compressor_applies,
+    exact_moments,
+)
 from fedtheory.compressors import COMPRESSORS
 from fedtheory.compressors.ecuq import ECUQ, ecuq_quantize
-from fedtheory.compressors.entropy import (bin_values, binned_entropy, elias_gamma_bits, empirical_entropy,
-                                           entropy_from_counts, huffman_average_length, huffman_lengths,
-                                           index_bits, sparse_bits, symbol_counts)
+from fedtheory.compressors.entropy import (
+    bin_values,
+    binned_entropy,
+    elias_gamma_bits,
+    empirical_entropy,
+    entropy_from_counts,
+    huffman_average_length,
+    huffman_lengths,
+    index_bits,
+    sparse_bits,
+    symbol_counts,
+)
 from fedtheory.compressors.noise import Identity, ScaledRademacher, Zero, nmse_constant
 from fedtheory.compressors.quantizers import QSGD, DeterministicUniformQuantizer, StochasticUniformQuantizer
 from fedtheory.compressors.sb_quantizer import SBQuantizer

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from fedtheory.compressors.entropy_constrained import ecq, ecq_lloyd, eck_means, kmeans_1d
+from fedtheory.compressors.entropy_constrained import eck_means, ecq, ecq_lloyd, kmeans_1d
 
 
 def _lloyd_bruteforce(x, c, lam=0.0, iters=1000):

@@ -8,8 +8,17 @@ import textwrap
 import pytest
 
 from fedtheory.claims import load_all
-from fedtheory.extend import (Evidence, InstanceSpace, Param, claim, pep_worst_case, property_test, run, worst_case,
-                              write_report)
+from fedtheory.extend import (
+    Evidence,
+    InstanceSpace,
+    Param,
+    claim,
+    pep_worst_case,
+    property_test,
+    run,
+    worst_case,
+    write_report,
+)
 
 #: GD with step 1/L on f(x) = mu x^2/2 + ... : the distance contracts by exactly 1 - mu/L per step. The bound
 #: claims 1 - mu/L (true, attained) or, falsely, 1 - 2 mu/L above condition number 20.
@@ -207,8 +216,8 @@ def test_the_algorithm_extension_api_is_public_and_documented() -> None:
 
 
 def test_the_example_package_uses_only_the_public_api() -> None:
-    from pathlib import Path
     import re
+    from pathlib import Path
 
     root = Path(__file__).resolve().parents[2] / "examples" / "momentum_fedavg"
     imports = [m for p in root.rglob("*.py") for m in re.findall(r"^(?:from|import) (fedtheory[\w.]*)",

@@ -3,17 +3,25 @@ entry in its inventory, every citation of a claim resolves, and docs/coverage.md
 what ``fedtheory coverage`` computes now."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-import json
-
 from fedtheory.claims import Citation, load_all
 from fedtheory.claims.registry import Claim, claim, declaration, with_check
 from fedtheory.papers import PAPER_KEYS, Paper, Statement, all_papers, paper
-from fedtheory.papers.coverage import (ASSERTED, STATUSES, checked_share, coverage, numbered_statements,
-                                       render_json, render_markdown, shape_verdicts, totals)
+from fedtheory.papers.coverage import (
+    ASSERTED,
+    STATUSES,
+    checked_share,
+    coverage,
+    numbered_statements,
+    render_json,
+    render_markdown,
+    shape_verdicts,
+    totals,
+)
 from fedtheory.report.readme import blocks
 
 ROOT = Path(__file__).resolve().parents[2]

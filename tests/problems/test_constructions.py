@@ -1,11 +1,18 @@
 """Property tests for the special quadratic constructions (fedtheory's, docs/problems.md)."""
 import numpy as np
 import pytest
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
-from fedtheory.problems import (general_convex_quadratic, outlier_quadratic, quadratic, vary_delta,
-                                vary_delta_family, vary_L)
+from fedtheory.problems import (
+    general_convex_quadratic,
+    outlier_quadratic,
+    quadratic,
+    vary_delta,
+    vary_delta_family,
+    vary_L,
+)
 from fedtheory.strategies import quadratic_params
 
 # the claims' checks (fedtheory/claims/foundation/), through the public registry

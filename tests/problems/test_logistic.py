@@ -2,11 +2,12 @@
 import cvxpy as cp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
-from fedtheory.prox_l1 import kkt_residual_l1
 from fedtheory.problems import LogisticProblem, logistic, logistic_perturbed
+from fedtheory.prox_l1 import kkt_residual_l1
 from fedtheory.strategies import logistic_params, logistic_perturbed_params
 from fedtheory.testing import assert_oracles_match_finite_differences
 

@@ -1,12 +1,13 @@
 """Property tests for the non-convex family (fedtheory's construction, docs/problems.md)."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import optimize
 
 from fedtheory.claims import REGISTRY
-from fedtheory.prox_l1 import kkt_residual_l1
 from fedtheory.problems import NonconvexProblem, nonconvex
+from fedtheory.prox_l1 import kkt_residual_l1
 from fedtheory.strategies import nonconvex_params
 from fedtheory.testing import assert_oracles_match_finite_differences
 

@@ -1,10 +1,19 @@
 """Partitioners and bundled datasets: exact covers, determinism, validation."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from fedtheory.problems import (dirichlet_partition, iid_partition, load_breast_cancer, load_digits,
-                                lognormal_partition, partition, shard_partition, synthetic_fedprox)
+from fedtheory.problems import (
+    dirichlet_partition,
+    iid_partition,
+    load_breast_cancer,
+    load_digits,
+    lognormal_partition,
+    partition,
+    shard_partition,
+    synthetic_fedprox,
+)
 
 
 def _assert_cover(parts, n_samples, n_clients):

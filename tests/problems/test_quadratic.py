@@ -2,7 +2,8 @@
 import cvxpy as cp
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 from fedtheory.problems import QuadraticProblem, measure_dissimilarity, quadratic

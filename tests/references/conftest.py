@@ -1,6 +1,6 @@
 """Slips for the reference tests: a patched copy of an algorithm module, with one plausible slip written into its
 source (a sign, a weight, a stale point, a missing correction, ...), and the first round at which a run of the
-slipped algorithm differs from its reference (fedtheory.references.certify_round)."""
+slipped algorithm differs from its reference (fedtheory.references.certify_run)."""
 from __future__ import annotations
 
 import importlib
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from fedtheory.references import certify_round
+from fedtheory.references import certify_run
 
 _COUNTER = itertools.count()
 
@@ -43,21 +43,10 @@ def patched_module(module_name: str, replacements: list[tuple[str, str]],
 
 def first_mismatch(alg: Any, problem: Any, rounds: int = 6, seed: int = 0,
                    x0: np.ndarray | None = None) -> str | None:
-    """Run ``rounds`` rounds of ``alg`` from its own state and return the first round's mismatch sentence."""
-    rng = np.random.default_rng(seed)
-    state = alg.init(problem, np.array([0.5, -1.0, 2.0]) if x0 is None else x0)
-    for r in range(rounds):
-        if hasattr(alg, "round_given"):
-            draw = alg.draw(problem, state, rng)
-            new, log = alg.round_given(problem, state, draw)
-        else:
-            draw = None
-            new, log = alg.round(problem, state, rng)
-        mismatch = certify_round(alg, problem, state, draw, new, log, r)
-        if mismatch is not None:
-            return mismatch.sentence()
-        state = new
-    return None
+    """Run ``rounds`` rounds of ``alg`` from its own state (:func:`fedtheory.references.certify_run`) and return the
+    first round's mismatch sentence."""
+    _, mismatch = certify_run(alg, problem, np.array([0.5, -1.0, 2.0]) if x0 is None else x0, rounds, seed)
+    return None if mismatch is None else mismatch.sentence()
 
 
 @pytest.fixture

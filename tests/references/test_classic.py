@@ -13,7 +13,7 @@ import pytest
 from fedtheory.algorithms import FedAvg
 from fedtheory.claims.classic.reference_runs import PARTICIPATIONS, _instances, problem_for, run_instance
 from fedtheory.metrics.communication import EntropyMetrics
-from fedtheory.references import Expected, REFERENCES, certify_round, has_reference
+from fedtheory.references import REFERENCES, Expected, certify_round, has_reference
 
 SUB = PARTICIPATIONS["subset2"]
 BER = PARTICIPATIONS["bernoulli"]

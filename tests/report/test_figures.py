@@ -11,8 +11,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from fedtheory.report.figures import (FAILS_STYLE, HOLDS_STYLE, MAX_INSTANCE_TICKS, MAX_TICKS,  # noqa: E402
-                                      evidence_axes, series_axes)
+from fedtheory.report.figures import FAILS_STYLE, HOLDS_STYLE, MAX_INSTANCE_TICKS, MAX_TICKS, evidence_axes, series_axes  # noqa: E402
 from fedtheory.report.files import render_markdown  # noqa: E402
 from fedtheory.report.html import write_site  # noqa: E402
 

@@ -7,8 +7,7 @@ import re
 import pytest
 
 from fedtheory.claims import load_all
-from fedtheory.report.table import (REFERENCE_LINES, REFERENCE_MIN_WIDTH, TABLE_HEADER, render_table,
-                                    short_reference)
+from fedtheory.report.table import REFERENCE_LINES, REFERENCE_MIN_WIDTH, TABLE_HEADER, render_table, short_reference
 
 REFERENCE = "McMahan et al. 2017, Alg. 1; Jiang, Rodomanov & Stich 2024, Section 2 (centralized GD)"
 ROWS = [("classic.fedavg.k1_is_gd", "holds", "3", "-", REFERENCE),

@@ -4,10 +4,19 @@ import math
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from fedtheory.metrics import (EntropyMetrics, binned_entropy, cumulative, gaussian_binned_entropy,
-                               laplace_binned_entropy, nnz, round_entropy, threshold)
+from fedtheory.metrics import (
+    EntropyMetrics,
+    binned_entropy,
+    cumulative,
+    gaussian_binned_entropy,
+    laplace_binned_entropy,
+    nnz,
+    round_entropy,
+    threshold,
+)
 from fedtheory.theory import fedelasticnet as th
 
 

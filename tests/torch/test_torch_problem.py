@@ -4,14 +4,12 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="torch extra not installed: pip install torch==2.13.0 'fedtheory[torch]'")
 
-from fedtheory.algorithms import (DANEPlus, DoCoFL, EFL, FedAvg, FedDyn, FedProx, FedRed,  # noqa: E402
-                                  Scaffnew, Scaffold)
+from fedtheory.algorithms import EFL, DANEPlus, DoCoFL, FedAvg, FedDyn, FedProx, FedRed, Scaffnew, Scaffold  # noqa: E402
 from fedtheory.participation import UniformSubset  # noqa: E402
 from fedtheory.problems.datasets import FederatedData, synthetic_fedprox  # noqa: E402
 from fedtheory.problems.logistic import LogisticProblem  # noqa: E402
 from fedtheory.run import run  # noqa: E402
-from fedtheory.torch import (TorchProblem, cnn_digits, digits_federated, logistic_regression, mlp,  # noqa: E402
-                             synthetic_multinomial)
+from fedtheory.torch import TorchProblem, cnn_digits, digits_federated, logistic_regression, mlp, synthetic_multinomial  # noqa: E402
 
 # small kernels on a shared machine: one thread is faster and keeps timings stable
 torch.set_num_threads(1)
@@ -311,7 +309,8 @@ def test_fisher_chunks_and_kinds_agree(smooth_mlp, monkeypatch):
         TorchProblem(smooth_mlp.model, *_data_of(smooth_mlp), fisher="observed")
 
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 
 @settings(max_examples=15)

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from flwr.common import Code, FitRes, Status, ndarrays_to_parameters, parameters_to_ndarrays
 from fl4health.clients.scaffold_client import ScaffoldClient
 from fl4health.strategies.scaffold import Scaffold
+from flwr.common import Code, FitRes, Status, ndarrays_to_parameters, parameters_to_ndarrays
 
 torch.set_default_dtype(torch.float64)
 Z = [np.array([[1.0]]), np.array([[2.0]])]

@@ -15,7 +15,6 @@ from pfl.context import CentralContext
 from pfl.data.dataset import Dataset
 from pfl.data.user_state import InMemoryUserStateStorage
 from pfl.hyperparam import NNTrainHyperParams
-from pfl.metrics import Metrics
 from pfl.model.pytorch import PyTorchModel
 from pfl.stats import MappedVectorStatistics
 

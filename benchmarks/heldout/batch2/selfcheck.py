@@ -10,8 +10,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from . import (dane, docofl, efl, fedavg, feddyn, fedelasticnet_fedavg, fedelasticnet_feddyn,
-               fedelasticnet_scaffold, fedprox, fedred, ofediq, scaffnew, scaffold)
+from . import (
+    dane,
+    docofl,
+    efl,
+    fedavg,
+    feddyn,
+    fedelasticnet_fedavg,
+    fedelasticnet_feddyn,
+    fedelasticnet_scaffold,
+    fedprox,
+    fedred,
+    ofediq,
+    scaffnew,
+    scaffold,
+)
 
 
 class C:

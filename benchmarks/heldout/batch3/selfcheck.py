@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import (dane, docofl, efl, fedavg, fedelasticnet_fedavg as en1, fedelasticnet_feddyn as en3,
-               fedelasticnet_scaffold as en2, feddyn, fedprox, fedred, ofediq, scaffnew, scaffold)
+from . import dane, docofl, efl, fedavg, feddyn, fedprox, fedred, ofediq, scaffnew, scaffold
+from . import fedelasticnet_fedavg as en1
+from . import fedelasticnet_feddyn as en3
+from . import fedelasticnet_scaffold as en2
 
 
 class C:

@@ -16,7 +16,7 @@ import importlib
 import math
 import sys
 import time
-from collections import Counter, deque
+from collections import Counter
 
 import numpy as np
 

@@ -10,7 +10,6 @@ fedtheory.conformance is imported.
 """
 from __future__ import annotations
 
-import copy
 import importlib
 import sys
 

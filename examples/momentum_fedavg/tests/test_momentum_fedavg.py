@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from momentum_fedavg import FedAvgMomentum
+from momentum_fedavg.claims import fixed_point, heavy_ball  # noqa: F401 - collected as claims by the plugin
 
 from fedtheory import catalogue, conformance
 from fedtheory.conformance.adapters.native import round_function
 from fedtheory.run import run
-from momentum_fedavg import FedAvgMomentum
-from momentum_fedavg.claims import fixed_point, heavy_ball  # noqa: F401 - collected as claims by the plugin
 
 
 def _kit_round(algorithm_class: type = FedAvgMomentum):

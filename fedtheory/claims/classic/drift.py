@@ -24,8 +24,15 @@ from ...algorithms.fedprox import FedProx
 from ...algorithms.gd import GradientDescent
 from ...problems.base import Problem
 from ...problems.quadratic import QuadraticProblem, quadratic
-from ...theory.classic import (drift_vector, fedavg_bias, fedavg_fixed_point, fedavg_map, fedprox_bias,
-                               fedprox_fixed_point, fedprox_map)
+from ...theory.classic import (
+    drift_vector,
+    fedavg_bias,
+    fedavg_fixed_point,
+    fedavg_map,
+    fedprox_bias,
+    fedprox_fixed_point,
+    fedprox_map,
+)
 from ..registry import Evidence, claim
 from ..tolerances import EXACT_REL, IDENTITY_TOL, PRESENT_REL
 from ._shared import PAPER, describe, equal_hessians, heterogeneous, iterate, rounds_for, scale_of

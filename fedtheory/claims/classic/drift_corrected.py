@@ -15,8 +15,16 @@ from ...problems.base import Problem
 from ..patterns import expectation, fixed_point_move
 from ..registry import Evidence, claim
 from ..tolerances import EXACT_REL, IDENTITY_TOL
-from ._shared import (PAPER, describe, heterogeneous, iterate, logistic_instances, partial_schemes, scale_of,
-                      small_enumerable)
+from ._shared import (
+    PAPER,
+    describe,
+    heterogeneous,
+    iterate,
+    logistic_instances,
+    partial_schemes,
+    scale_of,
+    small_enumerable,
+)
 
 __all__ = ["optimal_state"]
 

@@ -17,8 +17,8 @@ from ...compressors.ecuq import ECUQ
 from ...compressors.noise import Identity, ScaledRademacher, Zero
 from ...compressors.quantizers import QSGD, DeterministicUniformQuantizer
 from ...compressors.sparsifiers import RandK
-from ...problems.base import Problem
 from ...participation import Full, UniformSubset
+from ...problems.base import Problem
 from ...problems.quadratic import QuadraticProblem, quadratic
 from ..registry import Evidence, claim
 from ..tolerances import EXACT_REL, FEW_OPS_REL, IDENTITY_TOL, Z_MONTE_CARLO

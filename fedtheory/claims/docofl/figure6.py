@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from ...compressors.ecuq import ECUQ
-from ...compressors.entropy_constrained import ecq, eck_means
+from ...compressors.entropy_constrained import eck_means, ecq
 from ..registry import Evidence, claim
 
 __all__ = ["ECKMEANS_MARGIN", "ECQ_FACTOR", "ecuq_nmse", "figure6_table"]

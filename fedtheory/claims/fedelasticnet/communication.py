@@ -181,8 +181,8 @@ def _accounting_instances(thorough: bool):
 def check_accounting(problem, l1: float = 0.05, threshold: float = 1e-3) -> Evidence:
     """``l1`` and ``threshold`` are the elastic-net variants' (the tests pass 0 and 0 for variants that do not
     sparsify, which must fail)."""
-    from ...algorithms.fedprox import FedProx
     from ...algorithms.feddyn import FedDyn
+    from ...algorithms.fedprox import FedProx
     from ...algorithms.scaffold import Scaffold
     from ...participation import UniformSubset
     from ...run import run

@@ -10,8 +10,17 @@ import numpy as np
 
 from ..registry import Evidence, claim
 from ..tolerances import EXACT_REL, INEQUALITY_TOL
-from ._shared import (alg3_build, alg3_point, alg3_round_terms, alg3_space, b4_regime, describe_alg3, l1_representable,
-                      local_solutions, lyapunov_margins)
+from ._shared import (
+    alg3_build,
+    alg3_point,
+    alg3_round_terms,
+    alg3_space,
+    b4_regime,
+    describe_alg3,
+    l1_representable,
+    local_solutions,
+    lyapunov_margins,
+)
 from .instances import algorithm3, spec_problem
 
 __all__ = ["lemma_b3_errors", "lemma_b5_margins"]

@@ -4,7 +4,6 @@ one local model versus averaging on a non-convex function.
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ...algorithms.dane import DANE, DANEPlus

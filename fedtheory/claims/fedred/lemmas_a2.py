@@ -12,8 +12,8 @@ computed here from the problem's oracles and the instance's exact constants.
 """
 from __future__ import annotations
 
-import math
 import itertools
+import math
 
 import numpy as np
 

@@ -14,8 +14,15 @@ from ...theory import fedred as th
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param, quadratic_space
 from ..tolerances import ITERATE_REL
-from ._shared import (LOCAL_DELTA_A_FEASIBLE, describe, gd_iterations_to_gap, local_grad, local_problem,
-                      quadratic_instance, start_point)
+from ._shared import (
+    LOCAL_DELTA_A_FEASIBLE,
+    describe,
+    gd_iterations_to_gap,
+    local_grad,
+    local_problem,
+    quadratic_instance,
+    start_point,
+)
 
 __all__: list[str] = []
 

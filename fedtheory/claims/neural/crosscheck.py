@@ -43,8 +43,18 @@ def crosscheck_problems(n_clients: int = 6, dim: int = 8, *, reg: float = 1e-2, 
 def crosscheck_algorithms(n_clients: int = 6) -> dict[str, Any]:
     """Every algorithm family with deterministic local work given its draws (exact local solves excluded:
     they do not exist for neural models), with partial participation, l1 terms, thresholds and compressors."""
-    from ...algorithms import (DANEPlus, DoCoFL, EFL, FedAvg, FedDyn, FedProx, FedRed, Scaffnew, Scaffold,
-                              TwoClassParticipation)
+    from ...algorithms import (
+        EFL,
+        DANEPlus,
+        DoCoFL,
+        FedAvg,
+        FedDyn,
+        FedProx,
+        FedRed,
+        Scaffnew,
+        Scaffold,
+        TwoClassParticipation,
+    )
     from ...compressors.ecuq import ECUQ
     from ...compressors.quantizers import StochasticUniformQuantizer
     from ...participation import Bernoulli, UniformSubset

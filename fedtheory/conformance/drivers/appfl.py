@@ -23,8 +23,13 @@ from omegaconf import DictConfig
 
 torch.set_default_dtype(torch.float64)
 
-from appfl.algorithm.aggregator import (FedAdagradAggregator, FedAdamAggregator, FedAvgAggregator,  # noqa: E402
-                                        FedAvgMAggregator, FedYogiAggregator)
+from appfl.algorithm.aggregator import (  # noqa: E402
+    FedAdagradAggregator,
+    FedAdamAggregator,
+    FedAvgAggregator,
+    FedAvgMAggregator,
+    FedYogiAggregator,
+)
 from appfl.algorithm.trainer import VanillaTrainer  # noqa: E402
 
 KEY = "weight"

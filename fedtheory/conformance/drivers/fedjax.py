@@ -22,9 +22,9 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
+import fedjax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-import fedjax  # noqa: E402
 from fedjax.algorithms import fed_avg  # noqa: E402
 
 

@@ -34,7 +34,6 @@ import torch
 
 torch.set_default_dtype(torch.float64)
 
-from flwr.common import Code, FitRes, Status, ndarrays_to_parameters, parameters_to_ndarrays  # noqa: E402
 from fl4health.clients.basic_client import BasicClient  # noqa: E402
 from fl4health.clients.clipping_client import NumpyClippingClient  # noqa: E402
 from fl4health.clients.fed_prox_client import FedProxClient  # noqa: E402
@@ -43,6 +42,7 @@ from fl4health.strategies.basic_fedavg import BasicFedAvg  # noqa: E402
 from fl4health.strategies.client_dp_fedavgm import ClientLevelDPFedAvgM  # noqa: E402
 from fl4health.strategies.fedavg_with_adaptive_constraint import FedAvgWithAdaptiveConstraint  # noqa: E402
 from fl4health.strategies.scaffold import Scaffold  # noqa: E402
+from flwr.common import Code, FitRes, Status, ndarrays_to_parameters, parameters_to_ndarrays  # noqa: E402
 
 # Flower logs every step and round at INFO: thousands of lines per check, none of them read
 logging.getLogger("flwr").setLevel(logging.ERROR)

@@ -20,9 +20,9 @@ import numpy as np
 try:
     import flwr  # noqa: F401
     from flwr.common import Code, FitRes, Status, ndarrays_to_parameters, parameters_to_ndarrays
+    from flwr.server import strategy as fl_strategy
     from flwr.server.client_manager import SimpleClientManager
     from flwr.server.client_proxy import ClientProxy
-    from flwr.server import strategy as fl_strategy
 except ImportError as exc:  # pragma: no cover - exercised where the extra is missing
     raise ImportError("the Flower adapter needs flwr: pip install 'fedtheory[flower]'") from exc
 

@@ -28,6 +28,7 @@ import torch
 
 torch.set_default_dtype(torch.float64)
 
+from nvflare.apis.fl_constant import FLMetaKey  # noqa: E402
 from nvflare.apis.fl_context import FLContext  # noqa: E402
 from nvflare.apis.signal import Signal  # noqa: E402
 from nvflare.app_common.abstract.fl_model import FLModel, ParamsType  # noqa: E402
@@ -37,7 +38,6 @@ from nvflare.app_common.workflows.scaffold import Scaffold  # noqa: E402
 from nvflare.app_opt.pt.fedopt_ctl import FedOpt  # noqa: E402
 from nvflare.app_opt.pt.fedproxloss import PTFedProxLoss  # noqa: E402
 from nvflare.app_opt.pt.scaffold import PTScaffoldHelper  # noqa: E402
-from nvflare.apis.fl_constant import FLMetaKey  # noqa: E402
 
 KEY = "lin.weight"
 

@@ -25,8 +25,8 @@ try:
     from pfl.algorithm.scaffold import SCAFFOLD, SCAFFOLDParams
     from pfl.common_types import Population
     from pfl.context import CentralContext, UserContext
-    from pfl.data.user_state import InMemoryUserStateStorage
     from pfl.data.dataset import Dataset
+    from pfl.data.user_state import InMemoryUserStateStorage
     from pfl.hyperparam import NNTrainHyperParams
     from pfl.metrics import Metrics
     from pfl.model.pytorch import PyTorchModel

@@ -36,7 +36,8 @@ VARIATIONS, VARIATION_SEED = 2, 20240611
 def load(family: str, part: str = "") -> ModuleType:
     """Import the family's package (which declares its properties), or its module ``part`` ("variants", ...)."""
     if family not in FAMILIES:
-        raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
+        # "claims": the parameter of fedtheory.conformance.check that reaches here first
+        raise ValueError(f"claims must be one of {', '.join(FAMILIES)}, got {family!r}")
     return importlib.import_module(f"{__name__}.{family}" + (f".{part}" if part else ""))
 
 

@@ -12,8 +12,13 @@ from hypothesis import strategies as st
 from fedtheory.claims import REGISTRY
 from fedtheory.claims.tolerances import EXACT_REL, IDENTITY_TOL
 from fedtheory.problems.quadratic import quadratic
-from fedtheory.theory.classic import (drift_vector, fedavg_fixed_point, fedavg_map, fedprox_fixed_point,
-                                      proxskip_contraction)
+from fedtheory.theory.classic import (
+    drift_vector,
+    fedavg_fixed_point,
+    fedavg_map,
+    fedprox_fixed_point,
+    proxskip_contraction,
+)
 
 
 def _examples(ci: int) -> int:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import fedtheory.algorithms.docofl as docofl_alg
 from fedtheory.claims import REGISTRY

@@ -3,7 +3,8 @@ paper's pattern, and the corrected value-of-the-correction claim holds on drawn 
 instances only)."""
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 

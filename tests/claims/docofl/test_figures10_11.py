@@ -12,8 +12,13 @@ import numpy as np
 from fedtheory.algorithms.docofl import DoCoFL
 from fedtheory.claims import REGISTRY
 from fedtheory.claims.docofl._shared import SubsampledQuantizer, correction_compressor
-from fedtheory.claims.docofl.figures10_11 import (CLOSE, LOWER, figure10_evidence, figure11_evidence,
-                                                  rounds_at_equal_bits)
+from fedtheory.claims.docofl.figures10_11 import (
+    CLOSE,
+    LOWER,
+    figure10_evidence,
+    figure11_evidence,
+    rounds_at_equal_bits,
+)
 from fedtheory.claims.tolerances import Z_MONTE_CARLO
 
 INSTANCE = next(iter(REGISTRY["docofl.appendix.figure10"].instances(False)))

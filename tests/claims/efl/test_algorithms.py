@@ -1,7 +1,8 @@
 """EFL, Algorithm 2's compressor (fedtheory/claims/efl/algorithms.py) on hypothesis-drawn rows."""
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 

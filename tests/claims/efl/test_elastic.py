@@ -1,7 +1,8 @@
 """EFL, the elastic term (fedtheory/claims/efl/elastic.py) on hypothesis-drawn instances."""
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 

@@ -1,7 +1,8 @@
 """EFL, the reweighting of incomplete updates (fedtheory/claims/efl/reweighting.py) on drawn harnesses."""
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fedtheory.algorithms.efl import EFL
 from fedtheory.claims import REGISTRY

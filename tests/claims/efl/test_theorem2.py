@@ -3,7 +3,8 @@ the recorded counterexample of eq. (11)."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import find, given, settings, strategies as st
+from hypothesis import find, given, settings
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 from fedtheory.claims.efl import ARRIVAL_COUNTEREXAMPLE, theorem2_shift

@@ -2,7 +2,8 @@
 quadratics beyond the claims' own instances."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 from fedtheory.claims.fedelasticnet import algorithm3

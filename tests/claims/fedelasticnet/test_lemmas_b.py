@@ -2,7 +2,8 @@
 quadratics beyond the claims' own instances, and Lemma B.5 against a broken local step."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 from fedtheory.claims.fedelasticnet import algorithm3, lemma_b3_errors, lemma_b5_margins, spec_problem

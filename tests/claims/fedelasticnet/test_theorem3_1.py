@@ -4,10 +4,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fedtheory.algorithms import FedDyn
-
 from fedtheory.claims import REGISTRY
 from fedtheory.claims.fedelasticnet import algorithm3, scaled_two_client_problem
 from fedtheory.problems.quadratic import quadratic

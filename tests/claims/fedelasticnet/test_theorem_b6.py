@@ -1,14 +1,13 @@
 """FedElasticNet, Theorem B.6 every round (fedtheory/claims/fedelasticnet/theorem_b6.py) on hypothesis-drawn
 quadratics beyond the claim's own space (fedtheory's test quadratic)."""
 import numpy as np
-from hypothesis import assume, given, settings, strategies as st
-
-from fedtheory.problems.quadratic import QuadraticProblem
-from fedtheory.problems.smooth import SmoothProblem
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 from fedtheory.claims.fedelasticnet import algorithm3
-from fedtheory.problems.quadratic import quadratic
+from fedtheory.problems.quadratic import QuadraticProblem, quadratic
+from fedtheory.problems.smooth import SmoothProblem
 from fedtheory.strategies import quadratic_params
 from fedtheory.theory import fedelasticnet as th
 

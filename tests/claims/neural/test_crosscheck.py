@@ -5,7 +5,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="torch extra not installed: pip install torch==2.13.0 'fedtheory[torch]'")
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 from fedtheory.claims import REGISTRY, select  # noqa: E402
 from fedtheory.claims.neural import crosscheck_algorithms, crosscheck_problems, iterate_deviation  # noqa: E402

@@ -2,7 +2,8 @@
 counterexample."""
 from __future__ import annotations
 
-from hypothesis import find, settings, strategies as st
+from hypothesis import find, settings
+from hypothesis import strategies as st
 
 from fedtheory.claims.ofediq import first_invalid_p
 from fedtheory.theory import ofediq as th

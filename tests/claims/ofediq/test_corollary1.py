@@ -1,7 +1,8 @@
 """OFedIQ, Corollary 1's algebra (fedtheory/claims/ofediq/corollary1.py) on drawn constants."""
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 

@@ -2,7 +2,8 @@
 range finds a violation."""
 from __future__ import annotations
 
-from hypothesis import find, given, settings, strategies as st
+from hypothesis import find, given, settings
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 

@@ -1,7 +1,8 @@
 """OFedIQ, Theorem 1 (fedtheory/claims/ofediq/theorem1.py): FedOGD's regret on drawn streams."""
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 

@@ -3,7 +3,8 @@ drawn streams."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fedtheory.claims import REGISTRY
 

@@ -1,8 +1,8 @@
 """fedtheory's dane through the contract (what the kit must accept; never the expected side)."""
 from __future__ import annotations
 
-from ...adapters.problem import problem_of, stacked
 from ....algorithms.dane import DANEDraw, DANEPlus, DANEState, sample_client
+from ...adapters.problem import problem_of, stacked
 
 __all__ = ["dane"]
 

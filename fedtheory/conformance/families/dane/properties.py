@@ -16,12 +16,12 @@ from typing import Any, Mapping
 import numpy as np
 from hypothesis import strategies as st
 
-from . import expected as ed
-from .start import fit_start, round_operators
-from ...kit import Outcome, cases_with, instance_of, not_applicable, round_hyper, run_round, scale_of, outcome
-from ..registry import prop
+from ...kit import Outcome, cases_with, instance_of, not_applicable, outcome, round_hyper, run_round, scale_of
 from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
 from ...statekit import make_state, opaque_reason, relative, rows
+from ..registry import prop
+from . import expected as ed
+from .start import fit_start, round_operators
 
 __all__ = ["HYPER"]
 

@@ -14,9 +14,9 @@ from typing import Any, Mapping
 import numpy as np
 from hypothesis import strategies as st
 
-from . import expected as edc
-from ...kit import Outcome, instance_of, instance_params, round_hyper, run_round, scale_of, outcome
+from ...kit import Outcome, instance_of, instance_params, outcome, round_hyper, run_round, scale_of
 from ..registry import prop
+from . import expected as edc
 
 __all__ = ["HYPER"]
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...adapters.problem import problem_of
 from ....algorithms.efl import EFL, EFLDraw, EFLState
+from ...adapters.problem import problem_of
 
 __all__ = ["efl"]
 

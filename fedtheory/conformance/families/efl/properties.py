@@ -15,11 +15,11 @@ from typing import Any, Mapping
 import numpy as np
 from hypothesis import strategies as st
 
-from . import expected as ee
-from ...kit import Outcome, instance_of, instance_params, not_applicable, round_hyper, run_round, scale_of, outcome
-from ..registry import prop
+from ...kit import Outcome, instance_of, instance_params, not_applicable, outcome, round_hyper, run_round, scale_of
 from ...statekit import opaque_reason
 from ...tolerances import TIE_REL
+from ..registry import prop
+from . import expected as ee
 
 __all__ = ["HYPER"]
 

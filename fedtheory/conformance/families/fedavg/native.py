@@ -1,8 +1,8 @@
 """fedtheory's FedAvg through the contract (what the kit must accept)."""
 from __future__ import annotations
 
-from ...adapters.problem import round_function
 from ....algorithms import FedAvg
+from ...adapters.problem import round_function
 
 __all__ = ["fedavg"]
 

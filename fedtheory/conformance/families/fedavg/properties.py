@@ -20,10 +20,20 @@ from hypothesis import strategies as st
 from ... import expected as ex
 from ...contract import call_round
 from ...instance import Client, Instance
-from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, relative_error, round_hyper,
-                    run_round, scale_of, outcome)
-from ..registry import prop
+from ...kit import (
+    Outcome,
+    cases_with,
+    identity,
+    instance_of,
+    not_applicable,
+    outcome,
+    relative_error,
+    round_hyper,
+    run_round,
+    scale_of,
+)
 from ...weights import describe as describe_weights
+from ..registry import prop
 
 __all__ = ["HYPER", "one_round", "fixed_point", "expected_sampling", "multi_round", "prox_hyper", "diagnose",
            "rounds_cases"]

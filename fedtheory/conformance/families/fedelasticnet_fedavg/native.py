@@ -1,8 +1,8 @@
 """fedtheory's fedelasticnet_fedavg through the contract (what the kit must accept; never the expected side)."""
 from __future__ import annotations
 
-from ...adapters.problem import problem_of
 from ....algorithms import Draw, FedProx
+from ...adapters.problem import problem_of
 
 __all__ = ["fedelasticnet_fedavg"]
 

@@ -10,7 +10,7 @@ from ... import elasticnet
 from ... import expected as ex
 from ... import expected_elasticnet as een
 from ...elasticnet import KIM, elastic_cases, elastic_instance
-from ...kit import Outcome, round_hyper, run_round, scale_of, outcome
+from ...kit import Outcome, outcome, round_hyper, run_round, scale_of
 from ..registry import prop
 
 __all__ = ["HYPER"]

@@ -1,8 +1,8 @@
 """fedtheory's FedProx through the contract (what the kit must accept)."""
 from __future__ import annotations
 
-from ...adapters.problem import problem_of
 from ....algorithms import Draw, FedProx
+from ...adapters.problem import problem_of
 
 __all__ = ["fedprox"]
 

@@ -13,9 +13,9 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ... import expected as ex
-from ...kit import Outcome, cases_with, identity, instance_of, not_applicable, round_hyper, run_round, scale_of, outcome
-from ..registry import prop
+from ...kit import Outcome, cases_with, identity, instance_of, not_applicable, outcome, round_hyper, run_round, scale_of
 from ..fedavg import properties as fedavg
+from ..registry import prop
 
 __all__ = ["HYPER"]
 

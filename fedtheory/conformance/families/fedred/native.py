@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...adapters.problem import problem_of, stacked
 from ....algorithms.fedred import FedRed, FedRedDraw, FedRedState
+from ...adapters.problem import problem_of, stacked
 
 __all__ = ["fedred"]
 

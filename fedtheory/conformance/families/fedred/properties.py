@@ -19,11 +19,11 @@ from typing import Any, Mapping
 import numpy as np
 from hypothesis import strategies as st
 
-from ..dane import expected as ed
-from ...kit import Outcome, cases_with, instance_of, not_applicable, round_hyper, run_round, scale_of, outcome
-from ..registry import prop
+from ...kit import Outcome, cases_with, instance_of, not_applicable, outcome, round_hyper, run_round, scale_of
 from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
 from ...statekit import make_state, opaque_reason, own_state_reason, relative, rows
+from ..dane import expected as ed
+from ..registry import prop
 
 __all__ = ["HYPER", "expected_iteration"]
 

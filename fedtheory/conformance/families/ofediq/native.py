@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...adapters.problem import problem_of
 from ....algorithms.ofediq import OFedIQ, OnlineDraw, OnlineState
+from ...adapters.problem import problem_of
 
 __all__ = ["ofediq"]
 

@@ -15,11 +15,11 @@ from typing import Any, Mapping
 import numpy as np
 from hypothesis import strategies as st
 
-from . import expected as eo
-from ...kit import Outcome, instance_of, instance_params, not_applicable, round_hyper, run_round, scale_of, outcome
-from ..registry import prop
+from ...kit import Outcome, instance_of, instance_params, not_applicable, outcome, round_hyper, run_round, scale_of
 from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
 from ...tolerances import REGRET_FLOOR
+from ..registry import prop
+from . import expected as eo
 
 __all__ = ["HYPER"]
 

@@ -8,9 +8,9 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ... import stateful
-from ...kit import Outcome, instance_of, not_applicable, round_hyper, run_round, scale_of, outcome
-from ..registry import prop
+from ...kit import Outcome, instance_of, not_applicable, outcome, round_hyper, run_round, scale_of
 from ...sequential import ALPHA, DELTA, bernoulli_sprt, categorical_sprt
+from ..registry import prop
 
 __all__ = ["HYPER"]
 

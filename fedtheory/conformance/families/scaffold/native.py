@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...adapters.problem import keyed, population, problem_of, state_rows
 from ....algorithms import Draw, Scaffold, ScaffoldState
+from ...adapters.problem import keyed, population, problem_of, state_rows
 
 __all__ = ["scaffold"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...adapters.problem import round_function
 from ....algorithms import FedAvg
+from ...adapters.problem import round_function
 
 __all__ = ["server_optimizer"]
 

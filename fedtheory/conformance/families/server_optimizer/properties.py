@@ -26,11 +26,20 @@ from hypothesis import strategies as st
 
 from ... import expected as ex
 from ...instance import Instance
-from ...kit import (Outcome, cases_with, instance_of, not_applicable, relative_error, round_hyper, run_round,
-                    scale_of, outcome)
-from ..registry import prop
+from ...kit import (
+    Outcome,
+    cases_with,
+    instance_of,
+    not_applicable,
+    outcome,
+    relative_error,
+    round_hyper,
+    run_round,
+    scale_of,
+)
 from ...statekit import opaque_reason
 from ...weights import describe as describe_weights
+from ..registry import prop
 from .expected import OPTIMIZERS, initial_state, operators, pseudo_gradient, server_step
 
 __all__ = ["HYPER", "ROUNDS", "resolve"]
