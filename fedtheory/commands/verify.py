@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 from ..claims import PAPERS, Claim, ClaimResult, select
+from ..experiments.command import add_arguments as add_experiment_arguments
 from ..ledger import SCALE_EXTRA_HINT, RunEstimate, available_cores, dask_client_class, run_claims, run_worst_case
 from ..report import (
     COMPARE_ABSOLUTE_FLOOR,
@@ -24,7 +25,6 @@ from ..report import (
 from ..report.files import DEFAULT_OUT
 from ..report.findings import Verdict, closing_line, render_findings, summary_line
 from ..report.table import REFERENCE_LINES, REFERENCE_MIN_WIDTH
-from ..experiments.command import add_arguments as add_experiment_arguments
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -142,8 +142,8 @@ def _run_experiments(args: argparse.Namespace, out: Path, claims: list[Claim]) -
     """Run the neural experiments (``--experiments``); the claims to run then: those selected, or without
     --paper/--claim the ones judging the experiments (the exploratory claims in the paper's setting, without
     ``narrower``, citing the experiments' statements). None (after one line) when they cannot run."""
-    from ..optional import MissingExtra
     from ..experiments.command import run_selected, selected_statements
+    from ..optional import MissingExtra
 
     try:
         names = run_selected(args.paper, args, out)

@@ -11,8 +11,8 @@ pytest.importorskip("hypothesis", reason="the conformance kit needs hypothesis (
 
 from fedtheory import conformance  # noqa: E402
 from fedtheory.conformance.families.fednova import expected as nova  # noqa: E402
-from fedtheory.conformance.families.fednova.variants import WRONG, momentum_kept  # noqa: E402
 from fedtheory.conformance.families.fednova.properties import ROUNDS  # noqa: E402
+from fedtheory.conformance.families.fednova.variants import WRONG, momentum_kept  # noqa: E402
 from fedtheory.conformance.instance import make_instance  # noqa: E402
 
 CASE = {"n": 3, "d": 4, "mu": 1.0, "L": 8.0, "delta_frac": 0.3, "zeta2": 2.0, "sizes": [5, 9, 14],

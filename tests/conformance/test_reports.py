@@ -18,11 +18,14 @@ import pytest
 pytest.importorskip("hypothesis", reason="the conformance kit needs hypothesis (pip install 'fedtheory[test]')")
 
 from fedtheory import conformance  # noqa: E402
-from fedtheory.cli import build_parser, main as cli_main  # noqa: E402
-from fedtheory.conformance import FAMILIES  # noqa: E402
-from fedtheory.conformance import reports  # noqa: E402
-from fedtheory.conformance.families.fedavg.variants import fedavg  # noqa: E402
+from fedtheory.cli import build_parser  # noqa: E402
+from fedtheory.cli import main as cli_main
+from fedtheory.conformance import (
+    FAMILIES,  # noqa: E402
+    reports,  # noqa: E402
+)
 from fedtheory.conformance.families import properties_of  # noqa: E402
+from fedtheory.conformance.families.fedavg.variants import fedavg  # noqa: E402
 from fedtheory.conformance.search import PropertyResult, Report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

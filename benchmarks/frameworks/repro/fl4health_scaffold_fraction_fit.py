@@ -14,8 +14,8 @@ Flower's default) moves c by the whole mean. The control-variate updates are sen
 alone is under test.
 """
 import numpy as np
-from flwr.common import Code, FitRes, Status, ndarrays_to_parameters, parameters_to_ndarrays
 from fl4health.strategies.scaffold import Scaffold
+from flwr.common import Code, FitRes, Status, ndarrays_to_parameters, parameters_to_ndarrays
 
 N, x0, c0 = 3, np.zeros((1, 1)), np.zeros((1, 1))
 strategy = Scaffold(initial_parameters=ndarrays_to_parameters([x0]),

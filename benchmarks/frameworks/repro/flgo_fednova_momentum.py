@@ -8,7 +8,6 @@ instead of p_i: the objective inconsistency FedNova removes comes back. Two clie
 tau = 1 and 5, momentum 0.5, x = 0: the update's direction is sum_i p_i (||a_i||/tau_i) grad f_i(x), not grad F(x).
 Run in flgo's venv: python flgo_fednova_momentum.py
 """
-import numpy as np
 import torch
 from flgo.algorithm import fednova as flgo_fednova
 from flgo.utils import fmodule

@@ -8,8 +8,7 @@ import numpy as np
 
 from ...theory.classic import dense_hessians, drift_vector, fedavg_fixed_point, fedprox_fixed_point
 from ..registry import Evidence, claim
-from ..tolerances import (CONVERGED_REL, EXACT_REL, FEW_OPS_REL, IDENTITY_TOL, ITERATE_REL, MATERIAL_REL,
-                          NONZERO_REL)
+from ..tolerances import CONVERGED_REL, EXACT_REL, FEW_OPS_REL, IDENTITY_TOL, ITERATE_REL, MATERIAL_REL, NONZERO_REL
 from .instances import monotonicity_counterexample, spec_problem
 
 __all__ = ["iterate_to_limit"]

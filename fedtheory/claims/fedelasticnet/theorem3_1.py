@@ -13,8 +13,16 @@ from ...theory import fedelasticnet as th
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
 from ..tolerances import EXACT_REL, IDENTITY_TOL, SUM_REL
-from ._shared import (alg3_build, alg3_point, alg3_space, b6_regime, describe_alg3, expected_participants,
-                      l1_representable, local_solutions)
+from ._shared import (
+    alg3_build,
+    alg3_point,
+    alg3_space,
+    b6_regime,
+    describe_alg3,
+    expected_participants,
+    l1_representable,
+    local_solutions,
+)
 from .instances import algorithm3, linear_region_logistic, scaled_two_client_problem
 
 __all__ = ["theorem31_curves", "theorem31_expected_curves"]

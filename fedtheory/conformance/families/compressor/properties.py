@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from ...contract import call_compress, declared_omega
 from ...kit import Outcome, not_applicable, outcome
-from ..registry import prop
 from ...tolerances import Z_MONTE_CARLO
+from ..registry import prop
 
 __all__ = ["HYPER", "MC_DRAWS", "Z"]
 

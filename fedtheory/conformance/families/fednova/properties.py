@@ -21,8 +21,18 @@ from hypothesis import strategies as st
 
 from ... import expected as ex
 from ...instance import Instance
-from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, outcome, relative_error, round_hyper,
-                    run_round, scale_of)
+from ...kit import (
+    Outcome,
+    cases_with,
+    identity,
+    instance_of,
+    not_applicable,
+    outcome,
+    relative_error,
+    round_hyper,
+    run_round,
+    scale_of,
+)
 from ..registry import prop
 from . import expected as nova
 
@@ -105,7 +115,6 @@ def _alternatives(inst: Instance, x: np.ndarray, S: np.ndarray, taus: Sequence[i
     p = ex.aggregation_weights(inst, S, h["weighting"])
     norms = np.array([nova.normaliser(int(t), eta, rho, mu) for t in taus])
     t = np.asarray(taus, dtype=np.float64)
-    te = nova.tau_effective(p, norms, taus, h["tau_eff"])
     other = "uniform" if h["weighting"] == "num_examples" else "num_examples"
     out = [("the local progress is not normalised: the models are averaged as FedAvg does (objective "
             "inconsistency)", x + p @ D),
