@@ -100,6 +100,8 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "weighting": "num_examples"}),
         Check("fedadam", "fedadam", SO, {"optimizer": "fedadam", "weighting": "num_examples"}),
         Check("fedyogi", "fedyogi", SO, {"optimizer": "fedyogi", "weighting": "num_examples"}),
+        # YogiAdaptiveAggregation raises TypeError when built (a keyword typo): NumPyYogi behind the class's body
+        Check("fedyogi_numpy", "fedyogi_numpy", SO, {"optimizer": "fedyogi", "weighting": "num_examples"}),
         Check("fedadagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0, "weighting": "num_examples"}),
     )),
     # fedml imports pkg_resources, which setuptools >= 81 no longer ships
@@ -109,6 +111,17 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fednova", "fednova", "fednova"),
         Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}),
         Check("fednova_prox_steps", "fednova", "fednova", {"prox": 0.5, "tau_eff": "steps"}),
+    )),
+    # OpenFL weights by the collaborators' data sizes (n_k/n) itself; its adaptive aggregations keep OpenFL's
+    # initial_accumulator_value (0 for Adam and Yogi, 0.1 for Adagrad) and name tau "epsilon"
+    "openfl": Framework(("openfl==1.9",), checks=(
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
+        Check("fedadam", "fedadam", SO, {"optimizer": "fedadam", "weighting": "num_examples"}),
+        Check("fedyogi", "fedyogi", SO, {"optimizer": "fedyogi", "weighting": "num_examples"}),
+        # YogiAdaptiveAggregation raises TypeError when built (a keyword typo): NumPyYogi behind the class's body
+        Check("fedyogi_numpy", "fedyogi_numpy", SO, {"optimizer": "fedyogi", "weighting": "num_examples"}),
+        Check("fedadagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0, "initial_v": 0.1,
+                                               "weighting": "num_examples"}),
     )),
     # fl4health 0.4.2 needs Python 3.10 and pins torch==2.6.0 itself; its FedAvg and FedProx have no server step
     "fl4health": Framework(("fl4health==0.4.2",), python="python3.10", checks=(
