@@ -59,10 +59,16 @@ def _from_report(report: dict) -> tuple[str, str, str]:
 
 
 def _results(folder: Path) -> list[Verdict]:
-    """The verdicts of ``folder/*.json``; a qualifier (the weighting) only where an algorithm was checked twice."""
-    rows = [_from_report(json.loads(p.read_text())) for p in sorted(folder.glob("*.json"))]
-    twice = {a for a in ALGORITHMS if sum(r[0] == a for r in rows) > 1}
-    return [Verdict(a, w if a in twice else "", v) for a, w, v in rows]
+    """The verdicts of ``folder/*.json``; a qualifier only where an algorithm was checked twice: the weighting, or
+    the report's name (``run.py``'s check) where the weightings do not tell the checks apart."""
+    paths = sorted(folder.glob("*.json"))
+    rows = [_from_report(json.loads(p.read_text())) for p in paths]
+    out = []
+    for (a, w, v), path in zip(rows, paths):
+        same = [r[1] for r in rows if r[0] == a]
+        qualifier = "" if len(same) == 1 else w if len(set(same)) == len(same) else path.stem
+        out.append(Verdict(a, qualifier, v))
+    return out
 
 
 def _table_after(text: str, start: int) -> list[Verdict]:

@@ -73,6 +73,15 @@ def test_flipping_a_stored_verdict_flips_the_cell(checkout: Path):
     assert _row(verdict_table(checkout), "Toy 1.0")["FedAdam"] == "**FAIL**"
 
 
+def test_two_checks_of_one_weighting_are_told_apart_by_their_report_names(checkout: Path):
+    # e.g. OpenFL's FedYogi as shipped and with its keyword typo corrected, both weighting by n_k/n
+    results = checkout / "benchmarks" / "frameworks" / "results" / "toy"
+    for name, passed in (("fedadam_shipped", False), ("fedadam", True)):
+        (results / f"{name}.json").write_text(json.dumps(_report("server_optimizer", passed, None,
+                                                                 optimizer="fedadam", weighting="num_examples")))
+    assert _row(verdict_table(checkout), "Toy 1.0")["FedAdam"] == "pass (fedadam); **FAIL** (fedadam_shipped)"
+
+
 def test_a_declared_table_gives_the_verdicts_of_a_framework_without_reports(checkout: Path):
     row = _row(verdict_table(checkout), "ByHand 2.0")
     assert row["FedAvg"] == "pass" and row["SCAFFOLD"] == "**FAIL** (option II)"
