@@ -123,6 +123,15 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedadagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0, "initial_v": 0.1,
                                                "weighting": "num_examples"}),
     )),
+    # FLSim 0.1.0 does not import on Python 3.11 (a dataclass instance as a field default in
+    # flsim/common/timeout_simulator.py): Python 3.10. Its clients weigh by the examples they trained on (n_k);
+    # FedAvgOptimizer has no server learning rate; FedAdamOptimizerConfig's default weight_decay is 1e-5
+    "flsim": Framework(("flsim==0.1.0",), torch=True, python="python3.10", checks=(
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
+        Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "weighting": "num_examples"}),
+        Check("fedadam", "fedadam", SO, {"optimizer": "fedadam", "weighting": "num_examples"}),
+        Check("fedadam_no_decay", "fedadam_no_decay", SO, {"optimizer": "fedadam", "weighting": "num_examples"}),
+    )),
     # fl4health 0.4.2 needs Python 3.10 and pins torch==2.6.0 itself; its FedAvg and FedProx have no server step
     "fl4health": Framework(("fl4health==0.4.2",), python="python3.10", checks=(
         Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
