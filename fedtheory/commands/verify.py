@@ -132,7 +132,8 @@ class _ProgressBar:
 
 def _run_experiments(args: argparse.Namespace, out: Path, claims: list[Claim]) -> list[Claim] | None:
     """Run the neural experiments (``--experiments``); the claims to run then: those selected, or without
-    --paper/--claim the ones measuring the experiments' statements. None (after one line) when they cannot run."""
+    --paper/--claim the ones judging the experiments (the exploratory claims in the paper's setting, without
+    ``narrower``, citing the experiments' statements). None (after one line) when they cannot run."""
     from ..optional import MissingExtra
     from ..experiments.command import run_selected, selected_statements
 
@@ -144,7 +145,7 @@ def _run_experiments(args: argparse.Namespace, out: Path, claims: list[Claim]) -
     if args.paper or args.claim:
         return claims
     statements = selected_statements(names)
-    return [c for c in claims if c.expected == "exploratory"
+    return [c for c in claims if c.expected == "exploratory" and not c.narrower
             and any((x.paper, x.label) in statements for x in c.citations)]
 
 

@@ -8,7 +8,15 @@ runs need the extra ``pip install torch==2.13.0 'fedtheory[experiments]'``.
 """
 from __future__ import annotations
 
-from .protocol import SCALES, Experiment, Scale, load_record, results_dir, run_experiment, save_record
+from .protocol import (
+    SCALES,
+    Experiment,
+    Scale,
+    load_record,
+    results_dir,
+    run_experiment,
+    save_record,
+)
 
 __all__ = ["SCALES", "Experiment", "Scale", "experiments", "load_record", "results_dir", "run_experiment",
            "save_record"]

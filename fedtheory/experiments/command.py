@@ -25,8 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "'fedtheory[experiments]') into OUT/experiments/, then the claims that judge them "
                         "(with --paper, only that paper's experiments). docs/torch.md gives sizes and times.")
     p.add_argument("--scale", choices=tuple(SCALES), default="full",
-                   help="With --experiments: smoke (one seed, a tenth of the rounds: checks that every "
-                        "experiment runs, no verdict), full (the recorded sizes, at most 10 minutes per experiment "
+                   help="With --experiments: smoke (one seed, a twentieth of the rounds, a quarter of the "
+                        "clients: checks that every experiment runs, no verdict), full (the recorded sizes, at most 10 minutes per experiment "
                         "on 2 cores) or large (5x clients, 4x rounds, 10 held-out seeds: for a GPU). "
                         "Default: %(default)s.")
     p.add_argument("--device", choices=DEVICES, default="auto",
@@ -53,12 +53,16 @@ def _estimate(exp, scale) -> float | None:
 def run_selected(papers: list[str] | None, args: argparse.Namespace, out: Path) -> list[str]:
     """Run the experiments of ``papers`` (all when None) at ``args.scale`` on ``args.device``; point the ledger at
     their records; the names run. Raises MissingExtra without torch or mnist1d, ValueError for a bad device."""
+    from ..optional import EXTRAS, MissingExtra, require
     from . import experiments, run_experiment, save_record
     from .protocol import resolve_device
-    from ..optional import require
 
-    require("torch", "fedtheory verify --experiments")
-    require("mnist1d", "fedtheory verify --experiments")
+    for module in ("torch", "mnist1d"):
+        try:
+            require(module, "fedtheory verify --experiments")
+        except MissingExtra as exc:  # name the extra that brings both
+            raise MissingExtra(f"fedtheory verify --experiments needs {module}, which is not installed: "
+                               f"{EXTRAS['mnist1d'][1]}") from exc
     device = resolve_device(args.device)
     if device == "cpu":
         # one intra-op thread: the vmapped kernels are small, and extra threads only contend on a shared machine

@@ -18,8 +18,17 @@ from ..participation import Full, UniformSubset
 from .protocol import Experiment
 from .uploads import RunningUploads
 
-__all__ = ["TABLE5_CIFAR10", "LAMBDA1_SWEEP", "problem", "table_methods", "sweep_methods", "TABLE3", "TABLE4",
-           "SWEEP", "EXPERIMENTS"]
+__all__ = [
+    "EXPERIMENTS",
+    "LAMBDA1_SWEEP",
+    "SWEEP",
+    "TABLE3",
+    "TABLE4",
+    "TABLE5_CIFAR10",
+    "problem",
+    "sweep_methods",
+    "table_methods",
+]
 
 #: Table 5's CIFAR-10 row: (lambda1, lambda2, epsilon) per algorithm; the baselines use no l1 and no threshold.
 TABLE5_CIFAR10 = {"FedProx": (0.0, 1e-4, 0.0), "Alg. 1": (1e-6, 1e-4, 1e-3), "SCAFFOLD": (0.0, 0.0, 0.0),
@@ -49,8 +58,8 @@ def _algorithm(base: str, l1: float, l2: float, eps: float, participation: Any) 
     from ..algorithms.fedprox import FedProx
     from ..algorithms.scaffold import Scaffold
 
-    common = dict(participation=participation, upload_metrics=RunningUploads(), local_steps=LOCAL_STEPS,
-                  local_step=LOCAL_STEP, stochastic=True, l1=l1, threshold=eps)
+    common = {"participation": participation, "upload_metrics": RunningUploads(), "local_steps": LOCAL_STEPS,
+                  "local_step": LOCAL_STEP, "stochastic": True, "l1": l1, "threshold": eps}
     if base == "FedProx":
         return FedProx(prox=l2, solver="gd", l1_mode="proximal", **common)
     if base == "SCAFFOLD":
@@ -63,7 +72,7 @@ _BASE = {"FedProx": "FedProx", "Alg. 1": "FedProx", "SCAFFOLD": "SCAFFOLD", "Alg
 
 
 def _participation(prob: Any, fraction: float) -> Any:
-    return Full() if fraction >= 1 else UniformSubset(max(1, int(round(fraction * prob.n_clients))))
+    return Full() if fraction >= 1 else UniformSubset(max(1, round(fraction * prob.n_clients)))
 
 
 def table_methods(fraction: float):

@@ -18,16 +18,28 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..files import write_text_atomic
 
-__all__ = ["Scale", "SCALES", "Experiment", "run_experiment", "results_dir", "load_record", "save_record",
-           "RECORDED", "RESULTS_ENV", "resolve_device", "DEVICES"]
+__all__ = [
+    "DEVICES",
+    "RECORDED",
+    "RESULTS_ENV",
+    "SCALES",
+    "Experiment",
+    "Scale",
+    "load_record",
+    "resolve_device",
+    "results_dir",
+    "run_experiment",
+    "save_record",
+]
 
 #: The folder of the recorded full-scale records (package data).
 RECORDED = Path(__file__).resolve().parent / "recorded"
@@ -49,7 +61,7 @@ class Scale:
 
 
 SCALES: dict[str, Scale] = {
-    "smoke": Scale("smoke", 0.5, 0.1, (), (0,)),
+    "smoke": Scale("smoke", 0.25, 0.05, (), (0,)),
     "full": Scale("full", 1.0, 1.0, (100, 101), (0, 1, 2, 3, 4)),
     "large": Scale("large", 5.0, 4.0, (100, 101, 102), tuple(range(10))),
 }
@@ -76,7 +88,7 @@ class Experiment:
 
     def sizes(self, scale: Scale) -> tuple[int, int]:
         """(clients, rounds) at ``scale`` (at least 4 clients and 2 rounds)."""
-        return max(4, int(round(self.clients * scale.clients))), max(2, int(round(self.rounds * scale.rounds)))
+        return max(4, round(self.clients * scale.clients)), max(2, round(self.rounds * scale.rounds))
 
 
 def resolve_device(device: str) -> str:

@@ -24,8 +24,8 @@ _EXACT_SOLVE = _outside(
 _NO_THRESHOLD = _outside(
     "feddyn", ("threshold=other",),
     "Appendix B analyses Algorithm 3 without the epsilon-threshold: theta_k^t is the exact solution of eq. (10) "
-    "and the stored g_k^t = grad L_k(theta_k^t) (eq. (22)), which T_eps breaks; the one statement that survives "
-    "it, Lemma B.2, is run with epsilon > 0")
+    "and the stored g_k^t = grad L_k(theta_k^t) (eq. (22)), which T_eps breaks; Lemma B.2, which needs only lines "
+    "6, 12 and 13, is run with epsilon > 0")
 _DELTA_UPLOAD = _outside(
     "feddyn", ("upload='model'",),
     "Algorithm 3 uploads Delta_k (line 8); upload='model' is the original FedDyn's uplink, which changes only what "
@@ -48,14 +48,15 @@ _APPENDIX_B = {**_EXACT_SOLVE, **_NO_THRESHOLD, **_DELTA_UPLOAD, **_UNIFORM_WEIG
 _PRINTED_FORMS_FULL = {"feddyn:participation=UniformSubset": (
     "unrun: Theorem 3.1's own claims record its printed forms false (no condition on lambda2; C0 unsquared) with "
     "counterexamples under full participation; its bound under uniform subsets (P < m) is Theorem B.1's, checked "
-    "with the expectation over every sample path at horizons T <= 7 (fedelasticnet.thm3_1.corrected) and every "
+    "with the expectation over every sample path at horizons T <= 6 (fedelasticnet.thm3_1.corrected) and every "
     "round through Theorem B.6 (fedelasticnet.thmB6.per_round)")}
 
 
 def _comparator(algorithm: str, options: tuple[str, ...], statement: str, own: str) -> dict[str, str]:
-    """A baseline or another FedElasticNet variant that a claim citing ``statement`` runs beside it."""
-    return _outside(algorithm, options, f"{algorithm} is not {statement}: a claim citing {statement} runs it beside "
-                                        f"it as a comparison; its own paths are run under {own}")
+    """A baseline or another FedElasticNet algorithm that a claim citing ``statement`` also runs."""
+    return _outside(algorithm, options, f"{algorithm} is not {statement}'s algorithm: a claim citing {statement} "
+                                        f"also runs it (as another FedElasticNet algorithm or a baseline); its own "
+                                        f"paths are run under {own}")
 
 
 _FEDDYN_BESIDE = ("alpha=default", "l1=default", "l1_mode='subgradient'", "local_step=other", "local_steps=other",

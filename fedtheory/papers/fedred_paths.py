@@ -15,8 +15,6 @@ __all__ = ["PATHS"]
 # statement's dict lists exactly its claims' unrun options (benchmarks/mutation/coverage.py --check-paths).
 # ---------------------------------------------------------------------------------------------------------
 
-_OUT_EFL = ("outside: EFL is not this paper's algorithm; fedred.rounds.outcome_law runs it only for EFL's own "
-            "Algorithm 1, which it also cites")
 _OUT_DANE_COMPARISON = ("outside: exact DANE runs in this statement's claims only as a yardstick (Alg. 2 with p = 1 "
                         "and 1/eta = 0 is DANE; Theorem 4 and Corollary 5 compare with exact DANE's rounds at lam "
                         "= 2 delta_A), not as the statement's algorithm")
@@ -137,21 +135,6 @@ _UNRUN_T34_ETA = ("unrun: eta = 1/L (the default) is one value of eta > 0, which
 #: Statement label -> {"<algorithm>:<option>=<value>": "outside: ..." | "unrun: ..."}.
 PATHS: dict[str, dict[str, str]] = {
     "Algorithm 1": {
-        "efl:E=default": _OUT_EFL,
-        "efl:decay=other": _OUT_EFL,
-        "efl:lam=other": _OUT_EFL,
-        "efl:participation=scalar": _OUT_EFL,
-        "efl:q=other": _OUT_EFL,
-        "efl:restart_on_arrival=True": _OUT_EFL,
-        "efl:s_max=default": _OUT_EFL,
-        "efl:s_min=default": _OUT_EFL,
-        "efl:scaling='client'": _OUT_EFL,
-        "efl:step=other": _OUT_EFL,
-        "efl:uv_sum='cached'": _OUT_EFL,
-        "efl:variant='printed'": _OUT_EFL,
-        "efl:weighting='efl_ipw'": _OUT_EFL,
-        "efl:weighting='fedavg'": _OUT_EFL,
-        "efl:weights=equal": _OUT_EFL,
     },
     "Algorithm 2": {
         "dane+:averaging='random'": _OUT_DANEPLUS_ALG2,
@@ -171,21 +154,6 @@ PATHS: dict[str, dict[str, str]] = {
         "dane+:tol_decay=other": _OUT_DANEPLUS_ALG2,
         "dane+:tol_floor=other": _OUT_DANEPLUS_ALG2,
         "dane+:weights=equal": _OUT_DANEPLUS_ALG2,
-        "efl:E=default": _OUT_EFL,
-        "efl:decay=other": _OUT_EFL,
-        "efl:lam=other": _OUT_EFL,
-        "efl:participation=scalar": _OUT_EFL,
-        "efl:q=other": _OUT_EFL,
-        "efl:restart_on_arrival=True": _OUT_EFL,
-        "efl:s_max=default": _OUT_EFL,
-        "efl:s_min=default": _OUT_EFL,
-        "efl:scaling='client'": _OUT_EFL,
-        "efl:step=other": _OUT_EFL,
-        "efl:uv_sum='cached'": _OUT_EFL,
-        "efl:variant='printed'": _OUT_EFL,
-        "efl:weighting='efl_ipw'": _OUT_EFL,
-        "efl:weighting='fedavg'": _OUT_EFL,
-        "efl:weights=equal": _OUT_EFL,
         "fedred:p=default": _UNRUN_P_DEFAULT,
         "fedred:solver='linearized'": _OUT_ALG2_LINEARIZED,
         "fedred:stochastic=True": _OUT_SGD_ALG3,

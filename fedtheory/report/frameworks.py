@@ -24,8 +24,8 @@ __all__ = ["ALGORITHMS", "Verdict", "declared_frameworks", "load_verdicts", "ver
 
 #: The table's columns, in order: the algorithms the kit checks in third-party frameworks.
 ALGORITHMS: tuple[str, ...] = ("FedAvg", "FedProx", "SCAFFOLD", "FedDyn", "FedAvgM", "FedAdam", "FedYogi",
-                               "FedAdagrad")
-_FAMILY = {"fedavg": "FedAvg", "fedprox": "FedProx", "scaffold": "SCAFFOLD", "feddyn": "FedDyn"}
+                               "FedAdagrad", "FedNova")
+_FAMILY = {"fedavg": "FedAvg", "fedprox": "FedProx", "scaffold": "SCAFFOLD", "feddyn": "FedDyn", "fednova": "FedNova"}
 _OPTIMIZER = {"fedavgm": "FedAvgM", "fedadam": "FedAdam", "fedyogi": "FedYogi", "fedadagrad": "FedAdagrad"}
 _WEIGHTING = {"uniform": "uniform", "num_examples": "n_k/n"}
 _MARKER = re.compile(r"^<!-- framework: (?P<key>[\w-]+) \| (?P<name>[^|]+?) \| (?P<source>results|table) -->$", re.M)
@@ -50,24 +50,35 @@ def _normalise(text: str) -> str:
     raise ValueError(f"not a verdict: {text!r}")
 
 
-def _from_report(report: dict) -> tuple[str, str, str]:
-    """(algorithm, weighting, verdict) of one conformance report (``Report.as_dict()``)."""
+def _from_report(report: dict) -> tuple[str, str, str, str]:
+    """(algorithm, weighting, configuration, verdict) of one conformance report (``Report.as_dict()``); the
+    configuration is what benchmarks/frameworks/run.py records ("as shipped", "as the paper"), if anything."""
     family, hyper = report["family"], report.get("hyper", {})
     algorithm = _OPTIMIZER[hyper["optimizer"]] if family == "server_optimizer" else _FAMILY[family]
     verdict = report.get("verdict") or ("pass" if report["passed"] else "fail")
-    return algorithm, _WEIGHTING.get(hyper.get("weighting", ""), ""), _normalise(verdict)
+    qualifier = _WEIGHTING.get(hyper.get("weighting", ""), "")
+    if hyper.get("momentum"):  # FedNova's local solver: another a_i, so another configuration
+        qualifier += f", momentum {hyper['momentum']:g}"
+    if hyper.get("prox") and family == "fednova":
+        qualifier += f", prox {hyper['prox']:g}"
+    # the identity tolerance a check ran at: one_round's theory (docs/conformance.md: rtol 1e-8 unless declared)
+    rtol = next((r.get("theory") for r in report.get("results", []) if r.get("property") == f"{family}.one_round"),
+                None)
+    if rtol is not None and rtol != 1e-8:
+        qualifier += f", rtol {rtol:g}"
+    return algorithm, qualifier, report.get("configuration", ""), _normalise(verdict)
 
 
 def _results(folder: Path) -> list[Verdict]:
-    """The verdicts of ``folder/*.json``; a qualifier only where an algorithm was checked twice: the weighting, or
-    the report's name (``run.py``'s check) where the weightings do not tell the checks apart."""
-    paths = sorted(folder.glob("*.json"))
-    rows = [_from_report(json.loads(p.read_text())) for p in paths]
+    """The verdicts of ``folder/*.json``. Where an algorithm was checked more than once, each verdict is qualified
+    by what tells its checks apart: the weighting, the configuration, or both."""
+    rows = [_from_report(json.loads(p.read_text())) for p in sorted(folder.glob("*.json"))]
     out = []
-    for (a, w, v), path in zip(rows, paths):
-        same = [r[1] for r in rows if r[0] == a]
-        qualifier = "" if len(same) == 1 else w if len(set(same)) == len(same) else path.stem
-        out.append(Verdict(a, qualifier, v))
+    for algorithm, weighting, configuration, verdict in rows:
+        same = [r for r in rows if r[0] == algorithm]
+        parts = [part for i, part in ((1, weighting), (2, configuration))
+                 if len(same) > 1 and len({r[i] for r in same}) > 1 and part]
+        out.append(Verdict(algorithm, ", ".join(parts), verdict))
     return out
 
 

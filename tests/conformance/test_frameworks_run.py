@@ -28,16 +28,25 @@ def _git(where: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def test_the_commit_is_the_checkouts_head_and_a_changed_checkout_says_dirty(run, tmp_path):
+def test_the_commit_is_the_checkouts_head_and_a_changed_kit_says_dirty(run, tmp_path):
     _git(tmp_path, "init", "-q")
-    (tmp_path / "a.txt").write_text("one\n")
-    _git(tmp_path, "add", "a.txt")
+    for path in ("fedtheory/kit.py", "benchmarks/frameworks/run.py", "docs/frameworks.md",
+                 "benchmarks/frameworks/results/x/a.json"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("one\n")
+    _git(tmp_path, "add", ".")
     _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
     head = (tmp_path / ".git" / "HEAD").read_text().split()[-1]  # refs/heads/<branch>, read from the files
     sha = (tmp_path / ".git" / head).read_text().strip()
     assert run.kit_commit(tmp_path) == sha
-    (tmp_path / "a.txt").write_text("two\n")
-    assert run.kit_commit(tmp_path) == sha + "+dirty"
+    # the reports run.py writes and the docs are not the kit: changing them leaves the commit clean
+    (tmp_path / "benchmarks/frameworks/results/x/a.json").write_text("two\n")
+    (tmp_path / "docs/frameworks.md").write_text("two\n")
+    assert run.kit_commit(tmp_path) == sha
+    for path in ("fedtheory/kit.py", "benchmarks/frameworks/run.py"):
+        _git(tmp_path, "checkout", "-q", "--", ".")
+        (tmp_path / path).write_text("two\n")
+        assert run.kit_commit(tmp_path) == sha + "+dirty", path
 
 
 def test_outside_a_checkout_the_commit_is_unknown(run, tmp_path):

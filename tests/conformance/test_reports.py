@@ -22,7 +22,7 @@ from fedtheory.cli import build_parser, main as cli_main  # noqa: E402
 from fedtheory.conformance import FAMILIES  # noqa: E402
 from fedtheory.conformance import reports  # noqa: E402
 from fedtheory.conformance.families.fedavg.variants import fedavg  # noqa: E402
-from fedtheory.conformance.kit import properties_of  # noqa: E402
+from fedtheory.conformance.families import properties_of  # noqa: E402
 from fedtheory.conformance.search import PropertyResult, Report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

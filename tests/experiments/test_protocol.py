@@ -8,8 +8,15 @@ import pytest
 
 pytest.importorskip("torch", reason="the experiments extra (torch) is not installed")
 
-from fedtheory.experiments import SCALES, Scale, experiments, load_record, run_experiment, save_record  # noqa: E402
-from fedtheory.experiments.protocol import RECORDED, resolve_device  # noqa: E402
+from fedtheory.experiments import (
+    SCALES,
+    Scale,
+    experiments,
+    load_record,
+    run_experiment,
+    save_record,
+)
+from fedtheory.experiments.protocol import RECORDED, resolve_device
 
 
 def _tiny(exp):

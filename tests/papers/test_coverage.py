@@ -270,6 +270,8 @@ def test_every_measured_statements_word_follows_its_claims_verdicts_in_a_run() -
     assert rows
     for r in rows:
         tests = [claims[c] for c in r.claims if claims[c].expected == "exploratory"]
+        # the experiments in the paper's setting (no narrower=) decide when there are any; else the stand-ins
+        tests = [c for c in tests if not c.narrower] or tests
         ran = [evaluate(c) for c in tests]
         assert all(not x.error and x.evidence for x in ran), r.claims
         assert r.reproduced == all(e.holds for x in ran for e in x.evidence), f"{r.paper}:{r.statement.label}"

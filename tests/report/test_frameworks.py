@@ -73,15 +73,6 @@ def test_flipping_a_stored_verdict_flips_the_cell(checkout: Path):
     assert _row(verdict_table(checkout), "Toy 1.0")["FedAdam"] == "**FAIL**"
 
 
-def test_two_checks_of_one_weighting_are_told_apart_by_their_report_names(checkout: Path):
-    # e.g. OpenFL's FedYogi as shipped and with its keyword typo corrected, both weighting by n_k/n
-    results = checkout / "benchmarks" / "frameworks" / "results" / "toy"
-    for name, passed in (("fedadam_shipped", False), ("fedadam", True)):
-        (results / f"{name}.json").write_text(json.dumps(_report("server_optimizer", passed, None,
-                                                                 optimizer="fedadam", weighting="num_examples")))
-    assert _row(verdict_table(checkout), "Toy 1.0")["FedAdam"] == "pass (fedadam); **FAIL** (fedadam_shipped)"
-
-
 def test_a_declared_table_gives_the_verdicts_of_a_framework_without_reports(checkout: Path):
     row = _row(verdict_table(checkout), "ByHand 2.0")
     assert row["FedAvg"] == "pass" and row["SCAFFOLD"] == "**FAIL** (option II)"
@@ -134,6 +125,24 @@ def test_every_defect_row_links_a_reproducer_that_exists() -> None:
             assert "fedtheory" not in text.split('"""')[2], f"{script} imports fedtheory"
 
 
+def test_fednova_reports_fill_their_column_and_local_momentum_is_its_own_configuration(checkout: Path):
+    results = checkout / "benchmarks" / "frameworks" / "results" / "toy"
+    (results / "fednova.json").write_text(json.dumps(_report("fednova", True, "pass", weighting="num_examples")))
+    (results / "fednova_momentum.json").write_text(json.dumps(
+        _report("fednova", False, "fail", weighting="num_examples", momentum=0.5)))
+    assert _row(verdict_table(checkout), "Toy 1.0")["FedNova"] == "pass (n_k/n); **FAIL** (n_k/n, momentum 0.5)"
+
+
+def test_a_check_at_another_tolerance_says_so_in_its_cell(checkout: Path):
+    results = checkout / "benchmarks" / "frameworks" / "results" / "toy"
+    report = _report("fednova", True, "pass", weighting="num_examples")
+    report["results"] = [{"property": "fednova.one_round", "status": "holds", "measured": 3e-8, "theory": 1e-6}]
+    (results / "fednova.json").write_text(json.dumps(report))
+    (results / "fednova_default.json").write_text(json.dumps(_report("fednova", False, "fail",
+                                                                     weighting="num_examples")))
+    assert _row(verdict_table(checkout), "Toy 1.0")["FedNova"] == "pass (n_k/n, rtol 1e-06); **FAIL** (n_k/n)"
+
+
 #: What a defect report in docs/frameworks/<framework>.md must say for a maintainer to act on it.
 REPORT_PARTS = ("**Affected versions.**", "**Paper.**", "**Actual.**", "**Expected vs actual**", "**Smallest fix.**")
 
@@ -177,3 +186,17 @@ def test_a_report_that_drifts_from_its_reproducer_is_caught(tmp_path: Path) -> N
     assert f"```python\n{script}\n```" in page
     drifted = page.replace("N, dc_0 = 2,", "N, dc_0 = 3,")
     assert drifted != page and f"```python\n{script}\n```" not in drifted
+
+
+def test_a_configuration_recorded_by_run_py_qualifies_the_cell(tmp_path: Path) -> None:
+    """An algorithm checked as shipped and as the paper shows both verdicts, each named by its configuration."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "frameworks.md").write_text("<!-- framework: toy | Toy 1.0 | results -->\n")
+    results = tmp_path / "benchmarks" / "frameworks" / "results" / "toy"
+    results.mkdir(parents=True)
+    shipped = {**_report("scaffold", False, "fail"), "configuration": "as shipped"}
+    paper = {**_report("scaffold", True, "pass"), "configuration": "as the paper"}
+    (results / "scaffold.json").write_text(json.dumps(shipped))
+    (results / "scaffold_fraction.json").write_text(json.dumps(paper))
+    row = _row(verdict_table(tmp_path), "Toy 1.0")
+    assert row["SCAFFOLD"] == "**FAIL** (as shipped); pass (as the paper)"

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("mnist1d", reason="the experiments extra (mnist1d) is not installed")
 
-from fedtheory.torch.mnist1d import MNIST1D_LENGTH, mnist1d_arrays, mnist1d_federated  # noqa: E402
+from fedtheory.torch.mnist1d import MNIST1D_LENGTH, mnist1d_arrays, mnist1d_federated
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def test_the_published_set_is_generated_offline_and_leaves_global_randomness_alo
 
 @pytest.mark.parametrize("partition", ["iid", "dirichlet", "shards"])
 def test_every_training_sample_goes_to_exactly_one_client(partition: str) -> None:
-    data, (xt, yt) = mnist1d_federated(10, partition=partition, seed=3)
+    data, (_, yt) = mnist1d_federated(10, partition=partition, seed=3)
     x, y, _, _ = mnist1d_arrays()
     assert sum(len(lab) for lab in data.labels) == len(y) and len(yt) == 1000
     rows = np.concatenate(data.features)

@@ -177,6 +177,11 @@ def _c2_instances(thorough: bool):
     # nothing but the correction's noise and the sampling of clients' notification times
     yield {"N": 6, "S": 6, "d": 2, "K": 10, "V": 2, "lead": 10, "scale": 0.5, "sigma2": 0.0, "at_optimum": 0,
            "rounds": 30, "runs": runs // 2, "seed": 2}
+    # the worst-case search's worst point (37 evaluations: ratio 0.38, the defaults above reach 0.1): a coarse
+    # correction (omega = 1.2), noisy gradients, started at x*, the largest lag of the queue, eta near its limit
+    yield {"N": 11, "S": 3, "d": 1, "K": 1, "V": 3, "lead": 2, "scale": 1.2132715515343597,
+           "sigma2": 2.9179862439359936, "at_optimum": 1, "eta_fraction": 0.8232415388636023, "rounds": 34,
+           "runs": runs, "seed": 0}
     # a precise correction (omega = 0.1), started away from x*: the lemma's right-hand side is then ~40 gamma
     # omega^2 eta^2 T~ sum ||grad f||^2, below the error of clients that skip the correction (w_hat = the stale
     # anchor, ~eta^2 T~ sum ||grad f||^2 on a coherent path), so the bound rejects a dropped correction (~2.4x)
@@ -213,7 +218,15 @@ _C2_SPACE = InstanceSpace(
                  "alpha (1 + sum_{k<=t} k (rho T~)^k) s~^2/S + 2 gamma/(beta^2 T~) sum_{k<=t} (rho T~)^k "
                  "sum_{l=t-kT~}^{t-k} E||grad f(w_l)||^2 with alpha = 4 omega^2 eta^2 T~, rho = 20 beta^2 "
                  "omega^2 eta^2 T~, eta <= 1/(30 gamma beta theta) (MC over runs, z <= 5 on the difference)",
-       kind="bound", space=_C2_SPACE, cost="slow", scope="local", runs=("docofl",))
+       kind="bound", space=_C2_SPACE, cost="slow", scope="local", runs=("docofl",),
+       non_discriminating=(
+           "argued, not proven, for C_w = C_g = id: a client's estimation error is omega^2 ||w_t - y||^2 for its "
+           "anchor y at most T~ steps old, and w_t - y = -eta sum_l (grad f(w_l) + xi_l) over at most T~ steps, "
+           "so by Young and Cauchy-Schwarz the error is at most 2 omega^2 eta^2 T~ (s~^2/S + sum_l ||grad "
+           "f(w_l)||^2) = (alpha/2) s~^2/S + (alpha/2) sum_l ||grad f(w_l)||^2, while the right-hand side holds "
+           "alpha s~^2/S and 40 gamma omega^2 eta^2 T~ = 10 gamma alpha times the same gradient sum: a ceiling of "
+           "1/2, reached only if Young's inequality were tight (gradient and noise sums aligned); measured: the "
+           "worst-case search's 37 evaluations never exceeded 0.38, the default point it found"))
 
 
 def check_lemma_c2(inst: dict) -> Evidence:

@@ -11,7 +11,7 @@ stand-ins of fedtheory/claims/fedelasticnet/experiments.py stay as narrower chec
 """
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from ...experiments.fedelasticnet import LAMBDA1_SWEEP
 from ...experiments.protocol import load_record

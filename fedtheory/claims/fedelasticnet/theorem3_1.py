@@ -170,7 +170,7 @@ _THM31_SPACE = replace(alg3_space(
     [*(alg3_point(r, l1, "kkt", 120) for r, l1 in [(27.0, 0.0), (30.0, 0.01), (100.0, 0.3)]),
      dict(x0=100.0, scale=0.1, lambda2=1.0, lambda_ratio=399.8, l1=0.0, T=100), alg3_point(40.0, 0.0, "kkt", 400),
      dict(a2=0.05, lambda_ratio=40.0, l1=0.0, T=4000),
-     alg3_point(30.0, 0.0, "kkt", 7, m=3, P=2), alg3_point(100.0, 0.3, "kkt", 4, m=3, P=2),
+     alg3_point(30.0, 0.0, "kkt", 6, m=3, P=2), alg3_point(100.0, 0.3, "kkt", 4, m=3, P=2),
      dict(x0=10.0, lambda_ratio=100.0, l1=0.0, T=480)],
     [alg3_point(r, l1, "kkt", 400) for r in (26.9, 27.0, 30.0, 100.0) for l1 in (0.0, 0.01, 0.3, 1.0)],
     ratio_low=26.8615, regime=b6_regime, T=(5, 400), partial=False, max_evaluations=120), build=_thm31_build)
@@ -183,7 +183,7 @@ _THM31_SPACE = replace(alg3_space(
                  "every T: R(mean_{t<T} gamma^t) - R* <= (1/(T kappa0))(||gamma^0-theta*||^2 + kappa C0 - (2 lambda1/"
                  "lambda2) sum_t <gamma^{t-1}-theta*, s_bar^t>) + (kappa'/kappa0) lambda1^2 d with C0 squared",
        kind="bound", derived=True, space=_THM31_SPACE,
-       narrower=("under uniform sampling of P < m clients only at short horizons (T <= 7, the expectation taken "
+       narrower=("under uniform sampling of P < m clients only at short horizons (T <= 6, the expectation taken "
                  "exactly over all C(m, P)^T sample paths; full participation up to T = 4000), with C0 squared as "
                  "its proof gives it"),
        runs=("feddyn",))

@@ -33,7 +33,13 @@ _B84_SPACE = replace(SC_SPACE, defaults=SC_SPACE.defaults + (
                  "x*, keeps sum_i w_i h_i = 0, and has (x*, h_i = -grad f_i(x*)) as a fixed point",
        kind="rate", space=_B84_SPACE,
        narrower=("linear convergence, the invariant sum_i w_i h_i = 0 and the fixed point; Corollary 32's rate is "
-                 "lost and is not asserted"), runs=("dane+",))
+                 "lost and is not asserted"), runs=("dane+",),
+       non_discriminating=(
+           "no rate is asserted (Corollary 32's constant is lost), so no instance brings a correct run near a "
+           "limit: the claim allows any contraction factor below 1, and a slip that slows convergence by any "
+           "factor passes; what it asserts exactly, the invariant sum_i w_i h_i = 0 and the fixed point (x*, h_i "
+           "= -grad f_i(x*)), holds to rounding on every instance (the catalogue's stale and sign-flipped (B.84) "
+           "updates are rejected)"))
 
 
 def check_cv_b84(kw: dict) -> Evidence:

@@ -108,7 +108,12 @@ def check_nonconvex_descent(kw: dict) -> Evidence:
        id="fedred.nonconvex.stationarity.derived", paper="fedred", reference="(derived by fedtheory)", derived=True,
        statement="(derived by fedtheory) Non-convex DANE+ with lam = 2 delta_B: (1/R) sum_{r=1}^R ||grad f(x^r)||^2 <= "
                  "36 delta_B (f(x^0) - f^inf)/R + (2/R) sum_r e_r, e_r = max_i ||grad F_{i,r}(x_{i,r+1})||^2",
-       kind="bound", space=_NC_SPACE, runs=("dane+",))
+       kind="bound", space=_NC_SPACE, runs=("dane+",),
+       non_discriminating=(
+           "argued, not proven, ceiling 1/2: where the local models barely move, ||grad f(x^{r+1})||^2 is about e_r "
+           "(grad F_{i,r} and grad f differ by terms in the move), against the bound's 2 e_r, and where they move, "
+           "the 36 delta_B F_0/R term carries Young's factor 2 of Theorem 29's recurrence; measured: the "
+           "worst-case search's 198 evaluations never exceeded the defaults' 0.498"))
 
 
 def check_nonconvex_stationarity(kw: dict) -> Evidence:

@@ -91,8 +91,13 @@ def check_dane_L_independence(kw: dict) -> Evidence:
     spread = max(dane_rounds) - min(dane_rounds)
     slope = float(np.polyfit(np.log(Ls), np.log(gd_iters), 1)[0])
     holds = min(dane_rounds) > 0 and spread <= 2 and slope >= 0.8
+    # Tightness: how close each part comes to what the claim allows, the nearer one reported: DANE's spread over
+    # the allowed 2 rounds (0, 1/2 or 1: integers) and GD's allowed slope 0.8 over the measured one (a lower
+    # limit, so allowed/measured). A factor common to every L moves neither part: the round counts themselves
+    # are bounded by fedred.dane.delta_scaling.
+    tightness = max(spread / 2.0, 0.8 / slope if slope > 0 else math.inf)
     return Evidence(describe({k: v for k, v in kw.items() if k != "L_targets"}), spread, 2.0, holds,
-                    details={"L": Ls, "dane_rounds": dane_rounds, "gd_iterations": gd_iters,
+                    tightness=tightness, details={"L": Ls, "dane_rounds": dane_rounds, "gd_iterations": gd_iters,
                              "gd_loglog_slope_vs_L": slope, "delta_A": deltas})
 
 
@@ -135,7 +140,16 @@ def _delta_instances(thorough: bool):
                  "on instances where a direction of curvature mu is shared by all clients (the worst case)",
        kind="rate", instances=_delta_instances,
        narrower=("the round count implied by Corollary 21's reconstructed rate and its linear growth in delta_A/mu "
-                 "(Table 1's DANE row)"), runs=("dane",))
+                 "(Table 1's DANE row)"), runs=("dane",),
+       non_discriminating=(
+           "proven for commuting client Hessians (every direction contracting by m >= 0): "
+           "each eigendirection of Abar contracts by m <= lam/(a + lam), whence f(x^r) - f* <= mu D^2 v^(-r)/(2(v^r "
+           "- 1)), v = 1 + mu/lam (the gap bound's proof, sharpened), so DANE needs at most ceil(log((1 + sqrt(1 + "
+           "4Q))/2)/log v) rounds against the bound's ceil(log(1 + Q)/log v), Q = mu D^2/(2 eps) >= 1e8 mu/L here: "
+           "rounds/bound <= 1/2 + 1/bound + o(1) as Q grows, so no instance of that class comes materially above "
+           "1/2; the family shares only the slowest eigenvector e_1 (its other block is the generator's "
+           "non-commuting clients), along which the ratio is (1/2) log(gap_1(x0)/eps)/log(1 + Q) < 1/2 up to the "
+           "ceilings: measured 0.43, and non-commuting clients are only measured"))
 
 
 def check_dane_delta_scaling(kw: dict) -> Evidence:
@@ -355,6 +369,11 @@ def check_nonconvex_L_scaling(kw: dict) -> Evidence:
     eval_ratio = last["daneplus_local_evals_per_client"] / first["daneplus_local_evals_per_client"]
     holds = (0.5 <= comm_ratio <= 2.0 and iter_ratio >= L_ratio / 2 and 0.5 <= round_ratio <= 2.0
              and eval_ratio >= L_ratio / 2)
+    # Tightness: how close the nearest of the four ratios comes to its allowed limit (measured/upper limit,
+    # lower limit/measured): a count that moves 2x at one L against the others reaches a limit. A factor common
+    # to every L moves no ratio (the constants of Theorem 8 and Corollary 2 are lost, see notes).
+    parts = (comm_ratio / 2.0, 0.5 / comm_ratio, (L_ratio / 2) / iter_ratio, round_ratio / 2.0, 0.5 / round_ratio,
+             (L_ratio / 2) / eval_ratio)
     return Evidence(instance, comm_ratio, 2.0,
-                    holds, details={"runs": rows, "L_ratio": L_ratio, "fedred_iteration_ratio": iter_ratio,
+                    holds, tightness=max(parts), details={"runs": rows, "L_ratio": L_ratio, "fedred_iteration_ratio": iter_ratio,
                                     "daneplus_round_ratio": round_ratio, "daneplus_eval_ratio": eval_ratio})

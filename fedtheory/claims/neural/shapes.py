@@ -17,15 +17,16 @@ An effect that is zero or of the wrong sign on the held-out seeds fails (its low
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..registry import Evidence
 from ..tolerances import SHAPE_CONFIDENCE, SHAPE_MARGIN_FRACTION
 
-__all__ = ["MIN_HELD_OUT", "ShapeResult", "shape_test", "seed_finals", "seed_curves", "judge"]
+__all__ = ["MIN_HELD_OUT", "ShapeResult", "judge", "seed_curves", "seed_finals", "shape_test"]
 
 #: The fewest held-out seeds a verdict is computed from (the issue's "at least 5 seeds").
 MIN_HELD_OUT = 5
@@ -56,7 +57,8 @@ def shape_test(name: str, dev: Sequence[float], held: Sequence[float]) -> ShapeR
 
     ValueError when fewer than :data:`MIN_HELD_OUT` held-out or no development effects are given, or one is not
     finite (a diverged run has no effect to compare)."""
-    from scipy.stats import t as student_t
+    # the Student t quantile (scipy.special: lighter than scipy.stats)
+    from scipy.special import stdtrit
 
     d = np.asarray(dev, dtype=float)
     h = np.asarray(held, dtype=float)
@@ -68,7 +70,7 @@ def shape_test(name: str, dev: Sequence[float], held: Sequence[float]) -> ShapeR
         raise ValueError(f"{name}: every effect must be finite, got dev={d.tolist()} held={h.tolist()}")
     margin = SHAPE_MARGIN_FRACTION * max(0.0, float(d.mean()))
     n = h.size
-    half_width = float(student_t.ppf(SHAPE_CONFIDENCE, n - 1)) * float(h.std(ddof=1)) / np.sqrt(n)
+    half_width = float(stdtrit(n - 1, SHAPE_CONFIDENCE)) * float(h.std(ddof=1)) / np.sqrt(n)
     mean = float(h.mean())
     return ShapeResult(name, tuple(map(float, d)), tuple(map(float, h)), mean, mean - half_width, margin)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedtheory.algorithms.online import FedOGD
+from fedtheory.algorithms.ofediq import FedOGD
 from fedtheory.claims import REGISTRY
 from fedtheory.claims.ofediq._shared import ALTERNATING_OFFSET, alternating_stream, static_stream
 from fedtheory.claims.registry import evaluate

@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 
 from ... import expected as ex
 from ...instance import Instance
-from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, prop, relative_error, round_hyper,
-                    run_round, scale_of, verdict)
+from ...kit import (Outcome, cases_with, identity, instance_of, not_applicable, outcome, relative_error, round_hyper,
+                    run_round, scale_of)
+from ..registry import prop
 from . import expected as nova
 
 __all__ = ["HYPER", "RANGES", "check_hyper", "steps_of", "ROUNDS"]
@@ -139,7 +140,7 @@ def _judge(inst, x, got, S, taus, hyper, rtol, what: str) -> Outcome:
     out = identity(inst, got, want, x, rtol)
     if out.holds:
         return out
-    return verdict(False, out.measured, rtol, f"{what}: {diagnose(inst, x, got, S, taus, hyper, rtol)}")
+    return outcome(False, out.measured, rtol, f"{what}: {diagnose(inst, x, got, S, taus, hyper, rtol)}")
 
 
 @prop(id="fednova.one_round", family="fednova", core=True, reference=f"{WANG}; closed form derived by fedtheory",
@@ -193,13 +194,18 @@ def objective_consistency(impl, case, hyper, rtol) -> Outcome:
                               "implementation's rounding at this instance")
     residual = _off_direction(step, -g)
     if residual <= tol:
-        return verdict(True, residual, tol)
+        return outcome(True, residual, tol)
     p = ex.aggregation_weights(inst, S, h["weighting"])
     G = np.einsum("nij,j->ni", inst.A, inst.x0) - inst.b
     why = f"the update at a small step is not parallel to -grad F(x), F = sum p_i f_i ({residual:.3g} off)"
-    if _off_direction(step, -(p * np.asarray(taus, float)) @ G) <= tol:
+    t = np.asarray(taus, dtype=np.float64)
+    norms = np.array([nova.normaliser(int(k), eta, rho, float(hyper.get("prox", 0.0))) for k in taus])
+    if _off_direction(step, -(p * t) @ G) <= tol:
         why += ": it follows sum p_i tau_i grad f_i, FedAvg's inconsistent objective (the progress is not normalised)"
-    return verdict(False, residual, tol, why)
+    elif _off_direction(step, -(p * norms / t) @ G) <= tol:
+        why += (": it follows sum p_i (||a_i||_1 / tau_i) grad f_i, the progress divided by tau_i where the local "
+                "solver's ||a_i||_1 is not tau_i")
+    return outcome(False, residual, tol, why)
 
 
 def _off_direction(v: np.ndarray, direction: np.ndarray) -> float:
@@ -229,7 +235,7 @@ def equal_steps(impl, case, hyper, rtol) -> Outcome:
     want = ex.round_map(inst, inst.x0, S, local_steps=K, local_step=eta, prox=mu, server_step=server,
                         weighting=hyper.get("weighting", "num_examples"))
     out = identity(inst, got, want, inst.x0, rtol)
-    return out if out.holds else verdict(False, out.measured, rtol, "with equal tau_i it is not FedAvg: " +
+    return out if out.holds else outcome(False, out.measured, rtol, "with equal tau_i it is not FedAvg: " +
                                          diagnose(inst, inst.x0, got, S, [K] * inst.n, hyper, rtol))
 
 
@@ -250,9 +256,12 @@ def multi_round(impl, case, hyper, rtol) -> Outcome:
         got, state = run_round(impl, inst, x, S, round_hyper(hyper, inst, local_steps=history[-1]), state, seed=t)
         err = relative_error(got, want, scale_of(inst, x, want))
         if err > rtol:
-            return verdict(False, err, rtol, f"round {t + 1} of {ROUNDS} (participants: tau_i {history}) differs "
-                           "from eq. (7) from the model it was given" + (
-                               " (earlier rounds match: state kept across calls)" if t else
-                               f"; {diagnose(inst, x, got, S, taus, hyper, rtol)}"))
+            # a one-round slip can hide in earlier rounds (one participant: any normalisation cancels), so the
+            # state is blamed only when no slip of one round matches
+            named = diagnose(inst, x, got, S, taus, hyper, rtol)
+            if t and named.startswith("matches none"):
+                named = "earlier rounds match and no one-round slip does: state kept across calls"
+            return outcome(False, err, rtol, f"round {t + 1} of {ROUNDS} (participants: tau_i {history}) differs "
+                           f"from eq. (7) from the model it was given; {named}")
         x = got
-    return verdict(True, err, rtol)
+    return outcome(True, err, rtol)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...kit import Variant
 
-__all__ = ["fednova_loop", "TEXTBOOK", "WRONG", "CORRECT"]
+__all__ = ["fednova_loop", "momentum_kept", "TEXTBOOK", "WRONG", "CORRECT"]
 
 
 def fednova_loop(x, clients, *, state=None, rng=None, local_steps: Mapping[Any, int] | int = 5, local_step=0.1,
@@ -62,7 +62,7 @@ def fednova_loop(x, clients, *, state=None, rng=None, local_steps: Mapping[Any, 
     return (x - scale * (p @ d)).astype(np.float64)
 
 
-def _stateful(slip: str):
+def momentum_kept(slip: str = "momentum_not_reset"):
     """A FedNova whose local optimiser keeps its momentum buffer across rounds (in a closure, as an optimiser object
     created once per client would): right in round 1, wrong from round 2."""
     buffers: dict = {}
@@ -85,7 +85,7 @@ WRONG: list[Variant] = [
     Variant("fednova", "tau_eff_steps_prox", partial(fednova_loop, slip="tau_eff_steps"), _prox),
     Variant("fednova", "dampened_momentum", partial(fednova_loop, slip="dampened_momentum"), _mom),
     Variant("fednova", "extra_step", partial(fednova_loop, slip="extra_step")),
-    Variant("fednova", "momentum_not_reset", _stateful("momentum_not_reset"), _mom),
+    Variant("fednova", "momentum_not_reset", momentum_kept("momentum_not_reset"), _mom),
 ]
 CORRECT: list[Variant] = [
     Variant("fednova", "loop_momentum", fednova_loop, _mom),
