@@ -143,6 +143,13 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedadam_no_decay", "fedadam_no_decay", SO, {"optimizer": "fedadam", "weighting": "num_examples"},
               configuration="weight_decay=0"),
     )),
+    # Fed-BioMed: DefaultStrategy (sampling, sample-size weights) and FedAverage without the researcher-node network;
+    # FedAverage sums into a float32 buffer (functional.initialize: torch.zeros_like(val).float()), hence a second
+    # check at float32's tolerance
+    "fedbiomed": Framework(("fedbiomed==6.4.1",), torch=True, checks=(
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",), configuration=SHIPPED),
+        Check("fedavg_f32", "fedavg", "fedavg", fixed=("server_step",), rtol=1e-6, configuration="float32 tolerance"),
+    )),
     # fl4health 0.4.2 needs Python 3.10 and pins torch==2.6.0 itself; its FedAvg and FedProx have no server step
     "fl4health": Framework(("fl4health==0.4.2",), python="python3.10", checks=(
         Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
