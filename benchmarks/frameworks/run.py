@@ -14,7 +14,7 @@ needs and its pinned version (torch 2.13.0 CPU first where it needs torch); its 
 framework's installed version) and a summary table is printed.
 
 Not part of CI (network for the installs, minutes per framework): CI tests the flgo, nvflare, fl4health, fedml,
-appfl, fedjax, openfl and flsim drivers (and the fedlab driver, not run here) against stand-ins
+appfl, fedjax, openfl, flsim and fedbiomed drivers (and the fedlab driver, not run here) against stand-ins
 (tests/conformance/test_<name>_driver.py). Run time on the shared 2-core machine (two or three runs at once), venvs
 already present: flgo 634 s for its six checks (FedDyn alone 442 s), APPFL 329 s, FedJAX 446 s, NVFlare 107 s, FedML
 20 s; a new venv added 224 s (flgo), 346 s (APPFL), 45 s (FedJAX), 75 s (NVFlare), 247 s (FedML). docs/frameworks.md
