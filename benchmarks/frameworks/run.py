@@ -14,7 +14,7 @@ needs and its pinned version (torch 2.13.0 CPU first where it needs torch); its 
 framework's installed version) and a summary table is printed.
 
 Not part of CI (network for the installs, minutes per framework): CI tests the flgo, nvflare, fl4health, fedml,
-appfl and fedjax drivers (and the fedlab driver, not run here) against stand-ins
+appfl, fedjax, openfl, flsim and fedbiomed drivers (and the fedlab driver, not run here) against stand-ins
 (tests/conformance/test_<name>_driver.py). Run time on the shared 2-core machine (two or three runs at once), venvs
 already present: flgo 634 s for its six checks (FedDyn alone 442 s), APPFL 329 s, FedJAX 446 s, NVFlare 107 s, FedML
 20 s; a new venv added 224 s (flgo), 346 s (APPFL), 45 s (FedJAX), 75 s (NVFlare), 247 s (FedML). docs/frameworks.md
@@ -120,6 +120,35 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fednova_f32_weights", "fednova", "fednova", rtol=1e-6),
         Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}, rtol=1e-6),
         Check("fednova_prox_steps", "fednova", "fednova", {"prox": 0.5, "tau_eff": "steps"}, rtol=1e-6),
+    )),
+    # OpenFL weights by the collaborators' data sizes (n_k/n) itself; its adaptive aggregations keep OpenFL's
+    # initial_accumulator_value (0 for Adam and Yogi, 0.1 for Adagrad) and name tau "epsilon"
+    "openfl": Framework(("openfl==1.9",), checks=(
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
+        Check("fedadam", "fedadam", SO, {"optimizer": "fedadam", "weighting": "num_examples"}),
+        Check("fedyogi", "fedyogi", SO, {"optimizer": "fedyogi", "weighting": "num_examples"}, configuration=SHIPPED),
+        # YogiAdaptiveAggregation raises TypeError when built (a keyword typo): NumPyYogi behind the class's body
+        Check("fedyogi_numpy", "fedyogi_numpy", SO, {"optimizer": "fedyogi", "weighting": "num_examples"},
+              configuration="epsilo typo corrected"),
+        Check("fedadagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0, "initial_v": 0.1,
+                                               "weighting": "num_examples"}),
+    )),
+    # FLSim 0.1.0 does not import on Python 3.11 (a dataclass instance as a field default in
+    # flsim/common/timeout_simulator.py): Python 3.10. Its clients weigh by the examples they trained on (n_k);
+    # FedAvgOptimizer has no server learning rate; FedAdamOptimizerConfig's default weight_decay is 1e-5
+    "flsim": Framework(("flsim==0.1.0",), torch=True, python="python3.10", checks=(
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
+        Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "weighting": "num_examples"}),
+        Check("fedadam", "fedadam", SO, {"optimizer": "fedadam", "weighting": "num_examples"}, configuration=SHIPPED),
+        Check("fedadam_no_decay", "fedadam_no_decay", SO, {"optimizer": "fedadam", "weighting": "num_examples"},
+              configuration="weight_decay=0"),
+    )),
+    # Fed-BioMed: DefaultStrategy (sampling, sample-size weights) and FedAverage without the researcher-node network;
+    # FedAverage sums into a float32 buffer (functional.initialize: torch.zeros_like(val).float()), hence a second
+    # check at float32's tolerance
+    "fedbiomed": Framework(("fedbiomed==6.4.1",), torch=True, checks=(
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",), configuration=SHIPPED),
+        Check("fedavg_f32", "fedavg", "fedavg", fixed=("server_step",), rtol=1e-6, configuration="float32 tolerance"),
     )),
     # fl4health 0.4.2 needs Python 3.10 and pins torch==2.6.0 itself; its FedAvg and FedProx have no server step
     "fl4health": Framework(("fl4health==0.4.2",), python="python3.10", checks=(
