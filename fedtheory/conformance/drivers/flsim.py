@@ -30,8 +30,11 @@ import numpy as np
 import torch
 from flsim.channels.message import Message
 from flsim.interfaces.model import IFLModel
-from flsim.optimizers.server_optimizers import (FedAdamOptimizerConfig, FedAvgOptimizerConfig,
-                                                FedAvgWithLROptimizerConfig)
+from flsim.optimizers.server_optimizers import (
+    FedAdamOptimizerConfig,
+    FedAvgOptimizerConfig,
+    FedAvgWithLROptimizerConfig,
+)
 from flsim.servers.sync_servers import SyncServer
 
 torch.set_default_dtype(torch.float64)

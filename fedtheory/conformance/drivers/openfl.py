@@ -27,8 +27,12 @@ from __future__ import annotations
 
 import numpy as np
 from openfl.databases import TensorDB
-from openfl.interface.aggregation_functions import (AdagradAdaptiveAggregation, AdamAdaptiveAggregation,
-                                                    WeightedAverage, YogiAdaptiveAggregation)
+from openfl.interface.aggregation_functions import (
+    AdagradAdaptiveAggregation,
+    AdamAdaptiveAggregation,
+    WeightedAverage,
+    YogiAdaptiveAggregation,
+)
 from openfl.interface.aggregation_functions.core import AdaptiveAggregation
 from openfl.utilities import TensorKey, change_tags
 from openfl.utilities.optimizers.numpy import NumPyYogi
