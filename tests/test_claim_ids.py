@@ -39,7 +39,11 @@ def expand(text: str) -> list[str]:
 
 
 def conformance_ids() -> frozenset[str]:
-    return frozenset(p.id for family in FAMILIES for p in properties_of(family))
+    """The kit's property ids, and the neural experiments' names (``fedelasticnet.table3``), which share the
+    claims' ``<paper>.<name>`` shape."""
+    from fedtheory.experiments import experiments
+
+    return (frozenset(p.id for family in FAMILIES for p in properties_of(family)) | frozenset(experiments()))
 
 
 def unknown(candidate: str, known: frozenset[str]) -> list[str]:

@@ -113,8 +113,8 @@ def _identity_at_defaults(inst: dict) -> Evidence:
     xs, _ = run_iterates(alg, p, inst["rounds"], inst["seed"], x0)
     ref, _ = run_iterates(FedAvg(participation=Full()), p, inst["rounds"], inst["seed"], x0)
     dev = float(np.max(np.linalg.norm(xs - ref, axis=1) / (1 + np.linalg.norm(ref, axis=1))))
-    return Evidence(f"C_w={inst['anchor'].name} vs fedavg, both classes' defaults, unequal weights", dev, 1e-10,
-                    dev <= 1e-10, details={"final_dist_to_opt": float(np.linalg.norm(xs[-1] - p.certificate.x_star))})
+    return Evidence(f"C_w={inst['anchor'].name} vs fedavg, both classes' defaults, unequal weights", dev, IDENTITY_TOL,
+                    dev <= IDENTITY_TOL, details={"final_dist_to_opt": float(np.linalg.norm(xs[-1] - p.certificate.x_star))})
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ...kit import Variant
+from ...tolerances import FLOAT32_RTOL
 
 __all__ = ["fednova_loop", "momentum_kept", "TEXTBOOK", "WRONG", "CORRECT"]
 
@@ -91,5 +92,5 @@ CORRECT: list[Variant] = [
     Variant("fednova", "loop_momentum", fednova_loop, _mom),
     Variant("fednova", "loop_prox_tau_eff_steps", fednova_loop, {"prox": 0.5, "tau_eff": "steps"}),
     Variant("fednova", "loop_server_tau_eff", fednova_loop, {"tau_eff": 3.0, "weighting": "uniform"}),
-    Variant("fednova", "float32", partial(fednova_loop, dtype=np.float32), {}, rtol=1e-4),
+    Variant("fednova", "float32", partial(fednova_loop, dtype=np.float32), {}, rtol=FLOAT32_RTOL),
 ]
