@@ -15,7 +15,7 @@ A = "fedtheory.algorithms."
 GD, FA, FP = A + "gd:GradientDescent", A + "fedavg:FedAvg", A + "fedprox:FedProx"
 SC, FD, SN = A + "scaffold:Scaffold", A + "feddyn:FedDyn", A + "scaffnew:Scaffnew"
 DN, FR, DC = A + "dane:DANEPlus", A + "fedred:FedRed", A + "docofl:DoCoFL"
-OL, EF = A + "online:OFedIQ", A + "efl:EFL"
+OL, EF = A + "ofediq:OFedIQ", A + "efl:EFL"
 
 _ROWS = [
     # ----- GD (Nesterov 2004, Thm 2.1.15) -----
