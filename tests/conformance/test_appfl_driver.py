@@ -6,11 +6,6 @@ slips show that the kit rejects a lost sample-size weighting and a v not startin
 from __future__ import annotations
 
 import gc
-import importlib
-import importlib.util
-import sys
-from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,46 +14,30 @@ pytest.importorskip("hypothesis")
 
 from fedtheory import conformance  # noqa: E402
 
-from .standins import appfl_standin  # noqa: E402
+from .standins import (  # noqa: E402
+    appfl_standin,  # noqa: E402
+    framework_checks,
+    installed,
+)
 
 DRIVER = "fedtheory.conformance.drivers.appfl"
-RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "frameworks" / "run.py"
 CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"],
          "server_optimizer": ["server_optimizer.first_round", "server_optimizer.from_state",
                               "server_optimizer.multi_round"]}
 
 
-def _appfl_checks() -> tuple[Any, ...]:
-    spec = importlib.util.spec_from_file_location("_frameworks_run", RUN)
-    run = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = run  # dataclasses look their module up while the class is built
-    try:
-        spec.loader.exec_module(run)
-    finally:
-        del sys.modules[spec.name]
-    return run.FRAMEWORKS["appfl"].checks
-
-
-CHECKS = _appfl_checks()
-
-
-def _ours(name: str) -> bool:
-    return any(name == p or name.startswith(p + ".") for p in appfl_standin.NAMES)
+CHECKS = framework_checks("appfl")
 
 
 @pytest.fixture()
 def driver():
-    saved = {k: v for k, v in sys.modules.items() if _ours(k)}
-    appfl_standin.install()
-    sys.modules.pop(DRIVER, None)
     dtype = torch.get_default_dtype()
-    yield importlib.import_module(DRIVER)
-    gc.unfreeze()  # the driver freezes the heap at import, as in APPFL's worker
-    torch.set_default_dtype(dtype)  # and sets float64
-    for k in [k for k in sys.modules if _ours(k)]:
-        del sys.modules[k]
-    sys.modules.update(saved)
-    sys.modules.pop(DRIVER, None)
+    try:
+        with installed(appfl_standin, DRIVER) as module:
+            yield module
+    finally:
+        gc.unfreeze()  # the driver freezes the heap at import, as in APPFL's worker
+        torch.set_default_dtype(dtype)  # and sets float64
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=[c.name for c in CHECKS])

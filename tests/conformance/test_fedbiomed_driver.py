@@ -5,22 +5,19 @@ a few cheap properties, and must give the verdict docs/frameworks.md records for
 that the kit rejects lost sample sizes (uniform weights), at float32's tolerance."""
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
-from pathlib import Path
-from typing import Any
-
 import pytest
 
 pytest.importorskip("hypothesis")
 
 from fedtheory import conformance  # noqa: E402
 
-from .standins import fedbiomed_standin  # noqa: E402
+from .standins import (  # noqa: E402
+    fedbiomed_standin,  # noqa: E402
+    framework_checks,
+    installed,
+)
 
 DRIVER = "fedtheory.conformance.drivers.fedbiomed"
-RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "frameworks" / "run.py"
 CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"],
          "server_optimizer": ["server_optimizer.first_round", "server_optimizer.from_state",
                               "server_optimizer.multi_round"]}
@@ -28,34 +25,13 @@ CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"],
 FAILS = {"fedavg": "aggregation weights measured"}  # float32 rounding at rtol 1e-8; the weights are n_k/n
 
 
-def _fedbiomed_checks() -> tuple[Any, ...]:
-    spec = importlib.util.spec_from_file_location("_frameworks_run", RUN)
-    run = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = run  # dataclasses look their module up while the class is built
-    try:
-        spec.loader.exec_module(run)
-    finally:
-        del sys.modules[spec.name]
-    return run.FRAMEWORKS["fedbiomed"].checks
-
-
-CHECKS = _fedbiomed_checks()
-
-
-def _ours(name: str) -> bool:
-    return any(name == p or name.startswith(p + ".") for p in fedbiomed_standin.NAMES)
+CHECKS = framework_checks("fedbiomed")
 
 
 @pytest.fixture()
 def driver():
-    saved = {k: v for k, v in sys.modules.items() if _ours(k)}
-    fedbiomed_standin.install()
-    sys.modules.pop(DRIVER, None)
-    yield importlib.import_module(DRIVER)
-    for k in [k for k in sys.modules if _ours(k)]:
-        del sys.modules[k]
-    sys.modules.update(saved)
-    sys.modules.pop(DRIVER, None)
+    with installed(fedbiomed_standin, DRIVER) as module:
+        yield module
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=[c.name for c in CHECKS])

@@ -7,11 +7,7 @@ Adagrad, turned on as the stand-in's SLIP -- are rejected with the documented di
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, Iterator
 
 import pytest
 
@@ -20,51 +16,28 @@ pytest.importorskip("hypothesis")
 
 from fedtheory import conformance  # noqa: E402
 
-from .standins import fedjax_standin  # noqa: E402
+from .standins import (  # noqa: E402
+    fedjax_standin,  # noqa: E402
+    framework_checks,
+    installed,
+)
 
 DRIVER = "fedtheory.conformance.drivers.fedjax"
-RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "frameworks" / "run.py"
 CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"],
          "server_optimizer": ["server_optimizer.first_round", "server_optimizer.multi_round"]}
 
 
-def _fedjax_checks() -> tuple[Any, ...]:
-    spec = importlib.util.spec_from_file_location("_frameworks_run", RUN)
-    run = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = run  # dataclasses look their module up while the class is built
-    try:
-        spec.loader.exec_module(run)
-    finally:
-        del sys.modules[spec.name]
-    return run.FRAMEWORKS["fedjax"].checks
-
-
-CHECKS = _fedjax_checks()
+CHECKS = framework_checks("fedjax")
 
 
 def _ours(name: str) -> bool:
     return any(name == p or name.startswith(p + ".") for p in fedjax_standin.NAMES)
 
 
-@contextmanager
-def _standin() -> Iterator[None]:
-    """The fake jax and fedjax in ``sys.modules`` for the block only; whatever was there before comes back."""
-    saved = {k: v for k, v in sys.modules.items() if _ours(k)}
-    fedjax_standin.install()
-    sys.modules.pop(DRIVER, None)
-    try:
-        yield
-    finally:
-        for k in [k for k in sys.modules if _ours(k)]:
-            del sys.modules[k]
-        sys.modules.update(saved)
-        sys.modules.pop(DRIVER, None)
-
-
 @pytest.fixture()
 def driver():
-    with _standin():
-        yield importlib.import_module(DRIVER)
+    with installed(fedjax_standin, DRIVER) as module:
+        yield module
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=[c.name for c in CHECKS])
@@ -77,9 +50,10 @@ def test_every_runpy_check_passes_through_the_driver(driver, check):
 
 def test_the_driver_turns_on_float64_and_the_fake_jax_is_removed_afterwards():
     before = {k: v for k, v in sys.modules.items() if _ours(k)}
-    with _standin():
+    with installed(fedjax_standin, DRIVER) as module:
+        fedjax_standin.install()  # a fresh fake jax starts in float32 ...
         assert not fedjax_standin._CONFIG["jax_enable_x64"]
-        importlib.import_module(DRIVER)
+        importlib.reload(module)  # ... and importing the driver turns float64 on
         assert fedjax_standin._CONFIG["jax_enable_x64"]
     assert {k: v for k, v in sys.modules.items() if _ours(k)} == before and DRIVER not in sys.modules
 

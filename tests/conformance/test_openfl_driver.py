@@ -5,22 +5,19 @@ must give the verdict docs/frameworks.md records for OpenFL 1.9; the two slips s
 base model in the adaptive aggregation and weights that are not the aggregator's n_k/n."""
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
-from pathlib import Path
-from typing import Any
-
 import pytest
 
 pytest.importorskip("hypothesis")
 
 from fedtheory import conformance  # noqa: E402
 
-from .standins import openfl_standin  # noqa: E402
+from .standins import (  # noqa: E402
+    framework_checks,
+    installed,
+    openfl_standin,  # noqa: E402
+)
 
 DRIVER = "fedtheory.conformance.drivers.openfl"
-RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "frameworks" / "run.py"
 CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"],
          "server_optimizer": ["server_optimizer.first_round", "server_optimizer.from_state",
                               "server_optimizer.multi_round"]}
@@ -30,34 +27,13 @@ FAILS = {"fedadam": "Adam of Kingma & Ba with step count t = 1",
          "fedyogi_numpy": "the server update differs from Alg. 2"}
 
 
-def _openfl_checks() -> tuple[Any, ...]:
-    spec = importlib.util.spec_from_file_location("_frameworks_run", RUN)
-    run = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = run  # dataclasses look their module up while the class is built
-    try:
-        spec.loader.exec_module(run)
-    finally:
-        del sys.modules[spec.name]
-    return run.FRAMEWORKS["openfl"].checks
-
-
-CHECKS = _openfl_checks()
-
-
-def _ours(name: str) -> bool:
-    return any(name == p or name.startswith(p + ".") for p in openfl_standin.NAMES)
+CHECKS = framework_checks("openfl")
 
 
 @pytest.fixture()
 def driver():
-    saved = {k: v for k, v in sys.modules.items() if _ours(k)}
-    openfl_standin.install()
-    sys.modules.pop(DRIVER, None)
-    yield importlib.import_module(DRIVER)
-    for k in [k for k in sys.modules if _ours(k)]:
-        del sys.modules[k]
-    sys.modules.update(saved)
-    sys.modules.pop(DRIVER, None)
+    with installed(openfl_standin, DRIVER) as module:
+        yield module
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=[c.name for c in CHECKS])

@@ -1,2 +1,46 @@
 """Stand-ins with the API shape of third-party frameworks, so CI tests the drivers in
 fedtheory/conformance/drivers/ without installing the frameworks (docs/frameworks.md)."""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+RUN = Path(__file__).resolve().parents[3] / "benchmarks" / "frameworks" / "run.py"
+
+
+def framework_checks(key: str) -> tuple[Any, ...]:
+    """The checks ``benchmarks/frameworks/run.py`` runs for framework ``key`` (its ``FRAMEWORKS[key].checks``)."""
+    spec = importlib.util.spec_from_file_location("_frameworks_run", RUN)
+    run = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = run  # dataclasses look their module up while the class is built
+    try:
+        spec.loader.exec_module(run)
+    finally:
+        del sys.modules[spec.name]
+    return run.FRAMEWORKS[key].checks
+
+
+@contextmanager
+def installed(standin: ModuleType, driver: str) -> Iterator[ModuleType]:
+    """The driver module ``driver`` imported against ``standin`` (its fake packages in ``sys.modules``) for the
+    block only; whatever those names and the driver were before comes back."""
+    def ours(name: str) -> bool:
+        return any(name == p or name.startswith(p + ".") for p in standin.NAMES)
+
+    saved = {k: v for k, v in sys.modules.items() if ours(k)}
+    standin.install()
+    sys.modules.pop(driver, None)
+    try:
+        yield importlib.import_module(driver)
+    finally:
+        for k in [k for k in sys.modules if ours(k)]:
+            del sys.modules[k]
+        sys.modules.update(saved)
+        sys.modules.pop(driver, None)
+
