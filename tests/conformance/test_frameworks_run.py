@@ -2,26 +2,18 @@
 checkout differs from it) and the framework's installed version (docs/frameworks.md, "How to re-run")."""
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "frameworks" / "run.py"
+from .standins import load_run
 
 
 @pytest.fixture(scope="module")
 def run():
-    spec = importlib.util.spec_from_file_location("_frameworks_run_provenance", RUN)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
+    return load_run()
 
 
 def _git(where: Path, *args: str) -> str:

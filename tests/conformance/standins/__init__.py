@@ -14,8 +14,8 @@ from typing import Any
 RUN = Path(__file__).resolve().parents[3] / "benchmarks" / "frameworks" / "run.py"
 
 
-def framework_checks(key: str) -> tuple[Any, ...]:
-    """The checks ``benchmarks/frameworks/run.py`` runs for framework ``key`` (its ``FRAMEWORKS[key].checks``)."""
+def load_run() -> ModuleType:
+    """``benchmarks/frameworks/run.py`` as a module (it is a script, not part of the package)."""
     spec = importlib.util.spec_from_file_location("_frameworks_run", RUN)
     run = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = run  # dataclasses look their module up while the class is built
@@ -23,7 +23,12 @@ def framework_checks(key: str) -> tuple[Any, ...]:
         spec.loader.exec_module(run)
     finally:
         del sys.modules[spec.name]
-    return run.FRAMEWORKS[key].checks
+    return run
+
+
+def framework_checks(key: str) -> tuple[Any, ...]:
+    """The checks ``benchmarks/frameworks/run.py`` runs for framework ``key`` (its ``FRAMEWORKS[key].checks``)."""
+    return load_run().FRAMEWORKS[key].checks
 
 
 @contextmanager
