@@ -112,6 +112,11 @@ SQUARED_STOP_REL = 1e-16
 #: distance are rounding, and a rate fit leaves those rounds out.
 SQUARED_FIT_FLOOR = 1e-18
 
+#: A remainder the statement says is first order in a small parameter (eta K L, L/lambda) shrinks 10x per decade of
+#: that parameter; a check asks for at least 5x (this ratio or less), which leaves room for the second-order term
+#: at the instances' scales and rejects a remainder of order 0 (no shrink) or 1/2 (3.2x per decade).
+FIRST_ORDER_DECADE_RATIO = 0.2
+
 #: Absolute floor of a relative comparison or of a division: keeps 0 <= 0 true and 0 / 0 defined, far below any
 #: value an instance produces (the smallest normal float is 2.2e-308).
 TINY = 1e-300

@@ -18,3 +18,21 @@ def test_first_order_rates_reject_a_leading_term_off_by_ten_percent(monkeypatch,
     orig = drift.drift_vector
     monkeypatch.setattr(drift, "drift_vector", lambda problem: 1.1 * np.asarray(orig(problem)))
     assert not any(claim.check(inst).holds for inst in instances)
+
+
+@pytest.mark.parametrize("cid, closed_form, scale", [
+    ("classic.fedavg.bias_monotone_in_K.corrected", "fedavg_fixed_point", lambda c, K, eta: eta * (K - 1) / 2),
+    ("classic.fedprox.bias_inverse_lambda.derived", "fedprox_fixed_point", lambda c, lam: 1.0 / lam)])
+def test_first_order_rates_reject_a_remainder_that_does_not_shrink(monkeypatch, cid, closed_form, scale):
+    """A leading term off by 0.05% of ||v||: inside both envelopes (1e-2 and 1e-3 of ||v||), but the remainder
+    is then of order 0 (it does not shrink over the decade), which the first-order check rejects."""
+    claim = REGISTRY[cid]
+    orig = getattr(drift, closed_form)
+
+    def off(problem, *args):
+        return orig(problem, *args) + 5e-4 * scale(problem.certificate, *args) * np.asarray(drift.drift_vector(problem))
+
+    monkeypatch.setattr(drift, closed_form, off)
+    evidence = [claim.check(inst) for inst in claim.instances(False)]
+    assert all(ev.tightness <= 1.0 for ev in evidence)
+    assert not any(ev.holds for ev in evidence)
