@@ -11,7 +11,9 @@ The test reads every claim and kit module (``ast``) and fails on a numeric liter
 * in a keyword argument, a default or an assignment whose name says tolerance (``rtol=``, ``tol = ...``,
   ``margin``, ``slack``, ``floor``);
 * as the bound of an ``Evidence`` (its third argument, or ``bound=``): a check that reports "error <= 1e-12";
-* or, of any size, as the multiplier of a standard error (``4 * se``): the Monte Carlo rule is ``mc_slack(se)``.
+* or, of any size, as the multiplier of a standard error (``4 * se``): the Monte Carlo rule is ``mc_slack(se)``;
+* or, of any size, as the threshold of a z-score (``abs(z) <= 5.0``, ``min(z_mean) >= 4``; a name ``z``, ``z_*``,
+  ``*_z`` or ``zs``): the threshold is ``Z_MONTE_CARLO``.
 
 Instance data are not caught by these rules: a step size, a grid, a parameter range or a probability is an argument
 of a constructor, a ``Param`` or a generator, not a side of a comparison. The few literals that are data *and* sit
@@ -34,6 +36,7 @@ HOMES = {PACKAGE / "claims" / "tolerances.py", PACKAGE / "conformance" / "tolera
 SMALL = 1e-2
 TOLERANCE_NAME = re.compile(r"(^|_)(r|a|abs_|rel_)?(tol|tolerance|margin|slack|floor)(_|$)", re.IGNORECASE)
 STANDARD_ERROR = re.compile(r"^(se|sem|stderr|std_err|standard_error)(_.*)?$")
+Z_SCORE = re.compile(r"^(z|zs|z_.*|.*_z)$")
 CLOSE_FUNCTIONS = {"isclose", "allclose", "assert_allclose"}
 
 #: (path relative to fedtheory/, source line stripped, literal): why the literal is data, not a tolerance.
@@ -82,6 +85,12 @@ def tolerance_literals(tree: ast.AST) -> list[ast.Constant]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
             add(_small_literals(node))
+            sides = [node.left, *node.comparators]
+            if any(Z_SCORE.match(_name(n)) for side in sides for n in ast.walk(side)):
+                # the threshold is a side of its own (``z <= 5.0``, ``z > -4``), not an index or a factor inside one
+                bare = [side.operand if isinstance(side, ast.UnaryOp) else side for side in sides]
+                add(n for n in bare if isinstance(n, ast.Constant) and isinstance(n.value, (int, float))
+                    and not isinstance(n.value, bool) and n.value != 0)
         elif isinstance(node, ast.Call):
             name = _name(node.func)
             if name in CLOSE_FUNCTIONS:
@@ -160,9 +169,12 @@ def test_the_rules_catch_tolerances_and_leave_instance_data():
     assert _flagged("Evidence(desc, err, 1e-12, ok)") == [1e-12]
     assert _flagged("ok = mean - 4 * se <= bound") == [4]
     assert _flagged("s = 3 * standard_error") == [3]
+    assert _flagged("ok = abs(z) <= 5.0") == [5.0]
+    assert _flagged("ok = min(z_mean) >= 4") == [4]
     # left alone: instance data
     assert _flagged("alg = FedDyn(alpha=1.0, threshold=1e-3)") == []
     assert _flagged("space = Param('mu', 1e-3, 0.5, log=True)") == []
     assert _flagged("for eta in (1e-3, 1e-4): run(eta)") == []
     assert _flagged("ok = err <= TOL and n > 1") == []
     assert _flagged("eta = 0.5 / beta") == []
+    assert _flagged("ok = abs(z) <= Z_MONTE_CARLO and z != 0") == []

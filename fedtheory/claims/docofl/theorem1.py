@@ -106,7 +106,9 @@ def check_theorem1(inst: dict) -> Evidence:
             dec.append(p.gap(xs[-1]) - M)
         g2m, se = float(np.mean(g2)), float(np.std(g2, ddof=1) / math.sqrt(R))
         pre = th.pretuning_bound(eta, M, beta, st2, S, T, om**2, Tt, gamma)
-        ok &= g2m <= pre
+        # the one Monte Carlo rule (fedtheory/montecarlo.py): an expectation's bound holds when the mean, less
+        # Z_MONTE_CARLO standard errors, is below it
+        ok &= g2m - mc_slack(se) <= pre
         worst = max(worst, g2m / pre)
         # (18): E[f(w_T) - f(w_0)] + eta/4 sum E||grad||^2 <= noise term
         lhs18 = float(np.mean(dec)) + eta / 4 * T * g2m
@@ -116,7 +118,7 @@ def check_theorem1(inst: dict) -> Evidence:
         if eta == eta_thm:
             measured_thm = g2m
             bound_thm = th.theorem1_bound(M, beta, st2, S, T, om**2, Tt, gamma)
-            ok &= g2m <= bound_thm
+            ok &= g2m - mc_slack(se) <= bound_thm
     details["worst_pretuning_tightness"] = worst
     return Evidence(f"N={N} S={S} d={d} K={K} V={V} omega={om} T={T}", measured_thm, bound_thm, bool(ok),
                     tightness=measured_thm / bound_thm, details=details)

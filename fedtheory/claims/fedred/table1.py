@@ -16,7 +16,7 @@ from ...run import run
 from ...theory import fedred as th
 from ..patterns import run_failure
 from ..registry import Evidence, claim
-from ..tolerances import CONVERGED_REL
+from ..tolerances import CONVERGED_REL, Z_MONTE_CARLO
 from ._shared import describe, gd_iterations_to_gap, quadratic_instance, start_point
 
 __all__ = ["gd_iterations_exact", "delta_scaling_problem", "gd_iterations_to_gap"]
@@ -225,7 +225,7 @@ def check_fedred_gd_comm_savings(kw: dict) -> Evidence:
     comm_ratio = float(np.mean(comms) / (np.mean(ps) * np.mean(gd)))
     # The binomial z-score of the pooled communication count (stopping time makes it approximate).
     z = float(np.sum(np.array(zs)) / math.sqrt(len(zs)))
-    holds = iter_ratio <= 3.0 and comm_ratio <= 3.0 and abs(z) <= 5.0
+    holds = iter_ratio <= 3.0 and comm_ratio <= 3.0 and abs(z) <= Z_MONTE_CARLO
     return Evidence(describe({k: v for k, v in kw.items() if k != "seeds"}), iter_ratio, 3.0, holds,
                     tightness=iter_ratio / 3.0,
                     details={"iterations": iters, "communications": comms, "gd_rounds": gd, "p": ps[0],

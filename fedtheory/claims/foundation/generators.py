@@ -13,7 +13,7 @@ from ...problems.logistic import logistic, logistic_perturbed
 from ...problems.nonconvex import nonconvex
 from ...problems.quadratic import quadratic
 from ..registry import Evidence, claim
-from ..tolerances import EXACT_REL, IDENTITY_TOL, SUM_REL
+from ..tolerances import EXACT_REL, IDENTITY_TOL, SUM_REL, Z_MONTE_CARLO
 
 __all__: list[str] = []
 
@@ -329,5 +329,5 @@ def check_minibatch(inst: dict) -> Evidence:
     sq = np.sum(dev * dev, axis=2)  # (K, n)
     z_var = float(np.max(np.abs(sq.mean(axis=0) - var) / (sq.std(axis=0, ddof=1) / np.sqrt(K))))
     z = max(z_mean, z_var)
-    return Evidence(_describe("minibatch", {**inst["problem"], "batch_size": inst["batch_size"]}), z, 5.0, z < 5.0,
+    return Evidence(_describe("minibatch", {**inst["problem"], "batch_size": inst["batch_size"]}), z, Z_MONTE_CARLO, z < Z_MONTE_CARLO,
                     details={"z_mean": z_mean, "z_variance": z_var, "variance_exact": var})

@@ -16,7 +16,7 @@ from ...theory import ofediq as th
 from ..patterns import relative_error
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
-from ..tolerances import EXACT_REL, IDENTITY_TOL
+from ..tolerances import EXACT_REL, IDENTITY_TOL, mc_slack
 from ._shared import STREAM_PARAMS, describe, mc_regret, stream_problem
 
 __all__ = []
@@ -65,7 +65,8 @@ def _thm2_check(inst: dict) -> Evidence:
     w = problem.comparator()
     b = th.theorem2_bound(K, float(w @ w), eta, problem.horizon, problem.sigma2_diff(), p, sigma_q2=sq2, L=L,
                           beta=problem.beta)
-    ok = mean <= b.value and eta < eta_max and abs(eta_max - condition_40) <= EXACT_REL * condition_40
+    # a bound on the expected regret: the one Monte Carlo rule (fedtheory/montecarlo.py), mean - Z se <= bound
+    ok = mean - mc_slack(se) <= b.value and eta < eta_max and abs(eta_max - condition_40) <= EXACT_REL * condition_40
     return Evidence(describe(inst), mean, b.value, ok, tightness=mean / b.value,
                     details={"se": se, "label": b.label, "terms": [b.initial, b.variance, b.drift], "eta": eta,
                              "eta_max": eta_max, "condition_40": condition_40})
@@ -88,8 +89,10 @@ _THM2_L_SPACE = InstanceSpace(
     build=lambda pt: {**pt, "T": pt["T"] - pt["T"] % pt["L"]},
     defaults=(dict(K=20, T=200, D=10, L=2, s=3, b=2, frac=0.5, heterogeneity=1.0, seeds=15, seed=11),
               dict(K=10, T=160, D=5, L=4, s=2, b=1, frac=0.9, heterogeneity=1.0, drift=1.0, seeds=15, seed=12),
-              # the static stream (as for L = 1): ~0.6 of the bound, p_k = 0.5 and p_k = 1
-              dict(K=2, T=96, D=1, L=2, s=8, b=1, frac=0.99, p=0.5, stream="static", seeds=20, seed=0),
+              # the static stream (as for L = 1): ~0.6 of the bound, p_k = 0.5 (400 seeds, ~8 s: the standard
+              # error is then small enough for the Monte Carlo rule to reject a period off by one, at 1.06 of the
+              # bound) and p_k = 1
+              dict(K=2, T=96, D=1, L=2, s=8, b=1, frac=0.99, p=0.5, stream="static", seeds=400, seed=0),
               dict(K=1, T=96, D=4, L=4, s=8, b=4, frac=0.99, p=1.0, stream="static", seeds=2, seed=0),
               # as for L = 1: a frozen model's linear regret is ~1.9x the bound at T = 200
               dict(K=2, T=200, D=1, L=2, s=4, b=1, frac=0.99, heterogeneity=3.0, drift=1.0, seeds=10, seed=3)),
