@@ -467,6 +467,21 @@ def claim(*, id: str, paper: str, statement: str, kind: Kind, reference: str = "
     """Decorator registering a check function as a built-in claim; returns the :class:`Claim` (callable like
     the check).
 
+    Its keywords, by what they declare (only the first two groups are required):
+
+    ========================  =========================================================================
+    what                      keywords
+    ========================  =========================================================================
+    the statement             ``id``, ``paper``, ``statement``, ``kind``
+    its source                ``cites`` (the paper's numbered statements) and/or ``reference`` (free text)
+    where it is checked       ``instances`` or ``space`` (exactly one); ``cost``; ``pep`` (exact worst case)
+    what is expected          ``expected``; for a recorded false statement ``false_kind`` and ``reading``;
+                              ``derived`` (not the paper's own statement)
+    what it covers            ``narrower`` (less than it cites), ``scope`` and ``runs`` (the algorithm under
+                              test), ``non_discriminating`` (why a bound cannot reject broken variants)
+    free text                 ``notes``
+    ========================  =========================================================================
+
     Give either ``instances`` (default instances) or ``space`` (an :class:`~fedtheory.claims.space.InstanceSpace`
     declaring the theorem's class, from which the default instances and the worst-case search derive).
     ``reference`` is free text for what ``cites`` cannot say (a textbook, "derived by fedtheory"); leave it out
