@@ -41,9 +41,6 @@ MAX_LINES = 700
 KNOWN_CYCLE_EDGES: frozenset[tuple[str, str]] = frozenset()
 KNOWN_LONG_MODULES: frozenset[str] = frozenset()
 KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset()
-#: Modules that form a component of their own, apart from their package: the papers' inventories are data below
-#: the claims that cite them, while the coverage table and the proof-chain explanation read the claims.
-OWN_COMPONENT = {"fedtheory.papers.coverage": "papers.coverage", "fedtheory.papers.chain": "papers.chain"}
 
 #: The layers, lowest first: a module may import its own component and the components of lower layers only.
 #: A component is the first name under fedtheory (``fedtheory.problems.quadratic`` -> ``problems``); the
@@ -57,8 +54,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in
     "run plotting pep",                                               # pep: exact worst cases, no claims
     "experiments",                                                    # the papers' neural experiments (runs)
     "claims bench conformance",                                       # what runs the algorithms
-    "papers.coverage",                                                # what reads the claims: the statuses,
-    "papers.chain",                                                   # and the proof chains that show them
+    "coverage",                                                       # what reads the claims: the statuses
     "worstcase report",
     "extend ledger",                                                  # the claim API; running the ledger
     "pytest_plugin commands",
@@ -323,8 +319,6 @@ def shortest_cycle(edges: dict[str, set[str]], start: str, within: set[str]) -> 
 
 
 def component(mod: str) -> str:
-    if mod in OWN_COMPONENT:
-        return OWN_COMPONENT[mod]
     parts = mod.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
 
@@ -349,7 +343,7 @@ def test_the_graph_sees_lazy_dynamic_and_autoloaded_imports():
     assert "fedtheory.plotting" in edges["fedtheory.bench.results"]                # lazy, inside a function
     assert "fedtheory.algorithms.fedavg" in edges["fedtheory.algorithms"]          # load_submodules
     assert "fedtheory.papers.fedred" in edges["fedtheory.papers"]                  # f"{__name__}.{key}"
-    assert "fedtheory.papers.chain" not in edges["fedtheory.papers"]               # ... .PAPER: chain has none
+    assert "fedtheory.papers.fedred_paths" not in edges["fedtheory.papers"]        # ... .PAPER: it has none
     assert "fedtheory.commands.verify" in edges["fedtheory.cli"]                   # f"{commands.__name__}..."
     assert "fedtheory.problems.base" in edges["fedtheory.algorithms.federated"]    # a submodule, not the package
 

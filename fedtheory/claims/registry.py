@@ -12,7 +12,7 @@ Expectations:
     a corrected statement is registered next to it under its own id. Losing the counterexample fails too.
   * ``"exploratory"``: measured and reported (e.g. a qualitative experiment), never a failure. Its Evidence's
     ``holds`` is its shape test (does the stand-in show the paper's shape?): it decides whether the statements it
-    cites are *reproduced* (:func:`fedtheory.papers.coverage.shape_verdicts`), so it tests what ``statement`` says.
+    cites are *reproduced* (:func:`fedtheory.coverage.statements.shape_verdicts`), so it tests what ``statement`` says.
 """
 from __future__ import annotations
 

@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 from ..claims import load_all
-from ..papers import all_papers
-from ..papers.coverage import (
+from ..coverage.statements import (
     ASSERTED,
     STATUSES,
     checked_share,
@@ -20,6 +19,7 @@ from ..papers.coverage import (
     shape_verdicts,
     totals,
 )
+from ..papers import all_papers
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -178,7 +178,7 @@ def main(args: argparse.Namespace) -> int:
         print(_list(claims, width))
         return 0
     if args.explain is not None:
-        from ..papers.chain import explain
+        from ..coverage.chain import explain
 
         try:
             explanation = explain(args.explain, thorough=args.thorough)

@@ -1,9 +1,8 @@
 """The five papers fedtheory verifies: every numbered statement and the statements its proof uses.
 
-The inventories are data, below the claims that cite them: this package imports nothing of the ledger.
-:mod:`fedtheory.papers.coverage` (``fedtheory coverage``: per paper, how many statements are checked, recorded
-false, not checkable and open) and :mod:`fedtheory.papers.chain` (``fedtheory verify --explain CLAIM``: the first
-lemma of a proof chain that fails) read the claims, and are imported from their modules.
+The inventories are data, below the claims that cite them: this package imports nothing of the ledger. What reads
+the claims, the statements' statuses (``fedtheory coverage``) and the proof chains (``fedtheory verify --explain``),
+is :mod:`fedtheory.coverage`, above the claims.
 """
 from __future__ import annotations
 

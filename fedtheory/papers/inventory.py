@@ -3,7 +3,7 @@
 Each paper module (``fedtheory/papers/<key>.py``) declares one :class:`Paper` listing every numbered Theorem,
 Lemma, Corollary, Proposition, Definition, Assumption, every Remark or equation that asserts a quantitative
 bound, every Algorithm, and every experimental Table and Figure, in the main text and in every appendix. A
-statement is *covered* in exactly one of three ways (:mod:`fedtheory.papers.coverage` decides which from the
+statement is *covered* in exactly one of three ways (:mod:`fedtheory.coverage.statements` decides which from the
 claims ledger, so the table cannot drift from what is checked):
 
 * a claim of the ledger cites it (``cites=("Lemma 10",)``): checked, or recorded false when that claim
@@ -56,7 +56,7 @@ class Statement:
     stand_in:
         For an experiment measured on a stand-in (its claims are exploratory): the stand-in, in one line (what
         runs in place of the paper's data and models). Whether it reproduces the paper's shape is not written
-        here: it is the verdict of the claims' shape tests (:func:`fedtheory.papers.coverage.shape_verdicts`).
+        here: it is the verdict of the claims' shape tests (:func:`fedtheory.coverage.statements.shape_verdicts`).
     paths:
         For a statement about an algorithm's runs: the options of the algorithm that the statement's own claims
         do *not* execute, each with why. Keys are ``"<algorithm>:<option>=<value>"`` as

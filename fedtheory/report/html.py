@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..claims.registry import PAPERS, paper_short_citation
+from ..coverage.statements import STATUSES, StatementCoverage, checked_share, qualified_summary
 from ..papers import LEDGER, PAPER_KEYS, paper
-from ..papers.coverage import STATUSES, StatementCoverage, checked_share, qualified_summary
 from .figures import curves_figure, evidence_figure, number, series_figure
 from .ledger import (
     FAILED_STATUSES,
@@ -192,7 +192,7 @@ class _Site:
         a statement found false by a claim that did not run would read as checked), or its paper did not run at
         all and no claim of the ledger cites it. A not-checkable statement stays not checkable (the inventory's
         word, not the run's), one found false as printed stays false (the first status in the order of
-        :mod:`fedtheory.papers.coverage`: no claim that did not run can change it), and one false under a
+        :mod:`fedtheory.coverage.statements`: no claim that did not run can change it), and one false under a
         reading stays so unless a claim that did not run finds it false as printed."""
         if row.status in ("not-checkable", "false"):  # false as printed outranks whatever did not run
             return row.status

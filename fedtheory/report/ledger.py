@@ -13,8 +13,8 @@ from typing import Any, Mapping, Sequence
 
 from ..claims.registry import FAILING_STATUSES, Citation
 from ..claims.tolerances import BITE
+from ..coverage.statements import StatementCoverage, coverage
 from ..papers import all_papers
-from ..papers.coverage import StatementCoverage, coverage
 
 __all__ = ["ClaimsFileError", "RecordedClaim", "read_claims", "recorded_coverage", "FAILED_STATUSES",
            "REQUIRED_FIELDS", "FALSE_KIND_WORDS", "certification_sentence", "false_kind", "verdict_key"]
@@ -121,7 +121,7 @@ def verdict_key(record: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class RecordedClaim:
-    """What :func:`fedtheory.papers.coverage` needs of a claim, from its claims.json record."""
+    """What :func:`fedtheory.coverage.statements` needs of a claim, from its claims.json record."""
 
     id: str
     expected: str

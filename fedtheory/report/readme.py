@@ -20,8 +20,8 @@ from typing import Iterable
 
 from ..claims import Claim, load_all
 from ..claims.registry import FALSE_KINDS
+from ..coverage.statements import coverage, qualified_summary, render_totals, shape_verdicts
 from ..papers import all_papers
-from ..papers.coverage import coverage, qualified_summary, render_totals, shape_verdicts
 from .discrimination import readme_block as discrimination_block
 from .files import DEFAULT_OUT
 from .findings import EXPECTED_STATUS, Verdict, closing_line, summary_line

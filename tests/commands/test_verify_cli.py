@@ -9,8 +9,8 @@ import pytest
 
 from fedtheory.claims.registry import Claim, Evidence
 from fedtheory.cli import main as cli_main
+from fedtheory.coverage import chain as chain_module
 from fedtheory.papers import Paper, Statement
-from fedtheory.papers import chain as chain_module
 from fedtheory.report import TABLE_HEADER, render_table
 
 CHEAP = "classic.fedavg.k1_is_gd"

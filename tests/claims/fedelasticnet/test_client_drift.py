@@ -2,7 +2,7 @@
 FedProx and FedAvg on hypothesis-drawn quadratics (the first-order expansions of their bias are classic claims,
 tested in tests/claims/classic/test_drawn_quadratics.py)."""
 import numpy as np
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 
 from fedtheory.algorithms.fedavg import FedAvg
 from fedtheory.algorithms.fedprox import FedProx
@@ -10,7 +10,7 @@ from fedtheory.claims import REGISTRY
 from fedtheory.claims.fedelasticnet import iterate_to_limit
 from fedtheory.problems.quadratic import quadratic
 from fedtheory.strategies import quadratic_params
-from fedtheory.theory.classic import drift_vector, fedavg_fixed_point, fedprox_fixed_point
+from fedtheory.theory.classic import fedavg_fixed_point, fedprox_fixed_point
 
 params = quadratic_params(min_clients=2, max_clients=5, min_dim=2, max_dim=4, max_condition=30.0)
 

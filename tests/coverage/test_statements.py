@@ -10,8 +10,7 @@ import pytest
 
 from fedtheory.claims import Citation, load_all
 from fedtheory.claims.registry import Claim, claim, declaration, with_check
-from fedtheory.papers import PAPER_KEYS, Paper, Statement, all_papers, paper
-from fedtheory.papers.coverage import (
+from fedtheory.coverage.statements import (
     ASSERTED,
     STATUSES,
     checked_share,
@@ -22,6 +21,7 @@ from fedtheory.papers.coverage import (
     shape_verdicts,
     totals,
 )
+from fedtheory.papers import PAPER_KEYS, Paper, Statement, all_papers, paper
 from fedtheory.report.readme import blocks
 
 ROOT = Path(__file__).resolve().parents[2]

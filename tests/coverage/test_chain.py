@@ -1,5 +1,5 @@
 """``fedtheory verify --explain`` and ``fedtheory coverage`` give every statement the same status: both come from
-:func:`fedtheory.papers.coverage.statement_coverage`."""
+:func:`fedtheory.coverage.statements.statement_coverage`."""
 from __future__ import annotations
 
 import contextlib
@@ -11,8 +11,8 @@ import pytest
 
 from fedtheory.claims import load_all
 from fedtheory.cli import main as cli_main
+from fedtheory.coverage.statements import STATUSES, coverage, statement_coverage
 from fedtheory.papers import all_papers
-from fedtheory.papers.coverage import STATUSES, coverage, statement_coverage
 
 THEOREM_36 = "fedred.appendix.fedred_gd_convex.derived"  # its only claim; Theorem 9's proof uses Theorem 36
 

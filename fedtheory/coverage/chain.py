@@ -5,7 +5,7 @@ claim, every statement of the chain of each statement it cites is visited in pro
 dependencies); the claims citing that statement run on their own default instances and, when they declare the
 very same instance space as the explained claim, on the explained claim's instances too, so the lemmas are
 checked where the theorem was. Each link shows its statement's status as ``fedtheory coverage`` gives it (both
-come from :func:`fedtheory.papers.coverage.statement_coverage`, so they cannot disagree), or FAILS when a claim
+come from :func:`fedtheory.coverage.statements.statement_coverage`, so they cannot disagree), or FAILS when a claim
 citing it fails in this run; the explained claim counts on every link it cites itself. The first link that
 FAILS or is false (as printed or under a reading) is where the chain breaks.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..claims import Claim, ClaimResult, evaluate, load_all
-from . import PAPER_KEYS, paper
-from .coverage import StatementCoverage, statement_coverage
+from ..papers import PAPER_KEYS, paper
+from .statements import StatementCoverage, statement_coverage
 
 __all__ = ["ChainLink", "Explanation", "explain"]
 
@@ -40,7 +40,7 @@ class ChainLink:
     @property
     def status(self) -> str:
         """"FAILS" when a claim citing the statement fails in this run, else its coverage status (one of
-        :data:`fedtheory.papers.coverage.STATUSES`)."""
+        :data:`fedtheory.coverage.statements.STATUSES`)."""
         return "FAILS" if any(r.failed for r in self.results) else self.coverage.status
 
     @property
