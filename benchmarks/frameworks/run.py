@@ -70,7 +70,8 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("scaffold", "scaffold", "scaffold"),
         Check("feddyn", "feddyn", "feddyn"),
         Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "server_step": 1.0, "weighting": "num_examples"}),
-        # FedNova: the command line's aggregate 'other' (n_k weights), flgo.init's 'uniform', and local momentum
+        # FedNova: aggregate 'other' (flgo.init's and the command line's default, n_k weights), 'uniform' (the
+        # default_option_dict of flgo's multi-run helpers), and local momentum
         Check("fednova", "fednova", "fednova"),
         Check("fednova_uniform", "fednova_uniform", "fednova", {"weighting": "uniform"}),
         Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}),
