@@ -380,10 +380,15 @@ def series_axes(record: Mapping[str, Any], max_panels: int = 3) -> Any:
     return fig
 
 
+#: Curve metrics drawn on a log scale (fedtheory/experiments/fedred.py's relative gap).
+LOG_METRICS = ("relative_gap",)
+
+
 def curves_figure(record: Mapping[str, Any]) -> str | None:
     """A neural experiment's curves (``details["curves"]`` of its instances, written by
-    fedtheory/claims/neural/shapes.py): test accuracy against rounds per method, the mean over the held-out seeds
-    with a band from their minimum to their maximum; None when no instance carries curves."""
+    fedtheory/claims/neural/shapes.py): test accuracy (or the metric each curve names) against rounds per method,
+    the mean over the held-out seeds with a band from their minimum to their maximum; None when no instance
+    carries curves."""
     curves = next((e["details"]["curves"] for e in record.get("evidence") or []
                    if isinstance(e.get("details"), Mapping) and e["details"].get("curves")), None)
     if not curves:
@@ -396,8 +401,12 @@ def curves_figure(record: Mapping[str, Any]) -> str | None:
             c = curves[name]
             line, = ax.plot(c["round"], c["mean"], linewidth=1.2, label=name)
             ax.fill_between(c["round"], c["low"], c["high"], color=line.get_color(), alpha=0.2, linewidth=0)
-        ax.set_xlabel("round")
-        ax.set_ylabel("test accuracy")
+        first = curves[names[0]]
+        metric = first.get("metric", "test_accuracy")
+        if metric in LOG_METRICS:  # a gap spans decades
+            ax.set_yscale("log")
+        ax.set_xlabel(first.get("xlabel", "round"))
+        ax.set_ylabel(metric.replace("_", " "))
         ax.set_title("mean over the held-out seeds; band: their min to max", fontsize=8)
         _readable_ticks(ax.yaxis)
         _readable_ticks(ax.xaxis)
