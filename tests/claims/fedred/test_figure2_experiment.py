@@ -31,7 +31,7 @@ def _record(table=FAST) -> dict:
                 n = None if c is None else c + offset + s % 3
                 runs[str(s)] = {"final": _final(n), "curve": {"round": [0, 5], "relative_gap": [1.0, 0.5]}}
             methods[f"{m} {point}"] = runs
-    return {"experiment": "fedred.figure2.t", "scale": "full", "clients": 10, "rounds": 200, "dev_seeds": [100, 101],
+    return {"experiment": "a test record", "scale": "full", "clients": 10, "rounds": 200, "dev_seeds": [100, 101],
             "held_seeds": [0, 1, 2, 3, 4], "setting": "s", "seconds": 0.0, "methods": methods}
 
 
