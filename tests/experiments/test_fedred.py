@@ -5,7 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedtheory.experiments.fedred import BUDGET, DATASETS, GRID_SIZE, TARGET, load, measure, methods, problem
+from fedtheory.experiments.fedred import (
+    BUDGET,
+    CURVE_EVERY,
+    DATASETS,
+    GRID_SIZE,
+    TARGET,
+    load,
+    measure,
+    methods,
+    problem,
+)
 
 
 @pytest.mark.parametrize("name", DATASETS)
@@ -41,10 +51,11 @@ def test_gd_communications_to_the_target_match_an_independent_loop() -> None:
     step = 2 / prob.certificate.L_f
     x = np.zeros(prob.dim)
     gap0 = prob.gap(x)
-    expected = None
+    expected, rel = None, [1.0]
     for r in range(1, BUDGET + 1):  # one communication per GD step
         x = x - step * prob.grad(x)
-        if prob.gap(x) <= TARGET * gap0:
+        rel.append(prob.gap(x) / gap0)
+        if rel[-1] <= TARGET:
             expected = r
             break
     assert expected is not None
@@ -52,8 +63,18 @@ def test_gd_communications_to_the_target_match_an_independent_loop() -> None:
     assert out["final"]["communications"] == expected
     assert out["final"]["delta_A"] == prob.certificate.delta_A and out["final"]["L"] == prob.certificate.L
     curve = out["curve"]
-    assert curve["round"][0] == 0 and curve["relative_gap"][0] == pytest.approx(1.0)
-    assert curve["relative_gap"][-1] <= TARGET
+    assert curve["round"][:3] == [0, CURVE_EVERY, 2 * CURVE_EVERY] and expected > CURVE_EVERY
+    assert curve["relative_gap"][:2] == pytest.approx([1.0, rel[CURVE_EVERY]], rel=1e-3)  # 4 significant digits
+    assert curve["relative_gap"][-1] <= TARGET  # carried after the run stops at the target
+
+
+def test_a_diverged_run_reaches_nothing_and_its_curve_ends() -> None:
+    from fedtheory.algorithms.gd import GradientDescent
+
+    prob = problem("wine")(10, 0)
+    out = measure(GradientDescent(step=1e4 / prob.certificate.L_f), prob, 30, 0, np.zeros(prob.dim))
+    assert out["final"]["status"] == "diverged" and out["final"]["communications"] is None
+    assert out["curve"]["relative_gap"][0] == 1.0 and out["curve"]["relative_gap"][-1] is None
 
 
 def test_a_method_that_misses_the_target_records_none() -> None:
