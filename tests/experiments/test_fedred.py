@@ -84,3 +84,17 @@ def test_a_method_that_misses_the_target_records_none() -> None:
     prob = problem("wine")(10, 0)
     out = measure(GradientDescent(step=0.01 / prob.certificate.L_f), prob, 5, 0, np.zeros(prob.dim))
     assert out["final"]["communications"] is None and out["final"]["budget"] == 5
+
+
+def test_the_protocol_runs_every_grid_point_through_measure() -> None:
+    from dataclasses import replace
+
+    from fedtheory.experiments import Scale, experiments, run_experiment
+
+    exp = replace(experiments()["fedred.figure2.wine"], clients=4, rounds=4)
+    record = run_experiment(exp, Scale("t", 1.0, 1.0, (100,), (0,)))
+    assert len(record["methods"]) == 6 * GRID_SIZE
+    for seeds in record["methods"].values():
+        assert set(seeds) == {"100", "0"}
+        for run in seeds.values():
+            assert run["final"]["budget"] == 4 and run["curve"]["relative_gap"][0] == 1.0  # each curve starts at x0
