@@ -24,6 +24,6 @@ __all__ = ["SCALES", "Experiment", "Scale", "experiments", "load_record", "resul
 
 def experiments() -> dict[str, Experiment]:
     """Every experiment by name, in report order."""
-    from . import fedelasticnet
+    from . import fedelasticnet, fedred, ofediq
 
-    return {e.name: e for e in (*fedelasticnet.EXPERIMENTS,)}
+    return {e.name: e for e in (*fedelasticnet.EXPERIMENTS, *fedred.EXPERIMENTS, *ofediq.EXPERIMENTS)}

@@ -380,26 +380,42 @@ def series_axes(record: Mapping[str, Any], max_panels: int = 3) -> Any:
     return fig
 
 
+#: Curve metrics drawn on a log scale (fedtheory/experiments/fedred.py's relative gap).
+LOG_METRICS = ("relative_gap",)
+#: The most instances of one experiment claim drawn side by side.
+MAX_CURVE_PANELS = 4
+
+
 def curves_figure(record: Mapping[str, Any]) -> str | None:
     """A neural experiment's curves (``details["curves"]`` of its instances, written by
-    fedtheory/claims/neural/shapes.py): test accuracy against rounds per method, the mean over the held-out seeds
-    with a band from their minimum to their maximum; None when no instance carries curves."""
-    curves = next((e["details"]["curves"] for e in record.get("evidence") or []
-                   if isinstance(e.get("details"), Mapping) and e["details"].get("curves")), None)
-    if not curves:
+    fedtheory/claims/neural/shapes.py): test accuracy (or the metric each curve names) against rounds per method,
+    the mean over the held-out seeds with a band from their minimum to their maximum, one panel per instance (at
+    most :data:`MAX_CURVE_PANELS`: FedRed Figure 2's data sets side by side); None when no instance carries
+    curves."""
+    panels = [e for e in record.get("evidence") or []
+              if isinstance(e.get("details"), Mapping) and e["details"].get("curves")][:MAX_CURVE_PANELS]
+    if not panels:
         return None
     panel = 4.5
-    names = list(curves)[:MAX_LINES]
-    fig, (ax,) = _figure(panel, 1, [names])
+    legends = [list(e["details"]["curves"])[:MAX_LINES] for e in panels]
+    fig, axes = _figure(panel, len(panels), legends)
     with _style():
-        for name in names:
-            c = curves[name]
-            line, = ax.plot(c["round"], c["mean"], linewidth=1.2, label=name)
-            ax.fill_between(c["round"], c["low"], c["high"], color=line.get_color(), alpha=0.2, linewidth=0)
-        ax.set_xlabel("round")
-        ax.set_ylabel("test accuracy")
-        ax.set_title("mean over the held-out seeds; band: their min to max", fontsize=8)
-        _readable_ticks(ax.yaxis)
-        _readable_ticks(ax.xaxis)
-        _legend(ax, panel)
+        for ax, evidence, names in zip(axes, panels, legends):
+            curves = evidence["details"]["curves"]
+            for name in names:
+                c = curves[name]
+                line, = ax.plot(c["round"], c["mean"], linewidth=1.2, label=name)
+                ax.fill_between(c["round"], c["low"], c["high"], color=line.get_color(), alpha=0.2, linewidth=0)
+            first = curves[names[0]]
+            metric = first.get("metric", "test_accuracy")
+            if metric in LOG_METRICS:  # a gap spans decades
+                ax.set_yscale("log")
+            ax.set_xlabel(first.get("xlabel", "round"))
+            ax.set_ylabel(metric.replace("_", " "))
+            title = ("mean over the held-out seeds; band: their min to max" if len(panels) == 1 else
+                     f"{str(evidence.get('instance', '')).split(' (')[0]}: held-out mean, min-max band")
+            ax.set_title(title, fontsize=8)
+            _readable_ticks(ax.yaxis)
+            _readable_ticks(ax.xaxis)
+            _legend(ax, panel)
     return _svg(fig, f"{record['id']}/curves")

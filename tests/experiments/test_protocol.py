@@ -83,4 +83,8 @@ def test_every_experiment_has_its_full_scale_record(name: str) -> None:
     assert record["scale"] == "full" and (record["clients"], record["rounds"]) == exp.sizes(SCALES["full"])
     assert record["held_seeds"] == list(SCALES["full"].held_seeds)
     finals = [r["final"] for seeds in record["methods"].values() for r in seeds.values()]
-    assert all(np.isfinite(f["test_accuracy"]) for f in finals)
+    # the metric each experiment's claims read: test accuracy, or FedRed Figure 2's communications to the target
+    # (None when a run misses it within the budget)
+    key = "communications" if name.startswith("fedred.") else "test_accuracy"
+    assert all(f[key] is None or np.isfinite(f[key]) for f in finals)
+    assert any(f[key] is not None for f in finals)

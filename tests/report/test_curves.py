@@ -22,3 +22,14 @@ def test_each_method_is_drawn_with_its_band() -> None:
 def test_no_curves_no_figure() -> None:
     assert curves_figure({"id": "x", "evidence": [{"details": {}}]}) is None
     assert curves_figure({"id": "x", "evidence": []}) is None
+
+
+def test_every_instance_gets_a_panel_with_its_metric() -> None:
+    gap = {"DANE+-GD": {"round": [0, 10], "mean": [1.0, 1e-4], "low": [1.0, 1e-5], "high": [1.0, 1e-3],
+                        "metric": "relative_gap", "xlabel": "communications"}}
+    record = {"id": "fedred.figure2.experiment",
+              "evidence": [{"instance": f"{name} (full: ...)", "details": {"curves": gap}}
+                           for name in ("fedred.figure2.wine", "fedred.figure2.digits")]}
+    svg = curves_figure(record)
+    assert svg is not None and "relative gap" in svg and "communications" in svg and "test accuracy" not in svg
+    assert "fedred.figure2.wine" in svg and "fedred.figure2.digits" in svg  # one titled panel per instance

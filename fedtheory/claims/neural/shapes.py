@@ -80,24 +80,28 @@ def seed_finals(record: Mapping[str, Any], seed: int) -> dict[str, dict[str, flo
     return {m: seeds[str(seed)]["final"] for m, seeds in record["methods"].items()}
 
 
-def seed_curves(record: Mapping[str, Any], methods: Sequence[str] | None = None) -> dict[str, dict[str, list]]:
-    """Per method (``methods``, all by default): test accuracy against rounds, the mean over the held-out seeds
-    and its band (min, max over them), for the HTML report's curves."""
+def seed_curves(record: Mapping[str, Any], methods: Sequence[str] | None = None, metric: str = "test_accuracy",
+                xlabel: str = "round") -> dict[str, dict[str, Any]]:
+    """Per method (``methods``, all by default): ``metric`` of its curve (test accuracy by default) against
+    rounds, the mean over the held-out seeds and its band (min, max over them), for the HTML report's curves;
+    each entry names its ``metric`` and ``xlabel`` (what the curve's "round" counts)."""
     out = {}
     for m in (methods or list(record["methods"])):
         runs = [record["methods"][m][str(s)]["curve"] for s in record["held_seeds"]]
-        acc = np.array([r["test_accuracy"] for r in runs], dtype=float)
+        acc = np.array([r[metric] for r in runs], dtype=float)
         out[m] = {"round": runs[0]["round"], "mean": acc.mean(0).tolist(), "low": acc.min(0).tolist(),
-                  "high": acc.max(0).tolist()}
+                  "high": acc.max(0).tolist(), "metric": metric, "xlabel": xlabel}
     return out
 
 
 def judge(record: Mapping[str, Any], effects: Mapping[str, Callable[[dict], float]],
-          methods: Sequence[str] | None = None) -> Evidence:
+          methods: Sequence[str] | None = None, metric: str = "test_accuracy", xlabel: str = "round",
+          extra: Mapping[str, Any] | None = None) -> Evidence:
     """The Evidence of an experiment's shape: every effect (finals of one seed -> a number, positive = the
     paper's shape) goes through :func:`shape_test`; it holds when all hold. ``measured`` is the smallest
     lower-bound-minus-margin (> 0 when reproduced), ``theory`` 0. The details carry the curves of ``methods``
-    (all by default; :func:`seed_curves`).
+    (all by default) for ``metric`` against ``xlabel`` (:func:`seed_curves`), and ``extra`` (the stand-in's
+    constants, the chosen hyperparameters, ...).
 
     A smoke record (fewer than :data:`MIN_HELD_OUT` held-out seeds: CI's check that the experiment runs) gives
     no verdict on the statement: the Evidence then holds when every effect is positive on its seeds, and its
@@ -109,7 +113,7 @@ def judge(record: Mapping[str, Any], effects: Mapping[str, Callable[[dict], floa
            for name, f in effects.items()}
     details: dict[str, Any] = {"setting": record["setting"], "seconds": record["seconds"],
                                "paper_numbers": record.get("paper_numbers", {}),
-                               "curves": seed_curves(record, methods)}
+                               "curves": seed_curves(record, methods, metric, xlabel), **(extra or {})}
     if len(held) < MIN_HELD_OUT:
         signs = {name: bool(np.all(np.asarray(d + h) > 0)) for name, (d, h) in per.items()}
         low = min(min(d + h) for d, h in per.values())
