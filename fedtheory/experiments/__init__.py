@@ -24,6 +24,6 @@ __all__ = ["SCALES", "Experiment", "Scale", "experiments", "load_record", "resul
 
 def experiments() -> dict[str, Experiment]:
     """Every experiment by name, in report order."""
-    from . import fedelasticnet
+    from . import docofl, efl, fedelasticnet
 
-    return {e.name: e for e in (*fedelasticnet.EXPERIMENTS,)}
+    return {e.name: e for e in (*fedelasticnet.EXPERIMENTS, *efl.EXPERIMENTS, *docofl.EXPERIMENTS)}

@@ -17,7 +17,7 @@ An effect that is zero or of the wrong sign on the held-out seeds fails (its low
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,8 @@ import numpy as np
 from ..registry import Evidence
 from ..tolerances import SHAPE_CONFIDENCE, SHAPE_MARGIN_FRACTION
 
-__all__ = ["MIN_HELD_OUT", "ShapeResult", "judge", "seed_curves", "seed_finals", "shape_test"]
+__all__ = ["MIN_HELD_OUT", "ShapeResult", "best_on_dev", "judge", "record_instances", "seed_curves", "seed_finals",
+           "shape_test", "with_curve_summaries"]
 
 #: The fewest held-out seeds a verdict is computed from (the issue's "at least 5 seeds").
 MIN_HELD_OUT = 5
@@ -119,3 +120,43 @@ def judge(record: Mapping[str, Any], effects: Mapping[str, Callable[[dict], floa
     measured = min(r.lower - r.margin for r in results)
     return Evidence(where, measured, 0.0, all(r.holds for r in results),
                     details={**details, "shapes": [r.as_record() for r in results]})
+
+
+def record_instances(name: str) -> Callable[[bool], Iterator[dict]]:
+    """A claim's ``instances``: the one record of experiment ``name`` (:func:`fedtheory.experiments.load_record`:
+    the fresh run of ``verify --experiments``, else the recorded full-scale one)."""
+    def instances(thorough: bool) -> Iterator[dict]:
+        from ...experiments.protocol import load_record
+
+        yield load_record(name)
+    return instances
+
+
+def with_curve_summaries(record: Mapping[str, Any], tail_fraction: float = 0.25) -> dict[str, Any]:
+    """A copy of ``record`` whose every run's ``final`` also holds what its curve says:
+    ``best_test_accuracy`` (the largest test accuracy over the recorded rounds: the papers' "best accuracy"
+    tables) and ``late_loss_std`` (the standard deviation of the training loss over the last ``tail_fraction``
+    of the recorded rounds, at least 3 of them: the instability a figure of loss against rounds shows)."""
+    if not 0 < tail_fraction <= 1:
+        raise ValueError(f"tail_fraction must be in (0, 1], got {tail_fraction!r}")
+    methods = {}
+    for m, seeds in record["methods"].items():
+        methods[m] = {}
+        for s, run in seeds.items():
+            acc = np.asarray(run["curve"]["test_accuracy"], dtype=float)
+            loss = np.asarray(run["curve"]["train_loss"], dtype=float)
+            tail = loss[-max(3, int(round(tail_fraction * loss.size))):]
+            methods[m][s] = {**run, "final": {**run["final"], "best_test_accuracy": float(acc.max()),
+                                              "late_loss_std": float(tail.std())}}
+    return {**record, "methods": methods}
+
+
+def best_on_dev(record: Mapping[str, Any], candidates: Sequence[str], metric: str) -> str:
+    """The candidate method with the largest mean ``metric`` (a key of its finals) over the development seeds: a
+    tuning choice made without the held-out seeds that judge it. A smoke record has no development seeds; its
+    held-out seed decides (a smoke run gives no verdict)."""
+    if not candidates:
+        raise ValueError("candidates must name at least one method of the record")
+    seeds = record["dev_seeds"] or record["held_seeds"]
+    return max(candidates, key=lambda m: float(np.mean([record["methods"][m][str(s)]["final"][metric]
+                                                         for s in seeds])))
