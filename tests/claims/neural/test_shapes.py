@@ -93,3 +93,13 @@ def test_the_best_setting_is_chosen_on_the_development_seeds() -> None:
     assert best_on_dev(_record(values), ["base", "variant"], "x") == "variant"  # 2 > 1 on seed 100 only
     with pytest.raises(ValueError, match="candidates"):
         best_on_dev(_record(values), [], "x")
+
+
+def test_a_stated_margin_replaces_the_development_one() -> None:
+    r = shape_test("e", dev=[10.0, 10.0], held=HELD, stated_margin=0.0)
+    assert r.margin == 0.0 and r.holds  # lower bound 1.4926 > 0, though below half the development mean 5
+    assert not shape_test("e", dev=[10.0, 10.0], held=HELD).holds
+    assert not shape_test("e", dev=[0.0], held=HELD, stated_margin=2.0).holds  # 1.4926 < 2
+    values = {100: (10.0, 5.0), 0: (10.0, 5.1), 1: (10.0, 4.9), 2: (10.0, 5.0), 3: (10.0, 5.2), 4: (10.0, 4.8)}
+    with pytest.raises(ValueError, match="stated_margins names effects that are not given"):
+        judge(_record(values), {"e": lambda f: 1.0}, stated_margins={"other": 0.0})
