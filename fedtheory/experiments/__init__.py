@@ -24,6 +24,7 @@ __all__ = ["SCALES", "Experiment", "Scale", "experiments", "load_record", "resul
 
 def experiments() -> dict[str, Experiment]:
     """Every experiment by name, in report order."""
-    from . import fedelasticnet, fedred, ofediq
+    from . import docofl, efl, fedelasticnet, fedred, ofediq
 
-    return {e.name: e for e in (*fedelasticnet.EXPERIMENTS, *fedred.EXPERIMENTS, *ofediq.EXPERIMENTS)}
+    return {e.name: e for e in (*fedelasticnet.EXPERIMENTS, *fedred.EXPERIMENTS, *ofediq.EXPERIMENTS,
+                                *efl.EXPERIMENTS, *docofl.EXPERIMENTS)}

@@ -11,21 +11,14 @@ stand-ins of fedtheory/claims/fedelasticnet/experiments.py stay as narrower chec
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from ...experiments.fedelasticnet import LAMBDA1_SWEEP
-from ...experiments.protocol import load_record
-from ..neural.shapes import judge
+from ..neural.shapes import judge, record_instances
 from ..registry import Evidence, claim
 
 PAPER = "fedelasticnet"
 PAIRS = (("Alg. 1", "FedProx"), ("Alg. 2", "SCAFFOLD"), ("Alg. 3", "FedDyn"))
-
-
-def _record(name: str) -> Callable[[bool], Iterator[dict]]:
-    def instances(thorough: bool) -> Iterator[dict]:
-        yield load_record(name)
-    return instances
 
 
 def _entropy_effects() -> dict[str, Callable[[dict], float]]:
@@ -50,14 +43,14 @@ _TABLE_STATEMENT = ("on MNIST-1D over {clients} non-IID clients (Dirichlet(0.3))
 
 @claim(id="fedelasticnet.neural.table3", paper=PAPER, cites=("Table 3",), kind="statistical",
        expected="exploratory", statement=_TABLE_STATEMENT.format(clients=20, part="10%"),
-       instances=_record("fedelasticnet.table3"))
+       instances=record_instances("fedelasticnet.table3"))
 def check_table3(record: dict) -> Evidence:
     return judge(record, _entropy_effects())
 
 
 @claim(id="fedelasticnet.neural.table4", paper=PAPER, cites=("Table 4",), kind="statistical",
        expected="exploratory", statement=_TABLE_STATEMENT.format(clients=10, part="100%"),
-       instances=_record("fedelasticnet.table4"))
+       instances=record_instances("fedelasticnet.table4"))
 def check_table4(record: dict) -> Evidence:
     return judge(record, _entropy_effects())
 
@@ -71,7 +64,7 @@ LAPLACE_EXCESS_KURTOSIS = 3.0
        statement="in Table 3's neural setting, the values Alg. 3 transmits are sparser (more exact zeros) and more "
                  "peaked (higher excess kurtosis, averaged over rounds) than FedDyn's, and FedDyn's are "
                  "Gaussian-like (excess kurtosis below a Laplace law's 3), each replicated on held-out seeds",
-       instances=_record("fedelasticnet.table3"))
+       instances=record_instances("fedelasticnet.table3"))
 def check_figure2(record: dict) -> Evidence:
     return judge(record, {
         "Alg. 3 sparser than FedDyn": lambda f: f["Alg. 3"]["zero_fraction"] - f["FedDyn"]["zero_fraction"],
@@ -98,7 +91,7 @@ _SWEEP_STATEMENT = ("on MNIST-1D over 20 non-IID clients with an MLP, 10% partic
 def _sweep_claim(figure: str, alg: str) -> None:
     @claim(id=f"fedelasticnet.neural.{figure.lower().replace(' ', '')}", paper=PAPER, cites=(figure,),
            kind="statistical", expected="exploratory", statement=_SWEEP_STATEMENT.format(alg=alg),
-           instances=_record("fedelasticnet.lambda1_sweep"))
+           instances=record_instances("fedelasticnet.lambda1_sweep"))
     def check(record: dict) -> Evidence:
         return judge(record, _sweep_effects(alg), methods=[f"{alg} l1={l1:g}" for l1 in LAMBDA1_SWEEP])
 

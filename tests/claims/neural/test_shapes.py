@@ -69,3 +69,37 @@ def test_a_smoke_record_says_it_is_not_a_verdict() -> None:
     ev = judge(_record({0: (2.0, 1.0)}, dev=(), held=(0,), scale="smoke"),
                {"e": lambda f: f["base"]["x"] - f["variant"]["x"]})
     assert ev.instance.startswith("smoke, not a verdict") and ev.holds
+
+
+def test_curve_summaries_are_the_peak_accuracy_and_the_late_loss_spread() -> None:
+    from fedtheory.claims.neural.shapes import with_curve_summaries
+
+    run = {"final": {"x": 1.0}, "curve": {"round": list(range(8)), "test_accuracy": [0.1, 0.6, 0.4, 0.5, 0.5, 0.5,
+                                                                                     0.5, 0.5],
+                                          "train_loss": [3.0, 2.0, 1.0, 1.0, 1.2, 0.8, 1.2, 0.8]}}
+    out = with_curve_summaries({"methods": {"m": {"0": run}}}, tail_fraction=0.5)
+    final = out["methods"]["m"]["0"]["final"]
+    assert final["best_test_accuracy"] == 0.6 and final["x"] == 1.0
+    assert final["late_loss_std"] == pytest.approx(0.2)  # the last 4 losses 1.2, 0.8, 1.2, 0.8
+    assert "best_test_accuracy" not in run["final"]  # the record itself is not changed
+    with pytest.raises(ValueError, match="tail_fraction"):
+        with_curve_summaries({"methods": {}}, tail_fraction=0.0)
+
+
+def test_the_best_setting_is_chosen_on_the_development_seeds() -> None:
+    from fedtheory.claims.neural.shapes import best_on_dev
+
+    values = {100: (1.0, 2.0), 0: (5.0, 0.0), 1: (5.0, 0.0), 2: (5.0, 0.0), 3: (5.0, 0.0), 4: (5.0, 0.0)}
+    assert best_on_dev(_record(values), ["base", "variant"], "x") == "variant"  # 2 > 1 on seed 100 only
+    with pytest.raises(ValueError, match="candidates"):
+        best_on_dev(_record(values), [], "x")
+
+
+def test_a_stated_margin_replaces_the_development_one() -> None:
+    r = shape_test("e", dev=[10.0, 10.0], held=HELD, stated_margin=0.0)
+    assert r.margin == 0.0 and r.holds  # lower bound 1.4926 > 0, though below half the development mean 5
+    assert not shape_test("e", dev=[10.0, 10.0], held=HELD).holds
+    assert not shape_test("e", dev=[0.0], held=HELD, stated_margin=2.0).holds  # 1.4926 < 2
+    values = {100: (10.0, 5.0), 0: (10.0, 5.1), 1: (10.0, 4.9), 2: (10.0, 5.0), 3: (10.0, 5.2), 4: (10.0, 4.8)}
+    with pytest.raises(ValueError, match="stated_margins names effects that are not given"):
+        judge(_record(values), {"e": lambda f: 1.0}, stated_margins={"other": 0.0})
