@@ -98,10 +98,17 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedyogi", "fedyogi", SO, {"optimizer": "fedyogi", "initial_v": "tau^2"}),
         Check("fedadagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "initial_v": "tau^2"}),
         Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "server_step": 1.0}),
+        # FedProxTrainer clients, FedAvgAggregator: as shipped its default client_weights_mode "equal"; n_k/n with
+        # "sample_size"
+        Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}, fixed=("server_step",),
+              configuration=SHIPPED),
+        Check("fedprox_sample_size", "fedprox", "fedprox", fixed=("server_step",)),
     )),
     # fedjax 0.0.17 calls jax.tree_map, which jax 0.6 removed: pin the last jax 0.4 and an optax that accepts it
     "fedjax": Framework(("fedjax==0.0.17", "jax==0.4.38", "jaxlib==0.4.38", "optax==0.2.4", "chex<0.1.89"), checks=(
         Check("fedavg", "fedavg", "fedavg"),
+        # fed_prox.fed_prox: example-count weights (n_k/n) and sgd on the server, as fed_avg
+        Check("fedprox", "fedprox", "fedprox"),
         Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "weighting": "num_examples"}),
         Check("fedadam", "fedadam", SO, {"optimizer": "fedadam", "weighting": "num_examples"}),
         Check("fedyogi", "fedyogi", SO, {"optimizer": "fedyogi", "weighting": "num_examples"}),

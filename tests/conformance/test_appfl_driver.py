@@ -21,7 +21,7 @@ from .standins import (  # noqa: E402
 )
 
 DRIVER = "fedtheory.conformance.drivers.appfl"
-CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"],
+CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"], "fedprox": ["fedprox.one_round", "fedprox.multi_round"],
          "server_optimizer": ["server_optimizer.first_round", "server_optimizer.from_state",
                               "server_optimizer.multi_round"]}
 
@@ -67,3 +67,15 @@ def test_v_not_starting_at_the_declared_tau_squared_is_rejected(driver, monkeypa
                                max_examples=8, shrink=False, properties=["server_optimizer.first_round"])
     assert not report.passed
     assert report.failures[0].diagnosis.startswith("v_(-1) = 0 instead of initial_v")
+
+
+def test_a_proximal_term_without_its_half_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(appfl_standin.SLIP, "prox_without_half", True)
+    report = conformance.check(driver.fedprox(), "fedprox", weighting="uniform", max_examples=8, shrink=False,
+                               fixed=["server_step"], properties=["fedprox.one_round"])
+    assert not report.passed, report.table()
+
+
+def test_fedprox_refuses_a_server_step_it_does_not_have(driver):
+    with pytest.raises(ValueError, match="no server learning rate"):
+        driver.fedprox()(None, [], server_step=0.5)

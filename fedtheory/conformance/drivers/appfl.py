@@ -5,8 +5,8 @@ it needs torch and appfl). docs/frameworks.md has the command and the verdicts.
     (loaded by path; driven by fedtheory.conformance.adapters.remote.Remote)
 
 Clients: APPFL's ``VanillaTrainer`` (``mode="step"``, ``num_local_steps`` = K, ``optim="SGD"``, lr = eta_l, one
-full batch per step, no validation), with the kit's least squares 1/(2m)||Z x - y||^2 as ``loss_fn`` and a
-float64 ``Linear(d, 1, bias=False)``. Server: APPFL's aggregators (``FedAvgAggregator``, ``FedAvgMAggregator``,
+full batch per step, no validation; FedProx: its subclass ``FedProxTrainer``, ``mu`` = the kit's ``prox``), with
+the kit's least squares 1/(2m)||Z x - y||^2 as ``loss_fn`` and a float64 ``Linear(d, 1, bias=False)``. Server: APPFL's aggregators (``FedAvgAggregator``, ``FedAvgMAggregator``,
 ``FedAdamAggregator``, ``FedYogiAggregator``, ``FedAdagradAggregator``) with their documented
 ``aggregator_configs`` (``server_learning_rate``, ``server_momentum_param_1``/``_2``, ``server_adapt_param``,
 ``client_weights_mode``). ``aggregate({client_id: local state})`` is the round. The aggregator object holds the
@@ -30,7 +30,7 @@ from appfl.algorithm.aggregator import (  # noqa: E402
     FedAvgMAggregator,
     FedYogiAggregator,
 )
-from appfl.algorithm.trainer import VanillaTrainer  # noqa: E402
+from appfl.algorithm.trainer import FedProxTrainer, VanillaTrainer  # noqa: E402
 
 KEY = "weight"
 
@@ -59,24 +59,26 @@ def _model(x) -> torch.nn.Linear:
     return model
 
 
-def _local_state(x, client, local_steps, local_step) -> dict:
+def _local_state(x, client, local_steps, local_step, prox=None) -> dict:
+    """One client's trained state: ``VanillaTrainer``, or ``FedProxTrainer`` (its ``mu``) when ``prox`` is given."""
     data = torch.utils.data.TensorDataset(torch.tensor(client.features), torch.tensor(client.targets))
     configs = DictConfig({"mode": "step", "num_local_steps": int(local_steps), "optim": "SGD",
                           "optim_args": {"lr": float(local_step)}, "train_batch_size": client.num_examples,
                           "train_data_shuffle": False, "do_validation": False, "device": "cpu",
-                          })
-    trainer = VanillaTrainer(model=_model(x), loss_fn=HalfMSE(), metric=lambda y, p: 0.0, train_dataset=data,
-                             train_configs=configs, logger=_Silent())
+                          **({} if prox is None else {"mu": float(prox)})})
+    trainer = (VanillaTrainer if prox is None else FedProxTrainer)(
+        model=_model(x), loss_fn=HalfMSE(), metric=lambda y, p: 0.0, train_dataset=data, train_configs=configs,
+        logger=_Silent())
     trainer.train()
     out = trainer.get_parameters()
     return out[0] if isinstance(out, tuple) else out
 
 
-def _round(aggregator, x, clients, local_steps, local_step, weighting):
+def _round(aggregator, x, clients, local_steps, local_step, weighting, prox=None):
     aggregator.global_state = {KEY: torch.tensor(np.asarray(x, dtype=np.float64))[None, :]}
     if weighting == "num_examples":
         aggregator.client_sample_size = {pos: c.num_examples for pos, c in enumerate(clients)}
-    local = {pos: _local_state(x, c, local_steps, local_step) for pos, c in enumerate(clients)}
+    local = {pos: _local_state(x, c, local_steps, local_step, prox) for pos, c in enumerate(clients)}
     new = aggregator.aggregate(local)
     return new[KEY].detach().numpy().reshape(-1).copy()
 
@@ -96,6 +98,20 @@ def fedavg():
                              f"got {server_step}")
         return _round(FedAvgAggregator(_model(x), _configs(weighting)), x, clients, local_steps, local_step,
                       weighting)
+    return impl
+
+
+def fedprox():
+    """APPFL's FedProx: ``FedProxTrainer`` clients (``VanillaTrainer`` with (mu/2)||w - w^t||^2 added to each
+    batch's loss, ``train_configs.mu`` = the kit's ``prox``; ``appfl/algorithm/trainer/fedprox_trainer.py``) and
+    ``FedAvgAggregator``, which has no server learning rate (checked with ``fixed=["server_step"]``)."""
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, server_step=1.0,
+             weighting="num_examples", **_):
+        if server_step != 1.0:
+            raise ValueError(f"APPFL's FedAvgAggregator has no server learning rate; server_step must be 1.0, "
+                             f"got {server_step}")
+        return _round(FedAvgAggregator(_model(x), _configs(weighting)), x, clients, local_steps, local_step,
+                      weighting, prox=prox)
     return impl
 
 

@@ -1,6 +1,8 @@
 """A stand-in for APPFL 1.12.0 with the shape drivers/appfl.py uses: ``omegaconf.DictConfig`` (a dict read by
 attribute), ``appfl.algorithm.trainer.VanillaTrainer`` (``mode="step"`` only: ``num_local_steps`` steps of
-``torch.optim.<optim>`` over a ``DataLoader``; ``get_parameters()`` returns ``(state, val_results)``) and the aggregators of
+``torch.optim.<optim>`` over a ``DataLoader``; ``get_parameters()`` returns ``(state, val_results)``), its subclass
+``FedProxTrainer`` (``train_configs.mu``, the proximal term (mu/2)||w - w^t||^2 in each batch's loss) and the
+aggregators of
 ``appfl.algorithm.aggregator`` (``FedAvgAggregator`` and its ``FedAvgM`` / ``FedAdam`` / ``FedYogi`` /
 ``FedAdagrad`` subclasses: ``global_state``, ``client_sample_size``, ``client_weights_mode``, ``m_vector`` /
 ``v_vector``, ``aggregate({client_id: state})``). The arithmetic is re-typed from APPFL's source as read for
@@ -12,7 +14,8 @@ docs/frameworks.md records no failure for APPFL, so ``SLIP`` reproduces no docum
 power checks on the two places where the driver's translation could go silently wrong in APPFL:
 ``sample_size_ids_missed`` is APPFL's silent fallback to equal weights when ``client_sample_size`` is not keyed by
 the ids given to ``aggregate`` (``fedavg_aggregator.py``, ``compute_steps``); ``v_starts_at_zero`` is an aggregator
-whose v does not start at tau^2, which the checks declare (``initial_v="tau^2"``). ``install()`` puts the modules
+whose v does not start at tau^2, which the checks declare (``initial_v="tau^2"``); ``prox_without_half`` is a
+proximal term mu ||w - w^t||^2 (twice Li et al.'s), so the FedProx check can fail. ``install()`` puts the modules
 in ``sys.modules``."""
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from typing import Any
 
 import torch
 
-SLIP: dict = {"sample_size_ids_missed": False, "v_starts_at_zero": False}
+SLIP: dict = {"sample_size_ids_missed": False, "v_starts_at_zero": False, "prox_without_half": False}
 
 
 class DictConfig(dict):
@@ -61,13 +64,31 @@ class VanillaTrainer:
                 data_iter = iter(loader)
                 data, target = next(data_iter)
             optimizer.zero_grad()
-            self.loss_fn(self.model(data), target).backward()
+            self._loss(data, target).backward()
             optimizer.step()
         self.model_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         self.val_results = {"current_local_steps": c.num_local_steps}
 
+    def _loss(self, data, target) -> torch.Tensor:
+        return self.loss_fn(self.model(data), target)
+
     def get_parameters(self):
         return self.model_state, self.val_results
+
+
+class FedProxTrainer(VanillaTrainer):
+    """``VanillaTrainer`` with (mu/2)||w - w^t||^2 added to each batch's loss, w^t the model it was built with
+    (``train_configs.mu``, default 0.01)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.mu = float(self.train_configs.get("mu", 0.01))
+        self.global_params = {n: p.detach().clone() for n, p in self.model.named_parameters()}
+
+    def _loss(self, data, target) -> torch.Tensor:
+        half = 1.0 if SLIP["prox_without_half"] else 0.5
+        prox = sum(torch.sum((p - self.global_params[n]) ** 2) for n, p in self.model.named_parameters())
+        return super()._loss(data, target) + half * self.mu * prox
 
 
 class FedAvgAggregator:
@@ -172,7 +193,8 @@ def install() -> None:
         "appfl": _mod("appfl"),
         "appfl.algorithm": _mod("appfl.algorithm"),
         "appfl.algorithm.aggregator": _mod("appfl.algorithm.aggregator", **aggregators),
-        "appfl.algorithm.trainer": _mod("appfl.algorithm.trainer", VanillaTrainer=VanillaTrainer),
+        "appfl.algorithm.trainer": _mod("appfl.algorithm.trainer", VanillaTrainer=VanillaTrainer,
+                                        FedProxTrainer=FedProxTrainer),
     }
     for name, mod in mods.items():  # ``import a.b`` binds b as an attribute of a
         parent, _, child = name.rpartition(".")
