@@ -127,6 +127,15 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fednova_f32_weights", "fednova", "fednova", rtol=1e-6),
         Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}, rtol=1e-6),
         Check("fednova_prox_steps", "fednova", "fednova", {"prox": 0.5, "tau_eff": "steps"}, rtol=1e-6),
+        # the single-process FedAvgAPI, FedProxTrainer, FedOptAPI and FedDynTrainer (simulation/sp), as
+        # SimulatorSingleProcess builds them: n_k/n weights (FedAvg, FedProx, FedOpt), no server step (FedAvg,
+        # FedProx), FedOpt's torch optimizer built with the learning rate only (Adam at torch's defaults)
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
+        Check("fedprox", "fedprox", "fedprox", fixed=("server_step",)),
+        Check("fedopt_sgd", "fedopt_sgd", "fedavg"),
+        Check("fedopt_adam", "fedopt_adam", SO, {"optimizer": "fedadam", "beta1": 0.9, "beta2": 0.999, "tau": 1e-8,
+                                                 "weighting": "num_examples"}, fixed=("beta1", "beta2", "tau")),
+        Check("feddyn", "feddyn", "feddyn"),
     )),
     # OpenFL weights by the collaborators' data sizes (n_k/n) itself; its adaptive aggregations keep OpenFL's
     # initial_accumulator_value (0 for Adam and Yogi, 0.1 for Adagrad) and name tau "epsilon"
