@@ -89,6 +89,10 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedopt_adam_shipped", "fedadam_shipped", SO, {"optimizer": "fedadam"}, configuration=SHIPPED),
         Check("fedopt_adagrad_shipped", "fedadagrad_shipped", SO, {"optimizer": "fedadagrad", "beta1": 0.0},
               configuration=SHIPPED),
+        # FedOpt as the paper (constant rate) started from an initial checkpoint, the server optimizer's
+        # source_model being the user's model object as built
+        Check("fedopt_sgdm_checkpoint", "fedavgm_checkpoint", SO, {"optimizer": "fedavgm"},
+              configuration="initial checkpoint"),
     )),
     "appfl": Framework(("appfl==1.12.0",), torch=True, checks=(
         # FedAvgAggregator has no server learning rate: the kit keeps server_step at 1
@@ -103,6 +107,12 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}, fixed=("server_step",),
               configuration=SHIPPED),
         Check("fedprox_sample_size", "fedprox", "fedprox", fixed=("server_step",)),
+        # secure aggregation (use_secure_agg; pairwise masks, equal weights): a new server's first round, and the
+        # rounds after it (the aggregator's global_state set) at float32's tolerance (the masked flats are float32)
+        Check("fedavg_secure", "fedavg_secure", "fedavg", {"weighting": "uniform"}, fixed=("server_step",),
+              configuration="secure aggregation"),
+        Check("fedavg_secure_later_rounds", "fedavg_secure_later_rounds", "fedavg", {"weighting": "uniform"},
+              fixed=("server_step",), rtol=1e-6, configuration="secure aggregation, from round 2"),
     )),
     # fedjax 0.0.17 calls jax.tree_map, which jax 0.6 removed: pin the last jax 0.4 and an optax that accepts it
     "fedjax": Framework(("fedjax==0.0.17", "jax==0.4.38", "jaxlib==0.4.38", "optax==0.2.4", "chex<0.1.89"), checks=(

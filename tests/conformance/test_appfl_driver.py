@@ -79,3 +79,20 @@ def test_a_proximal_term_without_its_half_is_rejected(driver, monkeypatch):
 def test_fedprox_refuses_a_server_step_it_does_not_have(driver):
     with pytest.raises(ValueError, match="no server learning rate"):
         driver.fedprox()(None, [], server_step=0.5)
+
+
+def test_secure_aggregation_on_a_new_aggregator_returning_the_delta_is_rejected(driver, monkeypatch):
+    assert conformance.check(driver.fedavg_secure(), "fedavg", weighting="uniform", max_examples=4,
+                             fixed=["server_step"], properties=["fedavg.one_round"]).passed  # masks cancel
+    monkeypatch.setitem(appfl_standin.SLIP, "secure_first_round_delta", True)
+    report = conformance.check(driver.fedavg_secure(), "fedavg", weighting="uniform", max_examples=8, shrink=False,
+                               fixed=["server_step"], properties=["fedavg.one_round"])
+    assert not report.passed, report.table()
+    later = conformance.check(driver.fedavg_secure_later_rounds(), "fedavg", weighting="uniform", max_examples=4,
+                              fixed=["server_step"], properties=["fedavg.one_round"])
+    assert later.passed, later.table()  # the aggregator's global state set: the slip is a first-round one
+
+
+def test_secure_aggregation_refuses_weights_its_masks_do_not_cancel_under(driver):
+    with pytest.raises(ValueError, match="equal weights only"):
+        driver.fedavg_secure()(None, [], weighting="num_examples")

@@ -115,6 +115,53 @@ def fedprox():
     return impl
 
 
+def _secure_local_state(x, client, cid, ids, local_steps, local_step) -> dict:
+    """One client's masked update: ``VanillaTrainer`` with ``use_secure_agg`` (the server agent copies it from
+    ``aggregator_kwargs`` into the clients' ``train_configs``) and the ``runtime_context`` a launcher gives each
+    client (the round's client ids, the round, the shared secret): the delta local - global, flattened, plus the
+    pairwise masks of ``appfl.privacy.SecureAggregator``."""
+    data = torch.utils.data.TensorDataset(torch.tensor(client.features), torch.tensor(client.targets))
+    configs = DictConfig({"mode": "step", "num_local_steps": int(local_steps), "optim": "SGD",
+                          "optim_args": {"lr": float(local_step)}, "train_batch_size": client.num_examples,
+                          "train_data_shuffle": False, "do_validation": False, "device": "cpu",
+                          "use_secure_agg": True})
+    trainer = VanillaTrainer(model=_model(x), loss_fn=HalfMSE(), metric=lambda y, p: 0.0, train_dataset=data,
+                             train_configs=configs, logger=_Silent(), client_id=cid)
+    trainer.runtime_context = {"all_client_ids": ids, "round_id": 0, "secure_agg_secret": b"fedtheory"}
+    trainer.train()
+    out = trainer.get_parameters()
+    return out[0] if isinstance(out, tuple) else out
+
+
+def _fedavg_secure(global_state_set: bool):
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0,
+             weighting="uniform", **_):
+        if server_step != 1.0 or weighting != "uniform":
+            raise ValueError(f"APPFL's secure FedAvg has no server learning rate and its pairwise masks cancel under "
+                             f"equal weights only; server_step must be 1.0 and weighting 'uniform', got "
+                             f"{server_step}, {weighting!r}")
+        ids = [f"client{pos}" for pos in range(len(clients))]
+        aggregator = FedAvgAggregator(_model(x), DictConfig({"use_secure_agg": True}), logger=_Silent())
+        if global_state_set:  # as after APPFL's first round: the aggregator holds the global model
+            aggregator.global_state = {KEY: torch.tensor(np.asarray(x, dtype=np.float64))[None, :]}
+        masked = {cid: _secure_local_state(x, c, cid, ids, local_steps, local_step) for cid, c in zip(ids, clients)}
+        return aggregator.aggregate(masked)[KEY].detach().numpy().reshape(-1).astype(np.float64)
+    return impl
+
+
+def fedavg_secure():
+    """APPFL's secure aggregation as shipped (``aggregator_kwargs.use_secure_agg = True``, its default equal
+    weights): masked client deltas summed by ``FedAvgAggregator.aggregate``'s masked-payload branch
+    (``appfl/algorithm/aggregator/fedavg_aggregator.py``) on a new server's aggregator, whose ``global_state`` is
+    None until its first aggregation, as in APPFL's server agent for round 1."""
+    return _fedavg_secure(global_state_set=False)
+
+
+def fedavg_secure_later_rounds():
+    """The same with the aggregator's ``global_state`` holding the round's model, as from APPFL's second round."""
+    return _fedavg_secure(global_state_set=True)
+
+
 _CLASSES = {"fedadam": FedAdamAggregator, "fedyogi": FedYogiAggregator, "fedadagrad": FedAdagradAggregator,
             "fedavgm": FedAvgMAggregator}
 

@@ -15,17 +15,22 @@ power checks on the two places where the driver's translation could go silently 
 ``sample_size_ids_missed`` is APPFL's silent fallback to equal weights when ``client_sample_size`` is not keyed by
 the ids given to ``aggregate`` (``fedavg_aggregator.py``, ``compute_steps``); ``v_starts_at_zero`` is an aggregator
 whose v does not start at tau^2, which the checks declare (``initial_v="tau^2"``); ``prox_without_half`` is a
-proximal term mu ||w - w^t||^2 (twice Li et al.'s), so the FedProx check can fail. ``install()`` puts the modules
+proximal term mu ||w - w^t||^2 (twice Li et al.'s), so the FedProx check can fail; ``secure_first_round_delta``
+is APPFL's secure aggregation on a new aggregator (``global_state`` None): the round returns the averaged delta
+alone (docs/frameworks.md, APPFL). Secure aggregation (``use_secure_agg``): the trainer sends its delta plus
+pairwise masks that cancel in the sum (float64 here; APPFL's are float32), the aggregator averages them equally. ``install()`` puts the modules
 in ``sys.modules``."""
 from __future__ import annotations
 
+import hashlib
 import sys
 import types
 from typing import Any
 
 import torch
 
-SLIP: dict = {"sample_size_ids_missed": False, "v_starts_at_zero": False, "prox_without_half": False}
+SLIP: dict = {"sample_size_ids_missed": False, "v_starts_at_zero": False, "prox_without_half": False,
+              "secure_first_round_delta": False}
 
 
 class DictConfig(dict):
@@ -49,10 +54,11 @@ class VanillaTrainer:
                  train_configs: DictConfig = DictConfig(), logger=None, **kwargs) -> None:  # noqa: B008 -- APPFL's own signature
         assert train_configs.mode == "step", "the stand-in has APPFL's step mode only"
         self.model, self.loss_fn, self.metric, self.train_configs = model, loss_fn, metric, train_configs
-        self.train_dataset = train_dataset
+        self.train_dataset, self.client_id = train_dataset, kwargs.get("client_id")
 
     def train(self, **kwargs) -> None:
         c = self.train_configs
+        start = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         loader = torch.utils.data.DataLoader(self.train_dataset, batch_size=c.train_batch_size,
                                              shuffle=c.train_data_shuffle)
         optimizer = getattr(torch.optim, c.optim)(self.model.parameters(), **c.optim_args)
@@ -68,6 +74,12 @@ class VanillaTrainer:
             optimizer.step()
         self.model_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         self.val_results = {"current_local_steps": c.num_local_steps}
+        if c.get("use_secure_agg", False):  # the delta local - global plus the pairwise masks, flattened
+            delta = torch.cat([(v - start[k]).reshape(-1) for k, v in self.model_state.items()])
+            self.model_state = {"type": "masked_update_flat", "flat": delta + _mask(self.client_id, delta.numel(),
+                                                                                      self.runtime_context),
+                                "shapes": [(k, tuple(v.shape)) for k, v in self.model_state.items()],
+                                "num_examples": len(self.train_dataset)}
 
     def _loss(self, data, target) -> torch.Tensor:
         return self.loss_fn(self.model(data), target)
@@ -91,6 +103,18 @@ class FedProxTrainer(VanillaTrainer):
         return super()._loss(data, target) + half * self.mu * prox
 
 
+def _mask(cid: str, size: int, context: dict) -> torch.Tensor:
+    """Pairwise masks that cancel in the sum over the round's clients: +r_ab for a < b, -r_ab for a > b."""
+    mask = torch.zeros(size)
+    for other in context["all_client_ids"]:
+        if other != cid:
+            a, b = sorted((cid, other))
+            seed = int.from_bytes(hashlib.sha256(f"{context['round_id']}|{a}|{b}".encode()).digest()[:7], "big")
+            r = torch.randn(size, generator=torch.Generator().manual_seed(seed))
+            mask = mask + (r if cid < other else -r)
+    return mask
+
+
 class FedAvgAggregator:
     def __init__(self, model=None, aggregator_configs: DictConfig = DictConfig(), logger=None) -> None:  # noqa: B008 -- APPFL's own signature
         self.model, self.aggregator_configs = model, aggregator_configs
@@ -99,11 +123,27 @@ class FedAvgAggregator:
         self.step: dict = {}
 
     def aggregate(self, local_models: dict, **kwargs) -> dict:
+        if self.aggregator_configs.get("use_secure_agg", False):
+            return self._aggregate_masked(local_models)
         if self.global_state is None:
             self.global_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         self.compute_steps(local_models)
         self.global_state = {k: v + self.step[k] for k, v in self.global_state.items()}
         self.step = {}
+        return {k: v.clone() for k, v in self.global_state.items()}
+
+    def _aggregate_masked(self, payloads: dict) -> dict:
+        """The masked deltas' equal-weight mean added to the global state, which starts at the model (APPFL's
+        first round starts from the averaged delta alone: ``SLIP["secure_first_round_delta"]``)."""
+        mean = sum(p["flat"] for p in payloads.values()) / len(payloads)
+        shapes, out, pos = next(iter(payloads.values()))["shapes"], {}, 0
+        for k, shape in shapes:
+            size = int(torch.tensor(shape).prod()) if shape else 1
+            out[k], pos = mean[pos:pos + size].reshape(shape), pos + size
+        if self.global_state is None:
+            self.global_state = ({k: torch.zeros_like(v) for k, v in out.items()} if SLIP["secure_first_round_delta"]
+                                 else {k: v.detach().clone() for k, v in self.model.state_dict().items()})
+        self.global_state = {k: v + out[k] for k, v in self.global_state.items()}
         return {k: v.clone() for k, v in self.global_state.items()}
 
     def compute_steps(self, local_models: dict) -> None:
