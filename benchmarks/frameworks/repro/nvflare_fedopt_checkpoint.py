@@ -15,7 +15,6 @@ schedule, one averaged update Delta from a checkpoint x:
 """
 import numpy as np
 import torch
-
 from nvflare.app_common.abstract.fl_model import FLModel, ParamsType
 from nvflare.app_opt.pt.fedopt_ctl import FedOpt
 
