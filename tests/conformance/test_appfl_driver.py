@@ -1,8 +1,8 @@
 """The APPFL driver's translation layer (fedtheory/conformance/drivers/appfl.py) on a stand-in with APPFL
 1.12.0's API shape (tests/conformance/standins/appfl_standin.py): CI installs neither appfl nor omegaconf. Every
 check of benchmarks/frameworks/run.py's FRAMEWORKS["appfl"] is run here on the stand-in, with a few cheap
-properties. docs/frameworks.md records no failure for APPFL, so no documented deviation is reproduced; the two
-slips show that the kit rejects a lost sample-size weighting and a v not starting at the declared tau^2."""
+properties. The slips show that the kit rejects a lost sample-size weighting, a v not starting at the declared
+tau^2, a proximal term without its 1/2, and APPFL's secure-aggregation first round (docs/frameworks.md, APPFL)."""
 from __future__ import annotations
 
 import gc

@@ -4,14 +4,15 @@ it needs torch and appfl). docs/frameworks.md has the command and the verdicts.
     cd fedtheory/conformance && /work/fw-venvs/appfl/bin/python remote_worker.py drivers/appfl.py:fedadam
     (loaded by path; driven by fedtheory.conformance.adapters.remote.Remote)
 
-Clients: APPFL's ``VanillaTrainer`` (``mode="step"``, ``num_local_steps`` = K, ``optim="SGD"``, lr = eta_l, one
-full batch per step, no validation; FedProx: its subclass ``FedProxTrainer``, ``mu`` = the kit's ``prox``), with
-the kit's least squares 1/(2m)||Z x - y||^2 as ``loss_fn`` and a float64 ``Linear(d, 1, bias=False)``. Server: APPFL's aggregators (``FedAvgAggregator``, ``FedAvgMAggregator``,
-``FedAdamAggregator``, ``FedYogiAggregator``, ``FedAdagradAggregator``) with their documented
-``aggregator_configs`` (``server_learning_rate``, ``server_momentum_param_1``/``_2``, ``server_adapt_param``,
-``client_weights_mode``). ``aggregate({client_id: local state})`` is the round. The aggregator object holds the
-server state (m, v) between rounds, so it lives in the worker; the state returned to the kit is the
-aggregator's own ``m_vector``/``v_vector`` (FedAvgM: its momentum), and a state the kit gives is loaded there.
+Clients: APPFL's ``VanillaTrainer`` (``mode="step"``, ``num_local_steps`` = K, ``optim="SGD"``, lr = eta_l, one full
+batch per step, no validation; FedProx: its subclass ``FedProxTrainer``, ``mu`` = the kit's ``prox``), with the
+kit's least squares 1/(2m)||Z x - y||^2 as ``loss_fn`` and a float64 ``Linear(d, 1, bias=False)``. Server: APPFL's
+aggregators (``FedAvgAggregator``, ``FedAvgMAggregator``, ``FedAdamAggregator``, ``FedYogiAggregator``,
+``FedAdagradAggregator``) with their documented ``aggregator_configs`` (``server_learning_rate``,
+``server_momentum_param_1``/``_2``, ``server_adapt_param``, ``client_weights_mode``). ``aggregate({client_id: local
+state})`` is the round. The aggregator object holds the server state (m, v) between rounds, so it lives in the
+worker; the state returned to the kit is the aggregator's own ``m_vector``/``v_vector`` (FedAvgM: its momentum), and
+a state the kit gives is loaded there.
 """
 from __future__ import annotations
 

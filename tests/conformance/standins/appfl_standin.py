@@ -10,16 +10,16 @@ docs/frameworks.md, which found it to be McMahan et al.'s FedAvg and Reddi et al
 so the driver's translation -- configs, sample sizes keyed by client, the state loaded and read back -- is what the
 test checks. CI installs neither appfl nor omegaconf, hence both are faked.
 
-docs/frameworks.md records no failure for APPFL, so ``SLIP`` reproduces no documented deviation; its switches are
-power checks on the two places where the driver's translation could go silently wrong in APPFL:
+``SLIP``'s switches: power checks on the places where the driver's translation could go silently wrong in APPFL,
+and APPFL's one documented deviation (``secure_first_round_delta``):
 ``sample_size_ids_missed`` is APPFL's silent fallback to equal weights when ``client_sample_size`` is not keyed by
 the ids given to ``aggregate`` (``fedavg_aggregator.py``, ``compute_steps``); ``v_starts_at_zero`` is an aggregator
 whose v does not start at tau^2, which the checks declare (``initial_v="tau^2"``); ``prox_without_half`` is a
-proximal term mu ||w - w^t||^2 (twice Li et al.'s), so the FedProx check can fail; ``secure_first_round_delta``
-is APPFL's secure aggregation on a new aggregator (``global_state`` None): the round returns the averaged delta
-alone (docs/frameworks.md, APPFL). Secure aggregation (``use_secure_agg``): the trainer sends its delta plus
-pairwise masks that cancel in the sum (float64 here; APPFL's are float32), the aggregator averages them equally. ``install()`` puts the modules
-in ``sys.modules``."""
+proximal term mu ||w - w^t||^2 (twice Li et al.'s), so the FedProx check can fail; ``secure_first_round_delta`` is
+APPFL's secure aggregation on a new aggregator (``global_state`` None): the round returns the averaged delta alone
+(docs/frameworks.md, APPFL). Secure aggregation (``use_secure_agg``): the trainer sends its delta plus pairwise
+masks that cancel in the sum (float64 here; APPFL's are float32), the aggregator averages them equally.
+``install()`` puts the modules in ``sys.modules``."""
 from __future__ import annotations
 
 import hashlib

@@ -12,15 +12,15 @@ by ``args.server_optimizer`` with ``lr=args.server_lr`` only) and
 classification trainer, the local training casts the targets with ``labels.long()``, so the driver's ``_Targets``
 is exercised.
 
-Unlike FedML (docs/frameworks.md, FedML), the arithmetic is the papers': McMahan et al.'s n_k/n average, Li et
-al.'s proximal term, the server step on x - average ("sgd": torch's SGD, as FedML; "adam": Reddi et al.'s Alg. 2),
-Acar et al.'s Alg. 1. So the driver's translation -- dataset tuple, args, the targets through the cast, the state
-loaded and read back, the server optimizer's state kept between rounds -- is what the test checks. ``SLIP["chained_clients"]`` switches
-on FedML's first-round deviation (each client starts from the previous client's trained model: ``w_global`` is
-the model's own ``state_dict``) and ``SLIP["dyn_penalty_on_data"]`` FedML's FedDyn clients (the dynamic
-regulariser computed on ``param.data``: no gradient, plain SGD on f_i), for the power checks; the server's "adam"
-is Alg. 2's step (``Alg2Adam``) unless ``SLIP["torch_adam"]`` makes it ``torch.optim.Adam``, FedML's. ``install()`` puts
-the scaffold stand-in's modules and these in ``sys.modules``."""
+Unlike FedML (docs/frameworks.md, FedML), the arithmetic is the papers': McMahan et al.'s n_k/n average, Li et al.'s
+proximal term, the server step on x - average ("sgd": torch's SGD, as FedML; "adam": Reddi et al.'s Alg. 2), Acar et
+al.'s Alg. 1. So the driver's translation -- dataset tuple, args, the targets through the cast, the state loaded and
+read back, the server optimizer's state kept between rounds -- is what the test checks. ``SLIP["chained_clients"]``
+switches on FedML's first-round deviation (each client starts from the previous client's trained model: ``w_global``
+is the model's own ``state_dict``) and ``SLIP["dyn_penalty_on_data"]`` FedML's FedDyn clients (the dynamic
+regulariser computed on ``param.data``: no gradient, plain SGD on f_i), for the power checks; the server's "adam" is
+Alg. 2's step (``Alg2Adam``) unless ``SLIP["torch_adam"]`` makes it ``torch.optim.Adam``, FedML's. ``install()``
+puts the scaffold stand-in's modules and these in ``sys.modules``."""
 from __future__ import annotations
 
 import sys
