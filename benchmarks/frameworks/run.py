@@ -142,7 +142,7 @@ FRAMEWORKS: dict[str, Framework] = {
         # FedProx), FedOpt's torch optimizer built with the learning rate only (Adam at torch's defaults)
         Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
         Check("fedprox", "fedprox", "fedprox", fixed=("server_step",)),
-        Check("fedopt_sgd", "fedopt_sgd", "fedavg"),
+        Check("fedopt_sgd", "fedopt_sgd", "fedavg", configuration="FedOpt, server SGD"),
         Check("fedopt_adam", "fedopt_adam", SO, {"optimizer": "fedadam", "beta1": 0.9, "beta2": 0.999, "tau": 1e-8,
                                                  "weighting": "num_examples"}, fixed=("beta1", "beta2", "tau")),
         Check("feddyn", "feddyn", "feddyn"),
