@@ -113,6 +113,9 @@ FRAMEWORKS: dict[str, Framework] = {
               configuration="secure aggregation"),
         Check("fedavg_secure_later_rounds", "fedavg_secure_later_rounds", "fedavg", {"weighting": "uniform"},
               fixed=("server_step",), rtol=1e-6, configuration="secure aggregation, from round 2"),
+        # weighted by sample size as APPFL configures it: secure_agg_client_weights_mode "num_examples"
+        Check("fedavg_secure_weighted", "fedavg_secure_weighted", "fedavg", fixed=("server_step",), rtol=1e-6,
+              configuration="secure aggregation, from round 2"),
     )),
     # fedjax 0.0.17 calls jax.tree_map, which jax 0.6 removed: pin the last jax 0.4 and an optax that accepts it
     "fedjax": Framework(("fedjax==0.0.17", "jax==0.4.38", "jaxlib==0.4.38", "optax==0.2.4", "chex<0.1.89"), checks=(

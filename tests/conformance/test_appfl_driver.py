@@ -96,3 +96,10 @@ def test_secure_aggregation_on_a_new_aggregator_returning_the_delta_is_rejected(
 def test_secure_aggregation_refuses_weights_its_masks_do_not_cancel_under(driver):
     with pytest.raises(ValueError, match="equal weights only"):
         driver.fedavg_secure()(None, [], weighting="num_examples")
+
+
+def test_weighted_secure_aggregation_averaging_prescaled_deltas_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(appfl_standin.SLIP, "secure_weighted_mean", True)
+    report = conformance.check(driver.fedavg_secure_weighted(), "fedavg", max_examples=8, shrink=False,
+                               fixed=["server_step"], properties=["fedavg.one_round"])
+    assert not report.passed, report.table()

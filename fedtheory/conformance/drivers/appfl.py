@@ -116,7 +116,7 @@ def fedprox():
     return impl
 
 
-def _secure_local_state(x, client, cid, ids, local_steps, local_step) -> dict:
+def _secure_local_state(x, client, cid, ids, local_steps, local_step, total=None) -> dict:
     """One client's masked update: ``VanillaTrainer`` with ``use_secure_agg`` (the server agent copies it from
     ``aggregator_kwargs`` into the clients' ``train_configs``) and the ``runtime_context`` a launcher gives each
     client (the round's client ids, the round, the shared secret): the delta local - global, flattened, plus the
@@ -125,27 +125,34 @@ def _secure_local_state(x, client, cid, ids, local_steps, local_step) -> dict:
     configs = DictConfig({"mode": "step", "num_local_steps": int(local_steps), "optim": "SGD",
                           "optim_args": {"lr": float(local_step)}, "train_batch_size": client.num_examples,
                           "train_data_shuffle": False, "do_validation": False, "device": "cpu",
-                          "use_secure_agg": True})
+                          "use_secure_agg": True,
+                          **({} if total is None else {"secure_agg_client_weights_mode": "num_examples"})})
     trainer = VanillaTrainer(model=_model(x), loss_fn=HalfMSE(), metric=lambda y, p: 0.0, train_dataset=data,
                              train_configs=configs, logger=_Silent(), client_id=cid)
-    trainer.runtime_context = {"all_client_ids": ids, "round_id": 0, "secure_agg_secret": b"fedtheory"}
+    trainer.runtime_context = {"all_client_ids": ids, "round_id": 0, "secure_agg_secret": b"fedtheory",
+                               **({} if total is None else {"global_num_examples_sum": total})}
     trainer.train()
     out = trainer.get_parameters()
     return out[0] if isinstance(out, tuple) else out
 
 
-def _fedavg_secure(global_state_set: bool):
+def _fedavg_secure(global_state_set: bool, weighted: bool = False):
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0,
-             weighting="uniform", **_):
-        if server_step != 1.0 or weighting != "uniform":
-            raise ValueError(f"APPFL's secure FedAvg has no server learning rate and its pairwise masks cancel under "
-                             f"equal weights only; server_step must be 1.0 and weighting 'uniform', got "
-                             f"{server_step}, {weighting!r}")
+             weighting="num_examples" if weighted else "uniform", **_):
+        want = "num_examples" if weighted else "uniform"  # the weights come from the client side, if any
+        if server_step != 1.0 or weighting != want:
+            raise ValueError(f"APPFL's secure FedAvg has no server learning rate, and its aggregator averages the "
+                             f"masked updates with equal weights only (the masks cancel then); server_step must be "
+                             f"1.0 and weighting {want!r}, got {server_step}, {weighting!r}")
         ids = [f"client{pos}" for pos in range(len(clients))]
-        aggregator = FedAvgAggregator(_model(x), DictConfig({"use_secure_agg": True}), logger=_Silent())
+        # aggregator_kwargs as the server agent holds them (it copies the weights mode into the clients' configs)
+        kwargs = {"use_secure_agg": True, **({"secure_agg_client_weights_mode": "num_examples"} if weighted else {})}
+        aggregator = FedAvgAggregator(_model(x), DictConfig(kwargs), logger=_Silent())
         if global_state_set:  # as after APPFL's first round: the aggregator holds the global model
             aggregator.global_state = {KEY: torch.tensor(np.asarray(x, dtype=np.float64))[None, :]}
-        masked = {cid: _secure_local_state(x, c, cid, ids, local_steps, local_step) for cid, c in zip(ids, clients)}
+        total = sum(c.num_examples for c in clients) if weighted else None
+        masked = {cid: _secure_local_state(x, c, cid, ids, local_steps, local_step, total)
+                  for cid, c in zip(ids, clients)}
         return aggregator.aggregate(masked)[KEY].detach().numpy().reshape(-1).astype(np.float64)
     return impl
 
@@ -156,6 +163,15 @@ def fedavg_secure():
     (``appfl/algorithm/aggregator/fedavg_aggregator.py``) on a new server's aggregator, whose ``global_state`` is
     None until its first aggregation, as in APPFL's server agent for round 1."""
     return _fedavg_secure(global_state_set=False)
+
+
+def fedavg_secure_weighted():
+    """Secure aggregation weighted by sample size as APPFL configures it (``aggregator_kwargs``
+    ``secure_agg_client_weights_mode = "num_examples"``, copied into the clients' ``train_configs``): each client
+    scales its delta by n_i / ``runtime_context["global_num_examples_sum"]`` before masking
+    (``vanilla_trainer.py``), and the aggregator, at its default ``client_weights_mode``, averages the masked flats
+    equally; ``global_state`` set, as from round 2."""
+    return _fedavg_secure(global_state_set=True, weighted=True)
 
 
 def fedavg_secure_later_rounds():

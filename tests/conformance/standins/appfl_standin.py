@@ -17,7 +17,8 @@ the ids given to ``aggregate`` (``fedavg_aggregator.py``, ``compute_steps``); ``
 whose v does not start at tau^2, which the checks declare (``initial_v="tau^2"``); ``prox_without_half`` is a
 proximal term mu ||w - w^t||^2 (twice Li et al.'s), so the FedProx check can fail; ``secure_first_round_delta`` is
 APPFL's secure aggregation on a new aggregator (``global_state`` None): the round returns the averaged delta alone
-(docs/frameworks.md, APPFL). Secure aggregation (``use_secure_agg``): the trainer sends its delta plus pairwise
+(docs/frameworks.md, APPFL); ``secure_weighted_mean`` is APPFL's weighted secure aggregation, which averages deltas
+the clients already scaled by n_i / n (a step of 1/|S| times McMahan et al.'s). Secure aggregation (``use_secure_agg``): the trainer sends its delta plus pairwise
 masks that cancel in the sum (float64 here; APPFL's are float32), the aggregator averages them equally.
 ``install()`` puts the modules in ``sys.modules``."""
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 import torch
 
 SLIP: dict = {"sample_size_ids_missed": False, "v_starts_at_zero": False, "prox_without_half": False,
-              "secure_first_round_delta": False}
+              "secure_first_round_delta": False, "secure_weighted_mean": False}
 
 
 class DictConfig(dict):
@@ -76,6 +77,8 @@ class VanillaTrainer:
         self.val_results = {"current_local_steps": c.num_local_steps}
         if c.get("use_secure_agg", False):  # the delta local - global plus the pairwise masks, flattened
             delta = torch.cat([(v - start[k]).reshape(-1) for k, v in self.model_state.items()])
+            if c.get("secure_agg_client_weights_mode", "equal") == "num_examples":  # pre-scaled by n_i / n
+                delta = delta * len(self.train_dataset) / self.runtime_context["global_num_examples_sum"]
             self.model_state = {"type": "masked_update_flat", "flat": delta + _mask(self.client_id, delta.numel(),
                                                                                       self.runtime_context),
                                 "shapes": [(k, tuple(v.shape)) for k, v in self.model_state.items()],
@@ -136,6 +139,9 @@ class FedAvgAggregator:
         """The masked deltas' equal-weight mean added to the global state, which starts at the model (APPFL's
         first round starts from the averaged delta alone: ``SLIP["secure_first_round_delta"]``)."""
         mean = sum(p["flat"] for p in payloads.values()) / len(payloads)
+        if (self.aggregator_configs.get("secure_agg_client_weights_mode", "equal") == "num_examples"
+                and not SLIP["secure_weighted_mean"]):
+            mean = mean * len(payloads)  # the clients' deltas carry n_i / n already: their sum is the average
         shapes, out, pos = next(iter(payloads.values()))["shapes"], {}, 0
         for k, shape in shapes:
             size = int(torch.tensor(shape).prod()) if shape else 1
