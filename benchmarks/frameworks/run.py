@@ -90,6 +90,10 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedopt_adam_shipped", "fedadam_shipped", SO, {"optimizer": "fedadam"}, configuration=SHIPPED),
         Check("fedopt_adagrad_shipped", "fedadagrad_shipped", SO, {"optimizer": "fedadagrad", "beta1": 0.0},
               configuration=SHIPPED),
+        # FedOpt as the paper (constant rate) started from an initial checkpoint, the server optimizer's
+        # source_model being the user's model object as built
+        Check("fedopt_sgdm_checkpoint", "fedavgm_checkpoint", SO, {"optimizer": "fedavgm"},
+              configuration="initial checkpoint"),
     )),
     "appfl": Framework(("appfl==1.12.0",), torch=True, checks=(
         # FedAvgAggregator has no server learning rate: the kit keeps server_step at 1
@@ -99,10 +103,26 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedyogi", "fedyogi", SO, {"optimizer": "fedyogi", "initial_v": "tau^2"}),
         Check("fedadagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "initial_v": "tau^2"}),
         Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "server_step": 1.0}),
+        # FedProxTrainer clients, FedAvgAggregator: as shipped its default client_weights_mode "equal"; n_k/n with
+        # "sample_size"
+        Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}, fixed=("server_step",),
+              configuration=SHIPPED),
+        Check("fedprox_sample_size", "fedprox", "fedprox", fixed=("server_step",)),
+        # secure aggregation (use_secure_agg; pairwise masks, equal weights): a new server's first round, and the
+        # rounds after it (the aggregator's global_state set) at float32's tolerance (the masked flats are float32)
+        Check("fedavg_secure", "fedavg_secure", "fedavg", {"weighting": "uniform"}, fixed=("server_step",),
+              configuration="secure aggregation"),
+        Check("fedavg_secure_later_rounds", "fedavg_secure_later_rounds", "fedavg", {"weighting": "uniform"},
+              fixed=("server_step",), rtol=1e-6, configuration="secure aggregation, from round 2"),
+        # weighted by sample size as APPFL configures it: secure_agg_client_weights_mode "num_examples"
+        Check("fedavg_secure_weighted", "fedavg_secure_weighted", "fedavg", fixed=("server_step",), rtol=1e-6,
+              configuration="secure aggregation, from round 2"),
     )),
     # fedjax 0.0.17 calls jax.tree_map, which jax 0.6 removed: pin the last jax 0.4 and an optax that accepts it
     "fedjax": Framework(("fedjax==0.0.17", "jax==0.4.38", "jaxlib==0.4.38", "optax==0.2.4", "chex<0.1.89"), checks=(
         Check("fedavg", "fedavg", "fedavg"),
+        # fed_prox.fed_prox: example-count weights (n_k/n) and sgd on the server, as fed_avg
+        Check("fedprox", "fedprox", "fedprox"),
         Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "weighting": "num_examples"}),
         Check("fedadam", "fedadam", SO, {"optimizer": "fedadam", "weighting": "num_examples"}),
         Check("fedyogi", "fedyogi", SO, {"optimizer": "fedyogi", "weighting": "num_examples"}),
@@ -121,6 +141,15 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fednova_f32_weights", "fednova", "fednova", rtol=1e-6),
         Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}, rtol=1e-6),
         Check("fednova_prox_steps", "fednova", "fednova", {"prox": 0.5, "tau_eff": "steps"}, rtol=1e-6),
+        # the single-process FedAvgAPI, FedProxTrainer, FedOptAPI and FedDynTrainer (simulation/sp), as
+        # SimulatorSingleProcess builds them: n_k/n weights (FedAvg, FedProx, FedOpt), no server step (FedAvg,
+        # FedProx), FedOpt's torch optimizer built with the learning rate only (Adam at torch's defaults)
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
+        Check("fedprox", "fedprox", "fedprox", fixed=("server_step",)),
+        Check("fedopt_sgd", "fedopt_sgd", "fedavg", configuration="FedOpt, server SGD"),
+        Check("fedopt_adam", "fedopt_adam", SO, {"optimizer": "fedadam", "beta1": 0.9, "beta2": 0.999, "tau": 1e-8,
+                                                 "weighting": "num_examples"}, fixed=("beta1", "beta2", "tau")),
+        Check("feddyn", "feddyn", "feddyn"),
     )),
     # OpenFL weights by the collaborators' data sizes (n_k/n) itself; its adaptive aggregations keep OpenFL's
     # initial_accumulator_value (0 for Adam and Yogi, 0.1 for Adagrad) and name tau "epsilon"

@@ -1,8 +1,8 @@
 """The APPFL driver's translation layer (fedtheory/conformance/drivers/appfl.py) on a stand-in with APPFL
 1.12.0's API shape (tests/conformance/standins/appfl_standin.py): CI installs neither appfl nor omegaconf. Every
 check of benchmarks/frameworks/run.py's FRAMEWORKS["appfl"] is run here on the stand-in, with a few cheap
-properties. docs/frameworks.md records no failure for APPFL, so no documented deviation is reproduced; the two
-slips show that the kit rejects a lost sample-size weighting and a v not starting at the declared tau^2."""
+properties. The slips show that the kit rejects a lost sample-size weighting, a v not starting at the declared
+tau^2, a proximal term without its 1/2, and APPFL's secure-aggregation first round (docs/frameworks.md, APPFL)."""
 from __future__ import annotations
 
 import gc
@@ -21,7 +21,7 @@ from .standins import (  # noqa: E402
 )
 
 DRIVER = "fedtheory.conformance.drivers.appfl"
-CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"],
+CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"], "fedprox": ["fedprox.one_round", "fedprox.multi_round"],
          "server_optimizer": ["server_optimizer.first_round", "server_optimizer.from_state",
                               "server_optimizer.multi_round"]}
 
@@ -67,3 +67,39 @@ def test_v_not_starting_at_the_declared_tau_squared_is_rejected(driver, monkeypa
                                max_examples=8, shrink=False, properties=["server_optimizer.first_round"])
     assert not report.passed
     assert report.failures[0].diagnosis.startswith("v_(-1) = 0 instead of initial_v")
+
+
+def test_a_proximal_term_without_its_half_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(appfl_standin.SLIP, "prox_without_half", True)
+    report = conformance.check(driver.fedprox(), "fedprox", weighting="uniform", max_examples=8, shrink=False,
+                               fixed=["server_step"], properties=["fedprox.one_round"])
+    assert not report.passed, report.table()
+
+
+def test_fedprox_refuses_a_server_step_it_does_not_have(driver):
+    with pytest.raises(ValueError, match="no server learning rate"):
+        driver.fedprox()(None, [], server_step=0.5)
+
+
+def test_secure_aggregation_on_a_new_aggregator_returning_the_delta_is_rejected(driver, monkeypatch):
+    assert conformance.check(driver.fedavg_secure(), "fedavg", weighting="uniform", max_examples=4,
+                             fixed=["server_step"], properties=["fedavg.one_round"]).passed  # masks cancel
+    monkeypatch.setitem(appfl_standin.SLIP, "secure_first_round_delta", True)
+    report = conformance.check(driver.fedavg_secure(), "fedavg", weighting="uniform", max_examples=8, shrink=False,
+                               fixed=["server_step"], properties=["fedavg.one_round"])
+    assert not report.passed, report.table()
+    later = conformance.check(driver.fedavg_secure_later_rounds(), "fedavg", weighting="uniform", max_examples=4,
+                              fixed=["server_step"], properties=["fedavg.one_round"])
+    assert later.passed, later.table()  # the aggregator's global state set: the slip is a first-round one
+
+
+def test_secure_aggregation_refuses_weights_its_masks_do_not_cancel_under(driver):
+    with pytest.raises(ValueError, match="equal weights only"):
+        driver.fedavg_secure()(None, [], weighting="num_examples")
+
+
+def test_weighted_secure_aggregation_averaging_prescaled_deltas_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(appfl_standin.SLIP, "secure_weighted_mean", True)
+    report = conformance.check(driver.fedavg_secure_weighted(), "fedavg", max_examples=8, shrink=False,
+                               fixed=["server_step"], properties=["fedavg.one_round"])
+    assert not report.passed, report.table()

@@ -23,7 +23,7 @@ from .standins import (  # noqa: E402
 )
 
 DRIVER = "fedtheory.conformance.drivers.fedjax"
-CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"],
+CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"], "fedprox": ["fedprox.one_round", "fedprox.multi_round"],
          "server_optimizer": ["server_optimizer.first_round", "server_optimizer.multi_round"]}
 
 
@@ -77,3 +77,10 @@ def test_optax_design_choices_are_rejected(driver, monkeypatch, slip, optimizer,
                                properties=["server_optimizer.first_round"], **hyper)
     assert not report.passed
     assert diagnosis in report.failures[0].diagnosis, report.table()
+
+
+def test_a_proximal_anchor_that_follows_the_iterate_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(fedjax_standin.SLIP, "prox_anchor_follows", True)
+    report = conformance.check(driver.fedprox(), "fedprox", max_examples=8, shrink=False,
+                               properties=["fedprox.one_round"])
+    assert not report.passed, report.table()

@@ -73,3 +73,17 @@ def test_a_slipped_standin_is_rejected(driver, monkeypatch):
     report = conformance.check(driver.scaffold(), "scaffold", max_examples=4, shrink=False,
                                properties=["scaffold.fixed_point"])
     assert not report.passed
+
+
+def test_fedopt_from_an_initial_checkpoint_steps_the_source_models_weights(driver):
+    """FedOpt's optimizer steps ``source_model``'s parameters, not the checkpoint the round started from: round 1
+    leaves the checkpoint (the server update is applied to the model object's own weights), and from then on the
+    source model holds the global model, so a round from the state the controller left holds."""
+    report = conformance.check(driver.fedavgm_checkpoint(), "server_optimizer", optimizer="fedavgm", max_examples=4,
+                               shrink=False, properties=["server_optimizer.first_round",
+                                                         "server_optimizer.multi_round"])
+    status = {r.prop.id: r.status for r in report.results}
+    assert status == {"server_optimizer.first_round": "violated", "server_optimizer.multi_round": "violated"}, \
+        report.table()
+    multi = next(r for r in report.results if r.prop.id == "server_optimizer.multi_round")
+    assert "round 1 of" in multi.diagnosis, report.table()

@@ -14,7 +14,8 @@ what a user supplies: ``grad_fn`` of the kit's least squares 1/(2m)||Z x - y||^2
 the parameters ``{"w": x}`` and the client data as a dataset whose ``shuffle_repeat_batch`` yields K full
 batches (FedJAX's own batching shuffles and cannot give K full batches to clients of different sizes). The
 server optimizer's state (FedJAX's ``ServerState``) lives in the worker between rounds; the kit gets an opaque
-token for it.
+token for it. FedProx: ``fedjax.algorithms.fed_prox.fed_prox`` with a ``per_example_loss`` and ``sgd(eta)`` on the
+server.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ jax.config.update("jax_enable_x64", True)
 import fedjax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from fedjax.algorithms import fed_avg  # noqa: E402
+from fedjax.algorithms import fed_avg, fed_prox  # noqa: E402
 
 
 def _loss(params, Z, y):
@@ -34,6 +35,11 @@ def _loss(params, Z, y):
 
 def _grad_fn(params, batch, rng):
     return jax.grad(_loss)(params, batch["x"], batch["y"])
+
+
+def _per_example_loss(params, batch, rng):
+    """FedProx's ``per_example_loss``: 1/2 (z_j . x - y_j)^2, whose mean is the kit's least squares."""
+    return 0.5 * (batch["x"] @ params["w"] - batch["y"]) ** 2
 
 
 class FullBatches:
@@ -69,10 +75,15 @@ def _make(name: str):
     kept: dict = {}
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, beta1=0.9,
-             beta2=0.99, tau=1e-3, initial_v=0.0, **_):
-        algorithm = fed_avg.federated_averaging(_grad_fn, fedjax.optimizers.sgd(local_step),
-                                                _server(name, server_step, beta1, beta2, tau, initial_v),
-                                                fedjax.ShuffleRepeatBatchHParams(batch_size=1))
+             beta2=0.99, tau=1e-3, initial_v=0.0, prox=1.0, **_):
+        batching = fedjax.ShuffleRepeatBatchHParams(batch_size=1)
+        if name == "fedprox":  # fed_prox.fed_prox: FedAvg's round with (prox/2)||w - x||^2 in the client loss
+            algorithm = fed_prox.fed_prox(_per_example_loss, fedjax.optimizers.sgd(local_step),
+                                          fedjax.optimizers.sgd(server_step), batching, proximal_weight=float(prox))
+        else:
+            algorithm = fed_avg.federated_averaging(_grad_fn, fedjax.optimizers.sgd(local_step),
+                                                    _server(name, server_step, beta1, beta2, tau, initial_v),
+                                                    batching)
         token = None if state is None else state.get("token")
         if token is None or kept.get("token") != token:
             server_state = algorithm.init({"w": jnp.asarray(x)})
@@ -83,12 +94,19 @@ def _make(name: str):
         kept["round"] = kept.get("round", 0) + 1
         kept.update(state=server_state, token=f"{name}:{kept['round']}")
         x_new = np.asarray(server_state.params["w"], dtype=np.float64).copy()
-        return x_new if name == "fedavg" else (x_new, {"token": kept["token"]})
+        return x_new if name in ("fedavg", "fedprox") else (x_new, {"token": kept["token"]})
     return impl
 
 
 def fedavg():
     return _make("fedavg")
+
+
+def fedprox():
+    """``fedjax.algorithms.fed_prox.fed_prox`` (Li et al. 2020): the client loss is the mean over the batch of
+    ``per_example_loss`` + (``proximal_weight``/2)||w - x||^2, ``proximal_weight`` = the kit's ``prox``; the server
+    averages the deltas by example counts and applies ``sgd(eta)``."""
+    return _make("fedprox")
 
 
 def fedavgm():

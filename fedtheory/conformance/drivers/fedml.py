@@ -128,3 +128,176 @@ def fednova():
         trainer.train()
         return trainer.model_global.weight.detach().numpy().reshape(-1).copy()
     return impl
+
+
+# --- FedML's single-process FedAvg, FedProx, FedOpt and FedDyn (fedml.simulation.sp) -----------------------------
+# Each is the class ``fedml.simulation.simulator.SimulatorSingleProcess`` builds for ``args.federated_optimizer``,
+# run for one ``train()`` (``comm_round = 1``) on the dataset tuple a FedML user passes (one full batch per client,
+# so ``epochs`` = K gives K steps). The trainers hard-code ``nn.CrossEntropyLoss`` (and ``ModelTrainerCLS`` casts
+# the labels with ``labels.long()``): the modules' ``nn`` gets the kit's least squares under that name and the
+# targets keep their values through the cast (``_Targets``). MLOps and testing calls are no-ops.
+
+
+class _Targets(torch.Tensor):
+    """Real-valued targets through FedML's classification trainer: ``ModelTrainerCLS.train`` casts them with
+    ``labels.long()`` (``fedml/ml/trainer/my_model_trainer_classification.py``) for its cross-entropy; the kit's
+    regression keeps them."""
+
+    def long(self, *args, **kwargs):
+        return self
+
+
+def _sp(module: str):
+    """The FedML module ``module`` with the kit's loss as its ``nn.CrossEntropyLoss`` and MLOps off."""
+    import importlib
+
+    mod = importlib.import_module(module)
+    if hasattr(mod, "nn"):
+        mod.nn = types.SimpleNamespace(CrossEntropyLoss=HalfMSE)
+    if hasattr(mod, "mlops"):
+        mod.mlops = _Silent()
+    return mod
+
+
+def _sp_args(clients, local_steps, local_step, optimizer, num_clients=None, **extra):
+    """FedML's ``args`` and dataset tuple for the round's clients, at FedML's indices 0..N-1 (the participants, or
+    the cids sorted when ``num_clients`` > participants: a stateful algorithm keeps per-client state there)."""
+    N = int(num_clients or len(clients))
+    train = {i: [] for i in range(N)}
+    sizes = {i: 1 for i in range(N)}
+    for pos, c in enumerate(clients):
+        train[pos] = [(torch.tensor(c.features), torch.tensor(c.targets).as_subclass(_Targets))]
+        sizes[pos] = c.num_examples
+    args = types.SimpleNamespace(
+        federated_optimizer=optimizer, client_optimizer="sgd", learning_rate=float(local_step),
+        epochs=int(local_steps), comm_round=1, client_num_in_total=N, client_num_per_round=len(clients),
+        initialize_all_clients=True, frequency_of_the_test=1, dataset="kit", weight_decay=0.0, batch_size=1,
+        enable_wandb=False, **extra)
+    dataset = [sum(sizes.values()), 0, None, None, sizes, train, {i: None for i in range(N)}, 1]
+    return args, dataset
+
+
+def _no_server_step(name: str, server_step: float) -> None:
+    if server_step != 1.0:
+        raise ValueError(f"FedML's single-process {name} has no server learning rate; server_step must be 1.0, "
+                         f"got {server_step}")
+
+
+def _weights(trainer) -> np.ndarray:
+    return trainer.model_trainer.get_model_params()["weight"].detach().numpy().reshape(-1).copy()
+
+
+def fedavg():
+    """``fedml.simulation.sp.fedavg.FedAvgAPI`` (``federated_optimizer="FedAvg"``): ``ModelTrainerCLS`` clients
+    (SGD, ``epochs`` = K) and ``_aggregate``'s n_k/n average; no server learning rate (``fixed=["server_step"]``).
+    FedML's own ``_client_sampling`` runs: every client of the round is in ``client_num_in_total``."""
+    sp = _sp("fedml.simulation.sp.fedavg.fedavg_api")
+    _sp("fedml.ml.trainer.my_model_trainer_classification")
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
+        _no_server_step("FedAvg", server_step)
+        args, dataset = _sp_args(clients, local_steps, local_step, "FedAvg")
+        trainer = sp.FedAvgAPI(args, torch.device("cpu"), dataset, _model(x))
+        trainer._local_test_on_all_clients = lambda round_idx: None
+        trainer.train()
+        return _weights(trainer)
+    return impl
+
+
+def fedprox():
+    """``fedml.simulation.sp.fedprox.fedprox_trainer.FedProxTrainer`` (``federated_optimizer="FedProx"``):
+    ``FedProxModelTrainer`` clients, whose loss adds (``fedprox_mu``/2)||w - w_start||^2 (``fedprox_mu`` = the
+    kit's ``prox``), and ``FedMLAggOperator.agg``'s n_k/n average; no server learning rate."""
+    sp = _sp("fedml.simulation.sp.fedprox.fedprox_trainer")
+    _sp("fedml.ml.trainer.fedprox_trainer")
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, server_step=1.0, **_):
+        _no_server_step("FedProx", server_step)
+        args, dataset = _sp_args(clients, local_steps, local_step, "FedProx", fedprox_mu=float(prox))
+        trainer = sp.FedProxTrainer(dataset, _model(x), torch.device("cpu"), args)
+        trainer._local_test_on_all_clients = lambda round_idx: None
+        trainer.train()
+        return _weights(trainer)
+    return impl
+
+
+def _fedopt(server_optimizer: str):
+    """``fedml.simulation.sp.fedopt.fedopt_api.FedOptAPI`` (``federated_optimizer="FedOpt"``): ``ModelTrainerCLS``
+    clients, the n_k/n average, then ``OptRepo.name2cls(args.server_optimizer)(params, lr=args.server_lr)`` steps
+    on the pseudo-gradient x - average. ``_instanciate_opt`` passes the learning rate only, so the optimizer's other
+    hyperparameters are torch's defaults (Adam: betas (0.9, 0.999), eps 1e-8), and FedAvgM cannot be configured
+    (its ``momentum=0.9`` is a comment). The torch optimizer's state (re-created and reloaded every round by
+    FedOpt itself) lives in the worker between rounds; the kit gets an opaque token for it."""
+    sp = _sp("fedml.simulation.sp.fedopt.fedopt_api")
+    _sp("fedml.ml.trainer.my_model_trainer_classification")
+    kept: dict = {}
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, beta1=0.9,
+             beta2=0.999, tau=1e-8, **_):
+        if server_optimizer == "adam" and (beta1, beta2, tau) != (0.9, 0.999, 1e-8):
+            raise ValueError(f"FedML's FedOpt builds torch.optim.Adam with lr only: beta1, beta2, tau must be torch's "
+                             f"defaults 0.9, 0.999, 1e-8, got {beta1}, {beta2}, {tau}")
+        args, dataset = _sp_args(clients, local_steps, local_step, "FedOpt", server_optimizer=server_optimizer,
+                                 server_lr=float(server_step))
+        trainer = sp.FedOptAPI(args, torch.device("cpu"), dataset, _model(x))
+        trainer._local_test_on_all_clients = lambda round_idx: None
+        token = None if state is None else state.get("token")
+        if token is not None and token == kept.get("token"):
+            trainer.opt.load_state_dict(kept["opt"])
+        trainer.train()
+        kept["round"] = kept.get("round", 0) + 1
+        kept.update(opt=trainer.opt.state_dict(), token=f"{server_optimizer}:{kept['round']}")
+        x_new = _weights(trainer)
+        return x_new if server_optimizer == "sgd" else (x_new, {"token": kept["token"]})
+    return impl
+
+
+def fedopt_sgd():
+    """FedOpt with ``server_optimizer="sgd"``: FedAvg with a server learning rate (checked as ``fedavg``)."""
+    return _fedopt("sgd")
+
+
+def fedopt_adam():
+    """FedOpt with ``server_optimizer="adam"`` (``torch.optim.Adam``, torch's defaults but lr)."""
+    return _fedopt("adam")
+
+
+def feddyn():
+    """``fedml.simulation.sp.feddyn.feddyn_trainer.FedDynTrainer`` (``federated_optimizer="FedDyn"``): its
+    ``Client`` keeps ``old_grad`` (Acar et al.'s grad L_k, the kit's ``g_i``), the trainer ``server_state`` (the
+    kit's ``h``); ``feddyn_alpha`` = the kit's ``alpha``. The kit's feddyn family solves the local problem exactly,
+    so K = 200 SGD steps of size 1/(L + alpha), as for flgo and FedLab. FedML indexes clients 0..N-1: the cids with
+    a state and the round's participants, sorted, take the first indices. Under full participation FedML's own
+    ``_client_sampling`` returns every client; otherwise it is given the round's participants (the kit's draw)."""
+    sp = _sp("fedml.simulation.sp.feddyn.feddyn_trainer")
+    _sp("fedml.ml.trainer.feddyn_trainer")
+
+    def impl(x, clients, *, state=None, rng=None, alpha=1.0, local_steps=200, local_step=None, num_clients=None,
+             **_):
+        L = max(float(np.linalg.eigvalsh(c.features.T @ c.features / c.num_examples)[-1]) for c in clients)
+        known = sorted({int(cid) for cid in (state or {"g_i": {}})["g_i"]} | {int(c.cid) for c in clients})
+        N = max(int(num_clients or len(clients)), len(known))
+        index = {cid: pos for pos, cid in enumerate(known)}
+        ordered = sorted(clients, key=lambda c: index[int(c.cid)])
+        ids = [index[int(c.cid)] for c in ordered]
+        args, dataset = _sp_args([], local_steps, local_step or 1.0 / (L + alpha), "FedDyn", num_clients=N,
+                                 feddyn_alpha=float(alpha))
+        for c in ordered:
+            dataset[5][index[int(c.cid)]] = [(torch.tensor(c.features), torch.tensor(c.targets).as_subclass(_Targets))]
+            dataset[4][index[int(c.cid)]] = c.num_examples
+        args.client_num_per_round = len(ids)
+        trainer = sp.FedDynTrainer(dataset, _model(x), torch.device("cpu"), args)
+        if ids != list(range(N)):
+            trainer._client_sampling = lambda round_idx, total, per_round: list(ids)
+        trainer.test = lambda *a, **k: None
+        if state is not None:
+            trainer.server_state["weight"] = torch.tensor(np.asarray(state["h"], dtype=np.float64))[None, :]
+            for cid, g in state["g_i"].items():
+                trainer.client_list[index[int(cid)]].old_grad["weight"] = torch.tensor(
+                    np.asarray(g, dtype=np.float64))[None, :]
+        trainer.train()
+        g_i = dict((state or {"g_i": {}})["g_i"])
+        for c in clients:
+            g_i[int(c.cid)] = trainer.client_list[index[int(c.cid)]].old_grad["weight"].numpy().reshape(-1).copy()
+        return _weights(trainer), {"h": trainer.server_state["weight"].numpy().reshape(-1).copy(), "g_i": g_i}
+    return impl

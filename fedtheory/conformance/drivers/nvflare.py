@@ -211,13 +211,24 @@ def scaffold():
     return impl
 
 
-def _fedopt(optimizer: str, constant_lr: bool = True):
+def _user_model(d: int) -> Net:
+    """The server's ``source_model`` as a user builds it: the model class with torch's default initialisation (a
+    fixed seed, so a run is repeatable), not loaded from the initial checkpoint."""
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        return Net(d)
+
+
+def _fedopt(optimizer: str, constant_lr: bool = True, checkpoint: bool = False):
     """NVFlare's ``FedOpt`` controller with a torch optimizer on the server (``optimizer_args``). With
     ``constant_lr`` (configured as the paper: Reddi et al. 2021, Alg. 2 has one eta) the schedule is
     ``ConstantLR`` with factor 1; without it, ``FedOpt``'s default ``lr_scheduler_args`` (as shipped), stepped
     by the controller after every round. The controller (with its server model, optimizer and schedule state)
     lives in the worker across calls; the kit's state names the round, and a state the kit did not produce
-    restarts the controller."""
+    restarts the controller. With ``checkpoint`` the kit's x is the initial checkpoint (``FedOpt(model=...)``, as
+    a persistor's ``source_ckpt_file_full_name`` or ``FedOptRecipe(initial_ckpt=...)`` provides it) and
+    ``source_model`` is the user's model object as built (:func:`_user_model`); without it the driver builds the
+    source model at x, so the two agree."""
     kept: dict = {}
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=0.1, beta1=0.9,
@@ -233,7 +244,7 @@ def _fedopt(optimizer: str, constant_lr: bool = True):
             args.update(eps=float(tau), initial_accumulator_value=float(initial_v))
         token = None if state is None else state.get("token")
         if token is None or kept.get("token") != token:
-            source = _net(x)
+            source = _user_model(np.size(x)) if checkpoint else _net(x)
             schedule = {"lr_scheduler_args": {"path": "torch.optim.lr_scheduler.ConstantLR",
                                               "args": {"factor": 1.0, "total_iters": 0}}} if constant_lr else {}
             ctl = FedOpt(num_clients=len(clients), num_rounds=1, source_model=source,
@@ -285,3 +296,9 @@ def fedadam_shipped():
 def fedadagrad_shipped():
     """FedOpt Adagrad with ``FedOpt``'s default learning-rate schedule (as shipped)."""
     return _fedopt("Adagrad", constant_lr=False)
+
+
+def fedavgm_checkpoint():
+    """FedOpt SGD with momentum, a constant schedule, and the kit's x as the initial checkpoint while the server
+    optimizer's ``source_model`` is the user's model as built."""
+    return _fedopt("SGD", checkpoint=True)

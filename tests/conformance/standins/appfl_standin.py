@@ -1,6 +1,8 @@
 """A stand-in for APPFL 1.12.0 with the shape drivers/appfl.py uses: ``omegaconf.DictConfig`` (a dict read by
 attribute), ``appfl.algorithm.trainer.VanillaTrainer`` (``mode="step"`` only: ``num_local_steps`` steps of
-``torch.optim.<optim>`` over a ``DataLoader``; ``get_parameters()`` returns ``(state, val_results)``) and the aggregators of
+``torch.optim.<optim>`` over a ``DataLoader``; ``get_parameters()`` returns ``(state, val_results)``), its subclass
+``FedProxTrainer`` (``train_configs.mu``, the proximal term (mu/2)||w - w^t||^2 in each batch's loss) and the
+aggregators of
 ``appfl.algorithm.aggregator`` (``FedAvgAggregator`` and its ``FedAvgM`` / ``FedAdam`` / ``FedYogi`` /
 ``FedAdagrad`` subclasses: ``global_state``, ``client_sample_size``, ``client_weights_mode``, ``m_vector`` /
 ``v_vector``, ``aggregate({client_id: state})``). The arithmetic is re-typed from APPFL's source as read for
@@ -8,21 +10,28 @@ docs/frameworks.md, which found it to be McMahan et al.'s FedAvg and Reddi et al
 so the driver's translation -- configs, sample sizes keyed by client, the state loaded and read back -- is what the
 test checks. CI installs neither appfl nor omegaconf, hence both are faked.
 
-docs/frameworks.md records no failure for APPFL, so ``SLIP`` reproduces no documented deviation; its switches are
-power checks on the two places where the driver's translation could go silently wrong in APPFL:
+``SLIP``'s switches: power checks on the places where the driver's translation could go silently wrong in APPFL,
+and APPFL's one documented deviation (``secure_first_round_delta``):
 ``sample_size_ids_missed`` is APPFL's silent fallback to equal weights when ``client_sample_size`` is not keyed by
 the ids given to ``aggregate`` (``fedavg_aggregator.py``, ``compute_steps``); ``v_starts_at_zero`` is an aggregator
-whose v does not start at tau^2, which the checks declare (``initial_v="tau^2"``). ``install()`` puts the modules
-in ``sys.modules``."""
+whose v does not start at tau^2, which the checks declare (``initial_v="tau^2"``); ``prox_without_half`` is a
+proximal term mu ||w - w^t||^2 (twice Li et al.'s), so the FedProx check can fail; ``secure_first_round_delta`` is
+APPFL's secure aggregation on a new aggregator (``global_state`` None): the round returns the averaged delta alone
+(docs/frameworks.md, APPFL); ``secure_weighted_mean`` is APPFL's weighted secure aggregation, which averages deltas
+the clients already scaled by n_i / n (a step of 1/|S| times McMahan et al.'s). Secure aggregation (``use_secure_agg``): the trainer sends its delta plus pairwise
+masks that cancel in the sum (float64 here; APPFL's are float32), the aggregator averages them equally.
+``install()`` puts the modules in ``sys.modules``."""
 from __future__ import annotations
 
+import hashlib
 import sys
 import types
 from typing import Any
 
 import torch
 
-SLIP: dict = {"sample_size_ids_missed": False, "v_starts_at_zero": False}
+SLIP: dict = {"sample_size_ids_missed": False, "v_starts_at_zero": False, "prox_without_half": False,
+              "secure_first_round_delta": False, "secure_weighted_mean": False}
 
 
 class DictConfig(dict):
@@ -46,10 +55,11 @@ class VanillaTrainer:
                  train_configs: DictConfig = DictConfig(), logger=None, **kwargs) -> None:  # noqa: B008 -- APPFL's own signature
         assert train_configs.mode == "step", "the stand-in has APPFL's step mode only"
         self.model, self.loss_fn, self.metric, self.train_configs = model, loss_fn, metric, train_configs
-        self.train_dataset = train_dataset
+        self.train_dataset, self.client_id = train_dataset, kwargs.get("client_id")
 
     def train(self, **kwargs) -> None:
         c = self.train_configs
+        start = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         loader = torch.utils.data.DataLoader(self.train_dataset, batch_size=c.train_batch_size,
                                              shuffle=c.train_data_shuffle)
         optimizer = getattr(torch.optim, c.optim)(self.model.parameters(), **c.optim_args)
@@ -61,13 +71,51 @@ class VanillaTrainer:
                 data_iter = iter(loader)
                 data, target = next(data_iter)
             optimizer.zero_grad()
-            self.loss_fn(self.model(data), target).backward()
+            self._loss(data, target).backward()
             optimizer.step()
         self.model_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         self.val_results = {"current_local_steps": c.num_local_steps}
+        if c.get("use_secure_agg", False):  # the delta local - global plus the pairwise masks, flattened
+            delta = torch.cat([(v - start[k]).reshape(-1) for k, v in self.model_state.items()])
+            if c.get("secure_agg_client_weights_mode", "equal") == "num_examples":  # pre-scaled by n_i / n
+                delta = delta * len(self.train_dataset) / self.runtime_context["global_num_examples_sum"]
+            self.model_state = {"type": "masked_update_flat", "flat": delta + _mask(self.client_id, delta.numel(),
+                                                                                      self.runtime_context),
+                                "shapes": [(k, tuple(v.shape)) for k, v in self.model_state.items()],
+                                "num_examples": len(self.train_dataset)}
+
+    def _loss(self, data, target) -> torch.Tensor:
+        return self.loss_fn(self.model(data), target)
 
     def get_parameters(self):
         return self.model_state, self.val_results
+
+
+class FedProxTrainer(VanillaTrainer):
+    """``VanillaTrainer`` with (mu/2)||w - w^t||^2 added to each batch's loss, w^t the model it was built with
+    (``train_configs.mu``, default 0.01)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.mu = float(self.train_configs.get("mu", 0.01))
+        self.global_params = {n: p.detach().clone() for n, p in self.model.named_parameters()}
+
+    def _loss(self, data, target) -> torch.Tensor:
+        half = 1.0 if SLIP["prox_without_half"] else 0.5
+        prox = sum(torch.sum((p - self.global_params[n]) ** 2) for n, p in self.model.named_parameters())
+        return super()._loss(data, target) + half * self.mu * prox
+
+
+def _mask(cid: str, size: int, context: dict) -> torch.Tensor:
+    """Pairwise masks that cancel in the sum over the round's clients: +r_ab for a < b, -r_ab for a > b."""
+    mask = torch.zeros(size)
+    for other in context["all_client_ids"]:
+        if other != cid:
+            a, b = sorted((cid, other))
+            seed = int.from_bytes(hashlib.sha256(f"{context['round_id']}|{a}|{b}".encode()).digest()[:7], "big")
+            r = torch.randn(size, generator=torch.Generator().manual_seed(seed))
+            mask = mask + (r if cid < other else -r)
+    return mask
 
 
 class FedAvgAggregator:
@@ -78,11 +126,30 @@ class FedAvgAggregator:
         self.step: dict = {}
 
     def aggregate(self, local_models: dict, **kwargs) -> dict:
+        if self.aggregator_configs.get("use_secure_agg", False):
+            return self._aggregate_masked(local_models)
         if self.global_state is None:
             self.global_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         self.compute_steps(local_models)
         self.global_state = {k: v + self.step[k] for k, v in self.global_state.items()}
         self.step = {}
+        return {k: v.clone() for k, v in self.global_state.items()}
+
+    def _aggregate_masked(self, payloads: dict) -> dict:
+        """The masked deltas' equal-weight mean added to the global state, which starts at the model (APPFL's
+        first round starts from the averaged delta alone: ``SLIP["secure_first_round_delta"]``)."""
+        mean = sum(p["flat"] for p in payloads.values()) / len(payloads)
+        if (self.aggregator_configs.get("secure_agg_client_weights_mode", "equal") == "num_examples"
+                and not SLIP["secure_weighted_mean"]):
+            mean = mean * len(payloads)  # the clients' deltas carry n_i / n already: their sum is the average
+        shapes, out, pos = next(iter(payloads.values()))["shapes"], {}, 0
+        for k, shape in shapes:
+            size = int(torch.tensor(shape).prod()) if shape else 1
+            out[k], pos = mean[pos:pos + size].reshape(shape), pos + size
+        if self.global_state is None:
+            self.global_state = ({k: torch.zeros_like(v) for k, v in out.items()} if SLIP["secure_first_round_delta"]
+                                 else {k: v.detach().clone() for k, v in self.model.state_dict().items()})
+        self.global_state = {k: v + out[k] for k, v in self.global_state.items()}
         return {k: v.clone() for k, v in self.global_state.items()}
 
     def compute_steps(self, local_models: dict) -> None:
@@ -172,7 +239,8 @@ def install() -> None:
         "appfl": _mod("appfl"),
         "appfl.algorithm": _mod("appfl.algorithm"),
         "appfl.algorithm.aggregator": _mod("appfl.algorithm.aggregator", **aggregators),
-        "appfl.algorithm.trainer": _mod("appfl.algorithm.trainer", VanillaTrainer=VanillaTrainer),
+        "appfl.algorithm.trainer": _mod("appfl.algorithm.trainer", VanillaTrainer=VanillaTrainer,
+                                        FedProxTrainer=FedProxTrainer),
     }
     for name, mod in mods.items():  # ``import a.b`` binds b as an attribute of a
         parent, _, child = name.rpartition(".")

@@ -2,9 +2,11 @@
 ``fedjax/algorithms/fed_avg.py`` and ``fedjax/core/optimizers.py``: ``jax.config.update``, ``jax.grad``,
 ``jax.random.PRNGKey``, ``jax.numpy.asarray`` / ``mean``; ``fedjax.optimizers`` (``sgd``, ``adam``, ``yogi``,
 ``adagrad``, each an ``Optimizer`` with ``init(params)`` and ``apply(grads, state, params) -> (state, params)``),
-``fedjax.ShuffleRepeatBatchHParams`` and ``fedjax.algorithms.fed_avg.federated_averaging`` (``init`` ->
+``fedjax.ShuffleRepeatBatchHParams``, ``fedjax.algorithms.fed_avg.federated_averaging`` (``init`` ->
 ``ServerState(params, opt_state)``; ``apply`` trains each client with the client optimizer on the batches of
-``shuffle_repeat_batch``, weights the deltas server - client by ``len(dataset)`` and applies the server optimizer).
+``shuffle_repeat_batch``, weights the deltas server - client by ``len(dataset)`` and applies the server optimizer)
+and ``fedjax.algorithms.fed_prox.fed_prox`` (the same round; the client loss is the batch mean of
+``per_example_loss`` plus (``proximal_weight``/2)||server - w||^2, re-typed from ``fedjax/algorithms/fed_prox.py``).
 CI installs neither JAX nor FedJAX, so the driver's translation -- the data as batches, the example counts, the
 hyperparameters passed to FedJAX's constructors, the ServerState kept between rounds behind a token -- is what the
 test checks.
@@ -15,7 +17,8 @@ compute Reddi et al.'s Alg. 2 (m starts at 0, v at ``initial_accumulator_value``
 bias correction; tau outside the square root) and ``sgd(momentum=b)`` optax's trace m = g + b m, unless ``SLIP``
 turns on optax's documented design choices (docs/frameworks.md, FedJAX's three FAILs): ``adam_bias_correction``
 (optax.adam: m / (1 - b1^t), v / (1 - b2^t)), ``yogi_optax`` (optax.yogi: both moments start at 1e-6, then bias
-correction), ``adagrad_eps_inside_sqrt`` (optax.scale_by_rss: g / sqrt(v + eps)). ``install()`` registers the
+correction), ``adagrad_eps_inside_sqrt`` (optax.scale_by_rss: g / sqrt(v + eps)); ``prox_anchor_follows`` (the
+proximal anchor is the client's current iterate, so FedProx is FedAvg) is a power check on the FedProx check. ``install()`` registers the
 modules in ``sys.modules``; the test restores them (``NAMES``)."""
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-SLIP: dict = {"adam_bias_correction": False, "yogi_optax": False, "adagrad_eps_inside_sqrt": False}
+SLIP: dict = {"adam_bias_correction": False, "yogi_optax": False, "adagrad_eps_inside_sqrt": False,
+              "prox_anchor_follows": False}
 NAMES = ("jax", "fedjax")
 _CONFIG: dict = {"jax_enable_x64": False}
 
@@ -150,6 +154,38 @@ def federated_averaging(grad_fn: Callable, client_optimizer: Optimizer, server_o
     return FederatedAlgorithm(lambda params: ServerState(params, server_optimizer.init(params)), apply)
 
 
+# --- fedjax.algorithms.fed_prox ----------------------------------------------------------------------------------
+def fed_prox(per_example_loss: Callable, client_optimizer: Optimizer, server_optimizer: Optimizer,
+             client_batch_hparams: ShuffleRepeatBatchHParams, proximal_weight: float) -> FederatedAlgorithm:
+    """FedAvg's round with the client loss mean(per_example_loss + (proximal_weight/2)||server - w||^2); with
+    ``SLIP["prox_anchor_follows"]`` the anchor is the client's current iterate (the term vanishes: FedAvg)."""
+    def loss(params: dict, anchor: dict, batch: Any, rng: Any) -> torch.Tensor:
+        prox = sum(torch.sum((anchor[k] - params[k]) ** 2) for k in params)
+        return torch.mean(per_example_loss(params, batch, rng) + 0.5 * proximal_weight * prox)
+
+    def grad_fn(params: dict, batch: Any, rng: Any, anchor: dict) -> dict:
+        if SLIP["prox_anchor_follows"]:
+            anchor = {k: v.detach().clone() for k, v in params.items()}
+        return grad(loss)(params, anchor, batch, rng)
+
+    def train(server_params: dict, batches: Any, rng: Any) -> dict:
+        params, opt_state = server_params, client_optimizer.init(server_params)
+        for batch in batches:
+            g = grad_fn(params, batch, rng, server_params)
+            opt_state, params = client_optimizer.apply(g, opt_state, params)
+        return _map(lambda a, b: a - b, server_params, params)
+
+    def apply(state: ServerState, clients: list) -> tuple[ServerState, dict]:
+        total, n = _map(torch.zeros_like, state.params), 0.0
+        for _cid, data, rng in clients:
+            delta = train(state.params, data.shuffle_repeat_batch(client_batch_hparams), rng)
+            total, n = _map(lambda s, d: s + len(data) * d, total, delta), n + len(data)
+        opt_state, params = server_optimizer.apply(_map(lambda s: s / n, total), state.opt_state, state.params)
+        return ServerState(params, opt_state), {}
+
+    return FederatedAlgorithm(lambda params: ServerState(params, server_optimizer.init(params)), apply)
+
+
 def install() -> None:
     """Register ``jax``, ``jax.numpy``, ``jax.random``, ``fedjax``, ``fedjax.algorithms(.fed_avg)``."""
     _CONFIG["jax_enable_x64"] = False
@@ -164,6 +200,7 @@ def install() -> None:
         "fedjax.algorithms": _mod("fedjax.algorithms"),
         "fedjax.algorithms.fed_avg": _mod("fedjax.algorithms.fed_avg", federated_averaging=federated_averaging,
                                           ServerState=ServerState),
+        "fedjax.algorithms.fed_prox": _mod("fedjax.algorithms.fed_prox", fed_prox=fed_prox),
     }
     for name, mod in mods.items():  # ``import a.b`` binds b as an attribute of a
         parent, _, child = name.rpartition(".")
