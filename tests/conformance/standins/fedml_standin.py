@@ -1,6 +1,6 @@
 """A stand-in for FedML 0.9.6's single-process SCAFFOLD with the shape drivers/fedml.py uses:
 ``fedml.simulation.sp.scaffold.scaffold_trainer`` (``ScaffoldTrainer(dataset, model, device, args)`` with
-``client_list[i].c_model_local``, ``c_model_global``, ``model_trainer.get_model_params()``, ``_client_sampling``,
+``client_list[i].c_model_local``, ``c_model_global``, ``model_trainer.get_model_params()``, ``_client_sampling`` (FedML's own, seeded by the round index),
 ``_local_test_on_all_clients``, ``train()`` and a module-level ``mlops``) and ``fedml.ml.trainer.scaffold_trainer``
 (whose ``nn.CrossEntropyLoss`` the driver replaces by the kit's least squares). Unlike FedML, it computes
 Karimireddy et al.'s Alg. 1 (option II), so the driver's translation -- the kit's client ids mapped onto FedML's
@@ -13,9 +13,10 @@ import copy
 import sys
 import types
 
+import numpy as np
 import torch
 
-SLIP: dict = {"last_client_overwrites": False}
+SLIP: dict = {"last_client_overwrites": False, "sample_first": False}
 
 
 def _mod(name: str, **attrs) -> types.ModuleType:
@@ -49,8 +50,15 @@ class ScaffoldTrainer:
             self.c_model_global.weight.zero_()
         self.client_list = [_Client(i, model) for i in range(args.client_num_in_total)]
 
-    def _client_sampling(self, round_idx, total, per_round):  # pragma: no cover - replaced by the driver
-        return list(range(per_round))
+    def _client_sampling(self, round_idx, total, per_round):
+        """FedML 0.9.6's ``_client_sampling``: every client at full participation, else NumPy seeded with the
+        round index and a uniform draw without replacement (``SLIP["sample_first"]``: the first per_round)."""
+        if total == per_round:
+            return list(range(total))
+        if SLIP["sample_first"]:
+            return list(range(per_round))
+        np.random.seed(round_idx)
+        return np.random.choice(range(total), min(per_round, total), replace=False)
 
     def _local_test_on_all_clients(self, round_idx):  # pragma: no cover - replaced by the driver
         return None

@@ -123,14 +123,6 @@ def multi_round(impl, case, hyper, rtol) -> Outcome:
     return fedavg.multi_round(impl, case, hyper, rtol, family="fedprox")
 
 
-@prop(id="fedprox.own_sampler", family="fedprox", reference=f"{LI}, S_t a uniformly random set of m clients",
-      statement="its own sampler at clients_per_round = m < N: every round equals the closed form for the clients it "
-                "reports drawn, each draws m distinct clients, each client is drawn in a fraction m/N of the rounds "
-                "(z <= 5)", cases=fedavg.population_cases, examples=1)
-@_k_step
-def own_sampler(impl, case, hyper, rtol) -> Outcome:
-    return fedavg.own_sampler(impl, case, hyper, rtol, family="fedprox")
-
 
 def _gamma_inexact_round(impl, case, hyper, rtol) -> Outcome:
     """Definition 2 of Li et al. (2020), checked on the implementation's own local solver: a round with client i
