@@ -24,6 +24,7 @@ and the two wrong samplers of the power set: always the first m clients; reports
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -40,12 +41,14 @@ __all__ = ["rounds_for", "clients_per_round", "own_sampler", "self_sampling", "J
 Judge = Callable[[np.ndarray, Any, np.ndarray, Any, np.ndarray, Mapping[str, Any]], tuple[float, str]]
 
 
-def rounds_for(p: float) -> int:
-    """R such that a client drawn never (count 0) or always (count R) is off R p by SAMPLER_POWER_MARGIN times
-    the slack mc_slack(sqrt(R p (1 - p))): R = (margin Z)^2 max(p / (1 - p), (1 - p) / p)."""
-    if not 0.0 < p < 1.0:
-        raise ValueError(f"p (the fraction of clients per round) must be in (0, 1), got {p}")
-    return math.ceil((SAMPLER_POWER_MARGIN * Z_MONTE_CARLO) ** 2 * max(p / (1 - p), (1 - p) / p))
+def rounds_for(m: int, n: int) -> int:
+    """R such that a client drawn never (count 0) or always (count R) is off R p (p = m / n) by
+    SAMPLER_POWER_MARGIN times the slack mc_slack(sqrt(R p (1 - p))): R = (margin Z)^2 max(p / (1 - p), (1 - p) / p),
+    in exact rational arithmetic (so p = 1/3 gives 200, not a rounded-up 201)."""
+    if not (isinstance(m, int) and isinstance(n, int) and 0 < m < n):
+        raise ValueError(f"m (clients per round) must be an integer in (0, n) for a population of n = {n}, got {m}")
+    ratio = max(Fraction(m, n - m), Fraction(n - m, m))
+    return math.ceil(Fraction(SAMPLER_POWER_MARGIN * Z_MONTE_CARLO) ** 2 * ratio)
 
 
 def clients_per_round(n: int) -> int:
@@ -62,7 +65,7 @@ def own_sampler(impl: Callable[..., Any], inst: Instance, hyper: Mapping[str, An
     n = inst.n
     m = clients_per_round(n)
     p = m / n
-    R = rounds_for(p)
+    R = rounds_for(m, n)
     ids = [int(c.cid) for c in inst.clients]
     position = {cid: i for i, cid in enumerate(ids)}
     counts = np.zeros(n)
