@@ -59,9 +59,10 @@ def clients_per_round(n: int) -> int:
 
 
 def own_sampler(impl: Callable[..., Any], inst: Instance, hyper: Mapping[str, Any], rtol: float, judge: Judge,
-                seed: int = 0) -> Outcome:
+                seed: int = 0, per_round: Callable[[int], Mapping[str, Any]] | None = None) -> Outcome:
     """Run R rounds of ``impl`` on the population of ``inst`` with ``clients_per_round`` = m and judge them: (a)
-    each round by ``judge`` for the participants it reports, (b) the draws in law (module docstring)."""
+    each round by ``judge`` for the participants it reports, (b) the draws in law (module docstring).
+    ``per_round(t)`` adds the round's own hyperparameters (FedNova's tau_i of every client of the population)."""
     n = inst.n
     m = clients_per_round(n)
     p = m / n
@@ -71,7 +72,7 @@ def own_sampler(impl: Callable[..., Any], inst: Instance, hyper: Mapping[str, An
     counts = np.zeros(n)
     x, state, first_bad = inst.x0, None, None
     for t in range(R):
-        h = round_hyper(hyper, inst, clients_per_round=m)
+        h = round_hyper(hyper, inst, clients_per_round=m, **(per_round(t) if per_round else {}))
         x_new, state_new, drawn = call_sampling_round(impl, x, inst.clients, state, h,
                                                       np.random.default_rng(seed + t))
         if drawn is None:

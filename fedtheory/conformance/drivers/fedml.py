@@ -129,11 +129,14 @@ def fednova():
     driver gives client i a loader of tau_i full batches and ``epochs = 1``, so it runs the kit's tau_i full-batch
     steps. Its ``Client`` hard-codes ``nn.CrossEntropyLoss``; the driver sets the kit's least squares as the
     client's criterion. ``momentum`` and ``prox`` are FedML's ``args.momentum`` and ``args.mu``; ``gmf`` (server
-    momentum) is 0."""
+    momentum) is 0. Given the population and ``clients_per_round`` (``fednova.own_sampler``), FedML's own
+    ``client_sampling`` draws, at the run's round index, as for SCAFFOLD."""
     import fedml.simulation.sp.fednova.fednova_trainer as fedml_fednova
 
+    run = {"round": 0, "last": None}
+
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, momentum=0.0, prox=0.0,
-             tau_eff="norm", **_):
+             tau_eff="norm", clients_per_round=None, **_):
         n = len(clients)
         taus = [int(local_steps[c.cid]) for c in clients]
         train = {i: [(torch.tensor(c.features), torch.tensor(c.targets))] * t
@@ -141,14 +144,30 @@ def fednova():
         sizes = {i: c.num_examples for i, c in enumerate(clients)}
         args = types.SimpleNamespace(
             learning_rate=float(local_step), gmf=0.0, mu=float(prox), momentum=float(momentum), dampening=0.0,
-            wd=0.0, nesterov=False, epochs=1, comm_round=1, client_num_in_total=n, client_num_per_round=n,
+            wd=0.0, nesterov=False, epochs=1, comm_round=1, client_num_in_total=n,
+            client_num_per_round=int(clients_per_round or n),
             frequency_of_the_test=1, dataset="kit", enable_wandb=False)
         dataset = [sum(sizes.values()), 0, None, None, sizes, train, {i: [] for i in range(n)}, 1]
         trainer = fedml_fednova.FedNovaTrainer(dataset, _model(x), torch.device("cpu"), args)
-        trainer.client_sampling = lambda round_idx, total, per_round: list(range(n))
+        drawn = []
+        if clients_per_round is None:
+            trainer.client_sampling = lambda round_idx, total, per_round: list(range(n))
+        else:  # FedML's own sampler at the run's round index (a new run: a model the driver did not return)
+            last = run["last"]
+            fresh = last is None or last.shape != x.shape or not np.array_equal(last, x)
+            run["round"] = 0 if fresh else run["round"] + 1
+            own = trainer.client_sampling
+
+            def sampling(round_idx, total, per_round):
+                drawn.extend(int(i) for i in own(run["round"], total, per_round))
+                return list(drawn)
+            trainer.client_sampling = sampling
         trainer.local_test_on_all_clients = lambda *a, **k: None
         for c in trainer.client_list:
             c.criterion = HalfMSE()
         trainer.train()
-        return trainer.model_global.weight.detach().numpy().reshape(-1).copy()
+        x_new = run["last"] = trainer.model_global.weight.detach().numpy().reshape(-1).copy()
+        if clients_per_round is None:
+            return x_new
+        return x_new, None, {"drawn": [int(clients[i].cid) for i in drawn]}
     return impl

@@ -306,18 +306,26 @@ def _fednova(aggregate: str | None, weighting: str):
     flgo_fednova = importlib.import_module("flgo.algorithm.fednova")  # the stand-in of CI has no FedNova
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, momentum=0.0, prox=0.0,
-             tau_eff="norm", weighting=weighting, **_):
+             tau_eff="norm", weighting=weighting, clients_per_round=None, **_):
         if prox or not isinstance(tau_eff, str):
             raise ValueError("flgo's FedNova has no proximal term and no server-chosen tau_eff (it uses "
                              f"sum p_i tau_i); prox must be 0 and tau_eff 'norm' or 'steps', got {prox}, {tau_eff!r}")
         taus = [int(local_steps[c.cid]) for c in clients]
-        option = _options(max(taus), local_step, [], aggregate)
+        own = clients_per_round is not None
+        option = _options(max(taus), local_step, [], aggregate,
+                          (int(clients_per_round) + 0.5) / len(clients) if own else None)
         option["momentum"] = float(momentum)
-        server, members, _ = _federation(flgo_fednova, x, clients, None, option, {})
+        server, members, _ = _federation(flgo_fednova, x, clients, None, option, {}, own)
         for member, tau in zip(members, taus):
             member._working_amount = member.num_steps = tau
+        last = _LAST.get("fednova")
+        if own and (last is None or last.shape != x.shape or not np.array_equal(last, x)):
+            fflow.setup_seed(int(rng.integers(0, 2**31 - 1)))  # a new run: seeded once, as flgo.init does
         server.iterate()
-        return _vector(server.model)
+        x_new = _LAST["fednova"] = _vector(server.model)
+        if not own:
+            return x_new
+        return x_new, None, {"drawn": [int(clients[int(i)].cid) for i in server.selected_clients]}
     return impl
 
 
