@@ -58,3 +58,17 @@ def test_a_sampler_that_always_draws_the_first_clients_is_rejected(driver, monke
     report = conformance.check(driver.scaffold(), "scaffold", properties=["scaffold.own_sampler"])
     assert [r.status for r in report.results] == ["violated"], report.table()
     assert "the sampler's law fails" in report.failures[0].diagnosis
+
+
+def test_fedmls_fednova_runs_its_own_sampler(driver):
+    # FedNovaTrainer's client_sampling draws m of N at the run's round index; every client's tau_i comes from the kit
+    report = conformance.check(driver.fednova(), "fednova", properties=["fednova.one_round", "fednova.own_sampler"])
+    assert report.results and all(r.status == "holds" for r in report.results), report.table()
+    assert "fednova.own_sampler" in {r.prop.id for r in report.results}
+
+
+def test_fedmls_fednova_with_a_sampler_that_always_draws_the_first_clients_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(fedml_standin.SLIP, "sample_first", True)
+    report = conformance.check(driver.fednova(), "fednova", properties=["fednova.own_sampler"])
+    assert [r.status for r in report.results] == ["violated"], report.table()
+    assert "the sampler's law fails" in report.failures[0].diagnosis

@@ -93,6 +93,41 @@ class ScaffoldTrainer:
             self.c_model_global.weight.copy_(c + dc / N)
 
 
+class FedNovaTrainer:
+    """FedML 0.9.6's single-process FedNova trainer with plain local SGD (no momentum, no proximal term): each
+    sampled client runs the batches of its loader once (tau_i steps), reports d_i = (x - y_i) / tau_i, and the
+    server moves x by -tau_eff sum p_i d_i with p_i = n_i / the round's examples and tau_eff = sum p_i tau_i
+    (Wang et al. 2020, eq. (7) for SGD); ``client_sampling`` is FedML's (seeded with the round index)."""
+
+    def __init__(self, dataset, model, device, args):
+        self.args, self.model_global = args, model
+        self.train_data_local_num_dict, self.train_data_local_dict = dataset[4], dataset[5]
+        self.client_list = [types.SimpleNamespace(criterion=None) for _ in range(args.client_num_per_round)]
+
+    client_sampling = ScaffoldTrainer._client_sampling
+
+    def local_test_on_all_clients(self, *a, **k):  # pragma: no cover - replaced by the driver
+        return None
+
+    def train(self) -> None:
+        a = self.args
+        x = self.model_global.weight.detach().clone()
+        idx = [int(i) for i in self.client_sampling(0, a.client_num_in_total, a.client_num_per_round)]
+        total = float(sum(self.train_data_local_num_dict[i] for i in idx))
+        step, tau_eff = torch.zeros_like(x), 0.0
+        for client, i in zip(self.client_list, idx):
+            y = x.clone().requires_grad_(True)
+            batches = self.train_data_local_dict[i]
+            for Z, t in batches:
+                (g,) = torch.autograd.grad(client.criterion(Z @ y[0], t), y)
+                y = (y - a.learning_rate * g).detach().requires_grad_(True)
+            p = self.train_data_local_num_dict[i] / total
+            step += p * (x - y.detach()) / len(batches)
+            tau_eff += p * len(batches)
+        with torch.no_grad():
+            self.model_global.weight.copy_(x - tau_eff * step)
+
+
 def install() -> None:
     """Register the stand-in as ``fedml`` (and the submodules the driver imports) in ``sys.modules``."""
     mods = {
@@ -105,6 +140,9 @@ def install() -> None:
         "fedml.simulation.sp.scaffold": _mod("fedml.simulation.sp.scaffold"),
         "fedml.simulation.sp.scaffold.scaffold_trainer": _mod("fedml.simulation.sp.scaffold.scaffold_trainer",
                                                               ScaffoldTrainer=ScaffoldTrainer, mlops=None),
+        "fedml.simulation.sp.fednova": _mod("fedml.simulation.sp.fednova"),
+        "fedml.simulation.sp.fednova.fednova_trainer": _mod("fedml.simulation.sp.fednova.fednova_trainer",
+                                                            FedNovaTrainer=FedNovaTrainer),
     }
     for name, mod in mods.items():  # ``import a.b`` binds b as an attribute of a
         parent, _, child = name.rpartition(".")

@@ -1,7 +1,7 @@
 """A stand-in for flgo 0.4.4 with the shape drivers/flgo.py uses: ``flgo.VirtualCommunicator``, ``flgo.simulator``
 (``DefaultSimulator``, ``base.ElemClock``), ``flgo.benchmark.base.BasicTaskCalculator``, ``flgo.utils.fflow``
 (``GlobalVariable``, ``read_option_from_command``), ``flgo.utils.fmodule.FModule`` (model arithmetic through
-``m.__class__()``) and ``flgo.algorithm.{fedavg,fedprox,scaffold,feddyn,fedavgm}`` (``Server``/``Client`` with
+``m.__class__()``) and ``flgo.algorithm.{fedavg,fedprox,scaffold,feddyn,fedavgm,fednova}`` (``Server``/``Client`` with
 ``register_clients``, ``set_data``, ``initialize`` -> ``init_algo_para``, ``sample`` (its 'full' and 'uniform'
 options), ``iterate``). The algorithms are
 re-typed from flgo's source as read for docs/frameworks.md; ``SLIP`` switches one deviation on for the power
@@ -236,11 +236,36 @@ class ScaffoldClient(BasicClient):
         return {"dy": dy, "dc": dc}
 
 
+class FedNovaServer(BasicServer):
+    """flgo.algorithm.fednova.Server: d_i = (y_i - x) / tau_i, p_i = n_i / all members' data, then (aggregate
+    'other') p normalised over the received clients, x + (sum p_i tau_i) sum p_i d_i; 'uniform': mean tau, mean d."""
+
+    def iterate(self):
+        self.selected_clients = self.sample()
+        res = self.communicate(self.selected_clients)
+        ds = [(m - self.model) / t for m, t in zip(res["model"], res["tau"])]
+        vols = [c.datavol for c in self.clients]
+        p = [vols[c] / sum(vols) for c in self.received_clients]
+        if self.aggregation_option == "uniform":
+            tau_eff, delta = sum(res["tau"]) / len(ds), _model_average(ds)
+        else:
+            p = [pk / sum(p) for pk in p]
+            tau_eff, delta = sum(t * pk for t, pk in zip(res["tau"], p)), _model_sum([d * pk for d, pk in zip(ds, p)])
+        self.model = self.model + delta * tau_eff
+
+
+class FedNovaClient(BasicClient):
+    def reply(self, pkg):
+        model = pkg["model"]
+        self.train(model)
+        return {"model": model, "tau": getattr(self, "_working_amount", self.num_steps)}
+
+
 def install() -> None:
     """Register the stand-in as ``flgo`` (and its submodules) in ``sys.modules``."""
     algo = {"fedavg": (BasicServer, BasicClient), "fedprox": (BasicServer, BasicClient),
             "feddyn": (BasicServer, BasicClient), "fedavgm": (BasicServer, BasicClient),
-            "scaffold": (ScaffoldServer, ScaffoldClient)}
+            "scaffold": (ScaffoldServer, ScaffoldClient), "fednova": (FedNovaServer, FedNovaClient)}
     mods = {f"flgo.algorithm.{k}": _mod(f"flgo.algorithm.{k}", Server=type("Server", (s,), {}),
                                          Client=type("Client", (c,), {})) for k, (s, c) in algo.items()}
     sim_base = _mod("flgo.simulator.base", ElemClock=ElemClock)
