@@ -303,7 +303,7 @@ def _fednova(aggregate: str | None, weighting: str):
     ``_working_amount`` as tau. The local optimiser is flgo's (torch SGD with option['momentum'])."""
     import importlib
 
-    flgo_fednova = importlib.import_module("flgo.algorithm.fednova")  # the stand-in of CI has no FedNova
+    flgo_fednova = importlib.import_module("flgo.algorithm.fednova")  # imported when the factory is used
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, momentum=0.0, prox=0.0,
              tau_eff="norm", weighting=weighting, clients_per_round=None, **_):
