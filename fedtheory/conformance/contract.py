@@ -26,6 +26,15 @@ Draw protocol: where the paper's round is random beyond the participants, the ki
 keyword ``draw`` (DANE+'s selected client ``{"client": cid}``, FedRed's coin ``{"communicate": bool}`` and
 minibatches ``{"batches": {cid: rows}}``); an implementation uses it instead of its own generator.
 
+Sampling protocol (the other direction): an implementation that draws its own participants (a framework's sampler
+as its users run it) is given the whole population as ``clients`` and the participation as the keyword
+``clients_per_round`` = m (the framework's clients per round or fraction, translated by its driver); it returns
+``(x_new, state, {"drawn": [cid, ...]})``, the clients it drew this round (``state`` may be ``None``). The kit
+judges the round against the paper's round for the reported clients and the draws in law
+(:mod:`fedtheory.conformance.sampling`). Without ``clients_per_round`` every given client takes part, as before:
+an implementation that takes the kit's participants needs nothing new, and the sampling properties report
+"not applicable" for it.
+
 A compressor is any object with ``compress(x, rng) -> x_hat`` or ``-> (x_hat, bits)`` on a vector x, an
 ``omega`` attribute (a number, or a callable of d) for the declared variance constant, and optionally
 ``unbiased`` (default True).
@@ -37,7 +46,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["STATE_KEYS", "call_round", "call_compress", "declared_omega", "ContractError", "check_implementation"]
+__all__ = ["STATE_KEYS", "call_round", "call_sampling_round", "call_compress", "declared_omega", "ContractError", "check_implementation"]
 
 #: The state layout that makes the state-reading properties applicable (server key, per-client key).
 STATE_KEYS: Mapping[str, tuple[str | None, str]] = {
@@ -86,16 +95,31 @@ def _describe(obj: Any) -> str:
 def call_round(impl: Callable[..., Any], x: np.ndarray, clients: Sequence[Any], state: Any, hyper: Mapping[str, Any],
                rng: np.random.Generator) -> tuple[np.ndarray, Any]:
     """One round through the contract; returns (x_new as float64 (d,), state)."""
+    x_new, new_state, _ = call_sampling_round(impl, x, clients, state, hyper, rng)
+    return x_new, new_state
+
+
+def call_sampling_round(impl: Callable[..., Any], x: np.ndarray, clients: Sequence[Any], state: Any,
+                        hyper: Mapping[str, Any], rng: np.random.Generator) -> tuple[np.ndarray, Any, list | None]:
+    """One round through the contract; returns (x_new, state, drawn): ``drawn`` is the list of client ids the
+    implementation reports it drew itself (the sampling protocol), ``None`` when it reports none."""
     out = impl(np.array(x, dtype=np.float64), list(clients), state=state, rng=rng, **hyper)
-    new_state = None
+    new_state, drawn = None, None
     if isinstance(out, tuple):
-        if len(out) != 2:
-            raise ContractError(f"an implementation returns x_new or (x_new, state), got a {len(out)}-tuple")
-        out, new_state = out
+        if len(out) not in (2, 3):
+            raise ContractError(f"an implementation returns x_new, (x_new, state) or (x_new, state, {{'drawn': "
+                                f"cids}}), got a {len(out)}-tuple")
+        if len(out) == 3:
+            report = out[2]
+            if not isinstance(report, Mapping) or "drawn" not in report:
+                raise ContractError(f"the third returned item reports the round's own draw as {{'drawn': [cid, "
+                                    f"...]}}, got {_describe(report)}")
+            drawn = [int(c) for c in np.asarray(report["drawn"]).reshape(-1)]
+        out, new_state = out[0], out[1]
     x_new = np.asarray(out, dtype=np.float64).reshape(-1) if np.size(out) == np.size(x) else None
     if x_new is None:
         raise ContractError(f"the new server model must have {np.size(x)} entries, got shape {np.shape(out)}")
-    return x_new, new_state
+    return x_new, new_state, drawn
 
 
 def call_compress(comp: Any, x: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float | None]:

@@ -15,6 +15,9 @@ reads one JSON request per line on stdin and writes one JSON reply per line on s
      "state": <JSON or null>, "hyper": {...}, "seed": S}
     -> {"x": [...], "state": <JSON or null>, "returned_state": true|false}   or   {"error": "Type: message"}
 
+An implementation that draws its own participants (the sampling protocol of contract.py) returns a third item,
+sent as ``"report": {"drawn": [cid, ...]}``.
+
 A client's ``features``/``targets`` are sent the first time its ``key`` appears and then only ``{"key", "cid"}``.
 Encoding (both directions): NumPy arrays as nested lists; a mapping whose keys are all integers is sent with
 string keys and decoded back to integer keys (per-client state ``{cid: vector}``, FedRed's minibatches). The
@@ -102,9 +105,11 @@ def serve(impl, stdin=sys.stdin, stdout=sys.stdout) -> None:
                 out = impl(np.asarray(req["x"], dtype=np.float64), here, state=state,
                            rng=np.random.default_rng(int(req["seed"])), **hyper)
             returned = isinstance(out, tuple)
-            x_new, new_state = out if returned else (out, None)
+            x_new, new_state = out[:2] if returned else (out, None)
             reply = {"x": encode(np.asarray(x_new, dtype=np.float64).reshape(-1)), "state": encode(new_state),
                      "returned_state": returned}
+            if returned and len(out) == 3:
+                reply["report"] = encode(out[2])
         except Exception as exc:  # noqa: BLE001 -- report anything the implementation raises to the kit
             where = traceback.extract_tb(exc.__traceback__)[-1]
             reply = {"error": f"{type(exc).__name__}: {exc} ({where.filename.rsplit('/', 1)[-1]}:{where.lineno})"}

@@ -24,12 +24,14 @@ from hypothesis import strategies as st
 
 from . import expected as ex
 from . import expected_stateful as es
+from . import sampling
 from .contract import STATE_KEYS
 from .kit import Outcome, cases_with, identity, instance_of, not_applicable, outcome, round_hyper, run_round, scale_of
 from .statekit import opaque_reason, relative, rows_or_initial
 from .tolerances import CONVERGED_REL
 
-__all__ = ["ROUNDS", "stateful_cases", "converges", "one_round", "fixed_point", "server_state", "multi_round"]
+__all__ = ["ROUNDS", "stateful_cases", "converges", "one_round", "fixed_point", "server_state", "multi_round",
+           "own_sampler"]
 
 #: Rounds of the multi-round property.
 ROUNDS = 6
@@ -235,4 +237,30 @@ def multi_round(impl, case, hyper, rtol, family: str) -> Outcome:
                                                            if t > 0 else ""))
     return outcome(True, err, rtol)
 
+
+def own_sampler(impl, case, hyper, rtol, family: str) -> Outcome:
+    """The implementation's own sampler at partial participation (:mod:`fedtheory.conformance.sampling`): each
+    round is the recursion of :func:`multi_round` from the model the implementation returned, for the clients it
+    reports drawn; a readable state is compared too and then carried (so one slip is reported once, at its round)."""
+    inst = instance_of(case)
+    server_key, client_key = STATE_KEYS[family]
+    keys = [k for k in (server_key, client_key) if k]
+    kit = {"server": np.zeros(inst.d), "C": np.zeros((inst.n, inst.d))}
+
+    def judge(x, state, x_new, state_new, S, h):
+        want_x, server, C = _step(family, inst, x, kit["server"], kit["C"], S, h)
+        scale = scale_of(inst, inst.x0, want_x) + float(np.abs(C).max())
+        pairs = {"model": (x_new, want_x)}
+        if not opaque_reason(state_new, keys):
+            got_C = rows_or_initial(state_new, client_key, inst, np.zeros((inst.n, inst.d)))
+            pairs[client_key] = (got_C, C)
+            if server_key:
+                got_server = np.asarray(state_new[server_key], dtype=np.float64)
+                pairs[server_key] = (got_server, server)
+                server = got_server
+            C = got_C
+        kit["server"], kit["C"] = server, C
+        worst, err = relative(pairs, scale)
+        return err, f"{worst} differs from the recursion"
+    return sampling.own_sampler(impl, inst, hyper, rtol, judge, seed=case["round_seed"])
 

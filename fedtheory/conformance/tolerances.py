@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..montecarlo import Z_MONTE_CARLO, mc_slack
 
 __all__ = ["Z_MONTE_CARLO", "mc_slack", "IDENTITY_RTOL", "EXACT_REL", "TIE_REL", "WEIGHT_RTOL",
-           "WEIGHT_RESIDUAL_FLOOR", "REGRET_FLOOR", "PROBABILITY_SUM_TOL", "CONVERGED_REL"]
+           "WEIGHT_RESIDUAL_FLOOR", "REGRET_FLOOR", "PROBABILITY_SUM_TOL", "CONVERGED_REL", "SAMPLER_POWER_MARGIN"]
 
 #: Default relative tolerance of an identity between an implementation's round and the kit's expected side in
 #: float64: the two evaluate the same update in different orders (and a framework may use float32 accumulators
@@ -57,3 +57,9 @@ FEDNOVA_CONSISTENCY_TOL = 1e-3
 #: The identity tolerance a float32 implementation is declared at (a correct one rounds each of a few hundred
 #: operations at 6e-8 relative; 1e-4 leaves margin while an algorithmic slip moves the round at O(1)).
 FLOAT32_RTOL = 1e-4
+
+#: The own-sampler law test (fedtheory/conformance/sampling.py) runs enough rounds R that a client the sampler never
+#: draws, or always draws, is off its expected count R p by this many times the slack mc_slack(se) of a correct
+#: sampler (se = sqrt(R p (1 - p))): R = (2 Z)^2 max(p / (1 - p), (1 - p) / p), 100 rounds at p = 1/2. A margin of
+#: 2 keeps the power of the test near 1 against a sampler that favours or ignores a client, at a cost linear in R.
+SAMPLER_POWER_MARGIN = 2.0

@@ -44,3 +44,31 @@ def test_fedmls_last_client_overwrite_is_rejected(driver, monkeypatch):
     report = conformance.check(driver.scaffold(), "scaffold", max_examples=8, shrink=False,
                                properties=["scaffold.one_round", "scaffold.multi_round"])
     assert not report.passed
+
+
+def test_fedmls_own_sampler_runs_at_partial_participation(driver):
+    # FedML's _client_sampling draws (np.random.seed(round_idx), uniform without replacement); the driver passes the
+    # run's round index and reports the draw
+    report = conformance.check(driver.scaffold(), "scaffold", properties=["scaffold.own_sampler"])
+    assert [r.status for r in report.results] == ["holds"], report.table()
+
+
+def test_a_sampler_that_always_draws_the_first_clients_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(fedml_standin.SLIP, "sample_first", True)
+    report = conformance.check(driver.scaffold(), "scaffold", properties=["scaffold.own_sampler"])
+    assert [r.status for r in report.results] == ["violated"], report.table()
+    assert "the sampler's law fails" in report.failures[0].diagnosis
+
+
+def test_fedmls_fednova_runs_its_own_sampler(driver):
+    # FedNovaTrainer's client_sampling draws m of N at the run's round index; every client's tau_i comes from the kit
+    report = conformance.check(driver.fednova(), "fednova", properties=["fednova.one_round", "fednova.own_sampler"])
+    assert report.results and all(r.status == "holds" for r in report.results), report.table()
+    assert "fednova.own_sampler" in {r.prop.id for r in report.results}
+
+
+def test_fedmls_fednova_with_a_sampler_that_always_draws_the_first_clients_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(fedml_standin.SLIP, "sample_first", True)
+    report = conformance.check(driver.fednova(), "fednova", properties=["fednova.own_sampler"])
+    assert [r.status for r in report.results] == ["violated"], report.table()
+    assert "the sampler's law fails" in report.failures[0].diagnosis

@@ -48,3 +48,18 @@ def test_a_slipped_standin_is_rejected(driver, monkeypatch):
     report = conformance.check(driver.scaffold(), "scaffold", max_examples=8, shrink=False,
                                properties=["scaffold.server_state", "scaffold.multi_round"])
     assert not report.passed
+
+
+@pytest.mark.parametrize("factory, family", [("fedavg", "fedavg"), ("scaffold", "scaffold"), ("fednova", "fednova")])
+def test_flgos_own_sampler_runs_at_partial_participation(driver, factory, family):
+    # the driver leaves the draw to flgo's Server.sample ('uniform', proportion from clients_per_round) and reports it
+    fixed = ["server_step"] if family != "fednova" else []  # FedNova's family has no server step
+    report = conformance.check(getattr(driver, factory)(), family, fixed=fixed, properties=[f"{family}.own_sampler"])
+    assert [r.status for r in report.results] == ["holds"], report.table()
+
+
+def test_a_sampler_that_always_draws_the_first_members_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(flgo_standin.SLIP, "sample_first", True)
+    report = conformance.check(driver.fedavg(), "fedavg", fixed=["server_step"], properties=["fedavg.own_sampler"])
+    assert [r.status for r in report.results] == ["violated"], report.table()
+    assert "the sampler's law fails" in report.failures[0].diagnosis

@@ -18,9 +18,9 @@ from .standins import (  # noqa: E402
 )
 
 DRIVER = "fedtheory.conformance.drivers.flsim"
-CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"],
+CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round", "fedavg.own_sampler"],
          "server_optimizer": ["server_optimizer.first_round", "server_optimizer.from_state",
-                              "server_optimizer.multi_round"]}
+                              "server_optimizer.multi_round", "server_optimizer.own_sampler"]}
 # docs/frameworks.md's FLSim rows: the diagnosis each FAIL's first failure starts with
 FAILS = {"fedadam": "Adam of Kingma & Ba with step count t = 1",
          "fedadam_no_decay": "Adam of Kingma & Ba with step count t = 1"}
@@ -66,3 +66,19 @@ def test_a_delta_of_the_wrong_sign_is_rejected(driver, monkeypatch):
                                max_examples=8, shrink=False, properties=["server_optimizer.first_round"])
     assert not report.passed
     assert "wrong sign" in report.failures[0].diagnosis
+
+
+@pytest.mark.parametrize("factory, family, hyper", [("fedavg", "fedavg", {}),
+                                                    ("fedavgm", "server_optimizer", {"optimizer": "fedavgm"})])
+def test_flsims_own_selector_runs_at_partial_participation(driver, factory, family, hyper):
+    # the server's UniformlyRandomActiveUserSelector draws; the driver reports the drawn users
+    report = conformance.check(getattr(driver, factory)(), family, fixed=["server_step"] if family == "fedavg" else [],
+                               properties=[f"{family}.own_sampler"], weighting="num_examples", **hyper)
+    assert [r.status for r in report.results] == ["holds"], report.table()
+
+
+def test_a_selector_that_always_draws_the_first_users_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(flsim_standin.SLIP, "sample_first", True)
+    report = conformance.check(driver.fedavg(), "fedavg", fixed=["server_step"], properties=["fedavg.own_sampler"])
+    assert [r.status for r in report.results] == ["violated"], report.table()
+    assert "the sampler's law fails" in report.failures[0].diagnosis

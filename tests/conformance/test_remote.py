@@ -35,6 +35,17 @@ TINY = textwrap.dedent('''
     def fedavg_twice():
         return fedavg(twice=True)
 
+    def fedavg_sampling():
+        """Draws its own participants when given clients_per_round and reports them (the sampling protocol)."""
+        base = fedavg()
+
+        def impl(x, clients, *, rng=None, clients_per_round=None, **hyper):
+            if clients_per_round is None:
+                return base(x, clients, rng=rng, **hyper)
+            idx = sorted(rng.choice(len(clients), size=clients_per_round, replace=False))
+            return base(x, [clients[i] for i in idx], rng=rng, **hyper), None, {"drawn": [clients[i].cid for i in idx]}
+        return impl
+
     def broken():
         def impl(x, clients, **_):
             raise ValueError("no such layer")
@@ -126,3 +137,9 @@ def test_a_missing_driver_file_is_named():
     from fedtheory.conformance.remote_worker import main
     with pytest.raises(SystemExit, match="no driver file .*nowhere.py"):
         main(["/nowhere/nowhere.py:fedavg"])
+
+
+def test_remote_reports_the_draw_of_an_implementation_that_samples_its_own(worker_dir):
+    with _remote(worker_dir, "fedavg_sampling") as impl:
+        report = conformance.check(impl, "fedavg", properties=["fedavg.own_sampler"])
+    assert [r.status for r in report.results] == ["holds"], report.table()

@@ -200,3 +200,12 @@ def test_a_configuration_recorded_by_run_py_qualifies_the_cell(tmp_path: Path) -
     (results / "scaffold_fraction.json").write_text(json.dumps(paper))
     row = _row(verdict_table(tmp_path), "Toy 1.0")
     assert row["SCAFFOLD"] == "**FAIL** (as shipped); pass (as the paper)"
+
+
+def test_every_stored_report_records_the_kit_commit_and_the_framework_version():
+    """docs/frameworks.md says so: a verdict names the kit that gave it and the framework version it judged."""
+    reports = sorted((ROOT / "benchmarks" / "frameworks" / "results").rglob("*.json"))
+    assert reports
+    missing = [str(p.relative_to(ROOT)) for p in reports
+               if not {"kit_commit", "framework_version"} <= set(json.loads(p.read_text()))]
+    assert not missing, f"reports without kit_commit or framework_version (re-run them with run.py): {missing}"

@@ -88,8 +88,11 @@ class Remote:
         if "error" in reply:
             raise RemoteError(f"remote implementation raised {reply['error']}")
         x_new = np.asarray(reply["x"], dtype=np.float64)
+        state = decode(reply["state"]) if reply.get("state") is not None else None
+        if "report" in reply:  # the round drew its own participants (contract.py, sampling protocol)
+            return x_new, state, decode(reply["report"])
         if reply.get("returned_state"):
-            return x_new, decode(reply["state"]) if reply["state"] is not None else None
+            return x_new, state
         return x_new
 
     def close(self) -> None:

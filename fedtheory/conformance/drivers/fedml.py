@@ -11,8 +11,16 @@ dataset tuple (one full batch per client, so ``epochs`` = K gives K steps), the 
 ``Linear(d, 1, bias=False)``) and the ``args``. Two things are replaced around it: the trainer's criterion
 (``nn.CrossEntropyLoss`` is hard-coded in ``ScaffoldModelTrainer.train``; the kit's regression needs
 1/(2m)||Z x - y||^2, so the module's ``nn`` is given that loss under the name) and the MLOps/testing calls
-(no-ops). The kit picks the participants (``_client_sampling`` returns them). State: the server's
-``c_model_global`` and each ``Client.c_model_local``, loaded from the kit's mapping and read back.
+(no-ops). State: the server's ``c_model_global`` and each ``Client.c_model_local``, loaded from the kit's mapping
+and read back.
+
+Participants. Given the kit's participants (no ``clients_per_round``), ``_client_sampling`` returns them. Given the
+whole population and ``clients_per_round`` = m (the kit's sampling protocol, ``scaffold.own_sampler``), FedML's own
+``_client_sampling`` draws them with ``client_num_per_round`` = m: ``np.random.seed(round_idx)``, then
+``np.random.choice(range(N), m, replace=False)``. The driver runs one ``train()`` per call (``comm_round`` = 1),
+whose loop index is always 0; it passes the run's round index instead (0 at the run's first round, when the kit
+gives no state, then 1, 2, ...), which is the index FedML's own loop would pass, and reports the drawn indexes as
+the kit's cids.
 """
 from __future__ import annotations
 
@@ -58,8 +66,10 @@ def _model(x):
 
 
 def scaffold():
+    run = {"round": 0}
+
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, num_clients=None,
-             **_):
+             clients_per_round=None, **_):
         N = int(num_clients or len(clients))
         # FedML numbers its clients 0..N-1; the kit's cids are labels (10.., sparse): the cids with a state and
         # this round's participants, sorted, take the first indices (the state is loaded and read back through it)
@@ -76,11 +86,21 @@ def scaffold():
         args = types.SimpleNamespace(
             federated_optimizer="SCAFFOLD", client_optimizer="sgd", learning_rate=float(local_step),
             epochs=int(local_steps), server_lr=float(server_step), comm_round=1, client_num_in_total=N,
-            client_num_per_round=len(ids), initialize_all_clients=True, frequency_of_the_test=1, dataset="kit",
+            client_num_per_round=int(clients_per_round or len(ids)), initialize_all_clients=True, frequency_of_the_test=1, dataset="kit",
             weight_decay=0.0)
         dataset = [sum(sizes.values()), 0, None, None, sizes, train, {i: [] for i in range(N)}, 1]
         trainer = fedml_scaffold.ScaffoldTrainer(dataset, _model(x), torch.device("cpu"), args)
-        trainer._client_sampling = lambda round_idx, total, per_round: list(ids)
+        drawn = []
+        if clients_per_round is None:
+            trainer._client_sampling = lambda round_idx, total, per_round: list(ids)
+        else:  # FedML's own sampler, at the run's round index (its loop's round_idx; a call runs one round)
+            run["round"] = 0 if state is None else run["round"] + 1
+            own = trainer._client_sampling
+
+            def sampling(round_idx, total, per_round):
+                drawn.extend(int(i) for i in own(run["round"], total, per_round))
+                return list(drawn)
+            trainer._client_sampling = sampling
         trainer._local_test_on_all_clients = lambda round_idx: None
         key = "weight"
         if state is not None:
@@ -94,7 +114,11 @@ def scaffold():
         for c in clients:
             local = trainer.client_list[index[int(c.cid)]].c_model_local
             c_i[int(c.cid)] = local.weight.detach().numpy().reshape(-1).copy()
-        return x_new, {"c": trainer.c_model_global.weight.detach().numpy().reshape(-1).copy(), "c_i": c_i}
+        new_state = {"c": trainer.c_model_global.weight.detach().numpy().reshape(-1).copy(), "c_i": c_i}
+        if clients_per_round is None:
+            return x_new, new_state
+        cid_of = {pos: cid for cid, pos in index.items()}
+        return x_new, new_state, {"drawn": [int(cid_of[int(i)]) for i in drawn]}
     return impl
 
 
@@ -105,11 +129,14 @@ def fednova():
     driver gives client i a loader of tau_i full batches and ``epochs = 1``, so it runs the kit's tau_i full-batch
     steps. Its ``Client`` hard-codes ``nn.CrossEntropyLoss``; the driver sets the kit's least squares as the
     client's criterion. ``momentum`` and ``prox`` are FedML's ``args.momentum`` and ``args.mu``; ``gmf`` (server
-    momentum) is 0."""
+    momentum) is 0. Given the population and ``clients_per_round`` (``fednova.own_sampler``), FedML's own
+    ``client_sampling`` draws, at the run's round index, as for SCAFFOLD."""
     import fedml.simulation.sp.fednova.fednova_trainer as fedml_fednova
 
+    run = {"round": 0, "last": None}
+
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, momentum=0.0, prox=0.0,
-             tau_eff="norm", **_):
+             tau_eff="norm", clients_per_round=None, **_):
         n = len(clients)
         taus = [int(local_steps[c.cid]) for c in clients]
         train = {i: [(torch.tensor(c.features), torch.tensor(c.targets))] * t
@@ -117,16 +144,32 @@ def fednova():
         sizes = {i: c.num_examples for i, c in enumerate(clients)}
         args = types.SimpleNamespace(
             learning_rate=float(local_step), gmf=0.0, mu=float(prox), momentum=float(momentum), dampening=0.0,
-            wd=0.0, nesterov=False, epochs=1, comm_round=1, client_num_in_total=n, client_num_per_round=n,
+            wd=0.0, nesterov=False, epochs=1, comm_round=1, client_num_in_total=n,
+            client_num_per_round=int(clients_per_round or n),
             frequency_of_the_test=1, dataset="kit", enable_wandb=False)
         dataset = [sum(sizes.values()), 0, None, None, sizes, train, {i: [] for i in range(n)}, 1]
         trainer = fedml_fednova.FedNovaTrainer(dataset, _model(x), torch.device("cpu"), args)
-        trainer.client_sampling = lambda round_idx, total, per_round: list(range(n))
+        drawn = []
+        if clients_per_round is None:
+            trainer.client_sampling = lambda round_idx, total, per_round: list(range(n))
+        else:  # FedML's own sampler at the run's round index (a new run: a model the driver did not return)
+            last = run["last"]
+            fresh = last is None or last.shape != x.shape or not np.array_equal(last, x)
+            run["round"] = 0 if fresh else run["round"] + 1
+            own = trainer.client_sampling
+
+            def sampling(round_idx, total, per_round):
+                drawn.extend(int(i) for i in own(run["round"], total, per_round))
+                return list(drawn)
+            trainer.client_sampling = sampling
         trainer.local_test_on_all_clients = lambda *a, **k: None
         for c in trainer.client_list:
             c.criterion = HalfMSE()
         trainer.train()
-        return trainer.model_global.weight.detach().numpy().reshape(-1).copy()
+        x_new = run["last"] = trainer.model_global.weight.detach().numpy().reshape(-1).copy()
+        if clients_per_round is None:
+            return x_new
+        return x_new, None, {"drawn": [int(clients[i].cid) for i in drawn]}
     return impl
 
 

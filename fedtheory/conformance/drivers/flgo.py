@@ -10,9 +10,16 @@ mapped onto them by ``_slots``), ``register_clients``, ``set_data``, flgo's ``Gl
 ``VirtualCommunicator``, ``ElemClock`` and ``DefaultSimulator`` (ideal clients), ``initialize()`` with the
 hyperparameter as ``option['algo_para']``; then it runs the server's own ``iterate()`` once. The only things the
 driver supplies are what a flgo user supplies for a regression task: the task calculator (the kit's least squares
-1/(2m)||Z x - y||^2, one full batch per step) and the model (a float64 linear FModule without bias). The kit picks
-the participants: ``Server.sample`` returns them (flgo's own sampling is random; its ``full`` mode is the kit's full
-participation). Clients that do not participate are members without data that are never sampled.
+1/(2m)||Z x - y||^2, one full batch per step) and the model (a float64 linear FModule without bias).
+
+Participants. Given the kit's participants (no ``clients_per_round``), flgo's ``full`` sample mode runs them all
+(``Server.sample`` returns them; clients that do not participate are members without data that are never sampled).
+Given the whole population and ``clients_per_round`` = m (the kit's sampling protocol, ``<family>.own_sampler``),
+flgo's own ``Server.sample`` draws the round's members with the command line's default ``option['sample']``
+('uniform': ``np.random.choice`` without replacement) and ``option['proportion']`` = (m + 1/2)/N, so flgo's
+``max(int(N proportion), 1)`` is m; the driver reports ``server.selected_clients`` as the kit's cids. NumPy's global
+generator, which flgo's sampler uses, is seeded once per run as ``flgo.init`` does (``fflow.setup_seed``), with a
+seed drawn from the kit's generator; the rounds of a run then continue its stream, as in flgo's own loop.
 
 State (read back after the round, loaded before it): SCAFFOLD ``server.cg`` / ``client.c``, FedDyn
 ``server.h`` / ``client.gradL``, FedAvgM ``server.v`` (flgo's v = -m: x+ = x - v).
@@ -80,7 +87,7 @@ def _vector(m) -> np.ndarray:
     return m.lin.weight.detach().numpy().reshape(-1).copy()
 
 
-def _options(local_steps, local_step, algo_para, aggregate):
+def _options(local_steps, local_step, algo_para, aggregate, proportion=None):
     argv, sys.argv = sys.argv, sys.argv[:1]
     try:
         option = fflow.read_option_from_command()
@@ -88,8 +95,12 @@ def _options(local_steps, local_step, algo_para, aggregate):
         sys.argv = argv
     option.update(learning_rate=float(local_step), num_steps=int(local_steps), batch_size=10**9, gpu=[],
                   optimizer="SGD", momentum=0.0, weight_decay=0.0, clip_grad=0.0, learning_rate_decay=1.0,
-                  algo_para=algo_para, sample="full", proportion=1.0, server_with_cpu=True, no_tqdm=True,
-                  scene="horizontal", task="fedtheory-kit", num_parallels=1)
+                  algo_para=algo_para, server_with_cpu=True, no_tqdm=True, scene="horizontal",
+                  task="fedtheory-kit", num_parallels=1)
+    if proportion is None:  # the kit's participants: flgo's full participation
+        option.update(sample="full", proportion=1.0)
+    else:  # flgo's own sampler with its default sample option, at the kit's clients per round
+        option["proportion"] = proportion
     if aggregate is not None:
         option["aggregate"] = aggregate
     return option
@@ -109,7 +120,7 @@ def _slots(clients, num_clients, known) -> dict:
     return {cid: slot for slot, cid in enumerate(cids)}
 
 
-def _federation(algorithm, x, clients, num_clients, option, index):
+def _federation(algorithm, x, clients, num_clients, option, index, own_sampler=False):
     """flgo.init's horizontal setup for N members, the participants holding the kit's data. Stateful methods
     (``num_clients`` given) place members by ``index`` (the kit's cid -> member); stateless ones number this
     round's clients 0..n-1."""
@@ -143,31 +154,51 @@ def _federation(algorithm, x, clients, num_clients, option, index):
         ob.gv = gv
     gv.simulator.gv = gv
     gv.clock.gv = gv
-    server.sample = lambda: list(slots)
+    if not own_sampler:
+        server.sample = lambda: list(slots)
     return server, members, Model
 
 
+#: The last model returned per algorithm: a call from another model starts a new run (flgo.init seeds it).
+_LAST: dict = {}
+
+
 def _round(algorithm, x, clients, num_clients, local_steps, local_step, algo_para=None, aggregate=None,
-           load=None, read=None, state=None):
-    option = _options(local_steps, local_step, algo_para, aggregate)
+           load=None, read=None, state=None, clients_per_round=None, rng=None):
+    own = clients_per_round is not None
+    proportion = (int(clients_per_round) + 0.5) / len(clients) if own else None
+    option = _options(local_steps, local_step, algo_para, aggregate, proportion)
     known = [cid for key in ("c_i", "g_i") for cid in (state or {}).get(key, {})]
     index = _slots(clients, num_clients, known)
-    server, members, Model = _federation(algorithm, x, clients, num_clients, option, index)
+    server, members, Model = _federation(algorithm, x, clients, num_clients, option, index, own)
     if load is not None and state is not None:
         load(server, members, Model, state, index)
+    # a new run: a stateful method's first round (no state), a stateless one's call from a model it did not return
+    last = _LAST.get(algorithm.__name__)
+    fresh = state is None if read is not None else (last is None or last.shape != x.shape
+                                                      or not np.array_equal(last, x))
+    if own and fresh:
+        fflow.setup_seed(int(rng.integers(0, 2**31 - 1)))  # seeded once per run, as flgo.init does
     server.iterate()
     x_new = _vector(server.model)
-    return x_new if read is None else (x_new, read(server, members, state, index))
+    _LAST[algorithm.__name__] = x_new
+    out = x_new if read is None else (x_new, read(server, members, state, index))
+    if not own:
+        return out
+    cid_of = {slot: cid for cid, slot in index.items()} if num_clients else {i: c.cid for i, c in enumerate(clients)}
+    x_out, st = out if isinstance(out, tuple) else (out, None)
+    return x_out, st, {"drawn": [int(cid_of[int(s)]) for s in server.selected_clients]}
 
 
 def fedavg():
     """flgo.algorithm.fedavg with its default aggregation ('other': num_examples weights over the participants);
     checked as ``fedavg``. ``fedavg_uniform`` sets option['aggregate'] = 'uniform'."""
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, num_clients=None,
-             **_):
+             clients_per_round=None, **_):
         if server_step != 1.0:
             raise ValueError(f"flgo's FedAvg has no server step; server_step must be 1.0, got {server_step}")
-        return _round(flgo_fedavg, x, clients, None, local_steps, local_step)
+        return _round(flgo_fedavg, x, clients, None, local_steps, local_step, clients_per_round=clients_per_round,
+                      rng=rng)
     return impl
 
 
@@ -179,9 +210,11 @@ def _no_server_step(name: str, server_step: float) -> None:
 
 
 def fedavg_uniform():
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0,
+             clients_per_round=None, **_):
         _no_server_step("FedAvg", server_step)
-        return _round(flgo_fedavg, x, clients, None, local_steps, local_step, aggregate="uniform")
+        return _round(flgo_fedavg, x, clients, None, local_steps, local_step, aggregate="uniform",
+                      clients_per_round=clients_per_round, rng=rng)
     return impl
 
 
@@ -208,9 +241,10 @@ def _read_scaffold(server, members, state, index):
 def scaffold():
     """flgo.algorithm.scaffold; algo_para = [eta] (the server step)."""
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, num_clients=None,
-             **_):
+             clients_per_round=None, **_):
         return _round(flgo_scaffold, x, clients, num_clients, local_steps, local_step,
-                      algo_para=[float(server_step)], load=_load_scaffold, read=_read_scaffold, state=state)
+                      algo_para=[float(server_step)], load=_load_scaffold, read=_read_scaffold, state=state,
+                      clients_per_round=clients_per_round, rng=rng)
     return impl
 
 
@@ -231,10 +265,11 @@ def feddyn():
     """flgo.algorithm.feddyn; algo_para = [alpha]. Its clients take K SGD steps on their FedDyn objective; the
     kit's feddyn family solves it exactly, so K = 200 steps of size 1/(L + alpha) (as for FedLab)."""
     def impl(x, clients, *, state=None, rng=None, alpha=1.0, local_steps=200, local_step=None, num_clients=None,
-             **_):
+             clients_per_round=None, **_):
         L = max(float(np.linalg.eigvalsh(c.features.T @ c.features / c.num_examples)[-1]) for c in clients)
         return _round(flgo_feddyn, x, clients, num_clients, local_steps or 200, local_step or 1.0 / (L + alpha),
-                      algo_para=[float(alpha)], load=_load_feddyn, read=_read_feddyn, state=state)
+                      algo_para=[float(alpha)], load=_load_feddyn, read=_read_feddyn, state=state,
+                      clients_per_round=clients_per_round, rng=rng)
     return impl
 
 
@@ -251,12 +286,13 @@ def fedavgm():
     """flgo.algorithm.fedavgm: v = beta v + (x - mean), x+ = x - v (heavy ball with server step 1);
     algo_para = [beta]; checked as ``server_optimizer`` with optimizer="fedavgm", server_step=1."""
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, beta1=0.9,
-             weighting="uniform", num_clients=None, **_):
+             weighting="uniform", num_clients=None, clients_per_round=None, **_):
         if server_step != 1.0:
             raise ValueError(f"flgo's FedAvgM has no server learning rate (it is 1); server_step must be 1.0, "
                              f"got {server_step}")
         return _round(flgo_fedavgm, x, clients, num_clients, local_steps, local_step, algo_para=[float(beta1)],
-                      load=_load_fedavgm, read=_read_fedavgm, state=state)
+                      load=_load_fedavgm, read=_read_fedavgm, state=state, clients_per_round=clients_per_round,
+                      rng=rng)
     return impl
 
 
@@ -267,21 +303,29 @@ def _fednova(aggregate: str | None, weighting: str):
     ``_working_amount`` as tau. The local optimiser is flgo's (torch SGD with option['momentum'])."""
     import importlib
 
-    flgo_fednova = importlib.import_module("flgo.algorithm.fednova")  # the stand-in of CI has no FedNova
+    flgo_fednova = importlib.import_module("flgo.algorithm.fednova")  # imported when the factory is used
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, momentum=0.0, prox=0.0,
-             tau_eff="norm", weighting=weighting, **_):
+             tau_eff="norm", weighting=weighting, clients_per_round=None, **_):
         if prox or not isinstance(tau_eff, str):
             raise ValueError("flgo's FedNova has no proximal term and no server-chosen tau_eff (it uses "
                              f"sum p_i tau_i); prox must be 0 and tau_eff 'norm' or 'steps', got {prox}, {tau_eff!r}")
         taus = [int(local_steps[c.cid]) for c in clients]
-        option = _options(max(taus), local_step, [], aggregate)
+        own = clients_per_round is not None
+        option = _options(max(taus), local_step, [], aggregate,
+                          (int(clients_per_round) + 0.5) / len(clients) if own else None)
         option["momentum"] = float(momentum)
-        server, members, _ = _federation(flgo_fednova, x, clients, None, option, {})
+        server, members, _ = _federation(flgo_fednova, x, clients, None, option, {}, own)
         for member, tau in zip(members, taus):
             member._working_amount = member.num_steps = tau
+        last = _LAST.get("fednova")
+        if own and (last is None or last.shape != x.shape or not np.array_equal(last, x)):
+            fflow.setup_seed(int(rng.integers(0, 2**31 - 1)))  # a new run: seeded once, as flgo.init does
         server.iterate()
-        return _vector(server.model)
+        x_new = _LAST["fednova"] = _vector(server.model)
+        if not own:
+            return x_new
+        return x_new, None, {"drawn": [int(clients[int(i)].cid) for i in server.selected_clients]}
     return impl
 
 

@@ -16,9 +16,15 @@ A round is FLSim's: ``init_round``, one ``receive_update_from_client(Message(mod
 ``step``. A client's delta is FLSim's (the model before minus after local training, ``clients/base_client.py``)
 and its weight FLSim's: the number of examples it trained on, capped at its data size (``base_client.py``), so
 n_k for full batches. The clients' local training is the kit's K full-batch gradient steps (FLSim's ``Client``
-needs its data-provider and batch metrics machinery; its local SGD is plain ``torch.optim.SGD``). The kit passes
-the round's participants: FLSim's ``UniformlyRandomActiveUserSelector`` is run by its trainer, not by the
-server, and is not exercised (docs/frameworks.md, "As shipped").
+needs its data-provider and batch metrics machinery; its local SGD is plain ``torch.optim.SGD``).
+
+Participants. Given the kit's participants (no ``clients_per_round``), they all take part. Given the whole population
+and ``clients_per_round`` = m (the kit's sampling protocol, ``<family>.own_sampler``), the server's own
+``select_clients_for_training(num_total_users=N, users_per_round=m)`` draws them, as FLSim's ``SyncTrainer`` calls it
+each round, with the server's default selector ``UniformlyRandomActiveUserSelector`` (``torch.multinomial`` without
+replacement); its config's ``user_selector_seed`` (default None: seeded from the clock) is set from the kit's
+generator when a run starts, so a verdict is reproducible. The server, and so the selector's stream, lives for the
+run. The driver reports the drawn indices as the kit's cids.
 
 State: the server (its torch optimizer) lives in the worker between rounds; the state returned to the kit is the
 optimizer's own buffers in the kit's sign (FLSim's gradient is x - mean of the clients' models = -Delta, so
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from flsim.active_user_selectors.simple_user_selector import UniformlyRandomActiveUserSelectorConfig
 from flsim.channels.message import Message
 from flsim.interfaces.model import IFLModel
 from flsim.optimizers.server_optimizers import (
@@ -91,16 +98,41 @@ def _round(server: SyncServer, x, clients, local_steps, local_step) -> np.ndarra
     return _x(server.global_model)
 
 
+def _server(x, optimizer, rng) -> SyncServer:
+    """FLSim's ``SyncServer`` with ``optimizer`` and its default selector, seeded from the kit's generator."""
+    seed = int(rng.integers(0, 2**31 - 1)) if rng is not None else None
+    return SyncServer(global_model=_Model(x), server_optimizer=optimizer,
+                      active_user_selector=UniformlyRandomActiveUserSelectorConfig(user_selector_seed=seed))
+
+
+def _participants(server: SyncServer, clients, clients_per_round):
+    """(the round's clients, the cids drawn or None): the server's own selector draws when clients_per_round is
+    given (FLSim's SyncTrainer asks it for users_per_round of num_total_users each round)."""
+    if clients_per_round is None:
+        return list(clients), None
+    idx = server.select_clients_for_training(num_total_users=len(clients), users_per_round=int(clients_per_round))
+    return [clients[int(i)] for i in idx], [int(clients[int(i)].cid) for i in idx]
+
+
 def fedavg():
     """``SyncServer`` with its default ``FedAvgOptimizer`` (SGD, learning rate 1): the n_k/n average of the
     clients' models, no server learning rate (checked with ``fixed=["server_step"]``; another server step is
     refused rather than ignored)."""
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
+    kept: dict = {}
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0,
+             clients_per_round=None, **_):
         if server_step != 1.0:
             raise ValueError(f"FLSim's FedAvgOptimizer has no server learning rate; server_step must be 1.0, "
                              f"got {server_step}")
-        server = SyncServer(global_model=_Model(x), server_optimizer=FedAvgOptimizerConfig())
-        return _round(server, x, clients, local_steps, local_step)
+        last = kept.get("last")
+        # a new server per round, except along a run of its own sampler (the selector's stream lives with it)
+        if clients_per_round is None or last is None or last.shape != np.shape(x) or not np.array_equal(last, x):
+            kept["server"] = _server(x, FedAvgOptimizerConfig(), rng)
+        chosen, drawn = _participants(kept["server"], clients, clients_per_round)
+        x_new = _round(kept["server"], x, chosen, local_steps, local_step)
+        kept["last"] = x_new
+        return x_new if drawn is None else (x_new, None, {"drawn": drawn})
     return impl
 
 
@@ -121,22 +153,23 @@ def _server_optimizer(name: str, weight_decay: float | None = None):
                                       eps=float(tau), **extra)
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=0.1, beta1=0.9,
-             beta2=0.99, tau=1e-3, weighting="num_examples", **_):
+             beta2=0.99, tau=1e-3, weighting="num_examples", clients_per_round=None, **_):
         # the run goes on when the kit hands back the state returned last; otherwise a new server starts
         if not _same(state, kept.get("returned")):
-            kept["server"] = SyncServer(global_model=_Model(x),
-                                        server_optimizer=config(server_step, beta1, beta2, tau))
+            kept["server"] = _server(x, config(server_step, beta1, beta2, tau), rng)
             if state is not None:  # a state the kit made: loaded into the torch optimizer's buffers
                 kept["load"] = state
         server = kept["server"]
-        x_new = _round_with_state(server, x, clients, local_steps, local_step, kept.pop("load", None))
+        chosen, drawn = _participants(server, clients, clients_per_round)
+        x_new = _round_with_state(server, x, chosen, local_steps, local_step, kept.pop("load", None))
         buffers = server._optimizer.state[server.global_model.fl_get_module().weight]
         if name == "fedavgm":
             kept["returned"] = {"m": -buffers["momentum_buffer"].numpy().reshape(-1).copy()}
         else:
             kept["returned"] = {"m": -buffers["exp_avg"].numpy().reshape(-1).copy(),
                                 "v": buffers["exp_avg_sq"].numpy().reshape(-1).copy()}
-        return x_new, {k: v.copy() for k, v in kept["returned"].items()}
+        out = (x_new, {k: v.copy() for k, v in kept["returned"].items()})
+        return out if drawn is None else (*out, {"drawn": drawn})
 
     def _round_with_state(server, x, clients, local_steps, local_step, load):
         if load is not None:

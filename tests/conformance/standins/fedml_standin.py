@@ -1,6 +1,6 @@
 """A stand-in for FedML 0.9.6's single-process SCAFFOLD with the shape drivers/fedml.py uses:
 ``fedml.simulation.sp.scaffold.scaffold_trainer`` (``ScaffoldTrainer(dataset, model, device, args)`` with
-``client_list[i].c_model_local``, ``c_model_global``, ``model_trainer.get_model_params()``, ``_client_sampling``,
+``client_list[i].c_model_local``, ``c_model_global``, ``model_trainer.get_model_params()``, ``_client_sampling`` (FedML's own, seeded by the round index),
 ``_local_test_on_all_clients``, ``train()`` and a module-level ``mlops``) and ``fedml.ml.trainer.scaffold_trainer``
 (whose ``nn.CrossEntropyLoss`` the driver replaces by the kit's least squares). Unlike FedML, it computes
 Karimireddy et al.'s Alg. 1 (option II), so the driver's translation -- the kit's client ids mapped onto FedML's
@@ -13,9 +13,10 @@ import copy
 import sys
 import types
 
+import numpy as np
 import torch
 
-SLIP: dict = {"last_client_overwrites": False}
+SLIP: dict = {"last_client_overwrites": False, "sample_first": False}
 
 
 def _mod(name: str, **attrs) -> types.ModuleType:
@@ -49,8 +50,15 @@ class ScaffoldTrainer:
             self.c_model_global.weight.zero_()
         self.client_list = [_Client(i, model) for i in range(args.client_num_in_total)]
 
-    def _client_sampling(self, round_idx, total, per_round):  # pragma: no cover - replaced by the driver
-        return list(range(per_round))
+    def _client_sampling(self, round_idx, total, per_round):
+        """FedML 0.9.6's ``_client_sampling``: every client at full participation, else NumPy seeded with the
+        round index and a uniform draw without replacement (``SLIP["sample_first"]``: the first per_round)."""
+        if total == per_round:
+            return list(range(total))
+        if SLIP["sample_first"]:
+            return list(range(per_round))
+        np.random.seed(round_idx)
+        return np.random.choice(range(total), min(per_round, total), replace=False)
 
     def _local_test_on_all_clients(self, round_idx):  # pragma: no cover - replaced by the driver
         return None
@@ -85,6 +93,41 @@ class ScaffoldTrainer:
             self.c_model_global.weight.copy_(c + dc / N)
 
 
+class FedNovaTrainer:
+    """FedML 0.9.6's single-process FedNova trainer with plain local SGD (no momentum, no proximal term): each
+    sampled client runs the batches of its loader once (tau_i steps), reports d_i = (x - y_i) / tau_i, and the
+    server moves x by -tau_eff sum p_i d_i with p_i = n_i / the round's examples and tau_eff = sum p_i tau_i
+    (Wang et al. 2020, eq. (7) for SGD); ``client_sampling`` is FedML's (seeded with the round index)."""
+
+    def __init__(self, dataset, model, device, args):
+        self.args, self.model_global = args, model
+        self.train_data_local_num_dict, self.train_data_local_dict = dataset[4], dataset[5]
+        self.client_list = [types.SimpleNamespace(criterion=None) for _ in range(args.client_num_per_round)]
+
+    client_sampling = ScaffoldTrainer._client_sampling
+
+    def local_test_on_all_clients(self, *a, **k):  # pragma: no cover - replaced by the driver
+        return None
+
+    def train(self) -> None:
+        a = self.args
+        x = self.model_global.weight.detach().clone()
+        idx = [int(i) for i in self.client_sampling(0, a.client_num_in_total, a.client_num_per_round)]
+        total = float(sum(self.train_data_local_num_dict[i] for i in idx))
+        step, tau_eff = torch.zeros_like(x), 0.0
+        for client, i in zip(self.client_list, idx):
+            y = x.clone().requires_grad_(True)
+            batches = self.train_data_local_dict[i]
+            for Z, t in batches:
+                (g,) = torch.autograd.grad(client.criterion(Z @ y[0], t), y)
+                y = (y - a.learning_rate * g).detach().requires_grad_(True)
+            p = self.train_data_local_num_dict[i] / total
+            step += p * (x - y.detach()) / len(batches)
+            tau_eff += p * len(batches)
+        with torch.no_grad():
+            self.model_global.weight.copy_(x - tau_eff * step)
+
+
 def install() -> None:
     """Register the stand-in as ``fedml`` (and the submodules the driver imports) in ``sys.modules``."""
     mods = {
@@ -97,6 +140,9 @@ def install() -> None:
         "fedml.simulation.sp.scaffold": _mod("fedml.simulation.sp.scaffold"),
         "fedml.simulation.sp.scaffold.scaffold_trainer": _mod("fedml.simulation.sp.scaffold.scaffold_trainer",
                                                               ScaffoldTrainer=ScaffoldTrainer, mlops=None),
+        "fedml.simulation.sp.fednova": _mod("fedml.simulation.sp.fednova"),
+        "fedml.simulation.sp.fednova.fednova_trainer": _mod("fedml.simulation.sp.fednova.fednova_trainer",
+                                                            FedNovaTrainer=FedNovaTrainer),
     }
     for name, mod in mods.items():  # ``import a.b`` binds b as an attribute of a
         parent, _, child = name.rpartition(".")

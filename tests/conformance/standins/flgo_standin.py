@@ -1,8 +1,9 @@
 """A stand-in for flgo 0.4.4 with the shape drivers/flgo.py uses: ``flgo.VirtualCommunicator``, ``flgo.simulator``
 (``DefaultSimulator``, ``base.ElemClock``), ``flgo.benchmark.base.BasicTaskCalculator``, ``flgo.utils.fflow``
 (``GlobalVariable``, ``read_option_from_command``), ``flgo.utils.fmodule.FModule`` (model arithmetic through
-``m.__class__()``) and ``flgo.algorithm.{fedavg,fedprox,scaffold,feddyn,fedavgm}`` (``Server``/``Client`` with
-``register_clients``, ``set_data``, ``initialize`` -> ``init_algo_para``, ``iterate``). The algorithms are
+``m.__class__()``) and ``flgo.algorithm.{fedavg,fedprox,scaffold,feddyn,fedavgm,fednova}`` (``Server``/``Client`` with
+``register_clients``, ``set_data``, ``initialize`` -> ``init_algo_para``, ``sample`` (its 'full' and 'uniform'
+options), ``iterate``). The algorithms are
 re-typed from flgo's source as read for docs/frameworks.md; ``SLIP`` switches one deviation on for the power
 check. ``install()`` puts the modules in ``sys.modules``."""
 from __future__ import annotations
@@ -11,9 +12,10 @@ import copy
 import sys
 import types
 
+import numpy as np
 import torch
 
-SLIP: dict = {"scaffold_c_over_S": False}
+SLIP: dict = {"scaffold_c_over_S": False, "sample_first": False}
 
 
 def _mod(name, **attrs):
@@ -86,7 +88,13 @@ class GlobalVariable:
 
 
 def read_option_from_command():
-    return {"aggregate": "other", "algo_para": None, "learning_rate": 0.1, "num_steps": 1, "batch_size": 64}
+    return {"aggregate": "other", "algo_para": None, "learning_rate": 0.1, "num_steps": 1, "batch_size": 64,
+            "sample": "uniform", "proportion": 0.2, "seed": 0}
+
+
+def setup_seed(seed):
+    """flgo.utils.fflow.setup_seed: NumPy's global generator seeded with 21 + seed (random and torch too)."""
+    np.random.seed(21 + seed)
 
 
 class VirtualCommunicator:
@@ -148,9 +156,21 @@ class BasicClient:
 class BasicServer:
     def __init__(self, option):
         self.option, self.aggregation_option, self.clients = option, option["aggregate"], []
+        self.proportion, self.sample_option = option["proportion"], option["sample"]
 
     def register_clients(self, clients):
         self.clients, self.num_clients = clients, len(clients)
+
+    def sample(self):
+        """flgo's BasicServer.sample: 'full', or 'uniform' (np.random.choice without replacement) of
+        max(int(N proportion), 1) clients."""
+        all_clients = list(range(self.num_clients))
+        per_round = max(min(int(self.num_clients * self.proportion), len(all_clients)), 1)
+        if "full" in self.sample_option:
+            return all_clients
+        if SLIP["sample_first"]:
+            return all_clients[:per_round]
+        return list(np.random.choice(all_clients, per_round, replace=False))
 
     def init_algo_para(self, defaults):
         values = self.option["algo_para"] or list(defaults.values())
@@ -216,11 +236,36 @@ class ScaffoldClient(BasicClient):
         return {"dy": dy, "dc": dc}
 
 
+class FedNovaServer(BasicServer):
+    """flgo.algorithm.fednova.Server: d_i = (y_i - x) / tau_i, p_i = n_i / all members' data, then (aggregate
+    'other') p normalised over the received clients, x + (sum p_i tau_i) sum p_i d_i; 'uniform': mean tau, mean d."""
+
+    def iterate(self):
+        self.selected_clients = self.sample()
+        res = self.communicate(self.selected_clients)
+        ds = [(m - self.model) / t for m, t in zip(res["model"], res["tau"])]
+        vols = [c.datavol for c in self.clients]
+        p = [vols[c] / sum(vols) for c in self.received_clients]
+        if self.aggregation_option == "uniform":
+            tau_eff, delta = sum(res["tau"]) / len(ds), _model_average(ds)
+        else:
+            p = [pk / sum(p) for pk in p]
+            tau_eff, delta = sum(t * pk for t, pk in zip(res["tau"], p)), _model_sum([d * pk for d, pk in zip(ds, p)])
+        self.model = self.model + delta * tau_eff
+
+
+class FedNovaClient(BasicClient):
+    def reply(self, pkg):
+        model = pkg["model"]
+        self.train(model)
+        return {"model": model, "tau": getattr(self, "_working_amount", self.num_steps)}
+
+
 def install() -> None:
     """Register the stand-in as ``flgo`` (and its submodules) in ``sys.modules``."""
     algo = {"fedavg": (BasicServer, BasicClient), "fedprox": (BasicServer, BasicClient),
             "feddyn": (BasicServer, BasicClient), "fedavgm": (BasicServer, BasicClient),
-            "scaffold": (ScaffoldServer, ScaffoldClient)}
+            "scaffold": (ScaffoldServer, ScaffoldClient), "fednova": (FedNovaServer, FedNovaClient)}
     mods = {f"flgo.algorithm.{k}": _mod(f"flgo.algorithm.{k}", Server=type("Server", (s,), {}),
                                          Client=type("Client", (c,), {})) for k, (s, c) in algo.items()}
     sim_base = _mod("flgo.simulator.base", ElemClock=ElemClock)
@@ -233,7 +278,7 @@ def install() -> None:
         "flgo.benchmark.base": _mod("flgo.benchmark.base", BasicTaskCalculator=BasicTaskCalculator),
         "flgo.utils": _mod("flgo.utils"),
         "flgo.utils.fflow": _mod("flgo.utils.fflow", GlobalVariable=GlobalVariable,
-                                 read_option_from_command=read_option_from_command),
+                                 read_option_from_command=read_option_from_command, setup_seed=setup_seed),
         "flgo.utils.fmodule": _mod("flgo.utils.fmodule", FModule=FModule),
     })
     for name, mod in mods.items():  # ``import a.b`` binds b as an attribute of a

@@ -3,7 +3,8 @@
 ``flsim.optimizers.server_optimizers`` (``FedAvgOptimizerConfig``, ``FedAvgWithLROptimizerConfig``,
 ``FedAdamOptimizerConfig`` with FLSim's defaults, ``weight_decay`` = 1e-5 among them) and
 ``flsim.servers.sync_servers.SyncServer`` (``init_round``, ``receive_update_from_client``, ``step``,
-``global_model``, ``_optimizer``). The arithmetic is re-typed from FLSim's source as read for docs/frameworks.md
+``global_model``, ``_optimizer``, ``select_clients_for_training`` with the default
+``UniformlyRandomActiveUserSelector`` of ``flsim.active_user_selectors.simple_user_selector``). The arithmetic is re-typed from FLSim's source as read for docs/frameworks.md
 (``flsim/servers/sync_servers.py``, ``flsim/servers/aggregator.py``, ``flsim/optimizers/server_optimizers.py``):
 the server's aggregator sums weight * delta and divides by the sum of the weights (``WEIGHTED_AVERAGE``), sets it
 as the global model's gradient, and steps a torch optimizer (SGD of learning rate 1; SGD with momentum; Adam).
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-SLIP: dict = {"unit_weights": False, "delta_sign": False}
+SLIP: dict = {"unit_weights": False, "delta_sign": False, "sample_first": False}
 NAMES = ("flsim",)
 
 
@@ -65,8 +66,33 @@ def _optimizer(config, params):
     return torch.optim.SGD(params, lr=1.0, momentum=0)
 
 
+@dataclass
+class UniformlyRandomActiveUserSelectorConfig:
+    user_selector_seed: int | None = None
+    random_with_replacement: bool = False
+
+
+class UniformlyRandomActiveUserSelector:
+    """FLSim's default selector: torch.multinomial over equal weights without replacement, from a torch generator
+    seeded with ``user_selector_seed`` (``SLIP["sample_first"]``: the first users_per_round)."""
+
+    def __init__(self, cfg: UniformlyRandomActiveUserSelectorConfig) -> None:
+        self.cfg, self.rng = cfg, torch.Generator()
+        if cfg.user_selector_seed is not None:
+            self.rng.manual_seed(cfg.user_selector_seed)
+
+    def get_user_indices(self, *, num_total_users, users_per_round, **_):
+        if SLIP["sample_first"]:
+            return list(range(users_per_round))
+        return torch.multinomial(torch.ones(num_total_users, dtype=torch.float), users_per_round,
+                                 replacement=self.cfg.random_with_replacement, generator=self.rng).tolist()
+
+
 class SyncServer:
-    def __init__(self, *, global_model: IFLModel, channel=None, server_optimizer=None, **kwargs) -> None:
+    def __init__(self, *, global_model: IFLModel, channel=None, server_optimizer=None, active_user_selector=None,
+                 **kwargs) -> None:
+        self._active_user_selector = UniformlyRandomActiveUserSelector(
+            active_user_selector or UniformlyRandomActiveUserSelectorConfig())
         self._global_model = global_model
         self._optimizer = _optimizer(server_optimizer or FedAvgOptimizerConfig(),
                                      global_model.fl_get_module().parameters())
@@ -76,6 +102,10 @@ class SyncServer:
     @property
     def global_model(self) -> IFLModel:
         return self._global_model
+
+    def select_clients_for_training(self, num_total_users, users_per_round, data_provider=None, epoch=None):
+        return self._active_user_selector.get_user_indices(num_total_users=num_total_users,
+                                                           users_per_round=users_per_round)
 
     def init_round(self) -> None:
         self._buffer = [torch.zeros_like(p) for p in self._global_model.fl_get_module().parameters()]
@@ -103,8 +133,11 @@ def install() -> None:
         sys.modules[name] = mod
         return mod
 
-    for name in ("flsim", "flsim.channels", "flsim.interfaces", "flsim.optimizers", "flsim.servers"):
+    for name in ("flsim", "flsim.channels", "flsim.interfaces", "flsim.optimizers", "flsim.servers",
+                 "flsim.active_user_selectors"):
         module(name)
+    module("flsim.active_user_selectors.simple_user_selector",
+           UniformlyRandomActiveUserSelectorConfig=UniformlyRandomActiveUserSelectorConfig)
     module("flsim.channels.message", Message=Message)
     module("flsim.interfaces.model", IFLModel=IFLModel)
     module("flsim.optimizers.server_optimizers", FedAvgOptimizerConfig=FedAvgOptimizerConfig,

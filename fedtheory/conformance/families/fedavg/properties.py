@@ -18,6 +18,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ... import expected as ex
+from ... import sampling
 from ...contract import call_round
 from ...instance import Client, Instance
 from ...kit import (
@@ -36,7 +37,7 @@ from ...weights import describe as describe_weights
 from ..registry import prop
 
 __all__ = ["HYPER", "one_round", "fixed_point", "expected_sampling", "multi_round", "prox_hyper", "diagnose",
-           "rounds_cases"]
+           "rounds_cases", "own_sampler", "population_cases"]
 
 #: Hyperparameters when the user gives none (the paper's notation in the docstrings).
 HYPER: Mapping[str, Any] = {"local_steps": 5, "local_step": 0.1, "server_step": 1.0, "weighting": "num_examples"}
@@ -276,3 +277,26 @@ def multi_round(impl, case, hyper, rtol, family: str = "fedavg") -> Outcome:
                                f"; {diagnose(inst, x, got, S, hyper, rtol, family) or 'see one_round'}"))
         x = got
     return outcome(True, err, rtol)
+
+
+def population_cases(hyper: Mapping[str, Any]):
+    """A heterogeneous population of 2..5 clients (partial participation needs two; the clients differ, so a round
+    over other clients than the reported ones shows) in small dimension: R <= 200 rounds."""
+    return rounds_cases(hyper, min_clients=2, max_clients=5, max_dim=8, heterogeneous=True)
+
+
+@prop(id="fedavg.own_sampler", family="fedavg", reference=f"{MCMAHAN}: S_t = a random set of m clients",
+      statement="its own sampler at clients_per_round = m < N: every round equals the closed form for the clients it "
+                "reports drawn, each draws m distinct clients, each client is drawn in a fraction m/N of the rounds "
+                "(z <= 5)", cases=population_cases, examples=1)
+def own_sampler(impl, case, hyper, rtol, family: str = "fedavg") -> Outcome:
+    """The implementation's own sampler at partial participation (:mod:`fedtheory.conformance.sampling`), each
+    round judged from the model it returned."""
+    inst = instance_of(case)
+
+    def judge(x, state, x_new, state_new, S, h):
+        want = ex.round_map(inst, x, S, **prox_hyper(hyper))
+        err = relative_error(x_new, want, scale_of(inst, x, want))
+        return err, diagnose(inst, x, x_new, S, hyper, rtol, family) if err > rtol else ""
+    return sampling.own_sampler(impl, inst, hyper, rtol, judge, seed=case["round_seed"])
+

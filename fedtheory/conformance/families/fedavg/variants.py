@@ -7,6 +7,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
+from ...sampling import self_sampling
 from ...textbook import prox_solve
 
 __all__ = ["fedavg", "TEXTBOOK", "WRONG", "CORRECT"]
@@ -140,3 +141,9 @@ def closure_momentum(beta: float = 1e-3):
 
 WRONG.append(Variant("fedavg", "closure_momentum", closure_momentum()))
 WRONG.append(Variant("fedavg", "ignores_server_step_at_1", partial(fedavg, slip="ignores_server_step")))
+
+# the implementation's own sampler (fedavg.own_sampler): always the first m clients (wrong in law); reports its
+# uniform draw but trains other clients (wrong round); draws uniformly (correct)
+WRONG.append(Variant("fedavg", "sampler_first_m", self_sampling(fedavg, "first")))
+WRONG.append(Variant("fedavg", "sampler_reports_other_set", self_sampling(fedavg, "lies")))
+CORRECT.append(Variant("fedavg", "own_uniform_sampler", self_sampling(fedavg)))

@@ -20,6 +20,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ... import expected as ex
+from ... import sampling
 from ...instance import Instance
 from ...kit import (
     Outcome,
@@ -274,3 +275,28 @@ def multi_round(impl, case, hyper, rtol) -> Outcome:
                            f"from eq. (7) from the model it was given; {named}")
         x = got
     return outcome(True, err, rtol)
+
+
+@prop(id="fednova.own_sampler", family="fednova", reference=f"{WANG}: S_t a uniformly random set of m clients",
+      statement="its own sampler at clients_per_round = m < N (every client's tau_i given): every round equals eq. (7) "
+                "for the clients it reports drawn, each draws m distinct clients, each client is drawn in a fraction "
+                "m/N of the rounds (z <= 5)", examples=1,
+      cases=lambda hyper: _rounds_cases(hyper, min_clients=2, max_clients=5, max_dim=8, heterogeneous=True))
+def own_sampler(impl, case, hyper, rtol) -> Outcome:
+    """The implementation's own sampler at partial participation (:mod:`fedtheory.conformance.sampling`): the
+    kit draws every client's tau_i each round, the implementation its participants; each round is eq. (7) for
+    the reported participants and their tau_i, from the model the implementation returned."""
+    inst = instance_of(case)
+    rng = np.random.default_rng(case["round_seed"])
+    K = int(hyper["local_steps"])
+
+    def per_round(t: int) -> dict:
+        return {"local_steps": steps_of(inst, np.arange(inst.n), rng.integers(1, K + 1, size=inst.n))}
+
+    def judge(x, state, x_new, state_new, S, h):
+        taus = [h["local_steps"][inst.clients[i].cid] for i in S]
+        want = nova.round_map(inst, x, S, taus, _nova_hyper(hyper))
+        err = relative_error(x_new, want, scale_of(inst, x, want))
+        return err, diagnose(inst, x, x_new, S, taus, hyper, rtol) if err > rtol else ""
+    return sampling.own_sampler(impl, inst, hyper, rtol, judge, seed=case["round_seed"], per_round=per_round)
+

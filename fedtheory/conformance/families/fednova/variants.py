@@ -10,6 +10,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ...kit import Variant
+from ...sampling import self_sampling
 from ...tolerances import FLOAT32_RTOL
 
 __all__ = ["fednova_loop", "momentum_kept", "TEXTBOOK", "WRONG", "CORRECT"]
@@ -94,3 +95,9 @@ CORRECT: list[Variant] = [
     Variant("fednova", "loop_server_tau_eff", fednova_loop, {"tau_eff": 3.0, "weighting": "uniform"}),
     Variant("fednova", "float32", partial(fednova_loop, dtype=np.float32), {}, rtol=FLOAT32_RTOL),
 ]
+
+# the implementation's own sampler (fednova.own_sampler), as for FedAvg
+WRONG.append(Variant("fednova", "sampler_first_m", self_sampling(fednova_loop, "first")))
+WRONG.append(Variant("fednova", "sampler_reports_other_set", self_sampling(fednova_loop, "lies")))
+CORRECT.append(Variant("fednova", "own_uniform_sampler", self_sampling(fednova_loop)))
+

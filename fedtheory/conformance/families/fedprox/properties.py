@@ -123,6 +123,7 @@ def multi_round(impl, case, hyper, rtol) -> Outcome:
     return fedavg.multi_round(impl, case, hyper, rtol, family="fedprox")
 
 
+
 def _gamma_inexact_round(impl, case, hyper, rtol) -> Outcome:
     """Definition 2 of Li et al. (2020), checked on the implementation's own local solver: a round with client i
     alone returns x + eta_g (w_i - x), which gives w_i; its proximal objective's gradient must be at most gamma

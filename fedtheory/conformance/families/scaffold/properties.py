@@ -51,3 +51,12 @@ def server_state(impl, case, hyper, rtol) -> Outcome:
                 "equal the closed-form recursion; a readable state equals it too", cases=_cases)
 def multi_round(impl, case, hyper, rtol) -> Outcome:
     return stateful.multi_round(impl, case, hyper, rtol, "scaffold")
+
+
+@prop(id="scaffold.own_sampler", family="scaffold", reference=KARIMIREDDY + "; S_t a uniformly random set of m clients",
+      statement="its own sampler at clients_per_round = m < N: every round equals the recursion for the clients it "
+                "reports drawn, each draws m distinct clients, each client is drawn in a fraction m/N of the rounds "
+                "(z <= 5)", cases=_cases, examples=1)
+def own_sampler(impl, case, hyper, rtol) -> Outcome:
+    return stateful.own_sampler(impl, case, hyper, rtol, "scaffold")
+

@@ -8,6 +8,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
+from ...sampling import self_sampling
 from ...statekit import by_position, forgetful, in_place, opaque, sealed, zero_absent
 from ...textbook import require_uniform
 
@@ -63,3 +64,8 @@ CORRECT: list[Variant] = [
     Variant("scaffold", "sealed_state", sealed(scaffold)),
     Variant("scaffold", "state_updated_in_place", in_place(scaffold)),
 ]
+
+# the implementation's own sampler (scaffold.own_sampler), as for FedAvg
+WRONG.append(Variant("scaffold", "sampler_first_m", self_sampling(scaffold, "first")))
+WRONG.append(Variant("scaffold", "sampler_reports_other_set", self_sampling(scaffold, "lies")))
+CORRECT.append(Variant("scaffold", "own_uniform_sampler", self_sampling(scaffold)))

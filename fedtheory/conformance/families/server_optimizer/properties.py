@@ -25,6 +25,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ... import expected as ex
+from ... import sampling
 from ...instance import Instance
 from ...kit import (
     Outcome,
@@ -254,3 +255,40 @@ def multi_round(impl, case, hyper, rtol) -> Outcome:
                 if e > rtol:
                     return outcome(False, e, rtol, f"state {k} {where} differs from Alg. 2's {k}_t")
     return outcome(True, err, rtol)
+
+
+def _population(hyper: Mapping[str, Any]):
+    """A heterogeneous population of 2..5 clients (partial participation needs two; the clients differ, so a round
+    over other clients than the reported ones shows) in small dimension: R <= 200 rounds."""
+    return _cases(hyper, min_clients=2, max_clients=5, max_dim=8, heterogeneous=True)
+
+
+@prop(id="server_optimizer.own_sampler", family="server_optimizer", examples=1, cases=_population,
+      reference=f"{REDDI}: S a random subset of m clients",
+      statement="its own sampler at clients_per_round = m < N: every round equals Alg. 2's update for the clients it "
+                "reports drawn, each draws m distinct clients, each client is drawn in a fraction m/N of the rounds "
+                "(z <= 5)")
+def own_sampler(impl, case, hyper, rtol) -> Outcome:
+    """The implementation's own sampler at partial participation (:mod:`fedtheory.conformance.sampling`): each
+    round is Alg. 2's update from the model the implementation returned and the kit's (m, v), which a readable
+    state replaces after the comparison (so one slip is reported once, at its round)."""
+    inst, h = instance_of(case), resolve(hyper, case)
+    N = operators(inst, h)
+    kit = {"state": initial_state(inst.d, h), "size": 0.0}
+
+    def judge(x, state, x_new, state_new, S, _h):
+        delta = pseudo_gradient(inst, N, x, S, h["weighting"])
+        kit["size"] = max(kit["size"], float(np.linalg.norm(delta)))
+        want_x, want_state = server_step(x, kit["state"], delta, h)
+        errs = {"model": relative_error(x_new, want_x, scale_of(inst, x, want_x))}
+        if not opaque_reason(state_new, _keys(h)):
+            for k in _keys(h):
+                got = np.asarray(state_new[k], dtype=np.float64)
+                errs[f"state {k}"] = relative_error(got, want_state[k], max(float(np.linalg.norm(want_state[k])),
+                                                                           kit["size"] ** (2 if k == "v" else 1)))
+                want_state = {**want_state, k: got}
+        kit["state"] = want_state
+        worst = max(errs, key=errs.get)
+        return errs[worst], f"{worst} differs from Alg. 2's"
+    return sampling.own_sampler(impl, inst, h, rtol, judge, seed=case["round_seed"])
+

@@ -8,6 +8,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
+from ...sampling import self_sampling
 from ...statekit import opaque
 
 __all__ = ["server_optimizer", "TEXTBOOK", "WRONG", "CORRECT"]
@@ -84,3 +85,11 @@ CORRECT: list[Variant] = [
     *[Variant("server_optimizer", f"{opt}_opaque_state", opaque(server_optimizer), {"optimizer": opt})
       for opt in ("fedyogi", "fedavgm")],
 ]
+
+# the implementation's own sampler (server_optimizer.own_sampler), as for FedAvg
+WRONG.append(Variant("server_optimizer", "fedavgm_sampler_first_m", self_sampling(server_optimizer, "first"),
+                     {"optimizer": "fedavgm"}))
+WRONG.append(Variant("server_optimizer", "fedadam_sampler_reports_other_set", self_sampling(server_optimizer, "lies"),
+                     {"optimizer": "fedadam"}))
+CORRECT.append(Variant("server_optimizer", "fedadam_own_uniform_sampler", self_sampling(server_optimizer),
+                       {"optimizer": "fedadam"}))
