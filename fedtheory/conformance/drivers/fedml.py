@@ -57,6 +57,10 @@ class _Silent:
 
 fedml_scaffold.mlops = _Silent()
 
+#: torch.optim.Adam's (betas[0], betas[1], eps), which FedML's FedOpt keeps (it passes the learning rate only):
+#: data the driver checks a request against, not a tolerance.
+TORCH_ADAM_DEFAULTS = (0.9, 0.999, 1e-8)
+
 
 def _model(x):
     model = torch.nn.Linear(x.size, 1, bias=False)
@@ -277,9 +281,9 @@ def _fedopt(server_optimizer: str):
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, beta1=0.9,
              beta2=0.999, tau=1e-8, **_):
-        if server_optimizer == "adam" and (beta1, beta2, tau) != (0.9, 0.999, 1e-8):
+        if server_optimizer == "adam" and (beta1, beta2, tau) != TORCH_ADAM_DEFAULTS:
             raise ValueError(f"FedML's FedOpt builds torch.optim.Adam with lr only: beta1, beta2, tau must be torch's "
-                             f"defaults 0.9, 0.999, 1e-8, got {beta1}, {beta2}, {tau}")
+                             f"defaults {TORCH_ADAM_DEFAULTS}, got {beta1}, {beta2}, {tau}")
         args, dataset = _sp_args(clients, local_steps, local_step, "FedOpt", server_optimizer=server_optimizer,
                                  server_lr=float(server_step))
         trainer = sp.FedOptAPI(args, torch.device("cpu"), dataset, _model(x))
