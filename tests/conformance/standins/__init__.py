@@ -49,3 +49,25 @@ def installed(standin: ModuleType, driver: str) -> Iterator[ModuleType]:
         sys.modules.update(saved)
         sys.modules.pop(driver, None)
 
+
+
+def check_through_driver(driver: ModuleType, check: Any, properties: list[str], max_examples: int = 4) -> Any:
+    """The kit's report on one ``run.py`` check (``check``: its factory, family, rtol, fixed hyperparameters and
+    hyperparameters) run through ``driver`` against its stand-in, on the cheap ``properties`` only."""
+    from fedtheory import conformance  # needs hypothesis: the driver tests skip without it before importing this
+
+    return conformance.check(getattr(driver, check.factory)(), check.family, rtol=check.rtol,
+                             max_examples=max_examples, shrink=False, properties=properties,
+                             fixed=list(check.fixed), **check.hyper)
+
+
+def assert_recorded_verdict(report: Any, diagnosis_if_failing: str | None = None) -> None:
+    """The verdict docs/frameworks.md records: a FAIL whose first failure's diagnosis contains
+    ``diagnosis_if_failing``, or (None) a pass in which every property holds (none inconclusive or not applicable,
+    so the state a driver keeps or reads back was exercised)."""
+    if diagnosis_if_failing is not None:
+        assert not report.passed, report.table()
+        assert diagnosis_if_failing in report.failures[0].diagnosis, report.table()
+    else:
+        assert report.passed, report.table()
+        assert all(r.status == "holds" for r in report.results), report.table()
