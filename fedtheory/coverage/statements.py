@@ -319,7 +319,8 @@ def qualified_summary(rows: Sequence[StatementCoverage]) -> str:
             f"derived by fedtheory (the printed formula is not recoverable; the reconstruction is given) and "
             f"{n['checked-narrower']} in a narrower form (what is narrower is given{also}); {n['false']} are false as "
             f"printed and {n['false-under-reading']} false under a named reading. {n['measured']} are *measured, "
-            f"not asserted* (an experiment's shape on a small offline stand-in, never counted as checked), and "
+            f"not asserted* (an experiment's shape: the paper's experiment re-run on offline data and scaled to a CPU, "
+            f"or a small offline stand-in where none runs; never counted as checked), and "
             f"{not_reproduced} of these do not reproduce the paper's shape (the ledger's shape test fails).")
 
 
