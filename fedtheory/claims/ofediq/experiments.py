@@ -39,8 +39,6 @@ def _figure2_instances(thorough: bool):
                  "ridge stream with eta = 0.01 as in Section 5; the paper's MNIST stream is not available offline)",
        kind="qualitative", expected="exploratory", instances=_figure2_instances, runs=("ofediq",))
 def check_figure2(inst: dict) -> Evidence:
-    from ...run import run
-
     problem = online_ridge(inst["K"], inst["T"], inst["D"], heterogeneity=1.0, seed=inst["seed"])
     T, K = problem.horizon, problem.n_clients
     early, late = T // 4, T
