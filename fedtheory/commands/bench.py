@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import bench, catalogue
+from ..algorithms import ALGORITHMS
 from ..validation import read_json
 
 
@@ -65,7 +67,7 @@ def _spec_dict(args: argparse.Namespace) -> dict[str, Any]:
     if args.spec:
         path = Path(args.spec)
         if path.suffix == ".toml":
-            import tomllib
+            import tomllib  # here, not at the top: standard from Python 3.11 only
 
             data = tomllib.loads(path.read_text())
         else:
@@ -100,11 +102,7 @@ def _spec_dict(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from .. import bench, catalogue
-
     if args.list:
-        from ..algorithms import ALGORITHMS
-
         print("algorithms: " + ", ".join(sorted(ALGORITHMS)))
         print("problems:   " + ", ".join(catalogue.names()))
         return 0
