@@ -8,6 +8,7 @@ runs need the extra ``pip install torch==2.13.0 'fedtheory[experiments]'``.
 """
 from __future__ import annotations
 
+from . import fedelasticnet
 from .protocol import (
     SCALES,
     Experiment,
@@ -24,6 +25,4 @@ __all__ = ["SCALES", "Experiment", "Scale", "experiments", "load_record", "resul
 
 def experiments() -> dict[str, Experiment]:
     """Every experiment by name, in report order."""
-    from . import fedelasticnet
-
     return {e.name: e for e in (*fedelasticnet.EXPERIMENTS,)}

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..algorithms.feddyn import FedDyn
+from ..algorithms.fedprox import FedProx
+from ..algorithms.scaffold import Scaffold
 from ..participation import Full, UniformSubset
 from .protocol import Experiment
 from .uploads import RunningUploads
@@ -54,10 +57,6 @@ def problem(n_clients: int, seed: int, device: str = "cpu") -> Any:
 
 
 def _algorithm(base: str, l1: float, l2: float, eps: float, participation: Any) -> Any:
-    from ..algorithms.feddyn import FedDyn
-    from ..algorithms.fedprox import FedProx
-    from ..algorithms.scaffold import Scaffold
-
     common = {"participation": participation, "upload_metrics": RunningUploads(), "local_steps": LOCAL_STEPS,
                   "local_step": LOCAL_STEP, "stochastic": True, "l1": l1, "threshold": eps}
     if base == "FedProx":
