@@ -140,7 +140,7 @@ def main(args: argparse.Namespace) -> int:
     except (ValueError, ImportError, AttributeError) as exc:
         print(f"fedtheory conform: {exc}", file=sys.stderr)
         return 2
-    from ..conformance.reports import junit_xml, report_json
+    from ..conformance.reports import junit_xml, report_json  # here, not at the top: they need hypothesis (an extra)
 
     print(report.table())
     out = Path(args.out)

@@ -48,6 +48,7 @@ HIDDEN = (100, 100)
 def problem(n_clients: int, seed: int, device: str = "cpu") -> Any:
     """MNIST-1D over ``n_clients`` by Dirichlet(0.3) (split drawn by ``seed``), MLP 40-100-100-10 initialised by
     ``seed``, minibatches of 32, float32."""
+    # here, not at the top: fedtheory.torch imports torch, and mnist1d is needed (the experiments extra)
     from ..torch import TorchProblem, mlp
     from ..torch.mnist1d import MNIST1D_LENGTH, mnist1d_federated
 

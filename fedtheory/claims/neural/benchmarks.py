@@ -34,7 +34,7 @@ def digits_problem(n_clients: int = 10, hidden: int = 16, dirichlet_alpha: float
                    seed: int = 0) -> Any:
     """The benchmark problem: digits split by Dirichlet(alpha) label skew (20% stratified test set held out),
     MLP 64-hidden-10 with cross-entropy, minibatches of ``batch_size``, float64 on CPU. Cached per process."""
-    from ...torch import TorchProblem, digits_federated, mlp
+    from ...torch import TorchProblem, digits_federated, mlp  # here, not at the top: fedtheory.torch needs torch
 
     data, test = digits_federated(n_clients, partition="dirichlet", dirichlet_alpha=dirichlet_alpha, seed=seed)
     return TorchProblem(mlp(64, 10, hidden=hidden), data, batch_size=batch_size, test=test)

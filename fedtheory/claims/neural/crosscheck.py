@@ -45,7 +45,7 @@ def crosscheck_problems(n_clients: int = 6, dim: int = 8, *, reg: float = 1e-2, 
     The torch problem uses the binary linear model (no bias) with ``loss="logistic"`` in float64 and the NumPy
     problem's exact certificate, so algorithms that default to certificate constants resolve them identically.
     """
-    from ...torch import TorchProblem, logistic_regression
+    from ...torch import TorchProblem, logistic_regression  # here, not at the top: fedtheory.torch needs torch
 
     sizes = np.random.default_rng([seed, 3]).integers(5, 25, n_clients)
     data = synthetic_fedprox(1.0, 1.0, n_clients, dim=dim, n_classes=2, sizes=sizes, seed=seed)
