@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
-import tomllib
+import pytest
 
 import fedtheory
 from fedtheory.optional import EXTRAS
@@ -189,6 +189,7 @@ def package() -> tuple[dict[str, tuple[Path, bool, str]], frozenset[str], frozen
     for path in sorted(PACKAGE.rglob("*.py")):
         name, is_package = module_of(path)
         modules[name] = (path, is_package, path.read_text())
+    tomllib = pytest.importorskip("tomllib", reason="pyproject.toml is read with tomllib, standard from Python 3.11")
     optional = optional_packages(tomllib.loads((ROOT / "pyproject.toml").read_text()), EXTRAS)
     children: dict[str, list[str]] = {}
     for name in modules:
