@@ -39,6 +39,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from .claims import load_all
 from .claims.registry import (
     KINDS,
     Claim,
@@ -55,6 +56,7 @@ from .claims.registry import (
 )
 from .claims.space import InstanceSpace, Param
 from .optional import require
+from .report import write_reports
 from .worstcase import SearchResult, adversarial_search, pep_worst_case
 
 __all__ = ["KINDS", "Claim", "ClaimResult", "Evidence", "InstanceSpace", "Param", "SearchResult", "claim", "run",
@@ -79,8 +81,6 @@ def claim(*, id: str, statement: str, kind: Kind, reference: str = "", space: In
     a class to search. ``pep(instance) -> (PEP worst value, bound)`` is an exact worst case over the function
     class when you have a performance-estimation formulation (see :mod:`fedtheory.pep` for examples).
     """
-    from .claims import load_all  # every built-in claim, so a taken id is known
-
     if isinstance(id, str) and id in load_all():
         raise ValueError(f"claim id {id!r} is already a built-in claim of fedtheory; choose another id (a prefix "
                          f"of your own, e.g. 'mylab.{id}')")
@@ -172,8 +172,6 @@ def worst_case(c: Claim, evaluations: int = 200, seed: int = 0) -> SearchResult:
 def write_report(results: Sequence[ClaimResult], out: str | Path,
                  worst: dict[str, dict] | None = None) -> Path:
     """``claims.json`` and ``claims.md`` in ``out`` (created), as ``fedtheory verify`` writes them."""
-    from .report import write_reports
-
     path = Path(out)
     write_reports(list(results), path, worst)
     return path

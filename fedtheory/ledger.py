@@ -36,8 +36,11 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from threadpoolctl import threadpool_info, threadpool_limits
+
 from .claims.registry import REGISTRY, Claim, ClaimResult, Evidence, evaluate
 from .validation import check_int
+from .worstcase import adversarial_search, pep_worst_case
 
 __all__ = ["available_cores", "run_claims", "run_worst_case", "RunEstimate", "SCALE_EXTRA_HINT"]
 
@@ -73,6 +76,7 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 def _load_numerical_libraries() -> None:
     """Load the BLAS and OpenMP libraries the claims use (scipy's BLAS, the OpenMP runtime scikit-learn
     ships), so that their thread counts can be read here and set in a worker before any claim runs."""
+    # here, not at the top: loading them is this function's purpose, and scikit-learn takes 1.7 s to import
     import scipy.linalg  # noqa: F401
     import sklearn  # noqa: F401
 
@@ -80,8 +84,6 @@ def _load_numerical_libraries() -> None:
 def thread_settings() -> tuple[dict[str, str | None], dict[str, int]]:
     """This process's thread environment (:data:`THREAD_VARIABLES`) and the thread count of every loaded BLAS
     and OpenMP library, keyed by library file prefix."""
-    from threadpoolctl import threadpool_info
-
     _load_numerical_libraries()
     return ({k: os.environ.get(k) for k in THREAD_VARIABLES},
             {info["prefix"]: int(info["num_threads"]) for info in threadpool_info()})
@@ -92,8 +94,6 @@ def _threads_as(settings: tuple[Mapping[str, str | None], Mapping[str, int]]) ->
     """Run a task with the thread settings of the process that submitted it: its environment for libraries
     that load during the task (a Dask worker starts with OMP/OPENBLAS_NUM_THREADS=1), its counts for those
     already loaded."""
-    from threadpoolctl import threadpool_limits
-
     environment, limits = settings
     for key, value in environment.items():
         if value is None:
@@ -152,8 +152,6 @@ def worst_case_by_id(claim_id: str, module: str, evaluations: int, settings: tup
 
 
 def _worst_case_record(claim: Claim, evaluations: int) -> dict[str, Any]:
-    from .worstcase import adversarial_search, pep_worst_case
-
     search = adversarial_search(claim, evaluations=evaluations, seed=0)
     record = {**search.as_dict(), "pep_worst_case": pep_worst_case(claim)}
     # A point where a claim expected to hold fails its own check is a counterexample (its verdict, not the ratio

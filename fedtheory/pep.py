@@ -93,7 +93,7 @@ def _solve(problem: Any) -> float:
     solved" (cvxpy's ``optimal_inaccurate``: a feasibility residual above its tolerance); such a value is returned
     only when the duality gap (PEPit's dual value against cvxpy's primal objective) is within
     :data:`SOLVER_REL_ACCURACY`, and any other status is an error."""
-    import cvxpy
+    import cvxpy  # here, not at the top: cvxpy takes 0.9 s to import; only a solve needs it
 
     if SOLVER not in cvxpy.installed_solvers():
         raise ImportError(f"fedtheory.pep solves with {SOLVER}, which cvxpy does not find: pip install clarabel")

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
+from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, NullLocator
 
 from .expressions import evaluate_expression
 
@@ -35,8 +37,6 @@ _FLOOR = 1e-300  # exact zeros cannot sit on a log axis; they are drawn at this 
 
 
 def _colors(labels: Sequence[str]) -> dict[str, Any]:
-    from matplotlib import colormaps
-
     cmap = colormaps["tab10"]
     return {label: cmap(i % 10) for i, label in enumerate(labels)}
 
@@ -125,8 +125,6 @@ def plot_rounds_vs(ax: Axes, tuned: Any, problems: Any, x: str, *, criterion: st
     top = max(xs.values(), default=0.0)
     positive = [v for v in xs.values() if v > 1e-9 * top]
     if positive and min(xs.values()) >= 0:
-        from matplotlib.ticker import FixedLocator, NullLocator
-
         lo = min(positive)
         ax.set_xscale("symlog", linthresh=lo, linscale=0.5)
         decades = range(math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(max(positive)) + 1e-9) + 1)

@@ -27,8 +27,11 @@ from typing import Any
 
 import pytest
 
+from . import extend
+from .claims import load_all, select
 from .claims.registry import Claim, ClaimResult
 from .optional import MissingExtra, require
+from .report import records_of, write_records
 
 _RESULTS = pytest.StashKey[dict]()
 _WORST = pytest.StashKey[dict]()
@@ -67,8 +70,6 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: Any) -> Any:
     if isinstance(obj, Claim):
-        from .claims import load_all
-
         if load_all().get(obj.id) is not obj:  # fedtheory's own claims run in its ledger, not in your tests
             return ClaimCollector.from_parent(collector, name=name, claim=obj)
     return None
@@ -77,7 +78,6 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: Any) 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
     if not config.getoption("fedtheory_ledger"):
         return
-    from .claims import select
 
     try:
         claims = select(config.getoption("fedtheory_paper"))
@@ -115,8 +115,6 @@ class ClaimItem(pytest.Item):
         self.mode = mode
 
     def runtest(self) -> None:
-        from . import extend
-
         c = self.claim
         if self.mode == "ledger":
             result = extend.run(c)
@@ -165,8 +163,6 @@ def describe_failure(result: ClaimResult) -> str:
 
 
 def _records(config: pytest.Config) -> list[dict]:
-    from .report import records_of
-
     return records_of(list(config.stash.get(_RESULTS, {}).values()), config.stash.get(_WORST, {}))
 
 
@@ -187,7 +183,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     records = _records(config) + config.stash.get(_WORKER_RECORDS, [])
     if not records:
         return
-    from .report import write_records
 
     seen: dict[str, dict] = {}
     for record in records:  # a claim collected in two test modules ran twice: its last run is reported

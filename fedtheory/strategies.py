@@ -22,6 +22,8 @@ try:
 except ImportError as exc:  # pragma: no cover
     raise ImportError("fedtheory.strategies needs hypothesis: pip install 'fedtheory[test]'") from exc
 
+from .problems.logistic import logistic
+from .problems.nonconvex import nonconvex
 from .problems.quadratic import QuadraticProblem, quadratic
 
 __all__ = ["quadratic_params", "quadratic_problems", "logistic_perturbed_params", "logistic_params",
@@ -89,8 +91,6 @@ def logistic_params(draw, *, min_clients: int = 1, max_clients: int = 6, max_dim
 @st.composite
 def logistic_problems(draw, **kwargs):
     """Small federated logistic regressions (Synthetic data) with their Newton certificates."""
-    from .problems.logistic import logistic
-
     return logistic(**draw(logistic_params(**kwargs)))
 
 
@@ -109,6 +109,4 @@ def nonconvex_params(draw, *, min_clients: int = 1, max_clients: int = 6, min_di
 @st.composite
 def nonconvex_problems(draw, **kwargs):
     """Non-convex problems with exact delta, mu (weak convexity), L and f*."""
-    from .problems.nonconvex import nonconvex
-
     return nonconvex(**draw(nonconvex_params(**kwargs)))

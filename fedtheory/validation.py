@@ -5,8 +5,11 @@ configuration fails at construction instead of producing NaNs rounds later.
 """
 from __future__ import annotations
 
+import json
 import math
+import os
 from numbers import Integral, Real
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -165,8 +168,6 @@ def available_memory() -> int | None:
     Linux: ``MemAvailable`` of /proc/meminfo (free memory plus reclaimable caches), capped by a cgroup memory
     limit when one is set (containers); elsewhere ``os.sysconf``'s free physical pages. No psutil needed.
     """
-    import os
-
     found: list[int] = []
     try:
         with open("/proc/meminfo") as fh:
@@ -231,9 +232,6 @@ def check_dense_memory(n_clients: int, dim: int, arrays: float, *, what: str, hi
 def read_json(path: Any) -> Any:
     """Parse the JSON file at ``path``; a malformed file raises ValueError naming it (json's own message, e.g.
     "Expecting ',' delimiter: line 12 column 3", does not say which file)."""
-    import json
-    from pathlib import Path
-
     path = Path(path)
     text = path.read_text()
     try:

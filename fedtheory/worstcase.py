@@ -21,6 +21,7 @@ import numpy as np
 from scipy import optimize
 
 from .claims.registry import Claim, Evidence, NotAVerdict, judged_evidence
+from .pep import claim_pep_tightness
 from .validation import check_int
 
 __all__ = ["SearchResult", "adversarial_search", "ratio_of"]
@@ -151,6 +152,4 @@ def pep_worst_case(claim: Claim) -> float | None:
     DANE and FedRed-GD an upper bound over the two-client relaxation) as a
     fraction of the claim's bound: the largest PEP value / bound over the claim's default points. None where no
     PEP formulation applies or the optional ``worst-case`` extra (PEPit) is not installed."""
-    from .pep import claim_pep_tightness
-
     return claim_pep_tightness(claim)

@@ -36,7 +36,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..compressors.noise import Identity
+from ..compressors.ecuq import ECUQ
+from ..compressors.noise import Identity, ScaledRademacher
 from ..problems.base import Problem
 from ..validation import check_bool, check_int, check_positive, check_real
 from .base import RoundLog, State, register_algorithm
@@ -174,9 +175,6 @@ class DoCoFL:
 
     @classmethod
     def example(cls) -> "DoCoFL":
-        from ..compressors.ecuq import ECUQ
-        from ..compressors.noise import ScaledRademacher
-
         return cls(step=None, n_sampled=None, period=2, queue_size=2, anchor_compressor=ECUQ(b=4.0),
                    correction_compressor=ScaledRademacher(scale=0.2),
                    participation=TwoClassParticipation(lead_strong=1))

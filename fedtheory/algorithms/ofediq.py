@@ -38,6 +38,7 @@ import numpy as np
 from ..compressors.sb_quantizer import SBQuantizer, sb_bits, sb_sigma2
 from ..problems.base import Problem
 from ..problems.online import OnlineProblem, stream_grads, stream_losses
+from ..theory.ofediq import step_bound
 from ..validation import check_int, check_positive, check_probability
 from .base import RoundLog, State, register_algorithm
 
@@ -154,8 +155,6 @@ class OFedIQ:
 
     def step_bound(self, problem: Problem) -> float:
         """The paper's step-size condition: eta < this (Theorem 1, or Theorem 2 with the L > 1 proof's L)."""
-        from ..theory.ofediq import step_bound
-
         p = self.probabilities(problem.n_clients)
         return step_bound(smoothness(problem), p, sigma_q2=self.sigma_q2(problem.dim), period=self.period,
                           quantized=self.s is not None)

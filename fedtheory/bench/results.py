@@ -115,7 +115,7 @@ def _markdown(df: Any, floatfmt: str = ".4g") -> str:
 
 def write_report(spec: SweepSpec, out: str | os.PathLike, fmt: str | None = None, figures: bool = True) -> dict:
     """Combine the cells into ``results.<fmt>`` and write tuning, the rounds-to-eps table and the figures."""
-    from .. import plotting  # needs matplotlib: imported only when figures are drawn
+    from .. import plotting  # here, not at the top: plotting imports matplotlib (1 s); only figures need it
 
     out = Path(out)
     meta = json.loads((out / "sweep.json").read_text())

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .. import catalogue
+from ..algorithms import ALGORITHMS
 from ..catalogue import resolve_generator
 from ..expressions import evaluate_expression
 from ..user_code import import_user_module
@@ -163,7 +164,7 @@ def load_spec(path: str | os.PathLike) -> SweepSpec:
     path = Path(path)
     if path.suffix == ".toml":
         try:
-            import tomllib
+            import tomllib  # here, not at the top: standard from Python 3.11 only
         except ImportError as exc:  # pragma: no cover - Python 3.10
             raise ImportError("TOML sweep specs need Python >= 3.11; use JSON") from exc
         data = tomllib.loads(path.read_text())
@@ -222,8 +223,6 @@ def import_plugins(imports: Iterable[str]) -> None:
 
 def registered_algorithms() -> dict[str, type]:
     """Name -> algorithm class, fedtheory's registry (:data:`fedtheory.algorithms.ALGORITHMS`)."""
-    from ..algorithms import ALGORITHMS  # imports every algorithm module: only when a sweep needs them
-
     return ALGORITHMS
 
 

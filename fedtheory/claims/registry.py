@@ -16,17 +16,22 @@ Expectations:
 """
 from __future__ import annotations
 
+import importlib
 import math
 import re
 import time
 import traceback
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
+
+import numpy as np
 
 from ..papers import LEDGER_KEYS
 from ..papers.inventory import STATEMENT_KINDS
 from .budget import CLAIM_BUDGET_SECONDS, THOROUGH_BUDGET_SECONDS, BudgetExceeded, wall_clock_budget
 from .certify import Certification, RunCertifier, recording
+from .space import InstanceSpace
 from .tolerances import BOUND_CONSISTENCY_ATOL, BOUND_CONSISTENCY_RTOL
 
 Kind = Literal["identity", "bound", "tightness", "rate", "metamorphic", "monotonicity", "fixed_point",
@@ -152,8 +157,6 @@ def _num(x: Any) -> Any:
 
 def _jsonable(v: Any) -> Any:
     try:
-        import numpy as np
-
         if isinstance(v, np.ndarray):
             return v.tolist()
         if isinstance(v, (np.floating, np.integer, np.bool_)):
@@ -201,8 +204,6 @@ class Citation:
 def paper_short_citation(paper: str) -> str | None:
     """``"Jiang, Rodomanov & Stich (ICML 2024)"``: the authors and venue of a paper with an inventory in
     :mod:`fedtheory.papers` (the title left out), or None for a paper key without one (classic, foundation)."""
-    import importlib
-
     try:
         citation = importlib.import_module(f"fedtheory.papers.{paper}").PAPER.citation
     except ModuleNotFoundError:
@@ -386,8 +387,6 @@ def declaration(*, id: str, paper: str, reference: str, statement: str, kind: Ki
         raise bad("instances/space", "give exactly one of instances= (default instances) and space= (an "
                                      "InstanceSpace)")
     if space is not None:
-        from .space import InstanceSpace
-
         if not isinstance(space, InstanceSpace):
             raise TypeError(f"claim {id!r}: space must be a fedtheory InstanceSpace, got {type(space).__name__}")
         if not space.params:
@@ -574,8 +573,6 @@ def evaluate(c: Claim, thorough: bool = False, instances: Iterable[Any] | None =
 
 
 def _recording(certifier: RunCertifier | None) -> Any:
-    from contextlib import nullcontext
-
     return recording(certifier) if certifier is not None else nullcontext()
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..conformance.contract import ContractError, check_implementation
 from ..conformance.families import FAMILIES
 from ..optional import require
 from ..user_code import import_user_module
@@ -80,7 +81,6 @@ def load(target: str, family: str | None = None) -> Any:
     except Exception as exc:  # the user's factory failed: bad input, said in one line rather than a traceback
         raise ValueError(f"calling the factory {target}() raised {type(exc).__name__}: {exc}") from None
     if family is not None:
-        from ..conformance.contract import ContractError, check_implementation
         try:
             check_implementation(impl, family)
         except ContractError as exc:
@@ -123,7 +123,7 @@ def _write(name: str, text: str) -> str:
 
 def main(args: argparse.Namespace) -> int:
     require("hypothesis", "fedtheory conform")
-    from ..conformance import check
+    from ..conformance import check  # here, not at the top: check needs hypothesis (an optional extra)
 
     try:
         if args.family not in FAMILIES:
@@ -140,7 +140,7 @@ def main(args: argparse.Namespace) -> int:
     except (ValueError, ImportError, AttributeError) as exc:
         print(f"fedtheory conform: {exc}", file=sys.stderr)
         return 2
-    from ..conformance.reports import junit_xml, report_json
+    from ..conformance.reports import junit_xml, report_json  # here, not at the top: they need hypothesis (an extra)
 
     print(report.table())
     out = Path(args.out)

@@ -9,8 +9,11 @@ import textwrap
 from pathlib import Path
 
 from ..claims import PAPERS, Claim, ClaimResult, select
+from ..coverage.chain import explain
 from ..experiments.command import add_arguments as add_experiment_arguments
+from ..experiments.command import run_selected, selected_statements
 from ..ledger import SCALE_EXTRA_HINT, RunEstimate, available_cores, dask_client_class, run_claims, run_worst_case
+from ..optional import MissingExtra
 from ..report import (
     COMPARE_ABSOLUTE_FLOOR,
     COMPARE_REPORT_RTOL,
@@ -24,6 +27,7 @@ from ..report import (
 )
 from ..report.files import DEFAULT_OUT
 from ..report.findings import Verdict, closing_line, render_findings, summary_line
+from ..report.html import write_html_report
 from ..report.table import REFERENCE_LINES, REFERENCE_MIN_WIDTH
 
 
@@ -117,7 +121,7 @@ class _ProgressBar:
     previous run's seconds per claim, so the first estimate is the previous run's time."""
 
     def __init__(self, claims: list[Claim], seconds: dict[str, float], jobs: int) -> None:
-        from tqdm import tqdm
+        from tqdm import tqdm  # here, not at the top: tqdm (0.1 s) only draws the progress bar
 
         self.estimate = RunEstimate([c.id for c in claims], seconds, max(1, min(jobs, len(claims))))
         first = self.estimate.remaining(0.0)
@@ -126,11 +130,9 @@ class _ProgressBar:
                         bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")
 
     def done(self, claim_id: str) -> None:
-        from tqdm import tqdm
-
         self.estimate.finished(claim_id)
         left = self.estimate.remaining(self.bar.format_dict["elapsed"])
-        self.bar.set_postfix_str(f"{'?' if left is None else '~' + tqdm.format_interval(left)} left, "
+        self.bar.set_postfix_str(f"{'?' if left is None else '~' + self.bar.format_interval(left)} left, "
                                  f"{claim_id[-40:]}", refresh=False)
         self.bar.update(1)
 
@@ -142,9 +144,6 @@ def _run_experiments(args: argparse.Namespace, out: Path, claims: list[Claim]) -
     """Run the neural experiments (``--experiments``); the claims to run then: those selected, or without
     --paper/--claim the ones judging the experiments (the exploratory claims in the paper's setting, without
     ``narrower``, citing the experiments' statements). None (after one line) when they cannot run."""
-    from ..experiments.command import run_selected, selected_statements
-    from ..optional import MissingExtra
-
     try:
         names = run_selected(args.paper, args, out)
     except (MissingExtra, ValueError) as exc:
@@ -178,8 +177,6 @@ def main(args: argparse.Namespace) -> int:
         print(_list(claims, width))
         return 0
     if args.explain is not None:
-        from ..coverage.chain import explain
-
         try:
             explanation = explain(args.explain, thorough=args.thorough)
         except ValueError as exc:
@@ -225,8 +222,6 @@ def main(args: argparse.Namespace) -> int:
              if args.worst_case else None)
     write_reports(results, out, worst)
     if args.html:
-        from ..report.html import write_html_report  # matplotlib is imported only when asked for
-
         write_html_report(out / "claims.json")
     status = 1 if any(r.failed for r in results) else 0
     other_reasons = []

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .families import FAMILIES
+from .families import FAMILIES, default_hyper, properties_of
 
 __all__ = ["FAMILIES", "check", "Report", "PropertyResult", "Counterexample", "properties_of", "Outcome",
            "Property", "Client", "Instance", "make_instance", "DEFAULT_HYPER", "PROPERTIES"]
@@ -40,9 +40,7 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     if name == "DEFAULT_HYPER":  # every family's defaults (loads every family)
-        from .families import default_hyper
         return {f: default_hyper(f) for f in FAMILIES}
     if name == "PROPERTIES":  # every family's properties (loads every family)
-        from .families import properties_of
         return tuple(p for f in FAMILIES for p in properties_of(f))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

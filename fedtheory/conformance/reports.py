@@ -20,6 +20,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import numpy
+
 from .search import Report
 
 __all__ = ["SCHEMA", "provenance", "report_json", "junit_xml"]
@@ -52,7 +54,6 @@ def provenance() -> dict[str, Any]:
     if commit is not None:
         status = _git("status", "--porcelain", "--untracked-files=no", "--", str(_PACKAGE))
         dirty = None if status is None else bool(status)
-    import numpy
     return {"fedtheory": version, "commit": commit, "dirty": dirty, "python": platform.python_version(),
             "numpy": numpy.__version__}
 

@@ -8,6 +8,7 @@ runs need the extra ``pip install torch==2.13.0 'fedtheory[experiments]'``.
 """
 from __future__ import annotations
 
+from . import docofl, efl, fedelasticnet, fedred, ofediq
 from .protocol import (
     SCALES,
     Experiment,
@@ -24,7 +25,5 @@ __all__ = ["SCALES", "Experiment", "Scale", "experiments", "load_record", "resul
 
 def experiments() -> dict[str, Experiment]:
     """Every experiment by name, in report order."""
-    from . import docofl, efl, fedelasticnet, fedred, ofediq
-
     return {e.name: e for e in (*fedelasticnet.EXPERIMENTS, *fedred.EXPERIMENTS, *ofediq.EXPERIMENTS,
                                 *efl.EXPERIMENTS, *docofl.EXPERIMENTS)}

@@ -8,12 +8,15 @@ there (:data:`fedtheory.experiments.protocol.RESULTS_ENV`), so the verdicts are 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
 from pathlib import Path
 
-from .protocol import DEVICES, RECORDED, RESULTS_ENV, SCALES
+from ..optional import EXTRAS, MissingExtra, require
+from . import experiments, run_experiment, save_record
+from .protocol import DEVICES, RECORDED, RESULTS_ENV, SCALES, resolve_device
 
 __all__ = ["add_arguments", "run_selected", "selected_statements"]
 
@@ -39,8 +42,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _estimate(exp, scale) -> float | None:
     """Seconds the experiment should take at ``scale``, from its recorded full-scale record (None without one)."""
-    import json
-
     path = RECORDED / f"{exp.name}.json"
     if not path.exists():
         return None
@@ -53,10 +54,6 @@ def _estimate(exp, scale) -> float | None:
 def run_selected(papers: list[str] | None, args: argparse.Namespace, out: Path) -> list[str]:
     """Run the experiments of ``papers`` (all when None) at ``args.scale`` on ``args.device``; point the ledger at
     their records; the names run. Raises MissingExtra without torch or mnist1d, ValueError for a bad device."""
-    from ..optional import EXTRAS, MissingExtra, require
-    from . import experiments, run_experiment, save_record
-    from .protocol import resolve_device
-
     for module in ("torch", "mnist1d"):
         try:
             require(module, "fedtheory verify --experiments")
@@ -78,7 +75,7 @@ def run_selected(papers: list[str] | None, args: argparse.Namespace, out: Path) 
     for exp, estimate in zip(chosen, estimates):
         bar = None
         if not args.quiet:
-            from tqdm import tqdm
+            from tqdm import tqdm  # here, not at the top: tqdm (0.1 s) only draws the progress bar
 
             seeds = len(scale.dev_seeds) + len(scale.held_seeds)
             bar = tqdm(total=seeds, desc=exp.name, unit="seed", file=sys.stderr,
@@ -104,7 +101,5 @@ def run_selected(papers: list[str] | None, args: argparse.Namespace, out: Path) 
 
 def selected_statements(names: list[str]) -> set[tuple[str, str]]:
     """(paper, statement label) of every statement the experiments ``names`` measure."""
-    from . import experiments
-
     every = experiments()
     return {(every[n].paper, label) for n in names for label in every[n].cites}

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..algorithms.feddyn import FedDyn
+from ..algorithms.fedprox import FedProx
+from ..algorithms.scaffold import Scaffold
 from ..participation import Full, UniformSubset
 from .protocol import Experiment
 from .uploads import RunningUploads
@@ -45,6 +48,7 @@ HIDDEN = (100, 100)
 def problem(n_clients: int, seed: int, device: str = "cpu") -> Any:
     """MNIST-1D over ``n_clients`` by Dirichlet(0.3) (split drawn by ``seed``), MLP 40-100-100-10 initialised by
     ``seed``, minibatches of 32, float32."""
+    # here, not at the top: fedtheory.torch imports torch, and mnist1d is needed (the experiments extra)
     from ..torch import TorchProblem, mlp
     from ..torch.mnist1d import MNIST1D_LENGTH, mnist1d_federated
 
@@ -54,10 +58,6 @@ def problem(n_clients: int, seed: int, device: str = "cpu") -> Any:
 
 
 def _algorithm(base: str, l1: float, l2: float, eps: float, participation: Any) -> Any:
-    from ..algorithms.feddyn import FedDyn
-    from ..algorithms.fedprox import FedProx
-    from ..algorithms.scaffold import Scaffold
-
     common = {"participation": participation, "upload_metrics": RunningUploads(), "local_steps": LOCAL_STEPS,
                   "local_step": LOCAL_STEP, "stochastic": True, "l1": l1, "threshold": eps}
     if base == "FedProx":

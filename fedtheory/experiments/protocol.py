@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..files import write_text_atomic
+from ..run import run
 
 __all__ = [
     "DEVICES",
@@ -135,8 +136,6 @@ def run_experiment(exp: Experiment, scale: Scale, device: str = "cpu",
                    seed_done: Callable[[], None] | None = None) -> dict[str, Any]:
     """Run every method of ``exp`` on every seed of ``scale``; the record (module docstring). ``progress`` is
     called with a label after every run (one method on one seed), ``seed_done`` after every seed."""
-    from ..run import run
-
     n, rounds = exp.sizes(scale)
     seeds = (*scale.dev_seeds, *scale.held_seeds)
     methods: dict[str, dict[str, Any]] = {}

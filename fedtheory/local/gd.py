@@ -41,7 +41,9 @@ from typing import Literal
 
 import numpy as np
 
+from ..linalg import PER_CLIENT_BLAS_MIN_DIM, batched_matvec, symmetric_matvec
 from ..problems.base import Problem
+from ..problems.quadratic import QuadraticProblem
 from ..validation import check_int, check_nonnegative, check_positive
 
 __all__ = ["LocalResult", "local_gd", "soft_threshold"]
@@ -155,8 +157,6 @@ BLOCK_BYTES = 1024 * 1024
 
 def _blockable(problem: Problem, rows: np.ndarray | None, m: int) -> bool:
     """Cache blocking applies to all-client rounds on dense quadratics whose Hessians exceed the cache."""
-    from ..problems.quadratic import QuadraticProblem
-
     return (type(problem) is QuadraticProblem and rows is None and m == problem.n_clients
             and problem.A.ndim == 3 and problem.A.nbytes > BLOCK_BYTES)
 
@@ -171,8 +171,6 @@ def _blocked_local_gd(problem: Problem, Y: np.ndarray, steps: int, eta: float, L
     benchmarks/bench_classic.py). Above the per-client BLAS threshold a block is one client and the product is
     the ``dsymv`` of :meth:`QuadraticProblem.hess_vec`, so this is bitwise the stacked schedule in every case.
     """
-    from ..linalg import PER_CLIENT_BLAS_MIN_DIM, batched_matvec, symmetric_matvec
-
     n, d = Y.shape
     per_client = d >= PER_CLIENT_BLAS_MIN_DIM
     block = 1 if per_client else max(1, BLOCK_BYTES // (8 * d * d))

@@ -21,6 +21,7 @@ from typing import Literal
 import numpy as np
 from scipy import special
 
+from ..compressors.entropy import binned_entropy as _binned
 from ..validation import check_nonnegative, check_positive
 
 __all__ = ["threshold", "nnz", "binned_entropy", "round_entropy", "cumulative", "EntropyMetrics",
@@ -61,8 +62,6 @@ def binned_entropy(X: np.ndarray, bin_size: float = PAPER_BIN, mode: BinMode = "
     H(v) = -sum_j p_j log2 p_j with p_j the fraction of entries of v in bin j (section 4 of the paper).
     Delegates to :func:`fedtheory.compressors.entropy.binned_entropy` (one implementation in the library).
     """
-    from ..compressors.entropy import binned_entropy as _binned
-
     A = _rows(X)
     if mode not in ("round", "floor"):
         raise ValueError(f"mode must be 'round' or 'floor', got {mode!r}")

@@ -9,11 +9,14 @@ from the request: a test that compares a run with a theorem reads its constants 
 """
 from __future__ import annotations
 
+import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 import numpy as np
+
+from ..validation import check_nonnegative
 
 #: Rounding policy (README "Reproducibility"): a computed constant that is mathematically >= 0 and lies within
 #: ``max(ROUNDING_ULPS, d) * eps * scale`` of zero is reported as an exact zero. Why this multiple: a
@@ -312,11 +315,6 @@ class Problem:
 
     def with_noise(self, sigma2: float) -> "Problem":
         """A copy whose :meth:`stochastic_grads` adds noise of total variance ``sigma2`` per client."""
-        import copy
-        from dataclasses import replace
-
-        from ..validation import check_nonnegative
-
         sigma2 = check_nonnegative("sigma2", sigma2)
         other = copy.copy(self)
         other.sigma2 = sigma2

@@ -94,7 +94,7 @@ def synthetic_fedprox(alpha: float, beta: float, n_clients: int = 30, *, dim: in
 @lru_cache(maxsize=None)
 def _sklearn_raw(name: str) -> tuple[np.ndarray, np.ndarray]:
     """The bundled arrays, parsed once per process (read-only; callers copy)."""
-    from sklearn import datasets
+    from sklearn import datasets  # here, not at the top: scikit-learn (1.7 s)
 
     data = getattr(datasets, f"load_{name}")()
     x, y = np.asarray(data.data, dtype=np.float64), np.asarray(data.target)

@@ -18,6 +18,7 @@ sampled points (``certificate.exact["delta_A"] is False``).
 """
 from __future__ import annotations
 
+import copy
 from typing import Literal, Mapping, Sequence
 
 import numpy as np
@@ -252,8 +253,6 @@ class LogisticProblem(SmoothProblem):
 
     def with_minibatch(self, batch_size: int) -> "LogisticProblem":
         """A copy whose :meth:`stochastic_grads` uses minibatches of ``batch_size`` samples."""
-        import copy
-
         other = copy.copy(self)
         other.batch_size = check_int("batch_size", batch_size, low=1)
         return other

@@ -528,7 +528,7 @@ def online_from_dataset(name: Literal["breast_cancer", "digits"], n_clients: int
     random partition, 1 = fully sorted); ``drift`` in [0, 1] sorts each client's stream by its first
     principal component (a covariate shift over time).
     """
-    from sklearn import datasets  # bundled with scikit-learn: no download
+    from sklearn import datasets  # here, not at the top: scikit-learn (1.7 s), bundled data: no download
 
     K = check_int("n_clients", n_clients, low=1)
     T = check_int("horizon", horizon, low=1)

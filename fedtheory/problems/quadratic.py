@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal, Mapping
+from typing import Literal, Mapping
 
 import numpy as np
 from scipy import optimize
@@ -23,9 +23,7 @@ from ..linalg import batched_spectral_apply, batched_symmetric_matvec, sym_extre
 from ..prox_l1 import solve_quadratic_l1
 from ..validation import check_dense_memory, check_nonnegative, check_quadratic_request, check_seed, check_weights
 from .base import Certificate, Problem, gradient_error_bound
-
-if TYPE_CHECKING:  # the structured family imports nothing from here; only the annotation needs it
-    from .structured import SharedBasisQuadratic
+from .structured import SharedBasisQuadratic, structured_quadratic
 
 HessianKind = Literal["dense", "diagonal", "eigenbasis"]
 #: What a dense request that cannot fit is pointed to instead (every dense generator's memory error names it).
@@ -395,8 +393,6 @@ def quadratic(n_clients: int, dim: int, *, mu: float, L: float, delta_A: float |
         raise ValueError(f"hessians must be 'dense' or 'diagonal', or 'eigenbasis' (the cross-device family "
                          f"with a shared eigenbasis), got {hessians!r}")
     if hessians == "eigenbasis":
-        from .structured import structured_quadratic
-
         return structured_quadratic(n_clients, dim, mu=mu, L=L, delta_A=delta_A, delta_B=delta_B, zeta2=zeta2,
                                     basis="random", weights=weights, x_star_norm=x_star_norm, seed=seed)
     n, d, mu, L, which, delta, zeta2, x_star_norm, w = check_quadratic_request(

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Literal, Mapping, TypeVar
 
 import numpy as np
@@ -72,7 +73,6 @@ def _map_chunks(fn: Callable[[int, slice], T], n: int) -> list[T]:
     chunks = _chunks(n)
     if THREADS == 1 or len(chunks) == 1:
         return [fn(k, sl) for k, sl in enumerate(chunks)]
-    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=THREADS) as pool:
         return list(pool.map(fn, range(len(chunks)), chunks))

@@ -4,10 +4,13 @@ that auto-loads them."""
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
+
+from ..autoload import load_submodules
 
 __all__ = ["Expected", "Mismatch", "REFERENCES", "reference", "certify_round", "certify_run", "recorded_rounds",
            "has_reference"]
@@ -83,10 +86,6 @@ def _load() -> None:
     modules costs about 0.1 ms, more than a small reference round."""
     if _LOADED:
         return
-    import sys
-
-    from ..autoload import load_submodules
-
     # the package by name, not by an import statement: the package imports this module (no import cycle)
     load_submodules(sys.modules[__name__.rpartition(".")[0]], {})
     _LOADED.append(True)

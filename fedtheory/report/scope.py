@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ..claims import PAPERS, REGISTRY
+
 __all__ = ["PaperRun", "RunScope", "run_scope", "NOT_RUN"]
 
 #: The words a page shows for a paper or statement the ledger did not run.
@@ -75,8 +77,6 @@ class RunScope:
 def run_scope(records: Sequence[Mapping[str, Any]]) -> RunScope:
     """The :class:`RunScope` of the claim records of a claims.json, against the installed registry (importing
     it registers every claim: about a second)."""
-    from ..claims import PAPERS, REGISTRY
-
     ids = frozenset(r["id"] for r in records)
     present = [r["paper"] for r in records]
     keys = list(PAPERS) + sorted(set(present) - set(PAPERS))

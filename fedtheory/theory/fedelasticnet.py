@@ -221,7 +221,7 @@ def kappa0_threshold_symbolic() -> Any:
     checks the set is an unbounded interval (r0, oo) and returns r0 as a sympy number. Nothing about the
     value is typed in: the test compares it with fedtheory's (25 + sqrt(825))/2.
     """
-    import sympy as sp
+    import sympy as sp  # here, not at the top: sympy adds about 1.4 s to `import fedtheory.claims`
 
     lam2, beta, r, m, P = sp.symbols("lambda2 beta r m P", positive=True)
     kappa_expr = 10 * m / P / lam2 * (lam2 + beta) / (lam2 ** 2 - 25 * beta ** 2)

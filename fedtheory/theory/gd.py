@@ -1,6 +1,8 @@
 """Gradient descent's classical rates (Nesterov 2004, Thm 2.1.15; Polyak 1987)."""
 from __future__ import annotations
 
+import math
+
 from ..validation import check_nonnegative, check_positive
 
 
@@ -19,8 +21,6 @@ def gd_contraction(mu: float, L: float, step: float) -> float:
 
 def gd_rounds_to_eps(mu: float, L: float, eps: float, dist0_sq: float) -> float:
     """Rounds for GD with step 1/L to reach ||x - x*||^2 <= eps from ||x0 - x*||^2 = dist0_sq (strongly convex)."""
-    import math
-
     L = check_positive("L", L)
     eps, dist0_sq = check_positive("eps", eps), check_nonnegative("dist0_sq", dist0_sq)
     q = gd_contraction(mu, L, 1.0 / L)

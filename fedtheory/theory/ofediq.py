@@ -23,6 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..compressors.sb_quantizer import sb_sigma2
 from ..validation import check_finite_array, check_int, check_nonnegative, check_positive, check_probability, check_real
 
 __all__ = [
@@ -62,8 +63,6 @@ def transmission_times(T: int, L: int) -> np.ndarray:
 
 def quantizer_sigma2(D: int, s: int, b: int) -> float:
     """sigma_q^2 = min(ceil(D/b)/s^2, sqrt(ceil(D/b))/s) (Section 3.3)."""
-    from ..compressors.sb_quantizer import sb_sigma2
-
     return sb_sigma2(D, s, b)
 
 

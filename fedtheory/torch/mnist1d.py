@@ -12,6 +12,7 @@ Optional dependency: ``mnist1d`` (extra ``fedtheory[experiments]``), imported la
 """
 from __future__ import annotations
 
+import random
 from functools import lru_cache
 from typing import Literal
 
@@ -36,8 +37,6 @@ def _generate(num_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.n
     args.seed = seed
     # make_dataset seeds NumPy's and Python's global generators; restore them so that generating data leaves
     # no trace on anyone else's randomness
-    import random
-
     np_state, py_state = np.random.get_state(), random.getstate()
     try:
         d = data.make_dataset(args)

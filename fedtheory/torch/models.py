@@ -21,6 +21,7 @@ Models (inputs are flat feature rows; the CNN reshapes its 64 features to a 1x8x
 """
 from __future__ import annotations
 
+import copy
 import math
 from typing import Callable, Sequence
 
@@ -97,8 +98,6 @@ class FlatModel:
 
 def _rebuild(module: nn.Module) -> nn.Module:
     """A copy of the module with every layer re-initialised (reset_parameters) from the current torch RNG."""
-    import copy
-
     fresh = copy.deepcopy(module)
     for layer in fresh.modules():
         reset = getattr(layer, "reset_parameters", None)

@@ -47,6 +47,7 @@ the inexact option to use instead.
 """
 from __future__ import annotations
 
+import copy
 from typing import Any, Literal, Sequence
 
 import numpy as np
@@ -365,8 +366,6 @@ class TorchProblem(Problem):
 
     def with_minibatch(self, batch_size: int) -> "TorchProblem":
         """A copy whose :meth:`stochastic_grads` uses minibatches of ``batch_size`` samples."""
-        import copy
-
         other = copy.copy(self)
         other.batch_size = check_int("batch_size", batch_size, low=1)
         return other

@@ -26,11 +26,12 @@ def test_cuda_without_a_gpu_is_refused_in_one_line(tmp_path: Path, capsys, monke
 
 def test_the_claims_judge_the_records_of_this_run(tmp_path: Path, capsys, monkeypatch) -> None:
     import fedtheory.experiments as package
+    import fedtheory.experiments.command as command
 
     monkeypatch.setenv(RESULTS_ENV, str(tmp_path / "unused"))  # the run points it at OUT/experiments
     tiny = {name: replace(e, clients=4, rounds=2, record_every=1) for name, e in package.experiments().items()
             if name == "fedelasticnet.table4"}
-    monkeypatch.setattr(package, "experiments", lambda: tiny)
+    monkeypatch.setattr(command, "experiments", lambda: tiny)  # where `verify --experiments` looks it up
     status = cli_main(["verify", "--experiments", "--scale", "smoke", "--claim", "fedelasticnet.neural.table4",
                        "--out", str(tmp_path), "--quiet", "--jobs", "1"])
     assert status == 0, capsys.readouterr()

@@ -17,7 +17,7 @@ def test_every_installed_claim_ran_is_complete(monkeypatch):
 def test_a_key_with_nothing_installed_does_not_make_the_run_partial(monkeypatch):
     """README command 1 installs no torch: the neural key registers no claim and none ran."""
     without_neural = {k: c for k, c in REGISTRY.items() if c.paper != "neural"}
-    monkeypatch.setattr("fedtheory.claims.REGISTRY", without_neural)
+    monkeypatch.setattr("fedtheory.report.scope.REGISTRY", without_neural)
     scope = run_scope(records(without_neural))
     assert not scope.partial and "neural" not in scope.papers
 

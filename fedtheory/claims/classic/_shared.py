@@ -13,6 +13,7 @@ import numpy as np
 
 from ...participation import Bernoulli, Full, UniformSubset
 from ...problems.base import Problem
+from ...problems.logistic import logistic
 from ...problems.quadratic import quadratic
 
 PAPER = "classic"
@@ -94,8 +95,6 @@ def iterate(alg: Any, problem: Problem, rounds: int, *, seed: int = 0, state: An
 
 def logistic_instances(thorough: bool) -> Iterable[Problem]:
     """Small synthetic logistic problems (FedProx's Synthetic(1, 1), size-weighted clients; Newton certificate)."""
-    from ...problems.logistic import logistic
-
     grid = [dict(n_clients=4, dim=4, reg=0.3, samples=[20, 25, 30, 35], seed=0),
             dict(n_clients=3, dim=3, reg=0.5, samples=[20, 25, 30], seed=1)]
     if thorough:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -137,7 +138,6 @@ def _fixed_anchor_state(d: int, seed: int, correction: Any, b_w: float = 2.0):
                  participation=TwoClassParticipation(lead_strong=1))
     prob = quadratic(n_clients=2, dim=d, mu=1.0, L=2.0, seed=seed)
     st = alg.enqueue(alg.init(prob, y), rng)          # anchor of round 0 = ECUQ(y)
-    from dataclasses import replace
     st = replace(st, x=w, t=1)                        # round 1, model moved to w
     return alg, st, y, w
 

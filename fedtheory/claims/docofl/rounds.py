@@ -6,9 +6,13 @@ import math
 
 import numpy as np
 
+from ... import compressors
+from ...algorithms.docofl import DoCoFL, TwoClassParticipation
 from ...compressors.quantizers import QSGD, StochasticUniformQuantizer
 from ...compressors.sb_quantizer import SBQuantizer
 from ...compressors.sparsifiers import RandK
+from ...problems import logistic, quadratic
+from ...references import certify_run
 from ..registry import Evidence, claim
 from ..tolerances import Z_MONTE_CARLO
 
@@ -85,8 +89,6 @@ def _reference_instances(thorough: bool):
 
 
 def _compressor(spec):
-    from ... import compressors
-
     if spec is None:
         return compressors.noise.Identity()
     name, kw = spec
@@ -98,8 +100,6 @@ def _compressor(spec):
 
 
 def _reference_problem(kind: str):
-    from ...problems import logistic, quadratic
-
     if kind == "quadratic":
         return quadratic(8, 6, mu=0.5, L=4.0, zeta2=1.0, seed=1)
     return logistic("synthetic", n_clients=8, dim=5)
@@ -113,9 +113,6 @@ def _reference_problem(kind: str):
                  "estimation diagnostics, to 1e-7 relative, on every compressor, participation class and option",
        kind="identity", instances=_reference_instances, runs=("docofl",))
 def check_reference_identity(inst: dict) -> Evidence:
-    from ...algorithms.docofl import DoCoFL, TwoClassParticipation
-    from ...references import certify_run
-
     kw = dict(inst["kw"])
     correction = _compressor(kw.pop("correction", None))
     if inst.get("meta"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...algorithms.efl import EFL, elastic_grad, elastic_objective
+from ...algorithms.efl import EFL, elastic_grad, elastic_objective, fisher_diagonal
 from ...problems.quadratic import QuadraticProblem
 from ...run import run
 from ..patterns import relative_error
@@ -95,8 +95,6 @@ class _GradientsOnly:
                  "relative, at points of size 1 to 100",
        kind="identity", derived=True, instances=lambda thorough: [0, 1])
 def check_fisher_fallback(seed: int) -> Evidence:
-    from ...algorithms.efl import fisher_diagonal
-
     problem = efl_harness(seed=seed)
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((problem.n_clients, problem.dim)) * np.logspace(0, 2, problem.dim)

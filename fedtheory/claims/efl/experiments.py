@@ -7,6 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...algorithms.efl import EFL
+from ...algorithms.fedavg import FedAvg
+from ...algorithms.fedprox import FedProx
+from ...participation import Bernoulli
+from ...problems.datasets import load_breast_cancer, load_digits
+from ...problems.logistic import LogisticProblem
+from ...problems.partition import dirichlet_partition
 from ...run import run
 from ..registry import Evidence, claim
 
@@ -37,10 +43,6 @@ def logistic_experiment_problem(seed: int = 0, n_clients: int = 10, dirichlet_al
     """A non-IID logistic problem: a 70/30 train/test split of scikit-learn data, the training part split
     over clients by label with Dirichlet(``dirichlet_alpha``) proportions. Returns (problem, test features,
     test labels)."""
-    from ...problems.datasets import load_breast_cancer, load_digits
-    from ...problems.logistic import LogisticProblem
-    from ...problems.partition import dirichlet_partition
-
     if source == "breast_cancer":
         a, y = load_breast_cancer()
         groups = y
@@ -74,10 +76,6 @@ def check_logistic_experiment(inst: dict) -> Evidence:
     FedAvg weighting on the same draws, and with the classic FedAvg/FedProx, which drop incomplete clients
     (the paper's description of FedAvg: only clients that finish all E steps count, i.e. Bernoulli
     participation pi / E)."""
-    from ...algorithms.fedavg import FedAvg
-    from ...algorithms.fedprox import FedProx
-    from ...participation import Bernoulli
-
     problem, a_te, y_te = logistic_experiment_problem(seed=inst["seed"])
     E, R, pi = inst["E"], inst["rounds"], inst["participation"]
     eta = 0.5 / problem.certificate.L

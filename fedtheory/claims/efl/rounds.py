@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...algorithms.efl import EFL
+from ...problems import logistic, quadratic
+from ...references import certify_run
 from ..registry import Evidence, claim
 from ..round_identities import law_against_draws, reference_problem
 from ..tolerances import EXACT_REL, Z_MONTE_CARLO
@@ -47,10 +50,6 @@ def _reference_instances(thorough: bool):
                  "weighting, scaling, variant and elastic-sum option",
        kind="identity", instances=_reference_instances, runs=("efl",))
 def check_reference_identity(inst: dict) -> Evidence:
-    from ...algorithms.efl import EFL
-    from ...problems import logistic, quadratic
-    from ...references import certify_run
-
     problem = (quadratic(6, 5, mu=0.5, L=4.0, zeta2=1.0, seed=1) if inst["problem"] == "quadratic"
                else logistic("synthetic", n_clients=6, dim=4))
     alg = EFL(**inst["kw"])
@@ -66,8 +65,6 @@ def check_reference_identity(inst: dict) -> Evidence:
                  "outcome is enumerated, and each frequency is within 5 standard errors (4000 draws)",
        kind="statistical", instances=lambda thorough: ["efl"], runs=("efl",))
 def check_outcome_law(which: str) -> Evidence:
-    from ...algorithms.efl import EFL
-
     problem = reference_problem()
     # client 3 departs after round 1, client 0 arrives at round 2: the law must follow the schedule
     alg = EFL(E=3, s_min=1, s_max=(1, 2, 3, 2), participation=(0.9, 0.5, 0.7, 0.6), departures={3: 1},

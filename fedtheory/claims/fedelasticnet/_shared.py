@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...algorithms.federated import Draw
+from ...participation import Bernoulli
 from ...theory import fedelasticnet as th
 from ..space import InstanceSpace, Param
 from ..tolerances import EXACT_REL, TINY
@@ -16,8 +18,6 @@ __all__ = ["all_clients", "local_solutions", "alg3_round_terms", "expected_parti
 
 
 def all_clients(problem):
-    from ...algorithms.federated import Draw
-
     return Draw(clients=np.arange(problem.n_clients, dtype=np.int64))
 
 
@@ -156,8 +156,6 @@ def alg3_build(point: dict):
     P = None if P is None or int(P) >= int(point["m"]) else int(P)
     kw = {}
     if point.get("q") is not None:  # each client joins independently with probability q (P is then unused)
-        from ...participation import Bernoulli
-
         kw["participation"] = Bernoulli(float(point["q"]))
     # ``lambda2`` gives lambda2 itself (FedDyn's default alpha = 1, say) instead of lambda_ratio x beta; the point
     # then carries lambda_ratio = lambda2/beta rounded, for the regime

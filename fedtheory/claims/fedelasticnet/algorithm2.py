@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...algorithms.federated import Draw
+from ...algorithms.scaffold import Scaffold
+from ...participation import UniformSubset
 from ..registry import Evidence, claim
 from ..tolerances import EXACT_REL
 from .instances import spec_problem
@@ -70,10 +73,6 @@ def _alg2_instances(thorough: bool):
                  "1e-12 relative, over several rounds with the same sampled clients",
        kind="identity", instances=_alg2_instances, runs=("scaffold",))
 def check_algorithm2(inst: dict) -> Evidence:
-    from ...algorithms.federated import Draw
-    from ...algorithms.scaffold import Scaffold
-    from ...participation import UniformSubset
-
     problem = spec_problem(m=inst["m"], d=inst["d"], seed=inst["seed"])
     beta = problem.certificate.L
     eta_l, lam2 = inst["eta"] / beta, inst["l2"] * beta

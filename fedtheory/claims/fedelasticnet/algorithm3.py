@@ -4,8 +4,12 @@ and the dead zone of the printed sign.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from ...algorithms.fedprox import FedProx
+from ...problems.quadratic import QuadraticProblem
 from ..patterns import fixed_point_move
 from ..registry import Evidence, claim
 from ..tolerances import APPROX_REL, CONVERGED_REL, EXACT_REL, IDENTITY_TOL, ITERATE_REL
@@ -26,8 +30,6 @@ def _kkt_instances(thorough: bool):
         for l1 in (0.01, 0.3, 2.0):
             yield problem, algorithm3(beta, l1, "printed", 3), 30
             yield problem, algorithm3(beta, l1, "kkt"), 30
-        from ...algorithms.fedprox import FedProx
-
         yield problem, FedProx(prox=beta, l1=0.3), 30
 
 
@@ -57,8 +59,6 @@ def local_kkt_residuals(problem, state, lin: np.ndarray, lam2: float, lam1: floa
                  "and Delta = 0 iff ||grad L_k(theta^{t-1}) - g_k^{t-1}||_inf <= lambda1; the same for Alg. 1 with g = 0",
        kind="identity", instances=_kkt_instances, runs=("feddyn", "fedprox"))
 def check_local_kkt(inst) -> Evidence:
-    from ...algorithms.fedprox import FedProx
-
     problem, alg, T = inst
     state = alg.init(problem, np.zeros(problem.dim))
     rng = np.random.default_rng(2)
@@ -102,8 +102,6 @@ def _invariance_instances(thorough: bool):
                  "without epsilon; for lambda1 > 0 every update is exactly zero",
        kind="fixed_point", instances=_invariance_instances, runs=("feddyn",))
 def check_alg3_invariance(inst) -> Evidence:
-    from dataclasses import replace
-
     problem, alg = inst
     xs = problem.certificate.x_star
     st0 = alg.init(problem, xs.copy())
@@ -165,8 +163,6 @@ def check_alg3_fixed_point(inst) -> Evidence:
 
 
 def _any_lambda2_instances(thorough: bool):
-    from ...problems.quadratic import QuadraticProblem
-
     # m = 2 identical clients L_k(x) = x^2/2 - x (d = 1, beta = L_f = 1, theta* = 1), lambda2 = beta/2.
     problem = QuadraticProblem(np.array([[1.0], [1.0]]), np.array([[1.0], [1.0]]))
     yield problem, algorithm3(0.5, 0.05, "kkt"), 400

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...algorithms.fedavg import FedAvg
+from ...algorithms.fedprox import FedProx
+from ...problems.quadratic import QuadraticProblem
 from ...theory.classic import dense_hessians, fedavg_fixed_point, fedprox_fixed_point
 from ..registry import Evidence, claim
 from ..tolerances import CONVERGED_REL, EXACT_REL, FEW_OPS_REL, IDENTITY_TOL, ITERATE_REL, MATERIAL_REL
@@ -44,9 +47,6 @@ def _prox_instances(thorough: bool):
                  "theta* is > 0 for heterogeneous A_k and 0 when all A_k are equal",
        kind="fixed_point", derived=True, instances=_prox_instances, runs=("fedprox",))
 def check_fedprox_limit(problem) -> Evidence:
-    from ...algorithms.fedprox import FedProx
-    from ...problems.quadratic import QuadraticProblem
-
     A, b, w, xs = dense_hessians(problem), problem.b, problem.weights, problem.certificate.x_star
     beta = problem.certificate.L
     errs = {}
@@ -106,8 +106,6 @@ def check_prox_bias_monotone(problem) -> Evidence:
                  "M_k = I - (I - eta A_k)^K (1e-10); unbiased for K = 1; the limit tends to sum_k w_k x_k* as K -> oo",
        kind="fixed_point", derived=True, instances=_prox_instances, runs=("fedavg",))
 def check_fedavg_limit(problem) -> Evidence:
-    from ...algorithms.fedavg import FedAvg
-
     A, b, w, xs = dense_hessians(problem), problem.b, problem.weights, problem.certificate.x_star
     eta = 0.5 / problem.certificate.L
     errs, bias = {}, []

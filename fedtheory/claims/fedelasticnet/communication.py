@@ -5,10 +5,17 @@ Table 2, the binned entropy estimator of Section 4, and Hoeffding's bound of App
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
+from ...algorithms.feddyn import FedDyn
+from ...algorithms.fedprox import FedProx
+from ...algorithms.scaffold import Scaffold
 from ...metrics import communication as comm
+from ...participation import Full, UniformSubset
+from ...problems.quadratic import quadratic
+from ...run import run
 from ...theory import fedelasticnet as th
 from ..registry import Evidence, claim
 from ..space import InstanceSpace, Param
@@ -24,8 +31,6 @@ __all__ = ["sparsity_path", "contrast_algorithms"]
 # ---------------------------------------------------------------------------------------------------------
 
 def _sparsity_instances(thorough: bool):
-    from ...problems.quadratic import quadratic
-
     seeds = range(4 if thorough else 1)
     for s in seeds:
         yield spec_problem(m=4, d=5, seed=s)
@@ -35,10 +40,6 @@ def _sparsity_instances(thorough: bool):
 def sparsity_path(problem, lambda2: float, lambda1_grid: np.ndarray, eps_grid: np.ndarray, seed: int = 0) -> dict:
     """Local updates of Alg. 1 (g = 0) and Alg. 3 (a random stored state g) from one fixed client state, over a
     grid of lambda1, through the algorithms' own round (exact solves, full participation)."""
-    from dataclasses import replace
-
-    from ...algorithms.fedprox import FedProx
-
     rng = np.random.default_rng(seed)
     x = problem.certificate.x_star + rng.standard_normal(problem.dim)
     G = rng.standard_normal((problem.n_clients, problem.dim))
@@ -98,9 +99,6 @@ def check_sparsity_monotone(problem) -> Evidence:
 # ---------------------------------------------------------------------------------------------------------
 
 def contrast_algorithms(lam2_prox: float, lam2_dyn: float, lam1: float, eps: float, participation) -> dict:
-    from ...algorithms.feddyn import FedDyn
-    from ...algorithms.fedprox import FedProx
-
     return {
         "FedProx": FedProx(prox=lam2_prox, participation=participation),
         "Alg. 1": FedProx(prox=lam2_prox, l1=lam1, threshold=eps, participation=participation),
@@ -110,9 +108,6 @@ def contrast_algorithms(lam2_prox: float, lam2_dyn: float, lam1: float, eps: flo
 
 
 def _contrast_instances(thorough: bool):
-    from ...participation import Full, UniformSubset
-    from ...problems.quadratic import quadratic
-
     yield quadratic(10, 20, mu=0.1, L=1.0, delta_B=0.5, zeta2=1.0, hessians="diagonal", seed=0), Full(), 300
     if thorough:
         yield quadratic(10, 20, mu=0.1, L=1.0, delta_B=0.3, zeta2=1.0, seed=1), UniformSubset(3), 600
@@ -135,8 +130,6 @@ def check_cumulative_nnz(inst) -> Evidence:
     FedDyn's cumulative count by 10% (29308 to 32724 on the default instance). Each count is therefore taken over
     five starts x0 = k 1e-15 (k = 0..4), and the comparison uses the least of the other algorithms' counts and the
     most of Alg. 3's; the spread is reported."""
-    from ...run import run
-
     problem, participation, T = inst
     beta = problem.certificate.L
     algs = contrast_algorithms(0.1 * beta, beta, 1e-3, 1e-4, participation)
@@ -160,8 +153,6 @@ def check_cumulative_nnz(inst) -> Evidence:
 
 
 def _accounting_instances(thorough: bool):
-    from ...problems.quadratic import quadratic
-
     yield quadratic(6, 5, mu=0.2, L=2.0, delta_B=0.5, zeta2=1.0, seed=0)
 
 
@@ -181,12 +172,6 @@ def _accounting_instances(thorough: bool):
 def check_accounting(problem, l1: float = 0.05, threshold: float = 1e-3) -> Evidence:
     """``l1`` and ``threshold`` are the elastic-net variants' (the tests pass 0 and 0 for variants that do not
     sparsify, which must fail)."""
-    from ...algorithms.feddyn import FedDyn
-    from ...algorithms.fedprox import FedProx
-    from ...algorithms.scaffold import Scaffold
-    from ...participation import UniformSubset
-    from ...run import run
-
     part = UniformSubset(3)
     d, T = problem.dim, 25
     eta = 0.5 / problem.certificate.L
@@ -292,7 +277,7 @@ _HOEFFDING_SPACE = InstanceSpace(
        kind="bound", space=_HOEFFDING_SPACE)
 def check_hoeffding(inst: dict) -> Evidence:
     """Exact binomial tail (no Monte Carlo): mean > delta iff #(+1) > m(1 + delta)/2."""
-    from scipy import stats
+    from scipy import stats  # here, not at the top: scipy.stats adds about 1.5 s to `import fedtheory.claims`
 
     m, delta = inst["m"], inst["delta"]
     k = math.floor(m * (1 + delta) / 2)  # need count strictly greater than m(1+delta)/2

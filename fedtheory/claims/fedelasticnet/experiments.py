@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...algorithms.fedavg import FedAvg
+from ...algorithms.feddyn import FedDyn
+from ...algorithms.fedprox import FedProx
+from ...algorithms.scaffold import Scaffold
 from ...metrics import communication as comm
+from ...participation import Full, UniformSubset
+from ...problems.logistic import logistic
+from ...problems.quadratic import quadratic
+from ...run import run
 from ..registry import Evidence, claim
 from ..tolerances import CONVERGED_REL, MATERIAL_REL
 from .instances import algorithm3, spec_problem
@@ -30,8 +38,6 @@ CONVEX_STAND_IN = ("a convex stand-in (synthetic logistic regression), not the p
 # ---------------------------------------------------------------------------------------------------------
 
 def _table1_instances(thorough: bool):
-    from ...problems.quadratic import quadratic
-
     yield quadratic(8, 6, mu=0.2, L=2.0, delta_B=0.5, zeta2=1.0, seed=0), 300
     if thorough:
         yield quadratic(12, 10, mu=0.1, L=1.0, delta_B=0.3, zeta2=2.0, seed=1), 600
@@ -48,12 +54,6 @@ def table1_rows(problem, rounds: int) -> dict:
     FedElasticNet integrated with FedDyn (Algorithm 3, lambda1 = 0.01, exact solves, sub-gradient reading).
     Returns, per method, ||theta^T - theta*|| and the uplink non-zeros per participant per round (first
     :data:`COMM_ROUNDS` rounds)."""
-    from ...algorithms.fedavg import FedAvg
-    from ...algorithms.feddyn import FedDyn
-    from ...algorithms.fedprox import FedProx
-    from ...algorithms.scaffold import Scaffold
-    from ...run import run
-
     beta = problem.certificate.L
     algs = {"FedAvg": FedAvg(local_steps=5, local_step=0.2 / beta),
             "FedProx": FedProx(prox=beta),
@@ -133,10 +133,6 @@ def headline_algorithms(participation, local_steps: int = 10, table: dict = TABL
                         upload_metrics=None) -> dict:
     """FedProx/Alg. 1, SCAFFOLD/Alg. 2, FedDyn/Alg. 3 with K local (proximal) gradient steps, as the paper's
     local SGD (exact solves would make FedProx with lambda2 = 1e-4 one-shot averaging)."""
-    from ...algorithms.feddyn import FedDyn
-    from ...algorithms.fedprox import FedProx
-    from ...algorithms.scaffold import Scaffold
-
     em = upload_metrics if upload_metrics is not None else comm.EntropyMetrics()
     common = dict(participation=participation, upload_metrics=em, local_steps=local_steps)
     out = {}
@@ -153,8 +149,6 @@ def headline_algorithms(participation, local_steps: int = 10, table: dict = TABL
 def headline_table(problem, participation, rounds: int, seed: int = 0) -> dict:
     """Cumulative uplink non-zeros, cumulative entropy (bits/element, bin 0.01), final gap and training accuracy
     of the six algorithms, plus the reductions of each FedElasticNet variant against its baseline."""
-    from ...run import run
-
     rows = {}
     for name, alg in headline_algorithms(participation).items():
         tr = run(alg, problem, rounds, seed=seed)
@@ -172,9 +166,6 @@ def headline_table(problem, participation, rounds: int, seed: int = 0) -> dict:
 
 
 def _headline_instances(thorough: bool):
-    from ...participation import Full, UniformSubset
-    from ...problems.logistic import logistic
-
     synth = logistic("synthetic", 20, alpha=1.0, beta=1.0, dim=30, seed=0)
     yield "synthetic(1,1) 20 clients 10%", synth, UniformSubset(2), 60
     if thorough:
@@ -209,8 +200,6 @@ def check_headline(inst) -> Evidence:
 
 
 def _synthetic_logistic():
-    from ...problems.logistic import logistic
-
     # Li et al.'s synthetic(1, 1) federated logistic regression: heterogeneous clients, 10 of them, d = 20 (small
     # enough for the default run; the thorough points run longer)
     return logistic("synthetic", 10, alpha=1.0, beta=1.0, dim=20, seed=0)
@@ -218,8 +207,6 @@ def _synthetic_logistic():
 
 def _entropy_instances_of(table: str):
     def instances(thorough: bool):
-        from ...participation import Full, UniformSubset
-
         part = UniformSubset(1) if table == "Table 3" else Full()
         yield f"synthetic(1,1) 10 clients {'10%' if table == 'Table 3' else '100%'}", _synthetic_logistic(), part, \
             80 if thorough else 30
@@ -288,8 +275,6 @@ def binned_entropy_bits(x: np.ndarray, bin_size: float = 0.01) -> float:
 
 
 def _figure2_instances(thorough: bool):
-    from ...participation import UniformSubset
-
     yield "synthetic(1,1) 10 clients 10%", _synthetic_logistic(), UniformSubset(1), 80 if thorough else 30
 
 
@@ -347,16 +332,12 @@ LAMBDA1_GRID = (1e-8, 1e-6, 1e-4, 1e-2)
 
 
 def _lambda1_instances(thorough: bool):
-    from ...participation import UniformSubset
-
     yield "synthetic(1,1) 10 clients 10%", _synthetic_logistic(), UniformSubset(1), 60 if thorough else 20
 
 
 def lambda1_sweep(problem, participation, rounds: int, name: str) -> dict:
     """Cumulative uplink non-zeros and final training accuracy of Alg. ``name`` (1, 2 or 3) over
     :data:`LAMBDA1_GRID`, the other hyperparameters from Table 5 (CIFAR-10)."""
-    from ...run import run
-
     _, l2, eps = TABLE5_CIFAR10[name]
     out = {}
     for l1 in LAMBDA1_GRID:

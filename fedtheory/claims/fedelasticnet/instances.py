@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...algorithms.feddyn import FedDyn
+from ...participation import Full, UniformSubset
+from ...problems.logistic import LogisticProblem
+from ...problems.quadratic import QuadraticProblem
+
 __all__ = ["spec_problem", "algorithm3", "scaled_two_client_problem", "monotonicity_counterexample",
            "linear_region_logistic"]
 
@@ -17,8 +22,6 @@ def spec_problem(m: int = 5, d: int = 4, seed: int = 0, scale: float = 1.0):
 
     Heterogeneous Hessians and linear terms, beta = max_k lambda_max(A_k); ``scale`` multiplies every b_k.
     """
-    from ...problems.quadratic import QuadraticProblem
-
     rng = np.random.default_rng(seed)
     M = rng.standard_normal((m, d, d))
     A = M @ np.swapaxes(M, 1, 2) / d + 0.3 * np.eye(d)
@@ -27,17 +30,12 @@ def spec_problem(m: int = 5, d: int = 4, seed: int = 0, scale: float = 1.0):
 
 
 def algorithm3(lambda2: float, lambda1: float, reading: str, P: int | None = None, eps: float = 0.0, **kw):
-    from ...algorithms.feddyn import FedDyn
-    from ...participation import Full, UniformSubset
-
     kw.setdefault("participation", Full() if P is None else UniformSubset(P))
     return FedDyn(alpha=lambda2, l1=lambda1, sign_at_zero=reading, threshold=eps, **kw)
 
 
 def scaled_two_client_problem(c: float, a=(1.0, 0.5)):
     """m = 2, d = 1: L_k(x) = a_k x^2/2 - b_k x with grad L_k(0) = +-c and theta* = 0 (heterogeneous a_k)."""
-    from ...problems.quadratic import QuadraticProblem
-
     A = np.array(a, dtype=np.float64)[:, None]
     return QuadraticProblem(A, np.array([[-c], [c]]))  # mean b = 0, so theta* = 0 and grad L_k(0) = -b_k
 
@@ -45,8 +43,6 @@ def scaled_two_client_problem(c: float, a=(1.0, 0.5)):
 def monotonicity_counterexample():
     """m = 3, d = 1, a = (5, 6, 9), b = (5, -3, 5), uniform weights: found by a search over small integer
     instances; both the FedProx bias in lambda2 and the FedAvg bias in K are non-monotone there."""
-    from ...problems.quadratic import QuadraticProblem
-
     return QuadraticProblem(np.array([[[5.0]], [[6.0]], [[9.0]]]), np.array([[5.0], [-3.0], [5.0]]))
 
 
@@ -58,6 +54,4 @@ def linear_region_logistic(m: int = 2, reg: float = 1e-6, scale: float = 1.0):
     at |theta^0| >> 1 the gap nearly attains the bound (kappa0 lambda2/2 of it, which tends to 1 as lambda2/beta
     grows). On a quadratic the distance drops by (2/lambda2) x curvature x distance^2, twice the gap's share, so
     the same bounds are met with about half that tightness."""
-    from ...problems.logistic import LogisticProblem
-
     return LogisticProblem(np.array([[scale], [scale]]), np.array([1.0, -1.0]), reg=reg, n_clients=m)

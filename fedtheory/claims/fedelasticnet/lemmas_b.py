@@ -8,6 +8,8 @@ from dataclasses import replace
 
 import numpy as np
 
+from ...participation import Bernoulli
+from ...problems.quadratic import QuadraticProblem
 from ..registry import Evidence, claim
 from ..tolerances import EXACT_REL, INEQUALITY_TOL
 from ._shared import (
@@ -33,8 +35,6 @@ PAPER = "fedelasticnet"
 # ---------------------------------------------------------------------------------------------------------
 
 def _invariant_instances(thorough: bool):
-    from ...participation import Bernoulli
-
     seeds = range(4 if thorough else 1)
     for s in seeds:
         problem = spec_problem(m=5, d=4, seed=s)
@@ -277,7 +277,6 @@ def _b5_build(point: dict):
     bound (the largest share of it that one term can take; see :func:`check_lemma_b5`)."""
     if not point.get("isotropic"):
         return alg3_build(point)
-    from ...problems.quadratic import QuadraticProblem
 
     m, d = int(point["m"]), int(point["d"])
     problem = QuadraticProblem(np.broadcast_to(np.eye(d), (m, d, d)).copy(), np.ones((m, d)))

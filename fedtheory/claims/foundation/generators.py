@@ -12,6 +12,7 @@ from ...problems.constructions import general_convex_quadratic, outlier_quadrati
 from ...problems.logistic import logistic, logistic_perturbed
 from ...problems.nonconvex import nonconvex
 from ...problems.quadratic import quadratic
+from ...prox_l1 import kkt_residual_l1
 from ..registry import Evidence, claim
 from ..tolerances import EXACT_REL, IDENTITY_TOL, SUM_REL, Z_MONTE_CARLO
 
@@ -113,8 +114,6 @@ def _solve_instances(thorough: bool):
                  "points whose relative (l1-)KKT residual is <= 1e-12 for every client",
        kind="identity", instances=_solve_instances)
 def check_logistic_solve_local(inst: dict) -> Evidence:
-    from ...prox_l1 import kkt_residual_l1
-
     p = logistic(**inst["problem"])
     lam, l1 = inst["lam"], inst["l1"]
     rng = np.random.default_rng(1)

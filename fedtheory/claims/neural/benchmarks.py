@@ -10,11 +10,19 @@ shared; multi-threaded small kernels are slower there).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ...algorithms import EFL, DANEPlus, DoCoFL, FedAvg, FedProx, FedRed, Scaffnew, Scaffold
+from ...compressors.ecuq import ECUQ
+from ...compressors.quantizers import StochasticUniformQuantizer
+from ...metrics import communication as comm
+from ...participation import Bernoulli, UniformSubset
+from ...run import run
+from ..fedelasticnet.experiments import PAPER_ALG3_NNZ_REDUCTION, headline_algorithms
 from ..registry import Evidence
 from ._shared import neural_claim, torch_threads
 
@@ -26,7 +34,7 @@ def digits_problem(n_clients: int = 10, hidden: int = 16, dirichlet_alpha: float
                    seed: int = 0) -> Any:
     """The benchmark problem: digits split by Dirichlet(alpha) label skew (20% stratified test set held out),
     MLP 64-hidden-10 with cross-entropy, minibatches of ``batch_size``, float64 on CPU. Cached per process."""
-    from ...torch import TorchProblem, digits_federated, mlp
+    from ...torch import TorchProblem, digits_federated, mlp  # here, not at the top: fedtheory.torch needs torch
 
     data, test = digits_federated(n_clients, partition="dirichlet", dirichlet_alpha=dirichlet_alpha, seed=seed)
     return TorchProblem(mlp(64, 10, hidden=hidden), data, batch_size=batch_size, test=test)
@@ -53,11 +61,6 @@ def elasticnet_table(problem: Any, participation: Any, rounds: int, local_steps:
                      seed: int = 0) -> dict:
     """Cumulative uplink non-zeros and entropy (bits/element, bin 0.01), final accuracy of FedProx/Alg. 1,
     SCAFFOLD/Alg. 2, FedDyn/Alg. 3 with Table 5's (CIFAR-10) lambda1, lambda2, eps and local minibatch SGD."""
-    from dataclasses import replace
-
-    from ...metrics import communication as comm
-    from ...run import run
-    from ..fedelasticnet.experiments import headline_algorithms
 
     rows = {}
     x0 = problem.initial_point()
@@ -88,9 +91,6 @@ def elasticnet_table(problem: Any, participation: Any, rounds: int, local_steps:
 def check_elasticnet_sparsity(inst: dict) -> Evidence:
     """measured = Alg. 3's cumulative-nnz reduction against FedDyn; theory = 0.678, the lower end of the paper's
     image-data range. The verdict: every variant reduces nnz and Alg. 3 sends the fewest, accuracy within 2 pts."""
-    from ...participation import UniformSubset
-    from ..fedelasticnet.experiments import PAPER_ALG3_NNZ_REDUCTION
-
     with torch_threads(1):
         problem = digits_problem(hidden=inst["hidden"])
         tab = elasticnet_table(problem, UniformSubset(3), inst["rounds"], inst["local_steps"], inst["local_step"])
@@ -116,11 +116,6 @@ def docofl_table(problem: Any, rounds: int, step: float, n_sampled: int, bits: t
     """FedAvg (DoCoFL with identity compressors: one local SGD step, the library's FedAvg equivalence) against
     DoCoFL with ECUQ anchors of b_w bits and stochastic uniform quantizers of b_c and b_g bits (2^b levels) for
     corrections and uplink; K = 10, V = 3. Bandwidth is summed from the RoundLogs (every round recorded)."""
-    from ...algorithms import DoCoFL
-    from ...compressors.ecuq import ECUQ
-    from ...compressors.quantizers import StochasticUniformQuantizer
-    from ...run import run
-
     b_w, b_c, b_g = bits
     common = dict(step=step, n_sampled=n_sampled, period=10, queue_size=3)
     algs = {"FedAvg": DoCoFL(**common),
@@ -176,10 +171,6 @@ def efl_table(problem: Any, rounds: int, E: int, step: float, activity: float, p
     p_tau^k = E p^k / s_tau^k against FedAvg weighting of the same partial updates, and FedAvg / FedProx that drop
     incomplete updates (a client contributes only when active with s = E: Bernoulli(activity / E) participation
     with E full local steps -- the same law, not the same realisation)."""
-    from ...algorithms import EFL, FedAvg, FedProx
-    from ...participation import Bernoulli
-    from ...run import run
-
     scenario = dict(E=E, step=step, s_min=1, s_max=E, participation=activity)
     drop = Bernoulli(activity / E)
     algs = {"EFL": EFL(**scenario, lam=lam),
@@ -225,9 +216,6 @@ def fedred_table(problem: Any, rounds: int, local_steps: int, step: float, prox_
     FedAvg, FedProx (best lambda of the grid), SCAFFOLD with the exact control variate (option I), DANE+-SGD
     (best lambda), Scaffnew (p = 1/K) and FedRed-SGD (p = 1/K, eta = step, best lambda), FedRed/Scaffnew run for
     rounds * K iterations (the same expected number of communications and local steps)."""
-    from ...algorithms import DANEPlus, FedAvg, FedProx, FedRed, Scaffnew, Scaffold
-    from ...run import run
-
     K = local_steps
     x0 = problem.initial_point()
     common = dict(local_steps=K, local_step=step, stochastic=True)

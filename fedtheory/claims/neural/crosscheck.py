@@ -13,6 +13,23 @@ from typing import Any
 
 import numpy as np
 
+from ...algorithms import (
+    EFL,
+    DANEPlus,
+    DoCoFL,
+    FedAvg,
+    FedDyn,
+    FedProx,
+    FedRed,
+    Scaffnew,
+    Scaffold,
+    TwoClassParticipation,
+)
+from ...compressors.ecuq import ECUQ
+from ...compressors.quantizers import StochasticUniformQuantizer
+from ...participation import Bernoulli, UniformSubset
+from ...problems.datasets import synthetic_fedprox
+from ...problems.logistic import LogisticProblem
 from ..patterns import relative_error
 from ..registry import Evidence
 from ..tolerances import CROSSCHECK_TOL, PRESENT_REL
@@ -28,9 +45,7 @@ def crosscheck_problems(n_clients: int = 6, dim: int = 8, *, reg: float = 1e-2, 
     The torch problem uses the binary linear model (no bias) with ``loss="logistic"`` in float64 and the NumPy
     problem's exact certificate, so algorithms that default to certificate constants resolve them identically.
     """
-    from ...problems.datasets import synthetic_fedprox
-    from ...problems.logistic import LogisticProblem
-    from ...torch import TorchProblem, logistic_regression
+    from ...torch import TorchProblem, logistic_regression  # here, not at the top: fedtheory.torch needs torch
 
     sizes = np.random.default_rng([seed, 3]).integers(5, 25, n_clients)
     data = synthetic_fedprox(1.0, 1.0, n_clients, dim=dim, n_classes=2, sizes=sizes, seed=seed)
@@ -43,22 +58,6 @@ def crosscheck_problems(n_clients: int = 6, dim: int = 8, *, reg: float = 1e-2, 
 def crosscheck_algorithms(n_clients: int = 6) -> dict[str, Any]:
     """Every algorithm family with deterministic local work given its draws (exact local solves excluded:
     they do not exist for neural models), with partial participation, l1 terms, thresholds and compressors."""
-    from ...algorithms import (
-        EFL,
-        DANEPlus,
-        DoCoFL,
-        FedAvg,
-        FedDyn,
-        FedProx,
-        FedRed,
-        Scaffnew,
-        Scaffold,
-        TwoClassParticipation,
-    )
-    from ...compressors.ecuq import ECUQ
-    from ...compressors.quantizers import StochasticUniformQuantizer
-    from ...participation import Bernoulli, UniformSubset
-
     half = UniformSubset(n_clients // 2)
     return {
         "FedAvg (local GD, half the clients)": FedAvg(local_steps=5, participation=half),

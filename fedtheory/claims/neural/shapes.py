@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.special import stdtrit  # the Student t quantile (scipy.special: lighter than scipy.stats)
 
 from ..registry import Evidence
 from ..tolerances import SHAPE_CONFIDENCE, SHAPE_MARGIN_FRACTION
@@ -66,9 +67,6 @@ def shape_test(name: str, dev: Sequence[float], held: Sequence[float],
 
     ValueError when fewer than :data:`MIN_HELD_OUT` held-out or no development effects are given, or one is not
     finite (a diverged run has no effect to compare)."""
-    # the Student t quantile (scipy.special: lighter than scipy.stats)
-    from scipy.special import stdtrit
-
     d = np.asarray(dev, dtype=float)
     h = np.asarray(held, dtype=float)
     if d.ndim != 1 or d.size < 1:

@@ -9,6 +9,7 @@ import numpy as np
 from ...algorithms.ofediq import FedOGD, OFedIQ, OnlineDraw
 from ...problems.online import online_logistic, online_ridge
 from ...references.compression import sb_quantize_row as printed_quantizer  # Definition 2, one home
+from ...run import run
 from ...theory import ofediq as th
 from ..patterns import relative_error
 from ..registry import Evidence, claim
@@ -60,8 +61,6 @@ def _stream(inst: dict):
                  "m_{k,t} from all K clients: 32 K D bits per step",
        kind="identity", instances=_alg1_instances, runs=("ofediq",))
 def check_algorithm1(inst: dict) -> Evidence:
-    from ...run import run
-
     problem = _stream(inst)
     K, D, T, eta = problem.n_clients, problem.dim, problem.horizon, inst["eta"]
     alg = FedOGD(eta=eta)

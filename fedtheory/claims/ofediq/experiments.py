@@ -41,8 +41,6 @@ def _figure2_instances(thorough: bool):
                 "data stream; the experiment in the paper's setting is ofediq.figure2.experiment",
        kind="qualitative", expected="exploratory", instances=_figure2_instances, runs=("ofediq",))
 def check_figure2(inst: dict) -> Evidence:
-    from ...run import run
-
     problem = online_ridge(inst["K"], inst["T"], inst["D"], heterogeneity=1.0, seed=inst["seed"])
     T, K = problem.horizon, problem.n_clients
     early, late = T // 4, T

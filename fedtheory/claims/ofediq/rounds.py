@@ -6,7 +6,11 @@ import math
 
 import numpy as np
 
+from ...algorithms.ofediq import FedOGD, OFedAvg, OFedIQ
 from ...compressors.sb_quantizer import SBQuantizer
+from ...problems import quadratic
+from ...problems.online import online_logistic, online_ridge
+from ...references import certify_run
 from ..registry import Evidence, claim
 from ..tolerances import EXACT_REL, FEW_OPS_REL
 
@@ -72,11 +76,6 @@ def _reference_instances(thorough: bool):
                  "participants, to 1e-7 relative, with partial participation and inverse-probability weights",
        kind="identity", instances=_reference_instances, runs=("fedogd", "ofedavg", "ofediq"))
 def check_reference_identity(inst: dict) -> Evidence:
-    from ...algorithms.ofediq import FedOGD, OFedAvg, OFedIQ
-    from ...problems import quadratic
-    from ...problems.online import online_logistic, online_ridge
-    from ...references import certify_run
-
     if inst["stream"] == "static":
         problem = quadratic(6, 5, mu=0.5, L=4.0, zeta2=1.0, seed=1)
     else:

@@ -44,8 +44,7 @@ def load(family: str, part: str = "") -> ModuleType:
 def properties_of(family: str) -> tuple[Property, ...]:
     """The properties of ``family`` (one of :data:`FAMILIES`), in declared order."""
     load(family)
-    # Imported here, not above: the registry needs hypothesis (an optional extra), FAMILIES must not.
-    from .registry import REGISTRY
+    from .registry import REGISTRY  # here, not at the top: it needs hypothesis (an optional extra), FAMILIES must not
     return tuple(REGISTRY.get(family, ()))
 
 

@@ -2,6 +2,7 @@
 wrong implementations, and two differently written correct ones (float32, another summation order)."""
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import numpy as np
@@ -62,7 +63,6 @@ def fedavg(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, s
 def _fsum_fedavg(x, clients, *, local_steps=5, local_step=0.1, server_step=1.0, prox=0.0, weighting="num_examples",
                  **_):
     """FedAvg with the clients in reverse order and a compensated (math.fsum) weighted sum."""
-    import math
     ys = []
     for c in reversed(clients):
         y = x.copy()
