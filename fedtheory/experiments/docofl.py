@@ -23,6 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from ..algorithms.docofl import DoCoFL
+from ..compressors.ecuq import ECUQ
+from ..compressors.quantizers import StochasticUniformQuantizer
+from ..problems.datasets import FederatedData
+from ..problems.partition import shard_partition
 from .protocol import Experiment
 
 __all__ = ["CONFIGS", "EXPERIMENTS", "IID_FRACTION", "TABLE3", "methods", "mixed_partition", "problem"]
@@ -40,7 +45,6 @@ def mixed_partition(labels: np.ndarray, n_clients: int, seed: int) -> list[np.nd
     """Index sets of ``n_clients`` clients, each ``IID_FRACTION`` of its samples uniform over the training set and
     the rest from 2 classes: a uniform ``IID_FRACTION`` of the indices is dealt out evenly, the others by label
     shards, 2 per client (McMahan et al.'s pathological split)."""
-    from ..problems.partition import shard_partition
 
     labels = np.asarray(labels)
     perm = np.random.default_rng(seed).permutation(labels.size)
@@ -53,7 +57,6 @@ def mixed_partition(labels: np.ndarray, n_clients: int, seed: int) -> list[np.nd
 def problem(n_clients: int, seed: int, device: str = "cpu") -> Any:
     """MNIST-1D over ``n_clients`` by :func:`mixed_partition` (drawn by ``seed``), MLP 40-100-100-10 initialised by
     ``seed``, minibatches of 64, float32."""
-    from ..problems.datasets import FederatedData
     from ..torch import TorchProblem, mlp
     from ..torch.mnist1d import MNIST1D_LENGTH, mnist1d_arrays
 
@@ -71,9 +74,6 @@ def sampled(n_clients: int) -> int:
 
 def methods(prob: Any) -> dict[str, Any]:
     """FedAvg (DoCoFL with identity compressors) and DoCoFL at Table 3's two EMNIST configurations."""
-    from ..algorithms.docofl import DoCoFL
-    from ..compressors.ecuq import ECUQ
-    from ..compressors.quantizers import StochasticUniformQuantizer
 
     common = {"step": STEP, "n_sampled": sampled(prob.n_clients), "period": PERIOD, "queue_size": QUEUE}
     out = {"FedAvg": DoCoFL(**common)}

@@ -30,6 +30,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..algorithms.efl import EFL
+from ..algorithms.fedavg import FedAvg
+from ..algorithms.fedprox import FedProx
+from ..participation import Bernoulli
 from .protocol import Experiment
 
 __all__ = ["ACTIVITY", "EXPERIMENTS", "LAMBDAS", "MUS", "TABLE2", "methods", "problem"]
@@ -58,10 +62,6 @@ def problem(n_clients: int, seed: int, device: str = "cpu") -> Any:
 
 def methods(prob: Any) -> dict[str, Any]:
     """EFL at every lambda of :data:`LAMBDAS`, FedAvg, and FedProx at every mu of :data:`MUS`."""
-    from ..algorithms.efl import EFL
-    from ..algorithms.fedavg import FedAvg
-    from ..algorithms.fedprox import FedProx
-    from ..participation import Bernoulli
 
     complete = Bernoulli(ACTIVITY / E)  # active and finished all E steps
     out: dict[str, Any] = {f"EFL lambda={lam:g}": EFL(E=E, step=STEP, s_min=1, s_max=E, participation=ACTIVITY,

@@ -26,6 +26,15 @@ from typing import Any
 
 import numpy as np
 
+from ..algorithms.dane import DANEPlus
+from ..algorithms.fedprox import FedProx
+from ..algorithms.fedred import FedRed
+from ..algorithms.gd import GradientDescent
+from ..algorithms.scaffnew import Scaffnew
+from ..algorithms.scaffold import Scaffold
+from ..problems.logistic import LogisticProblem
+from ..problems.partition import partition
+from ..run import run
 from .protocol import Experiment
 
 __all__ = ["BUDGET", "CURVE_END", "CURVE_EVERY", "DATASETS", "DIRICHLET", "EXPERIMENTS", "GRID_SIZE", "REG", "TARGET", "load", "measure",
@@ -49,7 +58,8 @@ CURVE_EVERY, CURVE_END = 2, 60
 def load(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(features (m, d+1) standardised, with a bias column, rows of unit norm; labels in {-1, +1}; the
     original classes, which the Dirichlet split skews) of a bundled scikit-learn set in :data:`DATASETS`."""
-    from sklearn import datasets  # bundled with scikit-learn: no download
+    # here, not at the top: scikit-learn costs 1.7 s to import; its bundled sets need no download
+    from sklearn import datasets
 
     if name not in DATASETS:
         raise ValueError(f"name must be one of {DATASETS}, got {name!r}")
@@ -65,8 +75,6 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def problem(name: str) -> Callable[[int, int, str], Any]:
     """The builder ``(n_clients, seed, device) -> LogisticProblem`` of data set ``name`` (device unused)."""
     def build(n_clients: int, seed: int, device: str = "cpu") -> Any:
-        from ..problems.logistic import LogisticProblem
-        from ..problems.partition import partition
 
         x, y, classes = load(name)
         parts = partition("dirichlet", classes, n_clients, seed=seed, alpha=DIRICHLET)
@@ -86,12 +94,6 @@ def methods(prob: Any) -> dict[str, Any]:
     or 50 local steps). DANE+-GD solves its subproblem by K GD steps
     (step 1/(L_i + lam), the paper's Alg. 1 with GD); FedRed-GD's communication probability is its default
     p = (lam + mu) eta."""
-    from ..algorithms.dane import DANEPlus
-    from ..algorithms.fedprox import FedProx
-    from ..algorithms.fedred import FedRed
-    from ..algorithms.gd import GradientDescent
-    from ..algorithms.scaffnew import Scaffnew
-    from ..algorithms.scaffold import Scaffold
 
     c = prob.certificate
     L, dA = c.L, c.delta_A
@@ -121,8 +123,6 @@ def measure(alg: Any, prob: Any, budget: int, seed: int, x0: np.ndarray) -> dict
     final record (communications to the target, None when not reached; the stand-in's constants) and the curve
     (the relative gap after every :data:`CURVE_EVERY` communications up to :data:`CURVE_END`, its last value
     carried after the run stops at the target, None after a diverged run's last finite record). FedRed-GD counts iterations, communicating with probability p: it runs up to 2 budget / p."""
-    from ..algorithms.fedred import FedRed
-    from ..run import run
 
     c = prob.certificate
     gap0 = prob.gap(x0)

@@ -21,10 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from ..algorithms.ofediq import OFedIQ
 from ..problems.base import Certificate
 from ..problems.online import OnlineProblem
+from ..run import run
 from ..validation import check_int, check_seed
-from .protocol import Experiment
+from .protocol import SCALES, Experiment
 
 __all__ = ["CLIENTS", "EARLY", "ETA", "EXPERIMENTS", "HIDDEN", "HORIZON", "PERIODS", "RATE", "OnlineMLPStream",
            "measure", "methods", "problem"]
@@ -137,7 +139,6 @@ def problem(n_clients: int, seed: int, device: str = "cpu") -> OnlineMLPStream:
     """MNIST-1D streamed to ``n_clients`` for as many steps as the largest scale runs (the set repeated, each
     pass shuffled by ``seed``), MLP 40-32-10 initialised by ``seed``."""
     from ..torch.mnist1d import mnist1d_arrays
-    from .protocol import SCALES
 
     x, y, xt, yt = mnist1d_arrays()
     rng = np.random.default_rng(check_seed("seed", seed))
@@ -150,7 +151,6 @@ def problem(n_clients: int, seed: int, device: str = "cpu") -> OnlineMLPStream:
 
 def methods(prob: Any) -> dict[str, Any]:
     """OFedIQ(L, p = RATE L, no quantization) for every L in :data:`PERIODS`, eta = 0.01."""
-    from ..algorithms.ofediq import OFedIQ
 
     return {f"L={L}": OFedIQ(eta=ETA, p=min(1.0, RATE * L), period=L) for L in PERIODS}
 
@@ -158,7 +158,6 @@ def methods(prob: Any) -> dict[str, Any]:
 def measure(alg: Any, prob: OnlineMLPStream, rounds: int, seed: int, x0: np.ndarray) -> dict[str, Any]:
     """Run ``rounds`` time steps; the time-averaged loss at t = EARLY rounds and at the end, the final test
     accuracy, and the curve of the time-averaged loss every :data:`CURVE_EVERY` steps."""
-    from ..run import run
 
     trace = run(alg, prob, rounds, seed=seed, x0=x0, record_every=CURVE_EVERY)
     t = np.asarray(trace.round, dtype=float)

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from scipy.special import stdtrit  # the Student t quantile (scipy.special: lighter than scipy.stats)
 
+from ...experiments.protocol import load_record
 from ..registry import Evidence
 from ..tolerances import SHAPE_CONFIDENCE, SHAPE_MARGIN_FRACTION
 
@@ -141,7 +142,6 @@ def record_instances(name: str) -> Callable[[bool], Iterator[dict]]:
     """A claim's ``instances``: the one record of experiment ``name`` (:func:`fedtheory.experiments.load_record`:
     the fresh run of ``verify --experiments``, else the recorded full-scale one)."""
     def instances(thorough: bool) -> Iterator[dict]:
-        from ...experiments.protocol import load_record
 
         yield load_record(name)
     return instances
