@@ -209,3 +209,14 @@ def test_every_stored_report_records_the_kit_commit_and_the_framework_version():
     missing = [str(p.relative_to(ROOT)) for p in reports
                if not {"kit_commit", "framework_version"} <= set(json.loads(p.read_text()))]
     assert not missing, f"reports without kit_commit or framework_version (re-run them with run.py): {missing}"
+
+
+def test_the_page_lists_every_defect_report():
+    """docs/frameworks.md's introduction links each page under docs/frameworks/ that is a defect report."""
+    page = (ROOT / "docs" / "frameworks.md").read_text()
+    intro = page[:page.index("## What a verdict means")]
+    reports = [p.name for p in sorted((ROOT / "docs" / "frameworks").glob("*.md"))
+               if "Ready to paste into" in p.read_text()]
+    assert reports
+    missing = [name for name in reports if f"(frameworks/{name})" not in intro]
+    assert not missing, f"defect reports not linked from docs/frameworks.md's introduction: {missing}"
