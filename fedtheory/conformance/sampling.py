@@ -16,10 +16,24 @@ consecutive rounds (each from the model and state the implementation returned) t
     (:data:`fedtheory.conformance.tolerances.SAMPLER_POWER_MARGIN`). A deterministic sampler seeded per round
     (FedML seeds NumPy with the round index) is judged the same way: its R draws are one realisation of the law.
 
+FedProx's law (``law="md"``, Li et al. 2020, Alg. 2: "Server selects a subset S_t of K devices at random (each
+device k is chosen with probability p_k)", then w^{t+1} = 1/K sum_{k in S_t} w_k^{t+1}; p_k = n_k / n as in its
+objective (1)). The K = m draws are independent and with replacement, so a round may draw a client twice; the kit
+reads S_t as the multiset of the K draws, each draw one term of the 1/K average (a client drawn twice counts
+twice). That reading is the one under which the average is unbiased, E_{S_t}[1/K sum_{k in S_t} w_k] =
+sum_k p_k w_k, which Li et al.'s analysis of device sampling uses (Sec. 4, Theorem 6); averaging the distinct
+clients drawn is not (flgo's ``communicate`` does that: docs/frameworks.md). In law, each of the R m draws picks
+client k with probability p_k, so its count c_k over R rounds is Binomial(R m, p_k): |c_k - R m p_k| <=
+mc_slack(sqrt(R m p_k (1 - p_k))) for every k. R (:func:`rounds_for_md`) is the least number of rounds at which
+the two wrong samplers of the power set are off by ``SAMPLER_POWER_MARGIN`` times that slack at some client: one
+that draws uniformly (ignoring n_k) and one that always draws the first m clients. The instance must have unequal
+num_examples (otherwise the law is the uniform one).
+
 An implementation that takes the kit's participants reports no draw: the property is "not applicable" for it.
 
 :func:`self_sampling` turns an implementation that takes its participants into one that draws its own (correct,
-and the two wrong samplers of the power set: always the first m clients; reports its draw but trains others).
+and the wrong samplers of the power set: always the first m clients; reports its draw but trains others; under
+FedProx's law, one that ignores n_k and one that counts a client drawn twice once).
 """
 from __future__ import annotations
 
@@ -34,7 +48,11 @@ from .instance import Instance
 from .kit import Outcome, not_applicable, outcome, round_hyper
 from .tolerances import SAMPLER_POWER_MARGIN, Z_MONTE_CARLO, mc_slack
 
-__all__ = ["rounds_for", "clients_per_round", "own_sampler", "self_sampling", "Judge"]
+__all__ = ["rounds_for", "rounds_for_md", "clients_per_round", "own_sampler", "self_sampling", "Judge", "LAWS"]
+
+#: The sampling laws the kit tests: McMahan et al.'s m distinct clients uniformly, Li et al.'s m draws with
+#: replacement, client k with probability n_k / n.
+LAWS = ("uniform", "md")
 
 #: judge(x, state, x_new, state_new, S, hyper) -> (relative error of the round against the paper's round over the
 #: participants S (indices into the instance's clients), what differs). A judge may keep the kit's recursion.
@@ -51,6 +69,30 @@ def rounds_for(m: int, n: int) -> int:
     return math.ceil(Fraction(SAMPLER_POWER_MARGIN * Z_MONTE_CARLO) ** 2 * ratio)
 
 
+def rounds_for_md(m: int, sizes) -> int:
+    """R for FedProx's law (module docstring): client k is drawn with probability p_k = n_k / n in each of the R m
+    draws. A wrong sampler that draws client k with frequency q_k != p_k is off its expected count by R m |q_k - p_k|
+    against a slack of Z sqrt(R m p_k (1 - p_k)); it is off by SAMPLER_POWER_MARGIN times the slack at client k once
+    R >= (margin Z)^2 p_k (1 - p_k) / (m (q_k - p_k)^2). R is the least R at which that holds, at the client where
+    it holds first, for both wrong samplers: q_k = 1/N (uniform, ignoring n_k) and q_k = 1/m for the first m
+    clients, 0 for the others (always the first m). Exact rational arithmetic."""
+    n = len(sizes)
+    if not (isinstance(m, int) and 0 < m < n):
+        raise ValueError(f"m (clients per round) must be an integer in (0, n) for a population of n = {n}, got {m}")
+    if any(int(s) != s or s < 1 for s in sizes):
+        raise ValueError(f"sizes (the clients' num_examples) must be positive integers, got {list(sizes)}")
+    total = sum(int(s) for s in sizes)
+    p = [Fraction(int(s), total) for s in sizes]
+    if len(set(p)) == 1:
+        raise ValueError(f"sizes must not all be equal for FedProx's law (it is then the uniform one), got "
+                         f"{list(sizes)}")
+    uniform = [Fraction(1, n)] * n
+    first = [Fraction(1, m) if k < m else Fraction(0) for k in range(n)]
+    need = max(min(pk * (1 - pk) / (m * (qk - pk) ** 2) for pk, qk in zip(p, q) if qk != pk)
+               for q in (uniform, first))
+    return math.ceil(Fraction(SAMPLER_POWER_MARGIN * Z_MONTE_CARLO) ** 2 * need)
+
+
 def clients_per_round(n: int) -> int:
     """m for a population of n >= 2: half of it (p = m / n in [1/3, 1/2], so R <= 200 rounds)."""
     if n < 2:
@@ -59,14 +101,22 @@ def clients_per_round(n: int) -> int:
 
 
 def own_sampler(impl: Callable[..., Any], inst: Instance, hyper: Mapping[str, Any], rtol: float, judge: Judge,
-                seed: int = 0, per_round: Callable[[int], Mapping[str, Any]] | None = None) -> Outcome:
+                seed: int = 0, per_round: Callable[[int], Mapping[str, Any]] | None = None,
+                law: str = "uniform") -> Outcome:
     """Run R rounds of ``impl`` on the population of ``inst`` with ``clients_per_round`` = m and judge them: (a)
-    each round by ``judge`` for the participants it reports, (b) the draws in law (module docstring).
+    each round by ``judge`` for the participants it reports (under ``law="md"`` the multiset of its draws, a
+    client drawn twice listed twice in S), (b) the draws in law (module docstring): ``"uniform"`` (m distinct
+    clients, McMahan et al.) or ``"md"`` (m draws with replacement by n_k / n, Li et al.'s FedProx).
     ``per_round(t)`` adds the round's own hyperparameters (FedNova's tau_i of every client of the population)."""
+    if law not in LAWS:
+        raise ValueError(f"law must be one of {LAWS}, got {law!r}")
     n = inst.n
     m = clients_per_round(n)
-    p = m / n
-    R = rounds_for(m, n)
+    md = law == "md"
+    # per draw: client k's probability; draws per round: m (md) or 1 per client (uniform: m distinct of n)
+    p = inst.sizes / inst.sizes.sum() if md else np.full(n, m / n)
+    draws = m if md else 1
+    R = rounds_for_md(m, [int(s) for s in inst.sizes]) if md else rounds_for(m, n)
     ids = [int(c.cid) for c in inst.clients]
     position = {cid: i for i, cid in enumerate(ids)}
     counts = np.zeros(n)
@@ -85,7 +135,10 @@ def own_sampler(impl: Callable[..., Any], inst: Instance, hyper: Mapping[str, An
             return outcome(False, float(len(unknown)), 0.0, f"round {t + 1} reports clients {unknown} that are not "
                            f"in the population {ids}")
         S = np.array(sorted(position[c] for c in drawn), dtype=int)
-        if len(S) != m or len(set(S.tolist())) != m:
+        if md and len(S) != m:
+            return outcome(False, float(len(S)), float(m), f"round {t + 1} of {R} draws {sorted(drawn)} ({len(S)} "
+                           f"draws) where clients_per_round = {m} draws are declared")
+        if not md and (len(S) != m or len(set(S.tolist())) != m):
             return outcome(False, float(len(set(S.tolist()))), float(m), f"round {t + 1} of {R} draws {sorted(drawn)}"
                            f" ({len(set(S.tolist()))} distinct of {len(S)}) where clients_per_round = {m} distinct "
                            f"clients of {n} are declared")
@@ -94,14 +147,22 @@ def own_sampler(impl: Callable[..., Any], inst: Instance, hyper: Mapping[str, An
             err, what = float("inf"), "the model is not finite"
         if err > rtol and first_bad is None:
             first_bad = (t, err, what, [ids[i] for i in S])
-        counts[S] += 1
+        np.add.at(counts, S, 1)
         x, state = x_new, state_new
-    se = math.sqrt(R * p * (1 - p))
-    z = np.abs(counts - R * p) / se
+    trials = R * draws  # client k's count is Binomial(trials, p_k)
+    se = np.sqrt(trials * p * (1 - p))
+    z = np.abs(counts - trials * p) / se
     worst = int(np.argmax(z))
-    law_holds = bool(np.all(np.abs(counts - R * p) <= mc_slack(se)))
-    law = (f"client {ids[worst]} drawn in {int(counts[worst])} of {R} rounds ({counts[worst] / R:.3f}) where uniform "
-           f"sampling of {m} of {n} clients gives {p:.3f} (z = {z[worst]:.2f}, threshold {Z_MONTE_CARLO:g})")
+    law_holds = bool(np.all(np.abs(counts - trials * p) <= mc_slack(se)))
+    if md:
+        law = (f"client {ids[worst]} drawn {int(counts[worst])} times in the {trials} draws of {R} rounds "
+               f"({counts[worst] / trials:.3f}) where Li et al.'s sampling gives p_k = n_k / n = "
+               f"{int(inst.sizes[worst])}/{int(inst.sizes.sum())} = {p[worst]:.3f} (z = {z[worst]:.2f}, threshold "
+               f"{Z_MONTE_CARLO:g})")
+    else:
+        law = (f"client {ids[worst]} drawn in {int(counts[worst])} of {R} rounds ({counts[worst] / R:.3f}) where "
+               f"uniform sampling of {m} of {n} clients gives {p[worst]:.3f} (z = {z[worst]:.2f}, threshold "
+               f"{Z_MONTE_CARLO:g})")
     if first_bad is not None:
         t, err, what, S_ids = first_bad
         return outcome(False, err, rtol, f"round {t + 1} of {R} (drawn {S_ids}) differs from the paper's round for "
@@ -113,17 +174,33 @@ def own_sampler(impl: Callable[..., Any], inst: Instance, hyper: Mapping[str, An
 def self_sampling(impl: Callable[..., Any], how: str = "uniform") -> Callable[..., Any]:
     """``impl`` (which takes its participants) made to draw its own when given ``clients_per_round`` = m:
     ``"uniform"`` draws m distinct clients uniformly from its ``rng`` (correct); ``"first"`` always the first m
-    (wrong in law); ``"lies"`` reports a uniform draw but trains m clients it did not draw (wrong: the round is not the paper's for the reported clients). Without ``clients_per_round`` it is ``impl``."""
-    if how not in ("uniform", "first", "lies"):
-        raise ValueError(f"how must be 'uniform', 'first' or 'lies', got {how!r}")
+    (wrong in law); ``"lies"`` reports a uniform draw but trains m clients it did not draw (wrong: the round is not
+    the paper's for the reported clients). Under FedProx's law (Li et al. 2020, Alg. 2; ``impl`` then called with
+    ``weighting="uniform"`` on the multiset of draws, the 1/K average): ``"md"`` m draws with replacement by
+    n_k / n (correct); ``"md_ignores_sizes"`` with replacement, uniformly (wrong in law); ``"md_first"`` always the
+    first m (wrong in law); ``"md_distinct"`` draws correctly but averages the distinct clients drawn, a client
+    drawn twice counted once (wrong: the round). Without ``clients_per_round`` it is ``impl``."""
+    hows = ("uniform", "first", "lies", "md", "md_ignores_sizes", "md_first", "md_distinct")
+    if how not in hows:
+        raise ValueError(f"how must be one of {hows}, got {how!r}")
+    md = how.startswith("md")
 
     def wrapped(x, clients, *, state=None, rng=None, clients_per_round=None, **hyper):
         if clients_per_round is None:
             return impl(x, clients, state=state, rng=rng, **hyper)
         n, m = len(clients), int(clients_per_round)
-        drawn = np.arange(m) if how == "first" else np.sort(rng.choice(n, size=m, replace=False))
+        if how in ("first", "md_first"):
+            drawn = np.arange(m)
+        elif md:
+            sizes = np.array([c.num_examples for c in clients], dtype=np.float64)
+            p = None if how == "md_ignores_sizes" else sizes / sizes.sum()
+            drawn = np.sort(rng.choice(n, size=m, replace=True, p=p))
+        else:
+            drawn = np.sort(rng.choice(n, size=m, replace=False))
         # "lies": the first m clients it did not draw (m <= n / 2, so there are enough, and none was drawn)
-        used = np.setdiff1d(np.arange(n), drawn)[:m] if how == "lies" else drawn
+        used = {"lies": np.setdiff1d(np.arange(n), drawn)[:m], "md_distinct": np.unique(drawn)}.get(how, drawn)
+        if md:
+            hyper = {**hyper, "weighting": "uniform"}
         out = impl(x, [clients[i] for i in used], state=state, rng=rng, **hyper)
         x_new, new_state = out if isinstance(out, tuple) else (out, None)
         return x_new, new_state, {"drawn": [clients[i].cid for i in drawn]}

@@ -62,4 +62,6 @@ FLOAT32_RTOL = 1e-4
 #: draws, or always draws, is off its expected count R p by this many times the slack mc_slack(se) of a correct
 #: sampler (se = sqrt(R p (1 - p))): R = (2 Z)^2 max(p / (1 - p), (1 - p) / p), 100 rounds at p = 1/2. A margin of
 #: 2 keeps the power of the test near 1 against a sampler that favours or ignores a client, at a cost linear in R.
+#: FedProx's law (Li et al. 2020, Alg. 2: m draws with replacement by n_k / n) uses the same margin against its two
+#: wrong samplers, uniform draws and the first m clients (sampling.rounds_for_md: 208 rounds on the kit's instances).
 SAMPLER_POWER_MARGIN = 2.0

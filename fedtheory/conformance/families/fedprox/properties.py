@@ -12,8 +12,22 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from hypothesis import strategies as st
+
 from ... import expected as ex
-from ...kit import Outcome, cases_with, identity, instance_of, not_applicable, outcome, round_hyper, run_round, scale_of
+from ... import sampling
+from ...kit import (
+    Outcome,
+    cases_with,
+    identity,
+    instance_of,
+    not_applicable,
+    outcome,
+    relative_error,
+    round_hyper,
+    run_round,
+    scale_of,
+)
 from ..fedavg import properties as fedavg
 from ..registry import prop
 
@@ -122,6 +136,53 @@ def expected_sampling(impl, case, hyper, rtol) -> Outcome:
 def multi_round(impl, case, hyper, rtol) -> Outcome:
     return fedavg.multi_round(impl, case, hyper, rtol, family="fedprox")
 
+
+#: num_examples of the own-sampler population, in this order (a scale s >= d drawn per case): p_k = (1, 1, 1, 4, 4,
+#: 4)/15. Six clients, so m = 3: with m = 2 a repeated draw is one client twice, whose 1/K average is that client's
+#: solution under either reading, so only m >= 3 tells "a client drawn twice counts twice" from "once". The shares
+#: are far enough from uniform (1/6) that a sampler ignoring n_k is rejected after R = 208 rounds
+#: (sampling.rounds_for_md), about the uniform law's 200 rounds at p = 1/3; the least count expected of a correct
+#: sampler, R m p_min = 41.6, keeps the normal approximation of the Monte Carlo rule sound.
+OWN_SAMPLER_SHARES = (1, 1, 1, 4, 4, 4)
+
+
+def population_cases(hyper: Mapping[str, Any]):
+    """A heterogeneous population of six clients with num_examples s (1, 1, 1, 4, 4, 4) (unequal, so Li et al.'s law
+    differs from uniform sampling), in small dimension."""
+    def extra(draw, params):
+        s = draw(st.integers(params["d"], params["d"] + 5))
+        return {"sizes": [share * s for share in OWN_SAMPLER_SHARES], "round_seed": draw(st.integers(0, 2**16))}
+    return cases_with(extra)(hyper, min_clients=len(OWN_SAMPLER_SHARES), max_clients=len(OWN_SAMPLER_SHARES),
+                             max_dim=8, heterogeneous=True)
+
+
+@prop(id="fedprox.own_sampler", family="fedprox",
+      reference=f"{LI}: K devices chosen with probability p_k = n_k / n, w^(t+1) = 1/K sum_(k in S_t) w_k",
+      statement="its own sampler at clients_per_round = m < N: every round equals the closed form averaged uniformly "
+                "over the m draws it reports (a client drawn twice counts twice), and each client's count over the "
+                "R m draws is Binomial(R m, n_k / n) (z <= 5)", cases=population_cases, examples=1)
+@_k_step
+def own_sampler(impl, case, hyper, rtol) -> Outcome:
+    """The implementation's own sampler under Li et al.'s law (:mod:`fedtheory.conformance.sampling`,
+    ``law="md"``): each round judged, from the model it returned, against Alg. 2's 1/K average of the local
+    solutions over the multiset of draws it reports (whatever ``weighting`` is declared for the kit's participants:
+    under this sampling the n_k enter through p_k). A round that matches the average over the distinct clients
+    drawn instead is named."""
+    inst = instance_of(case)
+    base = dict(fedavg.prox_hyper(hyper), weighting="uniform")
+
+    def judge(x, state, x_new, state_new, S, h):
+        want = ex.round_map(inst, x, S, **base)
+        scale = scale_of(inst, x, want)
+        err = relative_error(x_new, want, scale)
+        if err <= rtol:
+            return err, ""
+        if len(np.unique(S)) < len(S) and relative_error(x_new, ex.round_map(inst, x, np.unique(S), **base),
+                                                         scale) <= rtol:
+            return err, ("the average over the distinct clients drawn (a client drawn twice counts once) where "
+                         "Alg. 2 averages the K local solutions, one per draw")
+        return err, fedavg.diagnose(inst, x, x_new, S, base, rtol, "fedprox")
+    return sampling.own_sampler(impl, inst, hyper, rtol, judge, seed=case["round_seed"], law="md")
 
 
 def _gamma_inexact_round(impl, case, hyper, rtol) -> Outcome:

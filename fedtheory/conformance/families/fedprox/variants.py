@@ -8,6 +8,7 @@ from functools import partial
 import numpy as np
 
 from ...kit import Variant
+from ...sampling import self_sampling
 from ..fedavg.variants import fedavg
 
 __all__ = ["TEXTBOOK", "WRONG", "CORRECT", "fedprox_inexact"]
@@ -50,8 +51,14 @@ WRONG: list[Variant] = [
     Variant("fedprox", "inexact_stops_at_2gamma", partial(fedprox_inexact, slip="stops_at_2gamma"), {"gamma": 0.3}),
     Variant("fedprox", "inexact_prox_sign", partial(fedprox_inexact, slip="prox_sign"), {"gamma": 0.3}),
     Variant("fedprox", "inexact_uniform_weights", partial(fedprox_inexact, slip="uniform_weights"), {"gamma": 0.3}),
+    # the implementation's own sampler under Li et al.'s law (fedprox.own_sampler): uniform with replacement,
+    # ignoring n_k (wrong in law); always the first m (wrong in law); a client drawn twice counted once (the round)
+    Variant("fedprox", "sampler_md_ignores_sizes", self_sampling(fedavg, "md_ignores_sizes")),
+    Variant("fedprox", "sampler_md_first_m", self_sampling(fedavg, "md_first")),
+    Variant("fedprox", "sampler_md_counts_repeats_once", self_sampling(fedavg, "md_distinct")),
 ]
 CORRECT: list[Variant] = [
     Variant("fedprox", "conjugate_gradient_inexact", fedprox_inexact, {"gamma": 0.3}),
     Variant("fedprox", "exact_declared_inexact", fedavg, {"local_steps": None, "gamma": 0.1}),
+    Variant("fedprox", "own_md_sampler", self_sampling(fedavg, "md")),
 ]
