@@ -79,3 +79,79 @@ def test_a_report_without_drawn_is_a_contract_error():
         return x, None, {"chosen": [10]}
     with pytest.raises(ContractError, match="drawn"):
         call_sampling_round(bad, inst.x0, inst.clients, None, {}, np.random.default_rng(0))
+
+
+# ----------------------------------------------------------------- FedProx's law (Li et al. 2020, Alg. 2)
+
+FEDPROX_OWN = ["fedprox.own_sampler"]
+
+
+def test_md_rounds_give_twice_the_slack_against_both_wrong_samplers():
+    from fractions import Fraction
+
+    from fedtheory.conformance.families.fedprox.properties import OWN_SAMPLER_SHARES
+    from fedtheory.conformance.sampling import rounds_for_md
+    sizes, m = list(OWN_SAMPLER_SHARES), 3
+    R = rounds_for_md(m, sizes)
+    p = np.array(sizes) / sum(sizes)
+    se = np.sqrt(R * m * p * (1 - p))
+    # expected counts of the two wrong samplers over R m draws, computed here from their definitions
+    uniform = np.full(len(sizes), R * m / len(sizes))
+    first = np.array([R if k < m else 0 for k in range(len(sizes))], dtype=float)
+    for wrong in (uniform, first):
+        assert np.max(np.abs(wrong - R * m * p) / se) >= SAMPLER_POWER_MARGIN * Z_MONTE_CARLO * (1 - 1e-12)
+    # R is the least such: one round fewer leaves the uniform sampler within twice the slack everywhere
+    se1 = np.sqrt((R - 1) * m * p * (1 - p))
+    assert np.max(np.abs((R - 1) * m / len(sizes) - (R - 1) * m * p) / se1) < SAMPLER_POWER_MARGIN * Z_MONTE_CARLO
+    # by hand: the light clients p = 1/15 against 1/6: 100 (1/15)(14/15) / (3 (1/10)^2) = 207.4 -> 208
+    assert R == 208 == -(-Fraction(100) * Fraction(1, 15) * Fraction(14, 15) // (3 * Fraction(1, 10) ** 2))
+
+
+@pytest.mark.parametrize("m, sizes, words", [(3, [2, 2, 2, 2, 2, 2], "must not all be equal"),
+                                             (0, [1, 4], "m \\(clients per round\\)"),
+                                             (1, [1, 0], "positive integers")])
+def test_md_rounds_refuse_bad_input(m, sizes, words):
+    from fedtheory.conformance.sampling import rounds_for_md
+    with pytest.raises(ValueError, match=words):
+        rounds_for_md(m, sizes)
+
+
+def test_li_et_al_sampler_passes_and_the_wrong_ones_are_rejected_with_their_reason():
+    ok = conformance.check(self_sampling(fedavg, "md"), "fedprox", properties=FEDPROX_OWN)
+    assert [r.status for r in ok.results] == ["holds"], ok.table()
+    # McMahan et al.'s uniform sampler without replacement is not Li et al.'s law
+    for how, words in (("md_ignores_sizes", "the sampler's law fails"), ("md_first", "the sampler's law fails"),
+                       ("uniform", "the sampler's law fails too"),
+                       ("md_distinct", "a client drawn twice counts once")):
+        report = conformance.check(self_sampling(fedavg, how), "fedprox", properties=FEDPROX_OWN)
+        assert [r.status for r in report.results] == ["violated"], how
+        assert words in report.failures[0].diagnosis, (how, report.failures[0].diagnosis)
+    assert "the sampler's law holds" in conformance.check(
+        self_sampling(fedavg, "md_distinct"), "fedprox", properties=FEDPROX_OWN).failures[0].diagnosis
+
+
+def test_a_round_with_a_repeated_client_counts_it_twice():
+    """The expected side of a round over the draws [a, a, b]: (2 w_a + w_b) / 3, written out from the local solutions
+    (K steps of GD on f_i + lam/2 ||. - x||^2) without the kit's closed form."""
+    from fedtheory.conformance.families.fedprox.properties import OWN_SAMPLER_SHARES
+    params = dict(_params(len(OWN_SAMPLER_SHARES)), sizes=[3 * s for s in OWN_SAMPLER_SHARES])
+    inst = make_instance(params)
+    x, lam, eta, K = inst.x0, 1.0, 0.1, 5
+
+    def local(c):
+        w = x.copy()
+        for _ in range(K):
+            w = w - eta * (c.grad(w) + lam * (w - x))
+        return w
+    a, b = inst.clients[0], inst.clients[4]
+    want = (2 * local(a) + local(b)) / 3
+    from fedtheory.conformance import expected as ex
+    got = ex.round_map(inst, x, np.array([0, 0, 4]), local_steps=K, local_step=eta, prox=lam, weighting="uniform")
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert not np.allclose((local(a) + local(b)) / 2, want, rtol=1e-6)  # the distinct reading differs here
+
+
+def test_an_unknown_law_is_refused():
+    from fedtheory.conformance.sampling import own_sampler
+    with pytest.raises(ValueError, match="law must be one of"):
+        own_sampler(fedavg, make_instance(_params(2)), {}, 1e-8, lambda *a: (0.0, ""), law="poisson")
