@@ -61,13 +61,13 @@ class Framework:
 
 SO = "server_optimizer"
 SHIPPED, PAPER = "as shipped", "as the paper"
-# The framework's own sampler, as shipped: every check of flgo (FedAvg, SCAFFOLD, FedDyn, FedAvgM, FedNova), FedML
+# The framework's own sampler, as shipped: every check of flgo (FedAvg, FedProx, SCAFFOLD, FedDyn, FedAvgM, FedNova), FedML
 # (SCAFFOLD, FedNova) and FLSim (FedAvg, FedAvgM, FedAdam) also runs its family's ``own_sampler`` property (docs/conformance.md, "A
 # framework's own sampler"): the driver gives the framework the whole population and ``clients_per_round``, the
 # framework's sampler draws (flgo's Server.sample, FedML's _client_sampling, FLSim's SyncServer selector) and the
 # driver reports the draw; the kit judges each round for the reported clients and the draws in law. The other
-# properties pass the kit's participants, as before. Not for FedProx (Li et al. sample device k with probability
-# p_k, a law the kit does not test; flgo's FedProx switches to that 'md' sampling below full participation).
+# properties pass the kit's participants, as before. flgo's FedProx switches to 'md' sampling below full
+# participation (with replacement, by data volume): fedprox.own_sampler judges it under Li et al.'s law.
 FRAMEWORKS: dict[str, Framework] = {
     # flgo's FedAvg and FedProx, NVFlare's FedAvg, FedProx and Scaffold have no server step: the kit keeps it at 1
     "flgo": Framework(("flgo==0.4.4",), torch=True, checks=(

@@ -17,7 +17,9 @@ Participants. Given the kit's participants (no ``clients_per_round``), flgo's ``
 Given the whole population and ``clients_per_round`` = m (the kit's sampling protocol, ``<family>.own_sampler``),
 flgo's own ``Server.sample`` draws the round's members with the command line's default ``option['sample']``
 ('uniform': ``np.random.choice`` without replacement) and ``option['proportion']`` = (m + 1/2)/N, so flgo's
-``max(int(N proportion), 1)`` is m; the driver reports ``server.selected_clients`` as the kit's cids. NumPy's global
+``max(int(N proportion), 1)`` is m; the driver reports ``server.selected_clients`` as the kit's cids. FedProx's
+``Server.initialize`` replaces the sample option by 'md' below full participation (with replacement, by data
+volume: Li et al.'s law, ``fedprox.own_sampler``); ``selected_clients`` then lists a client drawn twice twice. NumPy's global
 generator, which flgo's sampler uses, is seeded once per run as ``flgo.init`` does (``fflow.setup_seed``), with a
 seed drawn from the kit's generator; the rounds of a run then continue its stream, as in flgo's own loop.
 
@@ -219,10 +221,15 @@ def fedavg_uniform():
 
 
 def fedprox():
-    """flgo.algorithm.fedprox (its Server forces aggregation_option = 'uniform'); algo_para = [mu]."""
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, server_step=1.0, **_):
+    """flgo.algorithm.fedprox (its Server forces aggregation_option = 'uniform'); algo_para = [mu]. Given
+    ``clients_per_round`` (``fedprox.own_sampler``), its ``Server.initialize`` switches to ``sample_option = 'md'``
+    (proportion < 1): ``np.random.choice`` with replacement, p_k = datavol_k / sum, Li et al.'s scheme; the driver
+    reports ``server.selected_clients`` as drawn, repeats included."""
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, server_step=1.0,
+             clients_per_round=None, **_):
         _no_server_step("FedProx", server_step)
-        return _round(flgo_fedprox, x, clients, None, local_steps, local_step, algo_para=[float(prox)])
+        return _round(flgo_fedprox, x, clients, None, local_steps, local_step, algo_para=[float(prox)],
+                      clients_per_round=clients_per_round, rng=rng)
     return impl
 
 
