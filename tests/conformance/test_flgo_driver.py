@@ -63,3 +63,28 @@ def test_a_sampler_that_always_draws_the_first_members_is_rejected(driver, monke
     report = conformance.check(driver.fedavg(), "fedavg", fixed=["server_step"], properties=["fedavg.own_sampler"])
     assert [r.status for r in report.results] == ["violated"], report.table()
     assert "the sampler's law fails" in report.failures[0].diagnosis
+
+
+def test_flgos_fedprox_draws_by_li_et_als_law_and_counts_a_repeated_client_once(driver):
+    # flgo's FedProx Server switches to 'md' below full participation; its communicate trains each distinct
+    # selected client once (list(set(...))), so the 1/K average counts a client drawn twice once: Alg. 2 counts it
+    # twice (docs/conformance.md, "A framework's own sampler"). The law itself holds.
+    report = conformance.check(driver.fedprox(), "fedprox", fixed=["server_step"], weighting="uniform",
+                               properties=["fedprox.own_sampler"])
+    assert [r.status for r in report.results] == ["violated"], report.table()
+    diagnosis = report.failures[0].diagnosis
+    assert "a client drawn twice counts once" in diagnosis and "the sampler's law holds" in diagnosis, diagnosis
+
+
+def test_flgos_fedprox_at_the_kits_participants_passes(driver):
+    report = conformance.check(driver.fedprox(), "fedprox", max_examples=3, fixed=["server_step"],
+                               weighting="uniform", properties=["fedprox.one_round", "fedprox.multi_round"])
+    assert report.passed, report.table()
+
+
+def test_an_md_sampler_ignoring_the_data_volumes_is_rejected_in_law(driver, monkeypatch):
+    monkeypatch.setitem(flgo_standin.SLIP, "md_ignores_datavol", True)
+    report = conformance.check(driver.fedprox(), "fedprox", fixed=["server_step"], weighting="uniform",
+                               properties=["fedprox.own_sampler"])
+    assert [r.status for r in report.results] == ["violated"], report.table()
+    assert "the sampler's law fails" in report.failures[0].diagnosis, report.failures[0].diagnosis

@@ -2,8 +2,9 @@
 (``DefaultSimulator``, ``base.ElemClock``), ``flgo.benchmark.base.BasicTaskCalculator``, ``flgo.utils.fflow``
 (``GlobalVariable``, ``read_option_from_command``), ``flgo.utils.fmodule.FModule`` (model arithmetic through
 ``m.__class__()``) and ``flgo.algorithm.{fedavg,fedprox,scaffold,feddyn,fedavgm,fednova}`` (``Server``/``Client`` with
-``register_clients``, ``set_data``, ``initialize`` -> ``init_algo_para``, ``sample`` (its 'full' and 'uniform'
-options), ``iterate``). The algorithms are
+``register_clients``, ``set_data``, ``initialize`` -> ``init_algo_para``, ``sample`` (its 'full', 'uniform' and
+'md' options; FedProx's ``Server.initialize`` switches to 'md' below full participation), ``communicate`` (which,
+as flgo's, trains each distinct selected client once), ``iterate``). The algorithms are
 re-typed from flgo's source as read for docs/frameworks.md; ``SLIP`` switches one deviation on for the power
 check. ``install()`` puts the modules in ``sys.modules``."""
 from __future__ import annotations
@@ -15,7 +16,7 @@ import types
 import numpy as np
 import torch
 
-SLIP: dict = {"scaffold_c_over_S": False, "sample_first": False}
+SLIP: dict = {"scaffold_c_over_S": False, "sample_first": False, "md_ignores_datavol": False}
 
 
 def _mod(name, **attrs):
@@ -170,6 +171,10 @@ class BasicServer:
             return all_clients
         if SLIP["sample_first"]:
             return all_clients[:per_round]
+        if "md" in self.sample_option:  # with replacement, by data volume (the slip: ignoring it)
+            vols = np.array([self.clients[c].datavol for c in all_clients], dtype=np.float64)
+            p = None if SLIP["md_ignores_datavol"] else vols / vols.sum()
+            return list(np.random.choice(all_clients, per_round, replace=True, p=p))
         return list(np.random.choice(all_clients, per_round, replace=False))
 
     def init_algo_para(self, defaults):
@@ -182,6 +187,7 @@ class BasicServer:
         pass
 
     def communicate(self, selected):
+        selected = list(set(selected))  # flgo's communicate: communicate_clients = list(set(selected_clients))
         replies = [self.gv.communicator.request(-1, cid, self.pack(cid)) for cid in selected]
         self.received_clients = selected
         return {k: [r[k] for r in replies] for k in replies[0]}
@@ -198,6 +204,25 @@ class BasicServer:
     def iterate(self):
         self.selected_clients = self.sample()
         self.model = self.aggregate(self.communicate(self.selected_clients)["model"])
+
+
+class FedProxServer(BasicServer):
+    """flgo.algorithm.fedprox.Server.initialize: mu, 'md' sampling below full participation, uniform aggregation."""
+
+    def initialize(self):
+        self.init_algo_para({"mu": 0.1})
+        self.sample_option = "md" if self.proportion < 1.0 else "full"
+        self.aggregation_option = "uniform"
+
+
+class FedProxClient(BasicClient):
+    """flgo.algorithm.fedprox.Client.train: the loss plus mu/2 ||w - w_global||^2."""
+
+    def train(self, model):
+        src = copy.deepcopy(model)
+        src.freeze_grad()
+        self._steps(model, extra=lambda m: 0.5 * self.mu * sum(torch.sum((pm - ps) ** 2) for pm, ps in
+                                                                 zip(m.parameters(), src.parameters())))
 
 
 class ScaffoldServer(BasicServer):
@@ -263,7 +288,7 @@ class FedNovaClient(BasicClient):
 
 def install() -> None:
     """Register the stand-in as ``flgo`` (and its submodules) in ``sys.modules``."""
-    algo = {"fedavg": (BasicServer, BasicClient), "fedprox": (BasicServer, BasicClient),
+    algo = {"fedavg": (BasicServer, BasicClient), "fedprox": (FedProxServer, FedProxClient),
             "feddyn": (BasicServer, BasicClient), "fedavgm": (BasicServer, BasicClient),
             "scaffold": (ScaffoldServer, ScaffoldClient), "fednova": (FedNovaServer, FedNovaClient)}
     mods = {f"flgo.algorithm.{k}": _mod(f"flgo.algorithm.{k}", Server=type("Server", (s,), {}),
