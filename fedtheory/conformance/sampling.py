@@ -22,7 +22,8 @@ objective (1)). The K = m draws are independent and with replacement, so a round
 reads S_t as the multiset of the K draws, each draw one term of the 1/K average (a client drawn twice counts
 twice). That reading is the one under which the average is unbiased, E_{S_t}[1/K sum_{k in S_t} w_k] =
 sum_k p_k w_k, which Li et al.'s analysis of device sampling uses (Sec. 4, Theorem 6); averaging the distinct
-clients drawn is not (flgo's ``communicate`` does that: docs/frameworks.md). In law, each of the R m draws picks
+clients drawn is not. (flgo's ``communicate`` trains each distinct client once and then lists its reply once per
+draw, so its 1/K average is this one.) In law, each of the R m draws picks
 client k with probability p_k, so its count c_k over R rounds is Binomial(R m, p_k): |c_k - R m p_k| <=
 mc_slack(sqrt(R m p_k (1 - p_k))) for every k. R (:func:`rounds_for_md`) is the least number of rounds at which
 the two wrong samplers of the power set are off by ``SAMPLER_POWER_MARGIN`` times that slack at some client: one

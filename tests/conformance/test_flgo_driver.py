@@ -65,10 +65,17 @@ def test_a_sampler_that_always_draws_the_first_members_is_rejected(driver, monke
     assert "the sampler's law fails" in report.failures[0].diagnosis
 
 
-def test_flgos_fedprox_draws_by_li_et_als_law_and_counts_a_repeated_client_once(driver):
+def test_flgos_fedprox_draws_by_li_et_als_law_and_counts_a_repeated_client_twice(driver):
     # flgo's FedProx Server switches to 'md' below full participation; its communicate trains each distinct
-    # selected client once (list(set(...))), so the 1/K average counts a client drawn twice once: Alg. 2 counts it
-    # twice (docs/conformance.md, "A framework's own sampler"). The law itself holds.
+    # selected client once and lists the reply once per draw, so the 1/K average counts a client drawn twice twice,
+    # as Alg. 2 (docs/conformance.md, "A framework's own sampler")
+    report = conformance.check(driver.fedprox(), "fedprox", fixed=["server_step"], weighting="uniform",
+                               properties=["fedprox.own_sampler"])
+    assert [r.status for r in report.results] == ["holds"], report.table()
+
+
+def test_a_repeated_client_received_once_is_rejected_by_the_round(driver, monkeypatch):
+    monkeypatch.setitem(flgo_standin.SLIP, "md_repeats_once", True)
     report = conformance.check(driver.fedprox(), "fedprox", fixed=["server_step"], weighting="uniform",
                                properties=["fedprox.own_sampler"])
     assert [r.status for r in report.results] == ["violated"], report.table()

@@ -4,7 +4,7 @@
 ``m.__class__()``) and ``flgo.algorithm.{fedavg,fedprox,scaffold,feddyn,fedavgm,fednova}`` (``Server``/``Client`` with
 ``register_clients``, ``set_data``, ``initialize`` -> ``init_algo_para``, ``sample`` (its 'full', 'uniform' and
 'md' options; FedProx's ``Server.initialize`` switches to 'md' below full participation), ``communicate`` (which,
-as flgo's, trains each distinct selected client once), ``iterate``). The algorithms are
+as flgo's, trains each distinct selected client once and receives it once per draw), ``iterate``). The algorithms are
 re-typed from flgo's source as read for docs/frameworks.md; ``SLIP`` switches one deviation on for the power
 check. ``install()`` puts the modules in ``sys.modules``."""
 from __future__ import annotations
@@ -16,7 +16,8 @@ import types
 import numpy as np
 import torch
 
-SLIP: dict = {"scaffold_c_over_S": False, "sample_first": False, "md_ignores_datavol": False}
+SLIP: dict = {"scaffold_c_over_S": False, "sample_first": False, "md_ignores_datavol": False,
+              "md_repeats_once": False}
 
 
 def _mod(name, **attrs):
@@ -187,8 +188,12 @@ class BasicServer:
         pass
 
     def communicate(self, selected):
-        selected = list(set(selected))  # flgo's communicate: communicate_clients = list(set(selected_clients))
-        replies = [self.gv.communicator.request(-1, cid, self.pack(cid)) for cid in selected]
+        """flgo's communicate: each distinct selected client trains once (``list(set(selected_clients))``), then
+        the replies are listed per selected client, so a client drawn twice is received (and averaged) twice."""
+        replied = {cid: self.gv.communicator.request(-1, cid, self.pack(cid)) for cid in list(set(selected))}
+        if SLIP["md_repeats_once"]:
+            selected = list(replied)
+        replies = [replied[cid] for cid in selected]
         self.received_clients = selected
         return {k: [r[k] for r in replies] for k in replies[0]}
 
