@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 import numpy as np
-
 from hypothesis import strategies as st
 
 from ... import expected as ex
