@@ -21,7 +21,7 @@ device k is chosen with probability p_k)", then w^{t+1} = 1/K sum_{k in S_t} w_k
 objective (1)). The K = m draws are independent and with replacement, so a round may draw a client twice; the kit
 reads S_t as the multiset of the K draws, each draw one term of the 1/K average (a client drawn twice counts
 twice). That reading is the one under which the average is unbiased, E_{S_t}[1/K sum_{k in S_t} w_k] =
-sum_k p_k w_k, which Li et al.'s convergence analysis with device sampling relies on (Sec. 4); averaging the distinct
+sum_k p_k w_k, the property Li et al.'s analysis of device sampling needs of the average; averaging the distinct
 clients drawn is not. (flgo's ``communicate`` trains each distinct client once and then lists its reply once per
 draw, so its 1/K average is this one.) In law, each of the R m draws picks
 client k with probability p_k, so its count c_k over R rounds is Binomial(R m, p_k): |c_k - R m p_k| <=
