@@ -36,8 +36,6 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from threadpoolctl import threadpool_info, threadpool_limits
-
 from .claims.registry import REGISTRY, Claim, ClaimResult, Evidence, evaluate
 from .validation import check_int
 from .worstcase import adversarial_search, pep_worst_case
@@ -84,6 +82,10 @@ def _load_numerical_libraries() -> None:
 def thread_settings() -> tuple[dict[str, str | None], dict[str, int]]:
     """This process's thread environment (:data:`THREAD_VARIABLES`) and the thread count of every loaded BLAS
     and OpenMP library, keyed by library file prefix."""
+    # serial runs of a bare install import this module without threadpoolctl (a parallel run alone needs it)
+    # here, not at the top: only a parallel run reads or sets thread counts
+    from threadpoolctl import threadpool_info
+
     _load_numerical_libraries()
     return ({k: os.environ.get(k) for k in THREAD_VARIABLES},
             {info["prefix"]: int(info["num_threads"]) for info in threadpool_info()})
@@ -94,6 +96,9 @@ def _threads_as(settings: tuple[Mapping[str, str | None], Mapping[str, int]]) ->
     """Run a task with the thread settings of the process that submitted it: its environment for libraries
     that load during the task (a Dask worker starts with OMP/OPENBLAS_NUM_THREADS=1), its counts for those
     already loaded."""
+    # here, not at the top: as in thread_settings
+    from threadpoolctl import threadpool_limits
+
     environment, limits = settings
     for key, value in environment.items():
         if value is None:
