@@ -171,8 +171,9 @@ FRAMEWORKS: dict[str, Framework] = {
                                                "weighting": "num_examples"}),
     )),
     # FLSim 0.1.0 does not import on Python 3.11 (a dataclass instance as a field default in
-    # flsim/common/timeout_simulator.py): Python 3.10. Its clients weigh by the examples they trained on (n_k);
-    # FedAvgOptimizer has no server learning rate; FedAdamOptimizerConfig's default weight_decay is 1e-5
+    # flsim/common/timeout_simulator.py): Python 3.10. Each round is SyncTrainer.train with FLSim's Client (K epochs
+    # of LocalOptimizerSGD on one full batch), whose weight is the examples it trained on (n_k); FedAvgOptimizer
+    # has no server learning rate; FedAdamOptimizerConfig's default weight_decay is 1e-5
     "flsim": Framework(("flsim==0.1.0",), torch=True, python="python3.10", checks=(
         Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
         Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "weighting": "num_examples"}),

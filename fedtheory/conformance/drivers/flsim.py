@@ -7,59 +7,80 @@ it needs torch, hydra-core and flsim). docs/frameworks.md has the command and th
 FLSim 0.1.0 does not import on Python 3.11 (``flsim/common/timeout_simulator.py`` declares a dataclass instance as
 a field default, which Python 3.11's dataclasses refuse), so its environment is Python 3.10.
 
-Server: FLSim's ``SyncServer`` built from its own config (``SyncServerConfig``: ``aggregation_type``
-``WEIGHTED_AVERAGE``, the default) with each server optimizer at its config's defaults, the kit's eta, betas and
-tau carried by ``lr``, ``momentum`` / ``beta1``, ``beta2`` and ``eps``: ``FedAvgOptimizerConfig`` (FedAvg, SGD of
-learning rate 1, the server's default), ``FedAvgWithLROptimizerConfig`` (SGD with ``momentum``: FedAvgM),
-``FedAdamOptimizerConfig`` (``torch.optim.Adam``; as shipped its ``weight_decay`` is 1e-5, a second check sets 0).
-A round is FLSim's: ``init_round``, one ``receive_update_from_client(Message(model=delta, weight=w))`` per client,
-``step``. A client's delta is FLSim's (the model before minus after local training, ``clients/base_client.py``)
-and its weight FLSim's: the number of examples it trained on, capped at its data size (``base_client.py``), so
-n_k for full batches. The clients' local training is the kit's K full-batch gradient steps (FLSim's ``Client``
-needs its data-provider and batch metrics machinery; its local SGD is plain ``torch.optim.SGD``).
+A round is one call of FLSim's ``SyncTrainer.train`` (``flsim/trainers/sync_trainer.py``), the loop FLSim's users
+run, built as FLSim's own tests build it (``SyncTrainer(model=..., cuda_enabled=False, **config)``, the config
+``SyncTrainerConfig``'s fields):
 
-Participants. Given the kit's participants (no ``clients_per_round``), they all take part. Given the whole population
-and ``clients_per_round`` = m (the kit's sampling protocol, ``<family>.own_sampler``), the server's own
-``select_clients_for_training(num_total_users=N, users_per_round=m)`` draws them, as FLSim's ``SyncTrainer`` calls it
-each round, with the server's default selector ``UniformlyRandomActiveUserSelector`` (``torch.multinomial`` without
-replacement); its config's ``user_selector_seed`` (default None: seeded from the clock) is set from the kit's
-generator when a run starts, so a verdict is reproducible. The server, and so the selector's stream, lives for the
-run. The driver reports the drawn indices as the kit's cids.
+- the data: each kit client is one user of FLSim's ``FLDataProviderFromList`` (``flsim/data/data_provider.py``),
+  its whole data one batch ``{"features": Z_k, "targets": t_k}``, so FLSim's ``FLUserDataFromList`` counts its
+  examples and batches; the model is a float64 ``torch.nn.Linear(d, 1, bias=False)`` behind FLSim's ``IFLModel``,
+  whose ``fl_forward`` returns FLSim's ``FLBatchMetrics`` with the kit's loss f_k(x) = 1/(2 n_k) ||Z_k x - t_k||^2
+  (0.5 times the mean squared residual) and ``num_examples`` = the batch's rows;
+- the clients: FLSim's ``Client`` (``flsim/clients/base_client.py``, the trainer's default ``ClientConfig``) with
+  ``epochs`` = K and ``LocalOptimizerSGDConfig(lr=eta)``, its other defaults kept (momentum 0, weight decay 0, the
+  ``ConstantLRScheduler``, no gradient clipping, batch order not shuffled, no time-out): one full batch per epoch,
+  so K full-batch gradient steps, FLSim's way to run K epochs. ``Client.generate_local_update`` computes the delta
+  (the model before minus after training) and the weight: min(examples processed, examples in epoch 0) = n_k;
+- the server: ``SyncServerConfig`` (aggregation ``WEIGHTED_AVERAGE``, the default: sum of weight * delta over the
+  sum of the weights) with a server optimizer at its config's defaults, the kit's eta, betas and tau carried by
+  ``lr``, ``momentum`` / ``beta1``, ``beta2`` and ``eps``: ``FedAvgOptimizerConfig`` (FedAvg, SGD of learning
+  rate 1, the server's default), ``FedAvgWithLROptimizerConfig`` (SGD with ``momentum``: FedAvgM),
+  ``FedAdamOptimizerConfig`` (``torch.optim.Adam``; as shipped its ``weight_decay`` is 1e-5, a second check sets
+  0), and the server's default selector ``UniformlyRandomActiveUserSelector`` (``torch.multinomial`` without
+  replacement), whose config's ``user_selector_seed`` (default None: seeded from the clock) is set from the kit's
+  generator when a run starts, so a verdict is reproducible;
+- the trainer: ``users_per_round`` = m and ``epochs`` = 1 / ceil(N / m), so that one ``train`` call runs exactly
+  one round (``SyncTrainer.stop_fl_training`` stops after round r once r / ceil(N / m) >= epochs); ``do_eval`` and
+  ``report_train_metrics`` are off (they evaluate and report the model, they do not change it; ``train`` is given
+  no metrics reporter), the rest at ``SyncTrainerConfig``'s defaults (``dropout_rate`` 1: no over-selection).
 
-State: the server (its torch optimizer) lives in the worker between rounds; the state returned to the kit is the
-optimizer's own buffers in the kit's sign (FLSim's gradient is x - mean of the clients' models = -Delta, so
-torch's momentum buffer and ``exp_avg`` are -m), and a state the kit gives is loaded there.
+Participants. Given the kit's participants (no ``clients_per_round``), the data provider holds them and
+``users_per_round`` is their number, so the selector draws them all. Given the whole population and
+``clients_per_round`` = m (the kit's sampling protocol, ``<family>.own_sampler``), the provider holds all N users
+and the trainer's ``_client_selection`` asks the server's selector for m of them, as every round of a user's run
+does; the provider records the users the trainer asks it for (``get_train_user``), which the driver reports as the
+kit's cids. The trainer (its server, its selector's stream and its server optimizer) lives for a run.
+
+State: the state returned to the kit is the server optimizer's own buffers in the kit's sign (FLSim's gradient is
+x - mean of the clients' models = -Delta, so torch's momentum buffer and ``exp_avg`` are -m), and a state the kit
+gives is loaded there.
 """
 from __future__ import annotations
 
 import numpy as np
 import torch
 from flsim.active_user_selectors.simple_user_selector import UniformlyRandomActiveUserSelectorConfig
-from flsim.channels.message import Message
+from flsim.clients.base_client import ClientConfig
+from flsim.data.data_provider import FLDataProviderFromList
 from flsim.interfaces.model import IFLModel
+from flsim.optimizers.local_optimizers import LocalOptimizerSGDConfig
 from flsim.optimizers.server_optimizers import (
     FedAdamOptimizerConfig,
     FedAvgOptimizerConfig,
     FedAvgWithLROptimizerConfig,
 )
-from flsim.servers.sync_servers import SyncServer
+from flsim.servers.sync_servers import SyncServerConfig
+from flsim.trainers.sync_trainer import SyncTrainer
+from flsim.utils.simple_batch_metrics import FLBatchMetrics
 
 torch.set_default_dtype(torch.float64)
 
 
 class _Model(IFLModel):
-    """The kit's linear model as FLSim's ``IFLModel`` (only ``fl_get_module`` is used by the server)."""
+    """The kit's linear model as FLSim's ``IFLModel``: a batch is ``{"features": Z, "targets": t}`` and its loss
+    the kit's 1/(2 n) ||Z x - t||^2."""
 
     def __init__(self, x) -> None:
         self.module = torch.nn.Linear(np.size(x), 1, bias=False)
-        with torch.no_grad():
-            self.module.weight[:] = torch.tensor(np.asarray(x, dtype=np.float64))[None, :]
+        _set(self, x)
 
-    def fl_forward(self, batch):
-        raise NotImplementedError
+    def fl_forward(self, batch) -> FLBatchMetrics:
+        residual = self.module(batch["features"]).reshape(-1) - batch["targets"]
+        return FLBatchMetrics(loss=0.5 * torch.mean(residual ** 2), num_examples=self.get_num_examples(batch),
+                              predictions=residual.detach(), targets=batch["targets"], model_inputs=[])
 
     def fl_create_training_batch(self, **kwargs):
-        raise NotImplementedError
+        return kwargs["batch"]
 
     def fl_get_module(self) -> torch.nn.Module:
         return self.module
@@ -67,55 +88,67 @@ class _Model(IFLModel):
     def fl_cuda(self) -> None:
         pass
 
-    def get_eval_metrics(self, batch):
-        raise NotImplementedError
+    def get_eval_metrics(self, batch) -> FLBatchMetrics:
+        with torch.no_grad():
+            return self.fl_forward(batch)
 
     def get_num_examples(self, batch) -> int:
-        return len(batch)
+        return int(batch["targets"].shape[0])
+
+
+def _set(model: _Model, x) -> None:
+    with torch.no_grad():
+        model.module.weight[:] = torch.tensor(np.asarray(x, dtype=np.float64))[None, :]
 
 
 def _x(model: _Model) -> np.ndarray:
     return model.module.weight.detach().numpy().reshape(-1).copy()
 
 
-def _local(x, client, local_steps, local_step) -> np.ndarray:
-    """K full-batch gradient steps on 1/(2m)||Z y - t||^2 from x."""
-    z, t = np.asarray(client.features, dtype=np.float64), np.asarray(client.targets, dtype=np.float64)
-    y = np.array(x, dtype=np.float64)
-    for _ in range(int(local_steps)):
-        y = y - local_step * z.T @ (z @ y - t) / len(t)
-    return y
+class _Provider(FLDataProviderFromList):
+    """FLSim's ``FLDataProviderFromList`` over the kit's clients, one full batch per user, recording the users the
+    trainer asks for (``SyncTrainer.create_or_get_client_for_data`` calls ``get_train_user`` once per user it
+    trains)."""
+
+    def __init__(self, clients, model: _Model) -> None:
+        users = [[{"features": torch.tensor(np.asarray(c.features, dtype=np.float64)),
+                   "targets": torch.tensor(np.asarray(c.targets, dtype=np.float64))}] for c in clients]
+        super().__init__(users, [], [], model)
+        self.asked: list[int] = []
+
+    def get_train_user(self, user_index: int):
+        self.asked.append(int(user_index))
+        return super().get_train_user(user_index)
 
 
-def _round(server: SyncServer, x, clients, local_steps, local_step) -> np.ndarray:
-    with torch.no_grad():
-        server.global_model.fl_get_module().weight[:] = torch.tensor(np.asarray(x, dtype=np.float64))[None, :]
-    server.init_round()
-    for client in clients:
-        delta = _Model(np.asarray(x, dtype=np.float64) - _local(x, client, local_steps, local_step))  # before - after
-        server.receive_update_from_client(Message(model=delta, weight=float(client.num_examples)))
-    server.step()
-    return _x(server.global_model)
-
-
-def _server(x, optimizer, rng) -> SyncServer:
-    """FLSim's ``SyncServer`` with ``optimizer`` and its default selector, seeded from the kit's generator."""
+def _trainer(x, optimizer, rng) -> SyncTrainer:
+    """FLSim's ``SyncTrainer`` with FLSim's ``Client`` and ``SyncServer`` with ``optimizer`` and its default
+    selector seeded from the kit's generator."""
     seed = int(rng.integers(0, 2**31 - 1)) if rng is not None else None
-    return SyncServer(global_model=_Model(x), server_optimizer=optimizer,
-                      active_user_selector=UniformlyRandomActiveUserSelectorConfig(user_selector_seed=seed))
+    server = SyncServerConfig(server_optimizer=optimizer,
+                              active_user_selector=UniformlyRandomActiveUserSelectorConfig(user_selector_seed=seed))
+    return SyncTrainer(model=_Model(x), cuda_enabled=False, server=server, client=ClientConfig(), epochs=1.0,
+                       eval_epoch_frequency=1.0, do_eval=False, report_train_metrics=False)
 
 
-def _participants(server: SyncServer, clients, clients_per_round):
-    """(the round's clients, the cids drawn or None): the server's own selector draws when clients_per_round is
-    given (FLSim's SyncTrainer asks it for users_per_round of num_total_users each round)."""
-    if clients_per_round is None:
-        return list(clients), None
-    idx = server.select_clients_for_training(num_total_users=len(clients), users_per_round=int(clients_per_round))
-    return [clients[int(i)] for i in idx], [int(clients[int(i)].cid) for i in idx]
+def _round(trainer: SyncTrainer, x, clients, clients_per_round, local_steps, local_step):
+    """One round of ``SyncTrainer.train`` from x, its clients running K epochs of ``LocalOptimizerSGD`` at lr eta:
+    (the new model, the cids drawn or None)."""
+    _set(trainer.global_model(), x)
+    provider = _Provider(clients, trainer.global_model())
+    m = len(clients) if clients_per_round is None else int(clients_per_round)
+    trainer.cfg.users_per_round = m
+    trainer.cfg.epochs = 1.0 / SyncTrainer.rounds_in_one_epoch(len(clients), m)  # exactly one round
+    # the trainer builds each round's clients from this config (create_or_get_client_for_data)
+    trainer.cfg.client = ClientConfig(epochs=int(local_steps), optimizer=LocalOptimizerSGDConfig(lr=float(local_step)))
+    trainer.train(data_provider=provider, metrics_reporter=None, num_total_users=len(clients),
+                  distributed_world_size=1)
+    drawn = None if clients_per_round is None else [int(clients[i].cid) for i in provider.asked]
+    return _x(trainer.global_model()), drawn
 
 
 def fedavg():
-    """``SyncServer`` with its default ``FedAvgOptimizer`` (SGD, learning rate 1): the n_k/n average of the
+    """``SyncTrainer`` with its server's default ``FedAvgOptimizer`` (SGD, learning rate 1): the n_k/n average of the
     clients' models, no server learning rate (checked with ``fixed=["server_step"]``; another server step is
     refused rather than ignored)."""
     kept: dict = {}
@@ -126,11 +159,10 @@ def fedavg():
             raise ValueError(f"FLSim's FedAvgOptimizer has no server learning rate; server_step must be 1.0, "
                              f"got {server_step}")
         last = kept.get("last")
-        # a new server per round, except along a run of its own sampler (the selector's stream lives with it)
+        # a new trainer per round, except along a run of its own sampler (the selector's stream lives with it)
         if clients_per_round is None or last is None or last.shape != np.shape(x) or not np.array_equal(last, x):
-            kept["server"] = _server(x, FedAvgOptimizerConfig(), rng)
-        chosen, drawn = _participants(kept["server"], clients, clients_per_round)
-        x_new = _round(kept["server"], x, chosen, local_steps, local_step)
+            kept["trainer"] = _trainer(x, FedAvgOptimizerConfig(), rng)
+        x_new, drawn = _round(kept["trainer"], x, clients, clients_per_round, local_steps, local_step)
         kept["last"] = x_new
         return x_new if drawn is None else (x_new, None, {"drawn": drawn})
     return impl
@@ -154,14 +186,13 @@ def _server_optimizer(name: str, weight_decay: float | None = None):
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=0.1, beta1=0.9,
              beta2=0.99, tau=1e-3, weighting="num_examples", clients_per_round=None, **_):
-        # the run goes on when the kit hands back the state returned last; otherwise a new server starts
+        # the run goes on when the kit hands back the state returned last; otherwise a new trainer starts
         if not _same(state, kept.get("returned")):
-            kept["server"] = _server(x, config(server_step, beta1, beta2, tau), rng)
+            kept["trainer"] = _trainer(x, config(server_step, beta1, beta2, tau), rng)
             if state is not None:  # a state the kit made: loaded into the torch optimizer's buffers
-                kept["load"] = state
-        server = kept["server"]
-        chosen, drawn = _participants(server, clients, clients_per_round)
-        x_new = _round_with_state(server, x, chosen, local_steps, local_step, kept.pop("load", None))
+                _load(kept["trainer"].server, state)
+        server = kept["trainer"].server
+        x_new, drawn = _round(kept["trainer"], x, clients, clients_per_round, local_steps, local_step)
         buffers = server._optimizer.state[server.global_model.fl_get_module().weight]
         if name == "fedavgm":
             kept["returned"] = {"m": -buffers["momentum_buffer"].numpy().reshape(-1).copy()}
@@ -171,16 +202,14 @@ def _server_optimizer(name: str, weight_decay: float | None = None):
         out = (x_new, {k: v.copy() for k, v in kept["returned"].items()})
         return out if drawn is None else (*out, {"drawn": drawn})
 
-    def _round_with_state(server, x, clients, local_steps, local_step, load):
-        if load is not None:
-            weight = server.global_model.fl_get_module().weight
-            as_tensor = lambda a: torch.tensor(np.asarray(a, dtype=np.float64))[None, :]  # noqa: E731
-            if name == "fedavgm":
-                server._optimizer.state[weight] = {"momentum_buffer": -as_tensor(load["m"])}
-            else:
-                server._optimizer.state[weight] = {"step": torch.tensor(0.0), "exp_avg": -as_tensor(load["m"]),
-                                                   "exp_avg_sq": as_tensor(load["v"])}
-        return _round(server, x, clients, local_steps, local_step)
+    def _load(server, load) -> None:
+        weight = server.global_model.fl_get_module().weight
+        as_tensor = lambda a: torch.tensor(np.asarray(a, dtype=np.float64))[None, :]  # noqa: E731
+        if name == "fedavgm":
+            server._optimizer.state[weight] = {"momentum_buffer": -as_tensor(load["m"])}
+        else:
+            server._optimizer.state[weight] = {"step": torch.tensor(0.0), "exp_avg": -as_tensor(load["m"]),
+                                               "exp_avg_sq": as_tensor(load["v"])}
     return impl
 
 
