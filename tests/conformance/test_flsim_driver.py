@@ -1,8 +1,11 @@
 """The FLSim driver's translation layer (fedtheory/conformance/drivers/flsim.py) on a stand-in with FLSim 0.1.0's
 API shape and arithmetic as read (tests/conformance/standins/flsim_standin.py): CI installs no flsim. Every check
 of benchmarks/frameworks/run.py's FRAMEWORKS["flsim"] is run here on the stand-in with a few cheap properties, and
-must give the verdict docs/frameworks.md records for FLSim 0.1.0; the two slips show that the kit rejects lost
-example counts (unit weights) and a delta of the wrong sign."""
+must give the verdict docs/frameworks.md records for FLSim 0.1.0, through the path the driver runs (the trainer's
+``train`` loop, FLSim's ``Client`` on the data provider's users). The slips show that the kit rejects a client that
+sends after - before, weighs by batches in place of examples or trains one epoch in place of K, a server that
+loses the example counts (unit weights) or reads the delta with the wrong sign, and a selector that always draws
+the first users."""
 from __future__ import annotations
 
 import pytest
@@ -57,6 +60,26 @@ def test_unit_weights_in_place_of_example_counts_are_rejected(driver, monkeypatc
 
 def test_a_delta_of_the_wrong_sign_is_rejected(driver, monkeypatch):
     monkeypatch.setitem(flsim_standin.SLIP, "delta_sign", True)
+    report = conformance.check(driver.fedavgm(), "server_optimizer", optimizer="fedavgm", weighting="num_examples",
+                               max_examples=8, shrink=False, properties=["server_optimizer.first_round"])
+    assert not report.passed
+    assert "wrong sign" in report.failures[0].diagnosis
+
+
+@pytest.mark.parametrize("slip, diagnosis", [
+    ("client_weight_batches", "aggregation weighted uniformly"),  # one batch per user: equal weights
+    ("client_one_epoch", "local_steps ignored: a single gradient step"),  # the driver's epochs = K lost
+])
+def test_a_client_that_loses_the_example_counts_or_the_epochs_is_rejected(driver, monkeypatch, slip, diagnosis):
+    monkeypatch.setitem(flsim_standin.SLIP, slip, True)
+    report = conformance.check(driver.fedavg(), "fedavg", max_examples=8, shrink=False, fixed=["server_step"],
+                               properties=["fedavg.one_round"])
+    assert not report.passed
+    assert diagnosis in report.failures[0].diagnosis, report.table()
+
+
+def test_a_client_delta_of_the_wrong_sign_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(flsim_standin.SLIP, "client_delta_sign", True)
     report = conformance.check(driver.fedavgm(), "server_optimizer", optimizer="fedavgm", weighting="num_examples",
                                max_examples=8, shrink=False, properties=["server_optimizer.first_round"])
     assert not report.passed
