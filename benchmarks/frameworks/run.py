@@ -32,7 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fedtheory.conformance.tolerances import fixed_point_rtol
+
 ROOT = Path(__file__).resolve().parents[2]
+
+#: FLSim's FixedPointConfig (num_bytes, scaling_factor) per secure-aggregation check: drivers/flsim.py's SECAGG
+#: (tests/conformance/test_flsim_driver.py asserts they agree)
+FLSIM_SECAGG = {"fedavg_secagg": (1, 100), "fedavg_secagg_4bytes": (4, 100)}
 DRIVERS = ROOT / "fedtheory" / "conformance" / "drivers"
 
 
@@ -180,6 +186,15 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedadam", "fedadam", SO, {"optimizer": "fedadam", "weighting": "num_examples"}, configuration=SHIPPED),
         Check("fedadam_no_decay", "fedadam_no_decay", SO, {"optimizer": "fedadam", "weighting": "num_examples"},
               configuration="weight_decay=0"),
+        # LocalOptimizerFedProx: SGD on grad f_k + mu (w - w^t), mu = lam; the default server (n_k weights) and
+        # selector (m distinct users uniformly), which own_sampler judges under Li et al.'s law
+        Check("fedprox", "fedprox", "fedprox", fixed=("server_step",)),
+        # SyncSecAggServer: the rtol is derived from the scaling factor (tolerances.fixed_point_rtol), the
+        # (num_bytes, scaling_factor) are the driver's SECAGG (FixedPointConfig's default num_bytes = 1 first)
+        Check("fedavg_secagg", "fedavg_secagg", "fedavg", fixed=("server_step",), configuration=SHIPPED,
+              rtol=fixed_point_rtol(FLSIM_SECAGG["fedavg_secagg"][1])),
+        Check("fedavg_secagg_4bytes", "fedavg_secagg_4bytes", "fedavg", fixed=("server_step",),
+              configuration="num_bytes=4", rtol=fixed_point_rtol(FLSIM_SECAGG["fedavg_secagg_4bytes"][1])),
     )),
     # Fed-BioMed: DefaultStrategy (sampling, sample-size weights) and FedAverage without the researcher-node network;
     # FedAverage sums into a float32 buffer (functional.initialize: torch.zeros_like(val).float()), hence a second

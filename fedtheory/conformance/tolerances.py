@@ -10,7 +10,8 @@ from __future__ import annotations
 from ..montecarlo import Z_MONTE_CARLO, mc_slack
 
 __all__ = ["Z_MONTE_CARLO", "mc_slack", "IDENTITY_RTOL", "EXACT_REL", "TIE_REL", "WEIGHT_RTOL",
-           "WEIGHT_RESIDUAL_FLOOR", "REGRET_FLOOR", "PROBABILITY_SUM_TOL", "CONVERGED_REL", "SAMPLER_POWER_MARGIN"]
+           "WEIGHT_RESIDUAL_FLOOR", "REGRET_FLOOR", "PROBABILITY_SUM_TOL", "CONVERGED_REL", "SAMPLER_POWER_MARGIN",
+           "fixed_point_rtol"]
 
 #: Default relative tolerance of an identity between an implementation's round and the kit's expected side in
 #: float64: the two evaluate the same update in different orders (and a framework may use float32 accumulators
@@ -65,3 +66,24 @@ FLOAT32_RTOL = 1e-4
 #: FedProx's law (Li et al. 2020, Alg. 2: m draws with replacement by n_k / n) uses the same margin against its two
 #: wrong samplers, uniform draws and the first m clients (sampling.rounds_for_md: 208 rounds on the kit's instances).
 SAMPLER_POWER_MARGIN = 2.0
+
+
+def fixed_point_rtol(scaling_factor: float) -> float:
+    """The rtol of a FedAvg whose aggregation runs in fixed point with scaling factor s (FLSim's
+    ``SyncSecAggServer``, ``flsim/secure_aggregation/secure_aggregator.py``), derived, not tuned.
+
+    Each client sends its weighted delta n_k Delta_k as q_k = round(s n_k Delta_k) (``to_fixedpoint``: multiply by
+    s, clamp to the num_bytes range, ``torch.round``); the server sums the q_k (exact in float64 while the sum is
+    below 2^53) and divides the sum by sum_k n_k and by s. Without overflow (a clamped value or a wrapped partial
+    sum, which is a failure to report, not a rounding), q_k = s n_k Delta_k + r_k with |r_kj| <= 1/2 per
+    coordinate, so the round's error is e = sum_k r_k / (s sum_k n_k) and
+
+        ||e|| <= |S| sqrt(d) / (2 s sum_k n_k) <= sqrt(d) / (2 s min_k n_k) <= 1 / (2 s sqrt(d)) <= 1 / (2 s),
+
+    since every client of the kit's instances has n_k >= d (``fedtheory.conformance.instance.make_instance``).
+    The kit's identities divide by a scale >= 1 (``kit.scale_of``), and some compare two outputs of the
+    implementation (``fedavg.permutation``, ``translation``, ``num_examples``), each off by up to 1/(2s): the
+    relative error is at most 1/s, plus ``IDENTITY_RTOL`` for the float64 arithmetic around the fixed point."""
+    if not (isinstance(scaling_factor, (int, float)) and scaling_factor > 0):
+        raise ValueError(f"scaling_factor must be a number > 0 (FLSim's FixedPointConfig), got {scaling_factor!r}")
+    return 1.0 / scaling_factor + IDENTITY_RTOL

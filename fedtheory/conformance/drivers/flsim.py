@@ -53,12 +53,14 @@ from flsim.active_user_selectors.simple_user_selector import UniformlyRandomActi
 from flsim.clients.base_client import ClientConfig
 from flsim.data.data_provider import FLDataProviderFromList
 from flsim.interfaces.model import IFLModel
-from flsim.optimizers.local_optimizers import LocalOptimizerSGDConfig
+from flsim.optimizers.local_optimizers import LocalOptimizerFedProxConfig, LocalOptimizerSGDConfig
 from flsim.optimizers.server_optimizers import (
     FedAdamOptimizerConfig,
     FedAvgOptimizerConfig,
     FedAvgWithLROptimizerConfig,
 )
+from flsim.secure_aggregation.secure_aggregator import FixedPointConfig
+from flsim.servers.sync_secagg_servers import SyncSecAggServerConfig
 from flsim.servers.sync_servers import SyncServerConfig
 from flsim.trainers.sync_trainer import SyncTrainer
 from flsim.utils.simple_batch_metrics import FLBatchMetrics
@@ -121,51 +123,103 @@ class _Provider(FLDataProviderFromList):
         return super().get_train_user(user_index)
 
 
-def _trainer(x, optimizer, rng) -> SyncTrainer:
+def _trainer(x, optimizer, rng, fixedpoint: tuple[int, int] | None = None) -> SyncTrainer:
     """FLSim's ``SyncTrainer`` with FLSim's ``Client`` and ``SyncServer`` with ``optimizer`` and its default
-    selector seeded from the kit's generator."""
+    selector seeded from the kit's generator; with ``fixedpoint`` = (num_bytes, scaling_factor), the
+    ``SyncSecAggServer`` (its config's other defaults: ``WEIGHTED_AVERAGE``, the same selector and optimizer)."""
     seed = int(rng.integers(0, 2**31 - 1)) if rng is not None else None
-    server = SyncServerConfig(server_optimizer=optimizer,
-                              active_user_selector=UniformlyRandomActiveUserSelectorConfig(user_selector_seed=seed))
+    selector = UniformlyRandomActiveUserSelectorConfig(user_selector_seed=seed)
+    if fixedpoint is None:
+        server = SyncServerConfig(server_optimizer=optimizer, active_user_selector=selector)
+    else:
+        num_bytes, scaling_factor = fixedpoint
+        server = SyncSecAggServerConfig(server_optimizer=optimizer, active_user_selector=selector,
+                                        fixedpoint=FixedPointConfig(num_bytes=num_bytes,
+                                                                    scaling_factor=scaling_factor))
     return SyncTrainer(model=_Model(x), cuda_enabled=False, server=server, client=ClientConfig(), epochs=1.0,
                        eval_epoch_frequency=1.0, do_eval=False, report_train_metrics=False)
 
 
-def _round(trainer: SyncTrainer, x, clients, clients_per_round, local_steps, local_step):
-    """One round of ``SyncTrainer.train`` from x, its clients running K epochs of ``LocalOptimizerSGD`` at lr eta:
-    (the new model, the cids drawn or None)."""
+def _round(trainer: SyncTrainer, x, clients, clients_per_round, local_steps, local_optimizer):
+    """One round of ``SyncTrainer.train`` from x, its clients running K epochs of ``local_optimizer`` (a local
+    optimizer config): (the new model, the cids drawn or None)."""
     _set(trainer.global_model(), x)
     provider = _Provider(clients, trainer.global_model())
     m = len(clients) if clients_per_round is None else int(clients_per_round)
     trainer.cfg.users_per_round = m
     trainer.cfg.epochs = 1.0 / SyncTrainer.rounds_in_one_epoch(len(clients), m)  # exactly one round
     # the trainer builds each round's clients from this config (create_or_get_client_for_data)
-    trainer.cfg.client = ClientConfig(epochs=int(local_steps), optimizer=LocalOptimizerSGDConfig(lr=float(local_step)))
+    trainer.cfg.client = ClientConfig(epochs=int(local_steps), optimizer=local_optimizer)
     trainer.train(data_provider=provider, metrics_reporter=None, num_total_users=len(clients),
                   distributed_world_size=1)
     drawn = None if clients_per_round is None else [int(clients[i].cid) for i in provider.asked]
     return _x(trainer.global_model()), drawn
 
 
-def fedavg():
-    """``SyncTrainer`` with its server's default ``FedAvgOptimizer`` (SGD, learning rate 1): the n_k/n average of the
-    clients' models, no server learning rate (checked with ``fixed=["server_step"]``; another server step is
-    refused rather than ignored)."""
+def _averaging(local_optimizer, fixedpoint: tuple[int, int] | None = None):
+    """The default server (``FedAvgOptimizer``: SGD of learning rate 1, no server learning rate, so checked with
+    ``fixed=["server_step"]``; another server step is refused rather than ignored) over clients running
+    ``local_optimizer(eta, hyper)``; ``fixedpoint`` selects the secure-aggregation server."""
     kept: dict = {}
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0,
-             clients_per_round=None, **_):
+             clients_per_round=None, **hyper):
         if server_step != 1.0:
             raise ValueError(f"FLSim's FedAvgOptimizer has no server learning rate; server_step must be 1.0, "
                              f"got {server_step}")
         last = kept.get("last")
         # a new trainer per round, except along a run of its own sampler (the selector's stream lives with it)
         if clients_per_round is None or last is None or last.shape != np.shape(x) or not np.array_equal(last, x):
-            kept["trainer"] = _trainer(x, FedAvgOptimizerConfig(), rng)
-        x_new, drawn = _round(kept["trainer"], x, clients, clients_per_round, local_steps, local_step)
+            kept["trainer"] = _trainer(x, FedAvgOptimizerConfig(), rng, fixedpoint)
+        x_new, drawn = _round(kept["trainer"], x, clients, clients_per_round, local_steps,
+                              local_optimizer(float(local_step), hyper))
         kept["last"] = x_new
         return x_new if drawn is None else (x_new, None, {"drawn": drawn})
     return impl
+
+
+def _sgd(eta: float, hyper) -> LocalOptimizerSGDConfig:
+    return LocalOptimizerSGDConfig(lr=eta)
+
+
+def fedavg():
+    """``SyncTrainer`` with its server's default ``FedAvgOptimizer`` (SGD, learning rate 1): the n_k/n average of the
+    clients' models, no server learning rate."""
+    return _averaging(_sgd)
+
+
+def fedprox():
+    """FLSim's FedProx: the clients' ``LocalOptimizerFedProxConfig(lr=eta, mu=lam)``, the default server.
+
+    ``LocalOptimizerFedProx.step`` (``flsim/optimizers/local_optimizers.py``) is SGD on grad f_k(w) +
+    mu (w - w^t), the gradient of Li et al.'s (2020) h_k(w; w^t) = f_k(w) + mu/2 ||w - w^t||^2 (eq. (2)): FLSim's
+    mu is the kit's lam (``prox``) unscaled. The anchor w^t is the parameter captured at the optimizer's first
+    step; the ``Client`` creates its optimizer each round (``prepare_for_training``), so it is the model the round
+    started from. Momentum and weight decay are at the config's defaults (0); weights n_k as shipped."""
+    return _averaging(lambda eta, hyper: LocalOptimizerFedProxConfig(lr=eta, mu=float(hyper["prox"])))
+
+
+#: (num_bytes, scaling_factor) of FLSim's ``FixedPointConfig`` for each secure-aggregation factory: num_bytes = 1
+#: is the config's default; scaling_factor has none (``MISSING``: the user must set it), 100 is the value FLSim's
+#: own secure-aggregation tests use (``servers/tests/test_sync_secagg_servers.py``). The tolerance
+#: benchmarks/frameworks/run.py checks them with is derived from the scaling factor
+#: (``fedtheory.conformance.tolerances.fixed_point_rtol``).
+SECAGG = {"fedavg_secagg": (1, 100), "fedavg_secagg_4bytes": (4, 100)}
+
+
+def fedavg_secagg():
+    """FedAvg through FLSim's ``SyncSecAggServer`` (``flsim/servers/sync_secagg_servers.py``) at
+    ``FixedPointConfig``'s default width (num_bytes = 1): each client's weighted delta n_k Delta_k is multiplied by
+    the scaling factor, clamped to the 8-bit range and rounded (``FixedPointConverter.to_fixedpoint``), the
+    integers summed with FLSim's overflow wrap (``SecureAggregator.update_aggr_overflow_and_model``), the sum
+    divided by sum n_k and the scaling factor."""
+    return _averaging(_sgd, SECAGG["fedavg_secagg"])
+
+
+def fedavg_secagg_4bytes():
+    """The same server with num_bytes = 4 (a 32-bit range, as FLSim's SQ secure-aggregation test uses with scaling
+    factor 100): the option that leaves only the rounding of the fixed point."""
+    return _averaging(_sgd, SECAGG["fedavg_secagg_4bytes"])
 
 
 def _same(state, returned) -> bool:
@@ -192,7 +246,8 @@ def _server_optimizer(name: str, weight_decay: float | None = None):
             if state is not None:  # a state the kit made: loaded into the torch optimizer's buffers
                 _load(kept["trainer"].server, state)
         server = kept["trainer"].server
-        x_new, drawn = _round(kept["trainer"], x, clients, clients_per_round, local_steps, local_step)
+        x_new, drawn = _round(kept["trainer"], x, clients, clients_per_round, local_steps,
+                              _sgd(float(local_step), {}))
         buffers = server._optimizer.state[server.global_model.fl_get_module().weight]
         if name == "fedavgm":
             kept["returned"] = {"m": -buffers["momentum_buffer"].numpy().reshape(-1).copy()}
