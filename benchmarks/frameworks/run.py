@@ -191,10 +191,12 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedprox", "fedprox", "fedprox", fixed=("server_step",)),
         # SyncSecAggServer: the rtol is derived from the scaling factor (tolerances.fixed_point_rtol), the
         # (num_bytes, scaling_factor) are the driver's SECAGG (FixedPointConfig's default num_bytes = 1 first)
-        Check("fedavg_secagg", "fedavg_secagg", "fedavg", fixed=("server_step",), configuration=SHIPPED,
+        Check("fedavg_secagg", "fedavg_secagg", "fedavg", fixed=("server_step",),
+              configuration="secure aggregation, as shipped",
               rtol=fixed_point_rtol(FLSIM_SECAGG["fedavg_secagg"][1])),
         Check("fedavg_secagg_4bytes", "fedavg_secagg_4bytes", "fedavg", fixed=("server_step",),
-              configuration="num_bytes=4", rtol=fixed_point_rtol(FLSIM_SECAGG["fedavg_secagg_4bytes"][1])),
+              configuration="secure aggregation, num_bytes=4",
+              rtol=fixed_point_rtol(FLSIM_SECAGG["fedavg_secagg_4bytes"][1])),
     )),
     # Fed-BioMed: DefaultStrategy (sampling, sample-size weights) and FedAverage without the researcher-node network;
     # FedAverage sums into a float32 buffer (functional.initialize: torch.zeros_like(val).float()), hence a second

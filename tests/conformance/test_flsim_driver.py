@@ -4,8 +4,9 @@ of benchmarks/frameworks/run.py's FRAMEWORKS["flsim"] is run here on the stand-i
 must give the verdict docs/frameworks.md records for FLSim 0.1.0, through the path the driver runs (the trainer's
 ``train`` loop, FLSim's ``Client`` on the data provider's users). The slips show that the kit rejects a client that
 sends after - before, weighs by batches in place of examples or trains one epoch in place of K, a server that
-loses the example counts (unit weights) or reads the delta with the wrong sign, and a selector that always draws
-the first users."""
+loses the example counts (unit weights) or reads the delta with the wrong sign, a selector that always draws
+the first users, a FedProx optimizer whose anchor follows the iterate, and a secure-aggregation server that applies
+the fixed point's scaling twice."""
 from __future__ import annotations
 
 import pytest
@@ -16,6 +17,7 @@ from fedtheory import conformance  # noqa: E402
 
 from .standins import (  # noqa: E402
     assert_recorded_verdict,
+    load_run,
     check_through_driver,
     flsim_standin,  # noqa: E402
     framework_checks,
@@ -24,10 +26,12 @@ from .standins import (  # noqa: E402
 
 DRIVER = "fedtheory.conformance.drivers.flsim"
 CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round", "fedavg.own_sampler"],
+         "fedprox": ["fedprox.one_round", "fedprox.multi_round", "fedprox.own_sampler"],
          "server_optimizer": ["server_optimizer.first_round", "server_optimizer.from_state",
                               "server_optimizer.multi_round", "server_optimizer.own_sampler"]}
 # docs/frameworks.md's FLSim rows: the diagnosis each FAIL's first failure starts with
-FAILS = {"fedadam": "Adam of Kingma & Ba with step count t = 1",
+FAILS = {"fedprox": "aggregation weights by num_examples instead of uniformly",  # own_sampler: McMahan's sampling
+         "fedadam": "Adam of Kingma & Ba with step count t = 1",
          "fedadam_no_decay": "Adam of Kingma & Ba with step count t = 1"}
 
 
@@ -100,3 +104,23 @@ def test_a_selector_that_always_draws_the_first_users_is_rejected(driver, monkey
     report = conformance.check(driver.fedavg(), "fedavg", fixed=["server_step"], properties=["fedavg.own_sampler"])
     assert [r.status for r in report.results] == ["violated"], report.table()
     assert "the sampler's law fails" in report.failures[0].diagnosis
+
+
+def test_the_secure_aggregation_settings_are_the_ones_runpy_derives_its_tolerance_from(driver):
+    assert driver.SECAGG == load_run().FLSIM_SECAGG
+
+
+def test_a_fedprox_anchor_that_follows_the_iterate_is_rejected(driver, monkeypatch):
+    # the anchor re-captured every step: mu (p - anchor) = 0, the round is plain FedAvg
+    monkeypatch.setitem(flsim_standin.SLIP, "prox_anchor_follows", True)
+    report = conformance.check(driver.fedprox(), "fedprox", max_examples=8, shrink=False, fixed=["server_step"],
+                               properties=["fedprox.one_round"])
+    assert not report.passed
+    assert "proximal term missing" in report.failures[0].diagnosis, report.table()
+
+
+def test_fixed_point_scaling_applied_twice_is_rejected_at_the_derived_tolerance(driver, monkeypatch):
+    monkeypatch.setitem(flsim_standin.SLIP, "fixedpoint_scaled_twice", True)
+    check = next(c for c in CHECKS if c.name == "fedavg_secagg_4bytes")
+    report = check_through_driver(driver, check, ["fedavg.one_round"], max_examples=8)
+    assert not report.passed, report.table()

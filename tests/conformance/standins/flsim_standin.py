@@ -24,7 +24,18 @@ hydra/omegaconf), hence all is faked; torch is real.
 batches it trained on (one per user: equal weights) in place of the examples, ``client_one_epoch`` makes it train
 one epoch whatever ``epochs`` says (the driver's K lost); ``unit_weights`` makes the server ignore the message's
 weight, ``delta_sign`` makes the server read the delta as after - before, ``sample_first`` makes the selector
-draw the first users. ``install()`` puts the modules in ``sys.modules``."""
+draw the first users; ``prox_anchor_follows`` makes ``LocalOptimizerFedProx`` pull towards the current iterate
+(re-captured every step) in place of the round's model, so the proximal term vanishes; ``fixedpoint_scaled_twice``
+makes the secure-aggregation server multiply by the scaling factor twice on the way into fixed point (once on the
+way back). ``install()`` puts the modules in ``sys.modules``.
+
+FedProx (``flsim/optimizers/local_optimizers.py``, ``LocalOptimizerFedProx.step``): SGD on grad + mu (p -
+global_model), ``global_model`` a copy of p captured at the optimizer's first step (the client builds the optimizer
+each round). Secure aggregation (``flsim/servers/sync_secagg_servers.py``, ``flsim/secure_aggregation/
+secure_aggregator.py``): each weighted delta weight * delta is multiplied by ``scaling_factor``, clamped to
+[-2^(8 num_bytes - 1), 2^(8 num_bytes - 1) - 1] and rounded; the running sum is wrapped as FLSim does
+(``torch.remainder`` by max + 1 where >= 0, by min where < 0); ``step`` divides the sum by the sum of the weights and
+by the scaling factor."""
 from __future__ import annotations
 
 import copy
@@ -36,7 +47,8 @@ from dataclasses import dataclass, field
 import torch
 
 SLIP: dict = {"unit_weights": False, "delta_sign": False, "sample_first": False, "client_delta_sign": False,
-              "client_weight_batches": False, "client_one_epoch": False}
+              "client_weight_batches": False, "client_one_epoch": False, "prox_anchor_follows": False,
+              "fixedpoint_scaled_twice": False}
 NAMES = ("flsim",)
 
 
@@ -96,6 +108,31 @@ class LocalOptimizerSGDConfig:
 
 
 @dataclass
+class LocalOptimizerFedProxConfig(LocalOptimizerSGDConfig):
+    mu: float = 0.0
+
+
+class LocalOptimizerFedProx(torch.optim.SGD):
+    """FLSim's ``LocalOptimizerFedProx.step`` at momentum 0 and weight decay 0: p -= lr (grad + mu (p - anchor)),
+    the anchor captured at the first step."""
+
+    def __init__(self, params, cfg: LocalOptimizerFedProxConfig) -> None:
+        super().__init__(params, lr=cfg.lr)
+        self.mu = cfg.mu
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if "global_model" not in state or SLIP["prox_anchor_follows"]:
+                    state["global_model"] = torch.clone(p.data).detach()
+                p.add_(p.grad + self.mu * (p.data - state["global_model"]), alpha=-group["lr"])
+
+
+@dataclass
 class ClientConfig:
     epochs: int = 1
     optimizer: LocalOptimizerSGDConfig = field(default_factory=LocalOptimizerSGDConfig)
@@ -111,8 +148,11 @@ class Client:
     def generate_local_update(self, message: Message):
         model = copy.deepcopy(message.model)
         opt = self.cfg.optimizer
-        optimizer = torch.optim.SGD(model.fl_get_module().parameters(), lr=opt.lr, momentum=opt.momentum,
-                                    weight_decay=opt.weight_decay)
+        if isinstance(opt, LocalOptimizerFedProxConfig):
+            optimizer = LocalOptimizerFedProx(model.fl_get_module().parameters(), opt)
+        else:
+            optimizer = torch.optim.SGD(model.fl_get_module().parameters(), lr=opt.lr, momentum=opt.momentum,
+                                        weight_decay=opt.weight_decay)
         total = processed = batches = 0
         for epoch in range(1 if SLIP["client_one_epoch"] else self.cfg.epochs):
             for batch in list(self.dataset.train_data()):
@@ -228,6 +268,42 @@ class SyncServer:
         self._optimizer.step()
 
 
+@dataclass
+class FixedPointConfig:
+    num_bytes: int = 1
+    scaling_factor: float | None = None  # FLSim: MISSING, the user sets it
+
+
+@dataclass
+class SyncSecAggServerConfig(SyncServerConfig):
+    fixedpoint: FixedPointConfig | None = None
+
+
+class SyncSecAggServer(SyncServer):
+    """FLSim's ``SyncSecAggServer`` with ``WEIGHTED_AVERAGE``: the weighted deltas summed in fixed point."""
+
+    def __init__(self, *, fixedpoint: FixedPointConfig, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.scale = float(fixedpoint.scaling_factor)
+        bits = 8 * fixedpoint.num_bytes
+        self.max_value, self.min_value = 2 ** (bits - 1) - 1, -(2 ** (bits - 1))
+
+    def receive_update_from_client(self, message: Message) -> None:
+        twice = self.scale if SLIP["fixedpoint_scaled_twice"] else 1.0
+        for buf, p in zip(self._buffer, message.model.fl_get_module().parameters()):
+            fixed = torch.round((message.weight * p.detach() * self.scale * twice).clamp(self.min_value,
+                                                                                        self.max_value))
+            buf.add_(fixed)
+            buf.copy_(torch.where(buf >= 0, torch.remainder(buf, self.max_value + 1), buf))
+            buf.copy_(torch.where(buf < 0, torch.remainder(buf, self.min_value), buf))
+        self._sum_weights += message.weight
+
+    def step(self) -> None:
+        for p, buf in zip(self._global_model.fl_get_module().parameters(), self._buffer):
+            p.grad = (buf / self._sum_weights / self.scale).clone()
+        self._optimizer.step()
+
+
 class SyncTrainer:
     """FLSim's ``SyncTrainer.train``: rounds of (select m of N, train each drawn user's ``Client``, aggregate)
     until round / ceil(N / m) >= epochs."""
@@ -236,8 +312,10 @@ class SyncTrainer:
                  client: ClientConfig | None = None, users_per_round: int = 10, epochs: float = 1000.0,
                  **kwargs) -> None:
         server = server or SyncServerConfig()
-        self.server = SyncServer(global_model=model, server_optimizer=server.server_optimizer,
-                                 active_user_selector=server.active_user_selector)
+        common = dict(global_model=model, server_optimizer=server.server_optimizer,
+                      active_user_selector=server.active_user_selector)
+        self.server = (SyncSecAggServer(fixedpoint=server.fixedpoint, **common)
+                       if isinstance(server, SyncSecAggServerConfig) else SyncServer(**common))
         self.cfg = types.SimpleNamespace(client=client or ClientConfig(), users_per_round=users_per_round,
                                          epochs=epochs, **kwargs)
 
@@ -276,11 +354,13 @@ def install() -> None:
         return mod
 
     for name in ("flsim", "flsim.channels", "flsim.interfaces", "flsim.optimizers", "flsim.servers",
+                 "flsim.secure_aggregation",
                  "flsim.active_user_selectors", "flsim.clients", "flsim.data", "flsim.trainers", "flsim.utils"):
         module(name)
     module("flsim.clients.base_client", ClientConfig=ClientConfig, Client=Client)
     module("flsim.data.data_provider", FLDataProviderFromList=FLDataProviderFromList)
-    module("flsim.optimizers.local_optimizers", LocalOptimizerSGDConfig=LocalOptimizerSGDConfig)
+    module("flsim.optimizers.local_optimizers", LocalOptimizerSGDConfig=LocalOptimizerSGDConfig,
+           LocalOptimizerFedProxConfig=LocalOptimizerFedProxConfig)
     module("flsim.trainers.sync_trainer", SyncTrainer=SyncTrainer)
     module("flsim.utils.simple_batch_metrics", FLBatchMetrics=FLBatchMetrics)
     module("flsim.active_user_selectors.simple_user_selector",
@@ -290,3 +370,5 @@ def install() -> None:
     module("flsim.optimizers.server_optimizers", FedAvgOptimizerConfig=FedAvgOptimizerConfig,
            FedAvgWithLROptimizerConfig=FedAvgWithLROptimizerConfig, FedAdamOptimizerConfig=FedAdamOptimizerConfig)
     module("flsim.servers.sync_servers", SyncServer=SyncServer, SyncServerConfig=SyncServerConfig)
+    module("flsim.servers.sync_secagg_servers", SyncSecAggServerConfig=SyncSecAggServerConfig)
+    module("flsim.secure_aggregation.secure_aggregator", FixedPointConfig=FixedPointConfig)
