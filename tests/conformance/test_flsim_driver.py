@@ -31,6 +31,8 @@ CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round", "fedavg.own_sample
                               "server_optimizer.multi_round", "server_optimizer.own_sampler"]}
 # docs/frameworks.md's FLSim rows: the diagnosis each FAIL's first failure starts with
 FAILS = {"fedprox": "aggregation weights by num_examples instead of uniformly",  # own_sampler: McMahan's sampling
+         # num_bytes = 1: weighted deltas clamped to the 8-bit range, and a sum at its smallest value set to 0
+         "fedavg_secagg": "the output is no weighting of the paper's local updates the kit knows",
          "fedadam": "Adam of Kingma & Ba with step count t = 1",
          "fedadam_no_decay": "Adam of Kingma & Ba with step count t = 1"}
 
