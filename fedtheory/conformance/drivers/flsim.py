@@ -34,6 +34,10 @@ run, built as FLSim's own tests build it (``SyncTrainer(model=..., cuda_enabled=
   ``report_train_metrics`` are off (they evaluate and report the model, they do not change it; ``train`` is given
   no metrics reporter), the rest at ``SyncTrainerConfig``'s defaults (``dropout_rate`` 1: no over-selection).
 
+Two more paths through the same trainer: ``fedprox`` (the clients' ``LocalOptimizerFedProxConfig``, FLSim's FedProx)
+and ``fedavg_secagg`` / ``fedavg_secagg_4bytes`` (``SyncSecAggServerConfig`` with the ``FixedPointConfig`` of
+:data:`SECAGG`, FLSim's secure-aggregation simulation in fixed point); docs/frameworks.md has their verdicts.
+
 Participants. Given the kit's participants (no ``clients_per_round``), the data provider holds them and
 ``users_per_round`` is their number, so the selector draws them all. Given the whole population and
 ``clients_per_round`` = m (the kit's sampling protocol, ``<family>.own_sampler``), the provider holds all N users
