@@ -17,11 +17,11 @@ from fedtheory import conformance  # noqa: E402
 
 from .standins import (  # noqa: E402
     assert_recorded_verdict,
-    load_run,
     check_through_driver,
     flsim_standin,  # noqa: E402
     framework_checks,
     installed,
+    load_run,
 )
 
 DRIVER = "fedtheory.conformance.drivers.flsim"
