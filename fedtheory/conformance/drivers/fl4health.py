@@ -140,7 +140,7 @@ def _vector(arrays) -> np.ndarray:
 _LAST: dict = {}
 
 
-def _draw(strategy, clients, clients_per_round, rng, fresh: bool) -> list:
+def _draw(strategy, parameters, clients, clients_per_round, rng, fresh: bool) -> list:
     """The kit's clients fl4health's own sampler draws (module docstring, "Participants"): the strategy's
     ``configure_fit`` over a ``FixedSamplingByFractionClientManager`` holding every client, at ``fraction_fit``
     = m / N."""
@@ -150,7 +150,7 @@ def _draw(strategy, clients, clients_per_round, rng, fresh: bool) -> list:
     for position in range(len(clients)):
         manager.register(_Proxy(position))
     strategy.fraction_fit = int(clients_per_round) / len(clients)
-    chosen = strategy.configure_fit(1, strategy.initialize_parameters(manager), manager)
+    chosen = strategy.configure_fit(1, parameters, manager)
     return [clients[int(proxy.cid)] for proxy, _ins in chosen]
 
 
@@ -177,11 +177,12 @@ def fedavg(weighted: bool = True):
         _no_server_step(server_step, "BasicFedAvg")
         strategy = BasicFedAvg(initial_parameters=ndarrays_to_parameters(_model(x)), weighted_aggregation=weighted,
                                min_available_clients=1)
-        own = clients_per_round is not None
+        # Flower's initialize_parameters hands the initial parameters over once (and forgets them)
+        parameters, own = strategy.initialize_parameters(None), clients_per_round is not None
         if own:
-            clients = _draw(strategy, clients, clients_per_round, rng, _fresh(name, x))
+            clients = _draw(strategy, parameters, clients, clients_per_round, rng, _fresh(name, x))
         members = [(pos, _CLIENTS[BasicClient](c, local_step)) for pos, c in enumerate(clients)]
-        results = _fit(members, strategy.initialize_parameters(None), local_steps)
+        results = _fit(members, parameters, local_steps)
         aggregated, _ = strategy.aggregate_fit(1, results, [])
         x_new = _LAST[name] = _vector(parameters_to_ndarrays(aggregated))
         return (x_new, None, {"drawn": [int(c.cid) for c in clients]}) if own else x_new
@@ -225,16 +226,17 @@ def scaffold(paper_fraction: bool = False):
         strategy = Scaffold(initial_parameters=ndarrays_to_parameters(_model(x)),
                             initial_control_variates=ndarrays_to_parameters(_model(c)),
                             learning_rate=float(server_step), min_available_clients=1, **configured)
-        own = clients_per_round is not None
+        parameters, own = strategy.initialize_parameters(None), clients_per_round is not None
         if own:  # fl4health's sampler at fraction_fit = m / N, in both configurations (module docstring)
-            clients = _draw(strategy, clients, clients_per_round, rng, _fresh("scaffold", x, state, stateful=True))
+            clients = _draw(strategy, parameters, clients, clients_per_round, rng,
+                            _fresh("scaffold", x, state, stateful=True))
         members = []
         for kit_client in clients:
             member = _CLIENTS[ScaffoldClient](kit_client, local_step)
             if int(kit_client.cid) in c_i:
                 member.client_control_variates = _model(c_i[int(kit_client.cid)])
             members.append((int(kit_client.cid), member))
-        results = _fit(members, strategy.initialize_parameters(None), local_steps)
+        results = _fit(members, parameters, local_steps)
         strategy.aggregate_fit(1, results, [])
         for cid, member in members:
             c_i[cid] = _vector(member.client_control_variates)

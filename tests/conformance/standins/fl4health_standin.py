@@ -185,7 +185,8 @@ class BasicFedAvg:
         self.weighted_aggregation = weighted_aggregation
 
     def initialize_parameters(self, client_manager):
-        return self.initial_parameters
+        parameters, self.initial_parameters = self.initial_parameters, None  # as Flower's FedAvg: handed over once
+        return parameters
 
     def configure_fit(self, server_round, parameters, client_manager):
         chosen = client_manager.sample_fraction(self.fraction_fit, 1)
