@@ -211,8 +211,10 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedavg_uniform", "fedavg_uniform", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
         Check("fedprox", "fedprox", "fedprox", fixed=("server_step",)),
         Check("fedprox_uniform", "fedprox_uniform", "fedprox", {"weighting": "uniform"}, fixed=("server_step",)),
-        # as shipped: Scaffold's default fraction_fit (1.0); configured as the paper: fraction_fit = |S|/N
-        Check("scaffold", "scaffold", "scaffold", configuration=SHIPPED),
+        # Scaffold's default fraction_fit (1.0) in rounds where fewer than N results arrive (a client's failure,
+        # which Flower tolerates by default); configured as the paper: fraction_fit = |S|/N. Both also run
+        # fl4health's own sampler (FixedSamplingByFractionClientManager at fraction_fit = m/N, scaffold.own_sampler)
+        Check("scaffold", "scaffold", "scaffold", configuration="defaults, fewer than N results"),
         Check("scaffold_fraction", "scaffold_fraction", "scaffold", configuration=PAPER),
         # ClientLevelDPFedAvgM with no noise and no clipping: server momentum (FedAvgM)
         Check("dp_fedavgm", "fedavgm", SO, {"optimizer": "fedavgm"}),

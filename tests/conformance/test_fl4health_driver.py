@@ -103,3 +103,28 @@ def test_dp_fedavgm_without_noise_is_server_momentum_and_the_round_one_alias_is_
     status = {r.prop.id: r.status for r in report.results}
     assert status == {"server_optimizer.first_round": "violated", "server_optimizer.from_state": "holds",
                       "server_optimizer.multi_round": "violated"}, report.table()
+
+
+def test_own_sampler_runs_fl4healths_fraction_manager(driver):
+    """Given the population and clients_per_round, fl4health's FixedSamplingByFractionClientManager draws (through
+    the strategy's configure_fit): the paper-inside stand-in's rounds and draws pass, FedAvg's and SCAFFOLD's."""
+    report = conformance.check(driver.fedavg(), "fedavg", max_examples=3, fixed=["server_step"],
+                               properties=["fedavg.own_sampler"])
+    assert [r.status for r in report.results] == ["holds"], report.table()
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=3, properties=["scaffold.own_sampler"])
+    assert [r.status for r in report.results] == ["holds"], report.table()
+
+
+def test_own_sampler_rejects_a_first_clients_sampler_and_the_late_joiner(driver, monkeypatch):
+    """The slips the own-sampler path must catch: a manager that always returns the first clients (the law), and
+    fl4health 0.4.2's late joiner (a client first drawn after round 1 starts at c_i = c: the rounds)."""
+    monkeypatch.setitem(fl4health_standin.SLIP, "sampler_first_clients", True)
+    report = conformance.check(driver.fedavg(), "fedavg", max_examples=2, shrink=False, fixed=["server_step"],
+                               properties=["fedavg.own_sampler"])
+    assert [r.status for r in report.results] == ["violated"], report.table()
+    monkeypatch.setitem(fl4health_standin.SLIP, "sampler_first_clients", False)
+    monkeypatch.setitem(fl4health_standin.SLIP, "scaffold_new_client_starts_at_c", True)
+    report = conformance.check(driver.scaffold(), "scaffold", max_examples=2, shrink=False,
+                               properties=["scaffold.own_sampler"])
+    assert [r.status for r in report.results] == ["violated"], report.table()
+    assert "differs from the recursion" in report.table()

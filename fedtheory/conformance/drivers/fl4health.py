@@ -23,10 +23,21 @@ adds ``fraction_fit`` times the mean of the participants' dc_i to c (Karimireddy
 times the mean). ``scaffold`` runs it as shipped, with the strategy's default ``fraction_fit`` (1.0); the kit's
 rounds at partial participation then show whether that default is the paper's. ``scaffold_fraction`` is the
 configuration that matches the paper: ``fraction_fit = |S| / N``, the participation fraction of the round.
+
+Participants. Given the kit's participants (no ``clients_per_round``) every one of them trains: the round Flower
+runs when every sampled client reports. Given the whole population and ``clients_per_round`` = m (the kit's
+sampling protocol, ``<family>.own_sampler``), fl4health's own sampler draws: the strategy's ``configure_fit``
+(``BasicFedAvg.configure_fit``) with fl4health's ``FixedSamplingByFractionClientManager`` holding every client
+and ``fraction_fit = m / N`` (the manager "guaranteed to produce this fraction": ``int(fraction_fit * N)`` clients
+by ``random.sample``, without replacement; m / N times N is exactly m for every N the kit draws). That is what a
+user of fl4health configures for m of N clients per round, so both SCAFFOLD factories run this same path, and
+Scaffold's c then moves by ``fraction_fit`` = |S|/N, the paper's. Python's ``random``, which the manager uses, is
+seeded once per run from the kit's generator; the rounds of a run continue its stream.
 """
 from __future__ import annotations
 
 import logging
+import random
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +45,9 @@ import torch
 
 torch.set_default_dtype(torch.float64)
 
+from fl4health.client_managers.fixed_without_replacement_manager import (  # noqa: E402
+    FixedSamplingByFractionClientManager,
+)
 from fl4health.clients.basic_client import BasicClient  # noqa: E402
 from fl4health.clients.clipping_client import NumpyClippingClient  # noqa: E402
 from fl4health.clients.fed_prox_client import FedProxClient  # noqa: E402
@@ -122,6 +136,33 @@ def _vector(arrays) -> np.ndarray:
     return np.asarray(arrays[0], dtype=np.float64).reshape(-1).copy()
 
 
+#: The last model returned per factory: a call from another model starts a new run (its sampler is seeded then).
+_LAST: dict = {}
+
+
+def _draw(strategy, parameters, clients, clients_per_round, rng, fresh: bool) -> list:
+    """The kit's clients fl4health's own sampler draws (module docstring, "Participants"): the strategy's
+    ``configure_fit`` over a ``FixedSamplingByFractionClientManager`` holding every client, at ``fraction_fit``
+    = m / N."""
+    if fresh:
+        random.seed(int(rng.integers(0, 2**31 - 1)))  # once per run, as a user's script seeds it
+    manager = FixedSamplingByFractionClientManager()
+    for position in range(len(clients)):
+        manager.register(_Proxy(position))
+    strategy.fraction_fit = int(clients_per_round) / len(clients)
+    chosen = strategy.configure_fit(1, parameters, manager)
+    return [clients[int(proxy.cid)] for proxy, _ins in chosen]
+
+
+def _fresh(name, x, state=None, stateful=False) -> bool:
+    """A new run: a stateful method's first round (no state), a stateless one's call from a model it did not
+    return."""
+    if stateful:
+        return state is None
+    last = _LAST.get(name)
+    return last is None or last.shape != x.shape or not np.array_equal(last, x)
+
+
 def _no_server_step(server_step, name):
     if server_step != 1.0:
         raise ValueError(f"fl4health's {name} has no server step; server_step must be 1.0, got {server_step}")
@@ -129,14 +170,22 @@ def _no_server_step(server_step, name):
 
 def fedavg(weighted: bool = True):
     """``BasicFedAvg(weighted_aggregation=weighted)`` with plain ``BasicClient`` subclasses."""
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
+    name = f"fedavg-{weighted}"
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0,
+             clients_per_round=None, **_):
         _no_server_step(server_step, "BasicFedAvg")
         strategy = BasicFedAvg(initial_parameters=ndarrays_to_parameters(_model(x)), weighted_aggregation=weighted,
                                min_available_clients=1)
+        # Flower's initialize_parameters hands the initial parameters over once (and forgets them)
+        parameters, own = strategy.initialize_parameters(None), clients_per_round is not None
+        if own:
+            clients = _draw(strategy, parameters, clients, clients_per_round, rng, _fresh(name, x))
         members = [(pos, _CLIENTS[BasicClient](c, local_step)) for pos, c in enumerate(clients)]
-        results = _fit(members, strategy.initialize_parameters(None), local_steps)
+        results = _fit(members, parameters, local_steps)
         aggregated, _ = strategy.aggregate_fit(1, results, [])
-        return _vector(parameters_to_ndarrays(aggregated))
+        x_new = _LAST[name] = _vector(parameters_to_ndarrays(aggregated))
+        return (x_new, None, {"drawn": [int(c.cid) for c in clients]}) if own else x_new
     return impl
 
 
@@ -169,7 +218,7 @@ def scaffold(paper_fraction: bool = False):
     """``Scaffold(learning_rate = server_step)`` with ``ScaffoldClient``s keyed by cid, as shipped: the strategy's
     default ``fraction_fit``. With ``paper_fraction``, ``fraction_fit = |S|/N`` (see ``scaffold_fraction``)."""
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, num_clients=None,
-             **_):
+             clients_per_round=None, **_):
         N = int(num_clients or len(clients))
         c = np.zeros(x.size) if state is None else np.asarray(state["c"], dtype=np.float64)
         c_i = {} if state is None else {int(k): np.asarray(v, dtype=np.float64) for k, v in state["c_i"].items()}
@@ -177,17 +226,22 @@ def scaffold(paper_fraction: bool = False):
         strategy = Scaffold(initial_parameters=ndarrays_to_parameters(_model(x)),
                             initial_control_variates=ndarrays_to_parameters(_model(c)),
                             learning_rate=float(server_step), min_available_clients=1, **configured)
+        parameters, own = strategy.initialize_parameters(None), clients_per_round is not None
+        if own:  # fl4health's sampler at fraction_fit = m / N, in both configurations (module docstring)
+            clients = _draw(strategy, parameters, clients, clients_per_round, rng,
+                            _fresh("scaffold", x, state, stateful=True))
         members = []
         for kit_client in clients:
             member = _CLIENTS[ScaffoldClient](kit_client, local_step)
             if int(kit_client.cid) in c_i:
                 member.client_control_variates = _model(c_i[int(kit_client.cid)])
             members.append((int(kit_client.cid), member))
-        results = _fit(members, strategy.initialize_parameters(None), local_steps)
+        results = _fit(members, parameters, local_steps)
         strategy.aggregate_fit(1, results, [])
         for cid, member in members:
             c_i[cid] = _vector(member.client_control_variates)
-        return _vector(strategy.server_model_weights), {"c": _vector(strategy.server_control_variates), "c_i": c_i}
+        out = _vector(strategy.server_model_weights), {"c": _vector(strategy.server_control_variates), "c_i": c_i}
+        return (*out, {"drawn": [cid for cid, _member in members]}) if own else out
     return impl
 
 

@@ -6,13 +6,15 @@
 ``NumpyClippingClient`` (sends its clipped update y_i - x) and the strategies ``BasicFedAvg``
 (``weighted_aggregation``), ``FedAvgWithAdaptiveConstraint``, ``Scaffold`` (x + lr (mean y_i - x), c +
 fraction_fit mean dc_i) and ``ClientLevelDPFedAvgM`` (its noise-free path: server momentum), over Flower's real
-``Parameters`` / ``FitRes``. Re-typed from fl4health's source as read for docs/frameworks.md, written as the
+``Parameters`` / ``FitRes``, and the sampler ``FixedSamplingByFractionClientManager`` (``random.sample`` of
+``int(fraction * N)`` registered clients) that ``BasicFedAvg.configure_fit`` asks. Re-typed from fl4health's source as read for docs/frameworks.md, written as the
 papers; ``SLIP`` switches one deviation on, fl4health's two defects among them. ``install()`` puts
 the modules in ``sys.modules``."""
 from __future__ import annotations
 
 import copy
 import importlib
+import random
 import sys
 import types
 
@@ -24,7 +26,27 @@ SLIP: dict = {"scaffold_c_without_fraction": False, "fedavg_unweighted": False,
               # fl4health 0.4.2's own ScaffoldClient: a client's first c_i is a copy of the server's c (Alg. 1: 0)
               "scaffold_new_client_starts_at_c": False,
               # fl4health 0.4.2's own NumpyClippingClient on CPU: round 1's reference weights alias the model's
-              "clipping_reference_aliases_model": False}
+              "clipping_reference_aliases_model": False,
+              # a sampler that always returns the first int(fraction * N) registered clients
+              "sampler_first_clients": False}
+
+
+class FixedSamplingByFractionClientManager:
+    """``sample_fraction``: ``random.sample`` of ``int(fraction * N)`` of the registered clients, without
+    replacement (fl4health/client_managers/fixed_without_replacement_manager.py)."""
+
+    def __init__(self):
+        self.clients: dict = {}
+
+    def register(self, client) -> bool:
+        self.clients[client.cid] = client
+        return True
+
+    def sample_fraction(self, sample_fraction, min_num_clients=None, criterion=None):
+        available = list(self.clients)
+        k = int(sample_fraction * len(available))
+        chosen = available[:k] if SLIP["sampler_first_clients"] else random.sample(available, k)
+        return [self.clients[cid] for cid in chosen]
 
 
 class BasicClient:
@@ -163,7 +185,12 @@ class BasicFedAvg:
         self.weighted_aggregation = weighted_aggregation
 
     def initialize_parameters(self, client_manager):
-        return self.initial_parameters
+        parameters, self.initial_parameters = self.initial_parameters, None  # as Flower's FedAvg: handed over once
+        return parameters
+
+    def configure_fit(self, server_round, parameters, client_manager):
+        chosen = client_manager.sample_fraction(self.fraction_fit, 1)
+        return [(client, {"current_server_round": server_round}) for client in chosen]
 
     def _decoded(self, results):
         return [(parameters_to_ndarrays(r.parameters), r.num_examples) for _, r in results]
@@ -232,6 +259,8 @@ class ClientLevelDPFedAvgM(BasicFedAvg):
 def install() -> None:
     """Register the stand-in as ``fl4health`` (and the submodules the driver imports) in ``sys.modules``."""
     names = {"fl4health.clients.basic_client": {"BasicClient": BasicClient},
+             "fl4health.client_managers.fixed_without_replacement_manager":
+                 {"FixedSamplingByFractionClientManager": FixedSamplingByFractionClientManager},
              "fl4health.clients.fed_prox_client": {"FedProxClient": FedProxClient},
              "fl4health.clients.scaffold_client": {"ScaffoldClient": ScaffoldClient},
              "fl4health.clients.clipping_client": {"NumpyClippingClient": NumpyClippingClient},
