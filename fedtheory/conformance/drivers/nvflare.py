@@ -302,3 +302,156 @@ def fedavgm_checkpoint():
     """FedOpt SGD with momentum, a constant schedule, and the kit's x as the initial checkpoint while the server
     optimizer's ``source_model`` is the user's model as built."""
     return _fedopt("SGD", checkpoint=True)
+
+
+# ----------------------------------------------------------------- FedOptRecipe's path (NVFlare's quick start)
+
+class _Engine:
+    """What the server engine gives the recipe's components: its components by id and the component builder."""
+
+    def __init__(self, components: dict):
+        self.components = components
+
+    def get_component(self, cid):
+        return self.components.get(cid)
+
+    def build_component(self, config: dict):
+        return _build_component(config)
+
+    def fire_event(self, *a, **k):   # the components' log events (no handlers here)
+        return None
+
+
+def _optimizer_args(optimizer: str, server_step, beta1, beta2, tau, initial_v) -> dict:
+    """The recipe's ``optimizer_args`` for the kit's hyperparameters (eta = lr, beta1 = momentum or Adam's first
+    beta, tau = eps, v_-1 = Adagrad's initial accumulator), in the recipe's own format."""
+    args = {"lr": float(server_step)}
+    if optimizer == "SGD":
+        args["momentum"] = float(beta1)
+    elif optimizer == "Adam":
+        args.update(betas=(float(beta1), float(beta2)), eps=float(tau))
+    else:
+        if beta1 != 0.0:
+            raise ValueError(f"torch.optim.Adagrad has no momentum; beta1 must be 0.0, got {beta1}")
+        args.update(eps=float(tau), initial_accumulator_value=float(initial_v))
+    return {"path": f"torch.optim.{optimizer}", "args": args, "config_type": "dict"}
+
+
+def _recipe_fedopt(optimizer: str, checkpoint: bool = False):
+    """``FedOptRecipe`` (``nvflare/app_opt/pt/recipes/fedopt.py``) as its server runs it, with the recipe's default
+    ``lr_scheduler_args=None``: ``PTFileModelPersistor(model="model")`` loads the initial global model,
+    ``ScatterAndGather`` sends it through ``PTFedOptModelShareableGenerator.learnable_to_shareable``, the clients
+    return WEIGHT_DIFF with ``NUM_STEPS_CURRENT_ROUND`` (the Client API's ``TransferType.DIFF``), the recipe's
+    ``InTimeAccumulateWeightedAggregator(expected_data_kind=WEIGHT_DIFF)`` averages them, and the generator's
+    ``shareable_to_learnable`` (``server_update``) steps the ``"model"`` component with the torch optimizer. The
+    calls are ``ScatterAndGather.start_controller`` / ``control_flow``'s (``scatter_and_gather.py:201-221``,
+    254-308); the driver replaces the controller's task machinery, not what it calls.
+
+    The ``"model"`` component is the model the user passes to the recipe: built at the kit's x, so the persistor's
+    initial global model is x. With ``checkpoint`` it is the user's model as built (:func:`_user_model`) and the
+    kit's x is the recipe's ``initial_ckpt``, a file the persistor loads (``source_ckpt_file_full_name``). The
+    persistor, aggregator and generator (its optimizer state is the server state) live in the worker across calls,
+    as the server keeps them across rounds; the kit's state names the round."""
+    # here, not at the top: the recipe's components, so that the controller factories do not need them
+    import os
+    import tempfile
+
+    from nvflare.apis.dxo import DataKind
+    from nvflare.apis.event_type import EventType
+    from nvflare.apis.fl_constant import ReservedKey
+    from nvflare.app_common.aggregators import InTimeAccumulateWeightedAggregator
+    from nvflare.app_common.app_constant import AppConstants
+    from nvflare.app_common.utils.fl_model_utils import FLModelUtils
+    from nvflare.app_opt.pt.fedopt import PTFedOptModelShareableGenerator
+    from nvflare.app_opt.pt.file_model_persistor import PTFileModelPersistor
+
+    kept: dict = {}
+
+    def start(x, hyper) -> None:
+        model = _user_model(np.size(x)) if checkpoint else _net(x)
+        ckpt = None
+        if checkpoint:
+            handle, ckpt = tempfile.mkstemp(suffix=".pt")
+            os.close(handle)
+            torch.save({KEY: torch.tensor(np.asarray(x, dtype=np.float64)[None, :])}, ckpt)
+        fl_ctx = FLContext()
+        fl_ctx.set_prop(ReservedKey.ENGINE, _Engine({"model": model}), private=True, sticky=False)
+        persistor = PTFileModelPersistor(model=model, source_ckpt_file_full_name=ckpt)
+        generator = PTFedOptModelShareableGenerator(optimizer_args=_optimizer_args(optimizer, **hyper),
+                                                    lr_scheduler_args=None, source_model="model", device="cpu")
+        aggregator = InTimeAccumulateWeightedAggregator(expected_data_kind=DataKind.WEIGHT_DIFF)
+        for component in (persistor, generator, aggregator):
+            component.log_info = _Silent()
+        for component in (generator, aggregator):   # the engine fires START_RUN on every component
+            component.handle_event(EventType.START_RUN, fl_ctx)
+        global_model = persistor.load_model(fl_ctx)
+        if ckpt is not None:
+            os.unlink(ckpt)
+        kept.clear()
+        kept.update(fl_ctx=fl_ctx, generator=generator, aggregator=aggregator, global_model=global_model, round=0)
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=0.1, beta1=0.9,
+             beta2=0.99, tau=1e-3, initial_v=0.0, **_):
+        token = None if state is None else state.get("token")
+        if token is None or kept.get("token") != token:
+            start(x, dict(server_step=server_step, beta1=beta1, beta2=beta2, tau=tau, initial_v=initial_v))
+        fl_ctx, generator, aggregator = kept["fl_ctx"], kept["generator"], kept["aggregator"]
+        fl_ctx.set_prop(AppConstants.GLOBAL_MODEL, kept["global_model"], private=True, sticky=True)
+        fl_ctx.set_prop(AppConstants.CURRENT_ROUND, kept["round"], private=True, sticky=True)
+        task = generator.learnable_to_shareable(kept["global_model"], fl_ctx)
+        for name, site in _sites(clients).items():
+            received = FLModelUtils.from_shareable(copy.deepcopy(task))
+            result = FLModelUtils.to_shareable(site.train(received, local_steps, local_step, send_diff=True))
+            result.set_peer_props({ReservedKey.IDENTITY_NAME: name})
+            result.add_cookie(AppConstants.CONTRIBUTION_ROUND, kept["round"])
+            if not aggregator.accept(result, fl_ctx):
+                raise RuntimeError(f"InTimeAccumulateWeightedAggregator refused {name}'s result")
+        kept["global_model"] = generator.shareable_to_learnable(aggregator.aggregate(fl_ctx), fl_ctx)
+        kept["round"] += 1
+        kept["token"] = f"{id(generator)}:{kept['round']}"
+        weights = kept["global_model"]["weights"][KEY]
+        return np.asarray(weights, dtype=np.float64).reshape(-1).copy(), {"token": kept["token"]}
+    return impl
+
+
+def fedavgm_recipe():
+    """``FedOptRecipe`` with ``optimizer_args`` torch.optim.SGD(lr = eta, momentum = beta1), no schedule."""
+    return _recipe_fedopt("SGD")
+
+
+def fedadam_recipe():
+    """``FedOptRecipe`` with torch.optim.Adam(lr = eta, betas = (beta1, beta2), eps = tau), no schedule."""
+    return _recipe_fedopt("Adam")
+
+
+def fedadagrad_recipe():
+    """``FedOptRecipe`` with torch.optim.Adagrad(lr = eta, eps = tau, initial_accumulator_value = v_-1)."""
+    return _recipe_fedopt("Adagrad")
+
+
+def fedavgm_recipe_checkpoint():
+    """``FedOptRecipe(initial_ckpt=...)`` with SGD momentum: the kit's x is the checkpoint file, the ``"model"``
+    component the user's model as built."""
+    return _recipe_fedopt("SGD", checkpoint=True)
+
+
+def fedavg_data_weighted():
+    """NVFlare's ``FedAvg`` controller configured as McMahan et al.: ``aggregation_weights`` = {site: n_k} (the
+    option ``FedAvgRecipe(aggregation_weights=...)`` passes through, ``recipe/fedavg.py``). The controller weighs a
+    result by ``aggregation_weight * NUM_STEPS_CURRENT_ROUND`` (``workflows/fedavg.py:286-292``); every site
+    reports the same K, so the weights are n_k / n. A user writes the sites' data sizes into the job; the driver
+    writes the kit's ``num_examples``."""
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
+        if server_step != 1.0:
+            raise ValueError(f"NVFlare's FedAvg has no server step; server_step must be 1.0, got {server_step}")
+        sites = _sites(clients)
+        ctl = FedAvg(num_clients=len(clients), num_rounds=1, model=FLModel(params={KEY: np.asarray(x)[None, :]},
+                                                                          params_type=ParamsType.FULL),
+                     aggregation_weights={name: float(site.client.num_examples) for name, site in sites.items()})
+        _wire(ctl, sites, local_steps, local_step)
+        model = {}
+        update = ctl.update_model
+        ctl.update_model = lambda m, r: model.setdefault("m", update(m, r))
+        ctl.run()
+        return np.asarray(model["m"].params[KEY], dtype=np.float64).reshape(-1)
+    return impl
