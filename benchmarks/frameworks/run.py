@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fedtheory.conformance.tolerances import ckks_rtol
+
 ROOT = Path(__file__).resolve().parents[2]
 DRIVERS = ROOT / "fedtheory" / "conformance" / "drivers"
 
@@ -86,7 +88,8 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fednova_uniform", "fednova_uniform", "fednova", {"weighting": "uniform"}),
         Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}),
     )),
-    "nvflare": Framework(("nvflare==2.9.0",), torch=True, checks=(
+    # tenseal: the HE recipe's CKKS library, an extra NVFlare does not install itself
+    "nvflare": Framework(("nvflare==2.9.0", "tenseal==0.3.18"), torch=True, checks=(
         # FedAvg as shipped: aggregation_weights defaults to equal weights (times each site's NUM_STEPS_CURRENT_ROUND,
         # K on every site), uniform; judged against McMahan et al.'s n_k/n (fedavg_num_examples) it fails
         Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}, fixed=("server_step",), configuration=SHIPPED),
@@ -119,6 +122,9 @@ FRAMEWORKS: dict[str, Framework] = {
               configuration=RECIPE),
         Check("fedopt_recipe_sgdm_checkpoint", "fedavgm_recipe_checkpoint", SO, {"optimizer": "fedavgm"},
               configuration="FedOptRecipe, initial_ckpt"),
+        # FedAvgRecipeWithHE (TenSEAL CKKS with HEBuilder's parameters): at the tolerance those parameters give
+        Check("fedavg_he", "fedavg_he", "fedavg", {"weighting": "uniform"}, fixed=("server_step",),
+              rtol=ckks_rtol(8192, (60, 40, 40), 40), configuration="FedAvgRecipeWithHE"),
     )),
     "appfl": Framework(("appfl==1.12.0",), torch=True, checks=(
         # FedAvgAggregator has no server learning rate: the kit keeps server_step at 1

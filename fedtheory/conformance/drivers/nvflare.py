@@ -455,3 +455,86 @@ def fedavg_data_weighted():
         ctl.run()
         return np.asarray(model["m"].params[KEY], dtype=np.float64).reshape(-1)
     return impl
+
+
+# ----------------------------------------------------------------- FedAvgRecipeWithHE's path (CKKS, TenSEAL)
+
+def fedavg_he():
+    """``FedAvgRecipeWithHE`` (``nvflare/app_opt/pt/recipes/fedavg_he.py``) with its defaults: the TenSEAL CKKS
+    context of NVFlare's provisioning (``nvflare.lighter.impl.he.HEBuilder``: poly_modulus_degree 8192,
+    coeff_mod_bit_sizes [60, 40, 40], scale 2^40; the server's copy without the secret key), the clients'
+    ``HEModelDecryptor`` (task data) and ``HEModelEncryptor(weigh_by_local_iter=True)`` (task result: each
+    site's FULL weights times its ``NUM_STEPS_CURRENT_ROUND``, encrypted), the server's
+    ``HEInTimeAccumulateWeightedAggregator(expected_data_kind=WEIGHTS, weigh_by_local_iter=False)`` (the encrypted
+    sum over the sum of the steps) and ``HEModelShareableGenerator`` (the new global model is the encrypted
+    aggregate). The new model is what the next round's clients decrypt (``HEModelDecryptor``), returned to the
+    kit. The ciphertexts cross from client to server as bytes (``serialize``), re-read with the server's context,
+    as NVFlare's FOBS decomposers do. The calls are ``ScatterAndGather``'s (as :func:`_recipe_fedopt`)."""
+    # here, not at the top: TenSEAL is an extra of NVFlare (the HE components import it)
+    import tenseal as ts
+    from nvflare.apis.dxo import DataKind, from_shareable
+    from nvflare.apis.event_type import EventType
+    from nvflare.apis.fl_constant import ReservedKey
+    from nvflare.app_common.app_constant import AppConstants
+    from nvflare.app_common.utils.fl_model_utils import FLModelUtils
+    from nvflare.app_opt.he.intime_accumulate_model_aggregator import HEInTimeAccumulateWeightedAggregator
+    from nvflare.app_opt.he.model_decryptor import HEModelDecryptor
+    from nvflare.app_opt.he.model_encryptor import HEModelEncryptor
+    from nvflare.app_opt.he.model_shareable_generator import HEModelShareableGenerator
+    from nvflare.app_opt.pt.file_model_persistor import PTFileModelPersistor
+    from nvflare.lighter.impl.he import HEBuilder
+
+    contexts: dict = {}
+
+    def context(is_client: bool):
+        if not contexts:   # provisioning: one key pair for the whole federation, as HEBuilder writes it
+            builder = HEBuilder()
+            builder.initialize(None, None)
+            contexts["server"] = ts.context_from(builder.get_serialized_context())
+            contexts["client"] = ts.context_from(builder.get_serialized_context(is_client=True))
+        return contexts["client" if is_client else "server"]
+
+    def to_server(shareable):
+        """What FOBS does to the result on the wire: the ciphertexts as bytes, read back with the server's
+        context (public and relinearisation keys only)."""
+        dxo = from_shareable(shareable)
+        dxo.data = {k: ts.ckks_vector_from(context(False), v.serialize()) if isinstance(v, ts.CKKSVector) else v
+                    for k, v in dxo.data.items()}
+        return dxo.to_shareable()
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
+        if server_step != 1.0:
+            raise ValueError(f"NVFlare's FedAvg with HE has no server step; server_step must be 1.0, got {server_step}")
+        fl_ctx = FLContext()
+        persistor = PTFileModelPersistor(model=_net(x))
+        generator = HEModelShareableGenerator()
+        aggregator = HEInTimeAccumulateWeightedAggregator(expected_data_kind=DataKind.WEIGHTS,
+                                                          weigh_by_local_iter=False)
+        decryptor, encryptor = HEModelDecryptor(), HEModelEncryptor(weigh_by_local_iter=True)
+        for component in (persistor, generator, aggregator, decryptor, encryptor):
+            component.log_info = component.log_debug = component.log_warning = _Silent()
+        # their START_RUN handlers load the provisioned context files; here the contexts are the builder's
+        generator.tenseal_context = context(False)
+        decryptor.tenseal_context = encryptor.tenseal_context = context(True)
+        encryptor.encrypt_layers = [True]   # the rest of HEModelEncryptor's START_RUN: encrypt_layers=None is all
+        aggregator.handle_event(EventType.START_RUN, fl_ctx)
+        global_model = persistor.load_model(fl_ctx)
+        fl_ctx.set_prop(AppConstants.GLOBAL_MODEL, global_model, private=True, sticky=True)
+        fl_ctx.set_prop(AppConstants.CURRENT_ROUND, 0, private=True, sticky=True)
+        task = generator.learnable_to_shareable(global_model, fl_ctx)
+        for name, site in _sites(clients).items():
+            peer = FLContext()
+            peer.set_prop(ReservedKey.IDENTITY_NAME, name, private=False, sticky=False)
+            fl_ctx.set_peer_context(peer)
+            received = decryptor.process(copy.deepcopy(task), fl_ctx)   # round 1: a plain model, passed through
+            trained = site.train(FLModelUtils.from_shareable(received), local_steps, local_step, send_diff=False)
+            result = to_server(encryptor.process(FLModelUtils.to_shareable(trained), fl_ctx))
+            result.set_peer_props({ReservedKey.IDENTITY_NAME: name})
+            result.add_cookie(AppConstants.CONTRIBUTION_ROUND, 0)
+            if not aggregator.accept(result, fl_ctx):
+                raise RuntimeError(f"HEInTimeAccumulateWeightedAggregator refused {name}'s result")
+        new_model = generator.shareable_to_learnable(aggregator.aggregate(fl_ctx), fl_ctx)
+        sent = generator.learnable_to_shareable(new_model, fl_ctx)        # the next round's task data
+        plain = from_shareable(decryptor.process(sent, fl_ctx)).data[KEY]
+        return np.asarray(plain, dtype=np.float64).reshape(-1)
+    return impl
