@@ -149,7 +149,6 @@ class FedAvg(base.FedAvg):
 def install() -> None:
     """``nvflare_standin.install()``, then these classes under the module names the driver imports."""
     base.install()
-    modules = sys.modules
     extra = {"nvflare.apis.fl_context": {"FLContext": FLContext},
              "nvflare.apis.fl_constant": {"ReservedKey": ReservedKey},
              "nvflare.apis.dxo": {"DataKind": DataKind}, "nvflare.apis.event_type": {"EventType": EventType},
@@ -160,6 +159,13 @@ def install() -> None:
              "nvflare.app_common.workflows.fedavg": {"FedAvg": FedAvg},
              "nvflare.app_opt.pt.fedopt": {"PTFedOptModelShareableGenerator": PTFedOptModelShareableGenerator},
              "nvflare.app_opt.pt.file_model_persistor": {"PTFileModelPersistor": PTFileModelPersistor}}
+    add_modules(extra)
+
+
+def add_modules(extra: dict) -> None:
+    """Put each ``{module name: {attribute: value}}`` of ``extra`` in ``sys.modules``, creating the packages on its
+    path that are missing."""
+    modules = sys.modules
     for full, attrs in extra.items():
         parts = full.split(".")
         for i in range(1, len(parts) + 1):
