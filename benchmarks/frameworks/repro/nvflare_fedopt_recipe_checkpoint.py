@@ -6,7 +6,7 @@ FedOptRecipe (nvflare/app_opt/pt/recipes/fedopt.py) registers the user's model a
 gives PTFileModelPersistor(model="model", source_ckpt_file_full_name=<initial_ckpt>) and
 PTFedOptModelShareableGenerator(source_model="model"). The persistor's load_model (file_model_persistor.py,
 load_model) reads the checkpoint into the initial global model and does not load it into the model object; the
-generator's START_RUN handler builds the optimizer on that object's parameters (fedopt.py:93-131), and
+generator's START_RUN handler builds the optimizer on that object's parameters (fedopt.py:92-139), and
 server_update (fedopt.py:157-182) sets their gradient to -Delta and steps *them*. Round 1's global model is the
 model object's own initial weights plus the server step: the checkpoint is lost. The recipe's calls, in
 ScatterAndGather's order (scatter_and_gather.py:201, 259, 298, 308), with SGD(lr=1, momentum=0.6) as the recipe's
