@@ -17,6 +17,10 @@ Client side: what an NVFlare user writes with the Client API, as in NVFlare's ex
 1/(2m)||Z x - y||^2, ``PTFedProxLoss(mu)`` against the received model when the metadata carries ``fedprox_mu``,
 ``PTScaffoldHelper`` (``model_update`` after each step, ``terms_update`` after training) for SCAFFOLD, and the
 result's ``NUM_STEPS_CURRENT_ROUND`` = K as in the examples (steps taken).
+
+Recipes: ``FedOptRecipe`` (NVFlare's quick start for FedOpt) and ``FedAvgRecipeWithHE`` do not use these
+controllers but ``ScatterAndGather`` with a persistor, an aggregator and a shareable generator; their factories
+(``*_recipe``, ``fedavg_he``, at the end of this module) make ``ScatterAndGather``'s calls on those components.
 """
 from __future__ import annotations
 
