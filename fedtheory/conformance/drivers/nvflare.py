@@ -341,56 +341,63 @@ def _optimizer_args(optimizer: str, server_step, beta1, beta2, tau, initial_v) -
     return {"path": f"torch.optim.{optimizer}", "args": args, "config_type": "dict"}
 
 
+def _server_components(recipe) -> dict:
+    """The server components a recipe registered (id -> object), as its job would deploy them: the recipe's
+    ``_job`` and the job's ``_deploy_map`` are private, but they hold the very objects ``FedOptRecipe`` built."""
+    return recipe._job._deploy_map["server"].app_config.components
+
+
 def _recipe_fedopt(optimizer: str, checkpoint: bool = False):
-    """``FedOptRecipe`` (``nvflare/app_opt/pt/recipes/fedopt.py``) as its server runs it, with the recipe's default
-    ``lr_scheduler_args=None``: ``PTFileModelPersistor(model="model")`` loads the initial global model,
-    ``ScatterAndGather`` sends it through ``PTFedOptModelShareableGenerator.learnable_to_shareable``, the clients
-    return WEIGHT_DIFF with ``NUM_STEPS_CURRENT_ROUND`` (the Client API's ``TransferType.DIFF``), the recipe's
-    ``InTimeAccumulateWeightedAggregator(expected_data_kind=WEIGHT_DIFF)`` averages them, and the generator's
-    ``shareable_to_learnable`` (``server_update``) steps the ``"model"`` component with the torch optimizer. The
-    calls are ``ScatterAndGather.start_controller`` / ``control_flow``'s (``scatter_and_gather.py:201-221``,
-    254-308); the driver replaces the controller's task machinery, not what it calls.
+    """``FedOptRecipe`` (``nvflare/app_opt/pt/recipes/fedopt.py``) as its server runs it. The driver builds the
+    recipe itself (``model``, ``optimizer_args``, ``device="cpu"``, the recipe's default ``lr_scheduler_args=None``
+    and aggregator) and runs the server components it registered: ``PTFileModelPersistor(model="model")`` loads
+    the initial global model, ``ScatterAndGather`` sends it through ``PTFedOptModelShareableGenerator``'s
+    ``learnable_to_shareable``, the clients return WEIGHT_DIFF with ``NUM_STEPS_CURRENT_ROUND`` (the recipe's
+    ``TransferType.DIFF``), ``InTimeAccumulateWeightedAggregator(expected_data_kind=WEIGHT_DIFF)`` averages them,
+    and the generator's ``shareable_to_learnable`` (``server_update``) steps the ``"model"`` component with the torch
+    optimizer. The calls are ``ScatterAndGather.start_controller`` / ``control_flow``'s
+    (``scatter_and_gather.py:201-221``, 254-308); the driver replaces the controller's task machinery (and the
+    client's ``train_script``, whose training is :class:`KitClient`), not what it calls.
 
     The ``"model"`` component is the model the user passes to the recipe: built at the kit's x, so the persistor's
     initial global model is x. With ``checkpoint`` it is the user's model as built (:func:`_user_model`) and the
-    kit's x is the recipe's ``initial_ckpt``, a file the persistor loads (``source_ckpt_file_full_name``). The
-    persistor, aggregator and generator (its optimizer state is the server state) live in the worker across calls,
-    as the server keeps them across rounds; the kit's state names the round."""
-    # here, not at the top: the recipe's components, so that the controller factories do not need them
+    kit's x is the recipe's ``initial_ckpt``, an absolute path the persistor loads. The components (the optimizer's
+    state is the server state) live in the worker across calls, as the server keeps them across rounds; the kit's
+    state names the round."""
+    # here, not at the top: the recipe's modules, so that the controller factories do not need them
     import os
     import tempfile
 
-    from nvflare.apis.dxo import DataKind
     from nvflare.apis.event_type import EventType
-    from nvflare.apis.fl_constant import ReservedKey
-    from nvflare.app_common.aggregators import InTimeAccumulateWeightedAggregator
+    from nvflare.apis.fl_constant import FLContextKey, ReservedKey
     from nvflare.app_common.app_constant import AppConstants
     from nvflare.app_common.utils.fl_model_utils import FLModelUtils
-    from nvflare.app_opt.pt.fedopt import PTFedOptModelShareableGenerator
-    from nvflare.app_opt.pt.file_model_persistor import PTFileModelPersistor
+    from nvflare.app_opt.pt.recipes.fedopt import FedOptRecipe
 
     kept: dict = {}
+    workspace = tempfile.mkdtemp(prefix="fedtheory-nvflare-")
+    script = os.path.join(workspace, "client.py")   # the recipe's train_script: its training is KitClient's
+    with open(script, "w") as f:
+        f.write("# the clients' training is fedtheory's KitClient (drivers/nvflare.py)\n")
 
     def start(x, hyper) -> None:
         model = _user_model(np.size(x)) if checkpoint else _net(x)
         ckpt = None
         if checkpoint:
-            handle, ckpt = tempfile.mkstemp(suffix=".pt")
-            os.close(handle)
+            ckpt = os.path.join(workspace, f"initial-{len(os.listdir(workspace))}.pt")
             torch.save({KEY: torch.tensor(np.asarray(x, dtype=np.float64)[None, :])}, ckpt)
+        recipe = FedOptRecipe(model=model, initial_ckpt=ckpt, min_clients=1, train_script=script,
+                              optimizer_args=_optimizer_args(optimizer, **hyper), device="cpu")
+        components = _server_components(recipe)
+        persistor, generator = components["persistor"], components["shareable_generator"]
+        aggregator = components["aggregator"]
         fl_ctx = FLContext()
-        fl_ctx.set_prop(ReservedKey.ENGINE, _Engine({"model": model}), private=True, sticky=False)
-        persistor = PTFileModelPersistor(model=model, source_ckpt_file_full_name=ckpt)
-        generator = PTFedOptModelShareableGenerator(optimizer_args=_optimizer_args(optimizer, **hyper),
-                                                    lr_scheduler_args=None, source_model="model", device="cpu")
-        aggregator = InTimeAccumulateWeightedAggregator(expected_data_kind=DataKind.WEIGHT_DIFF)
+        fl_ctx.set_prop(ReservedKey.ENGINE, _Engine(components), private=True, sticky=False)
+        fl_ctx.set_prop(FLContextKey.APP_ROOT, workspace, private=True, sticky=False)
         for component in (persistor, generator, aggregator):
             component.log_info = _Silent()
-        for component in (generator, aggregator):   # the engine fires START_RUN on every component
-            component.handle_event(EventType.START_RUN, fl_ctx)
+            component.handle_event(EventType.START_RUN, fl_ctx)   # the engine fires START_RUN on every component
         global_model = persistor.load_model(fl_ctx)
-        if ckpt is not None:
-            os.unlink(ckpt)
         kept.clear()
         kept.update(fl_ctx=fl_ctx, generator=generator, aggregator=aggregator, global_model=global_model, round=0)
 

@@ -4,7 +4,8 @@ file when one is given, *not* loaded into the model object; else the model's ``s
 ``InTimeAccumulateWeightedAggregator`` (``accept`` / ``aggregate``: the mean of the WEIGHT_DIFF results weighted by
 ``aggregation_weight * NUM_STEPS_CURRENT_ROUND``), ``PTFedOptModelShareableGenerator`` (``START_RUN`` builds the
 optimizer on the ``"model"`` component; ``shareable_to_learnable`` sets the gradient to -Delta, steps, and returns
-the model's ``state_dict``), ``FLModelUtils``, and ``FedAvg(aggregation_weights=...)``. Re-typed from NVFlare's
+the model's ``state_dict``), ``FedOptRecipe`` (those components, where NVFlare's job keeps them), ``FLModelUtils``
+and ``FedAvg(aggregation_weights=...)``. Re-typed from NVFlare's
 source as read for docs/frameworks.md; ``SLIP`` switches one deviation on. ``install()`` installs
 ``nvflare_standin`` and then these modules."""
 from __future__ import annotations
@@ -35,6 +36,10 @@ class FLContext(base.FLContext):
 
 class ReservedKey:
     ENGINE, IDENTITY_NAME = "__engine__", "__identity_name__"
+
+
+class FLContextKey:
+    APP_ROOT = "__app_root__"
 
 
 class FLMetaKey(base.FLMetaKey):
@@ -78,6 +83,10 @@ class FLModelUtils:
 class PTFileModelPersistor:
     def __init__(self, model=None, source_ckpt_file_full_name=None, **_):
         self.model, self.ckpt = model, source_ckpt_file_full_name
+
+    def handle_event(self, event_type, fl_ctx):
+        if isinstance(self.model, str):   # a component id, resolved at START_RUN
+            self.model = fl_ctx.get_engine().get_component(self.model)
 
     def load_model(self, fl_ctx):
         data = torch.load(self.ckpt) if self.ckpt else self.model.state_dict()
@@ -128,6 +137,25 @@ class PTFedOptModelShareableGenerator:
         return {"weights": {k: v.detach().numpy().copy() for k, v in self.model.state_dict().items()}, "meta": {}}
 
 
+class _ServerApp:
+    def __init__(self, components):
+        self.app_config = type("ServerAppConfig", (), {"components": components})()
+
+
+class FedOptRecipe:
+    """``FedOptRecipe``'s server components (``recipes/fedopt.py:264-297``), where NVFlare's job keeps them."""
+
+    def __init__(self, *, model, initial_ckpt=None, min_clients, train_script, optimizer_args=None,
+                 lr_scheduler_args=None, device=None, source_model="model", **_):
+        components = {source_model: model,
+                      "persistor": PTFileModelPersistor(model=source_model, source_ckpt_file_full_name=initial_ckpt),
+                      "shareable_generator": PTFedOptModelShareableGenerator(
+                          optimizer_args=optimizer_args, lr_scheduler_args=lr_scheduler_args,
+                          source_model=source_model, device=device),
+                      "aggregator": InTimeAccumulateWeightedAggregator(expected_data_kind=DataKind.WEIGHT_DIFF)}
+        self._job = type("BaseFedJob", (), {"_deploy_map": {"server": _ServerApp(components)}})()
+
+
 class FedAvg(base.FedAvg):
     """``FedAvg`` with ``aggregation_weights``: a result weighs ``aggregation_weight * NUM_STEPS_CURRENT_ROUND``."""
 
@@ -150,7 +178,8 @@ def install() -> None:
     """``nvflare_standin.install()``, then these classes under the module names the driver imports."""
     base.install()
     extra = {"nvflare.apis.fl_context": {"FLContext": FLContext},
-             "nvflare.apis.fl_constant": {"ReservedKey": ReservedKey},
+             "nvflare.apis.fl_constant": {"ReservedKey": ReservedKey, "FLContextKey": FLContextKey},
+             "nvflare.app_opt.pt.recipes.fedopt": {"FedOptRecipe": FedOptRecipe},
              "nvflare.apis.dxo": {"DataKind": DataKind}, "nvflare.apis.event_type": {"EventType": EventType},
              "nvflare.app_common.app_constant": {"AppConstants": AppConstants},
              "nvflare.app_common.aggregators": {"InTimeAccumulateWeightedAggregator":
