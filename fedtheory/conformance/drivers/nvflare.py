@@ -470,32 +470,44 @@ def fedavg_data_weighted():
 
 # ----------------------------------------------------------------- FedAvgRecipeWithHE's path (CKKS, TenSEAL)
 
+def _task_filter(filters, task: str):
+    """The one filter a client app applies to ``task`` (its ``task_data_filters`` or ``task_result_filters``)."""
+    found = [f for tasks, chain in filters if task in tasks for f in chain]
+    if len(found) != 1:
+        raise RuntimeError(f"expected one filter for task {task!r}, found {found}")
+    return found[0]
+
+
 def fedavg_he():
-    """``FedAvgRecipeWithHE`` (``nvflare/app_opt/pt/recipes/fedavg_he.py``) with its defaults: the TenSEAL CKKS
-    context of NVFlare's provisioning (``nvflare.lighter.impl.he.HEBuilder``: poly_modulus_degree 8192,
-    coeff_mod_bit_sizes [60, 40, 40], scale 2^40; the server's copy without the secret key), the clients'
-    ``HEModelDecryptor`` (task data) and ``HEModelEncryptor(weigh_by_local_iter=True)`` (task result: each
-    site's FULL weights times its ``NUM_STEPS_CURRENT_ROUND``, encrypted), the server's
+    """``FedAvgRecipeWithHE`` (``nvflare/app_opt/pt/recipes/fedavg_he.py``) with its defaults, built by the driver
+    (``model`` at the kit's x): the server components it registers -- ``PTFileModelPersistor``,
     ``HEInTimeAccumulateWeightedAggregator(expected_data_kind=WEIGHTS, weigh_by_local_iter=False)`` (the encrypted
-    sum over the sum of the steps) and ``HEModelShareableGenerator`` (the new global model is the encrypted
-    aggregate). The new model is what the next round's clients decrypt (``HEModelDecryptor``), returned to the
-    kit. The ciphertexts cross from client to server as bytes (``serialize``), re-read with the server's context,
-    as NVFlare's FOBS decomposers do. The calls are ``ScatterAndGather``'s (as :func:`_recipe_fedopt`)."""
-    # here, not at the top: TenSEAL is an extra of NVFlare (the HE components import it)
+    sum over the sum of the steps), ``HEModelShareableGenerator`` (the new global model is the encrypted aggregate)
+    -- and the clients' ``train`` filters, ``HEModelDecryptor`` (task data) and
+    ``HEModelEncryptor(weigh_by_local_iter=True)`` (task result: each site's FULL weights times its
+    ``NUM_STEPS_CURRENT_ROUND``, encrypted). The TenSEAL CKKS context is NVFlare's provisioning's
+    (``nvflare.lighter.impl.he.HEBuilder``: poly_modulus_degree 8192, coeff_mod_bit_sizes [60, 40, 40], scale
+    2^40; the server's copy without the secret key). The new model is what the next round's clients decrypt, returned
+    to the kit. The ciphertexts cross from client to server as bytes (``serialize``), re-read with the server's
+    context, as NVFlare's FOBS decomposers do. The calls are ``ScatterAndGather``'s (as :func:`_recipe_fedopt`)."""
+    # here, not at the top: TenSEAL is NVFlare's `he` extra (the HE components import it)
+    import os
+    import tempfile
+
     import tenseal as ts
-    from nvflare.apis.dxo import DataKind, from_shareable
+    from nvflare.apis.dxo import from_shareable
     from nvflare.apis.event_type import EventType
     from nvflare.apis.fl_constant import ReservedKey
     from nvflare.app_common.app_constant import AppConstants
     from nvflare.app_common.utils.fl_model_utils import FLModelUtils
-    from nvflare.app_opt.he.intime_accumulate_model_aggregator import HEInTimeAccumulateWeightedAggregator
-    from nvflare.app_opt.he.model_decryptor import HEModelDecryptor
-    from nvflare.app_opt.he.model_encryptor import HEModelEncryptor
-    from nvflare.app_opt.he.model_shareable_generator import HEModelShareableGenerator
-    from nvflare.app_opt.pt.file_model_persistor import PTFileModelPersistor
+    from nvflare.app_opt.pt.recipes.fedavg_he import FedAvgRecipeWithHE
     from nvflare.lighter.impl.he import HEBuilder
 
     contexts: dict = {}
+    workspace = tempfile.mkdtemp(prefix="fedtheory-nvflare-he-")
+    script = os.path.join(workspace, "client.py")   # the recipe's train_script: its training is KitClient's
+    with open(script, "w") as f:
+        f.write("# the clients' training is fedtheory's KitClient (drivers/nvflare.py)\n")
 
     def context(is_client: bool):
         if not contexts:   # provisioning: one key pair for the whole federation, as HEBuilder writes it
@@ -516,12 +528,13 @@ def fedavg_he():
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
         if server_step != 1.0:
             raise ValueError(f"NVFlare's FedAvg with HE has no server step; server_step must be 1.0, got {server_step}")
+        recipe = FedAvgRecipeWithHE(model=_net(x), min_clients=1, train_script=script)
+        server = _server_components(recipe)
+        persistor, generator, aggregator = server["persistor"], server["shareable_generator"], server["aggregator"]
+        client_app = recipe._job._deploy_map["@ALL"].app_config   # private, as in _server_components
+        decryptor = _task_filter(client_app.task_data_filters, "train")
+        encryptor = _task_filter(client_app.task_result_filters, "train")
         fl_ctx = FLContext()
-        persistor = PTFileModelPersistor(model=_net(x))
-        generator = HEModelShareableGenerator()
-        aggregator = HEInTimeAccumulateWeightedAggregator(expected_data_kind=DataKind.WEIGHTS,
-                                                          weigh_by_local_iter=False)
-        decryptor, encryptor = HEModelDecryptor(), HEModelEncryptor(weigh_by_local_iter=True)
         for component in (persistor, generator, aggregator, decryptor, encryptor):
             component.log_info = component.log_debug = component.log_warning = _Silent()
         # their START_RUN handlers load the provisioned context files; here the contexts are the builder's

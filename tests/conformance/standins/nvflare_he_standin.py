@@ -1,11 +1,11 @@
 """A stand-in for NVFlare 2.9.0's HE FedAvg path (``FedAvgRecipeWithHE``) with the shape drivers/nvflare.py's
-``fedavg_he`` uses, on top of ``nvflare_recipe_standin``: a ``tenseal`` whose CKKS vector is the plain vector
-with TenSEAL's one systematic error (after a plaintext multiplication the rescale by the prime q resets the scale
-to 2^40, multiplying the value by 2^40 / q; q = 1099510890497, the prime NVFlare's HEBuilder parameters drop),
+``fedavg_he`` uses, on top of ``nvflare_recipe_standin``: a ``tenseal`` whose CKKS vector is the plain vector with
+TenSEAL's one systematic error (after a plaintext multiplication the rescale by the prime q resets the scale to
+2^40, multiplying the value by 2^40 / q; q = 1099510890497, the prime NVFlare's HEBuilder parameters drop),
 ``HEBuilder``, ``HEModelEncryptor`` (each site's weights times its ``NUM_STEPS_CURRENT_ROUND``, encrypted),
-``HEModelDecryptor``, ``HEInTimeAccumulateWeightedAggregator`` (the encrypted sum times 1 / the sum of the steps)
-and ``HEModelShareableGenerator``. ``SLIP`` switches one deviation on. ``install()`` installs the recipe stand-in
-and then these modules."""
+``HEModelDecryptor``, ``HEInTimeAccumulateWeightedAggregator`` (the encrypted sum times 1 / the sum of the steps),
+``HEModelShareableGenerator`` and ``FedAvgRecipeWithHE`` (which registers them). ``SLIP`` switches one deviation on.
+``install()`` installs the recipe stand-in and then these modules."""
 from __future__ import annotations
 
 import sys
@@ -128,6 +128,21 @@ class HEModelShareableGenerator(_Filter):
             k: v for k, v in base.items() if k not in ("weights", "meta")}}
 
 
+class FedAvgRecipeWithHE:
+    """``FedAvgRecipeWithHE``'s server components and client filters, where NVFlare's job keeps them."""
+
+    def __init__(self, *, model, min_clients, train_script, **_):
+        server = {"persistor": recipe.PTFileModelPersistor(model=model),
+                  "shareable_generator": HEModelShareableGenerator(),
+                  "aggregator": HEInTimeAccumulateWeightedAggregator(expected_data_kind=recipe.DataKind.WEIGHTS)}
+        client = type("ClientAppConfig", (), {
+            "task_data_filters": [({"train", "validate"}, [HEModelDecryptor()])],
+            "task_result_filters": [({"train"}, [HEModelEncryptor(weigh_by_local_iter=True)]),
+                                    ({"submit_model"}, [HEModelEncryptor(weigh_by_local_iter=False)])]})()
+        self._job = type("BaseFedJob", (), {"_deploy_map": {"server": recipe.ServerApp(server),
+                                                            "@ALL": type("ClientApp", (), {"app_config": client})()}})()
+
+
 def install() -> None:
     """The recipe stand-in's ``install()``, then ``tenseal`` and the HE modules."""
     recipe.install()
@@ -138,6 +153,7 @@ def install() -> None:
     extra = {"nvflare.apis.dxo": {"DXO": DXO, "from_shareable": from_shareable},
              "nvflare.apis.fl_context": {"FLContext": FLContext},
              "nvflare.lighter.impl.he": {"HEBuilder": HEBuilder},
+             "nvflare.app_opt.pt.recipes.fedavg_he": {"FedAvgRecipeWithHE": FedAvgRecipeWithHE},
              "nvflare.app_opt.he.intime_accumulate_model_aggregator": {
                  "HEInTimeAccumulateWeightedAggregator": HEInTimeAccumulateWeightedAggregator},
              "nvflare.app_opt.he.model_decryptor": {"HEModelDecryptor": HEModelDecryptor},

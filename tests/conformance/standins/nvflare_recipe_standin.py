@@ -137,7 +137,7 @@ class PTFedOptModelShareableGenerator:
         return {"weights": {k: v.detach().numpy().copy() for k, v in self.model.state_dict().items()}, "meta": {}}
 
 
-class _ServerApp:
+class ServerApp:
     def __init__(self, components):
         self.app_config = type("ServerAppConfig", (), {"components": components})()
 
@@ -153,7 +153,7 @@ class FedOptRecipe:
                           optimizer_args=optimizer_args, lr_scheduler_args=lr_scheduler_args,
                           source_model=source_model, device=device),
                       "aggregator": InTimeAccumulateWeightedAggregator(expected_data_kind=DataKind.WEIGHT_DIFF)}
-        self._job = type("BaseFedJob", (), {"_deploy_map": {"server": _ServerApp(components)}})()
+        self._job = type("BaseFedJob", (), {"_deploy_map": {"server": ServerApp(components)}})()
 
 
 class FedAvg(base.FedAvg):
