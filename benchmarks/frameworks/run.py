@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fedtheory.conformance.tolerances import fixed_point_rtol
+from fedtheory.conformance.tolerances import ckks_rtol, fixed_point_rtol
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,6 +67,9 @@ class Framework:
 
 SO = "server_optimizer"
 SHIPPED, PAPER = "as shipped", "as the paper"
+# NVFlare's two FedOpt paths: FedOptRecipe (its quick start) and the low-level FedOpt controller
+RECIPE, CONTROLLER = "as shipped: FedOptRecipe", "FedOpt controller defaults"
+CONTROLLER_CONSTANT = "FedOpt controller, constant rate"
 # The framework's own sampler, as shipped: every check of flgo (FedAvg, FedProx, SCAFFOLD, FedDyn, FedAvgM, FedNova), FedML
 # (SCAFFOLD, FedNova) and FLSim (FedAvg, FedAvgM, FedAdam) also runs its family's ``own_sampler`` property (docs/conformance.md, "A
 # framework's own sampler"): the driver gives the framework the whole population and ``clients_per_round``, the
@@ -89,24 +92,43 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fednova_uniform", "fednova_uniform", "fednova", {"weighting": "uniform"}),
         Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}),
     )),
-    "nvflare": Framework(("nvflare==2.9.0",), torch=True, checks=(
-        Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
-        Check("fedavg_num_examples", "fedavg", "fedavg", fixed=("server_step",)),
+    # tenseal: the HE recipe's CKKS library, at the version NVFlare's `he` extra pins for Python < 3.13
+    "nvflare": Framework(("nvflare==2.9.0", "tenseal==0.3.15"), torch=True, checks=(
+        # FedAvg as shipped: aggregation_weights defaults to equal weights (times each site's NUM_STEPS_CURRENT_ROUND,
+        # K on every site), uniform; judged against McMahan et al.'s n_k/n (fedavg_num_examples) it fails
+        Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}, fixed=("server_step",), configuration=SHIPPED),
+        Check("fedavg_num_examples", "fedavg", "fedavg", fixed=("server_step",), configuration=SHIPPED),
         Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}, fixed=("server_step",)),
         Check("scaffold", "scaffold", "scaffold", fixed=("server_step",)),
-        Check("fedopt_sgdm", "fedavgm", SO, {"optimizer": "fedavgm"}, configuration=PAPER),
-        Check("fedopt_adam", "fedadam", SO, {"optimizer": "fedadam"}, configuration=PAPER),
-        Check("fedopt_adagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0}, configuration=PAPER),
-        # the three above run FedOpt configured as the paper (a constant server learning rate); as shipped, FedOpt's
-        # default schedule (cosine annealing, T_max = 3, eta_min = 0.9) steps the server learning rate every round
-        Check("fedopt_sgdm_shipped", "fedavgm_shipped", SO, {"optimizer": "fedavgm"}, configuration=SHIPPED),
-        Check("fedopt_adam_shipped", "fedadam_shipped", SO, {"optimizer": "fedadam"}, configuration=SHIPPED),
+        Check("fedopt_sgdm", "fedavgm", SO, {"optimizer": "fedavgm"}, configuration=CONTROLLER_CONSTANT),
+        Check("fedopt_adam", "fedadam", SO, {"optimizer": "fedadam"}, configuration=CONTROLLER_CONSTANT),
+        Check("fedopt_adagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0},
+              configuration=CONTROLLER_CONSTANT),
+        # the three above run the low-level FedOpt controller (app_opt/pt/fedopt_ctl.py) with a constant server
+        # learning rate; with its defaults, its schedule (cosine annealing, T_max = 3, eta_min = 0.9) steps the
+        # server learning rate every round
+        Check("fedopt_sgdm_shipped", "fedavgm_shipped", SO, {"optimizer": "fedavgm"}, configuration=CONTROLLER),
+        Check("fedopt_adam_shipped", "fedadam_shipped", SO, {"optimizer": "fedadam"}, configuration=CONTROLLER),
         Check("fedopt_adagrad_shipped", "fedadagrad_shipped", SO, {"optimizer": "fedadagrad", "beta1": 0.0},
-              configuration=SHIPPED),
-        # FedOpt as the paper (constant rate) started from an initial checkpoint, the server optimizer's
-        # source_model being the user's model object as built
+              configuration=CONTROLLER),
+        # the controller (constant rate) started from an initial checkpoint, the server optimizer's source_model
+        # being the user's model object as built
         Check("fedopt_sgdm_checkpoint", "fedavgm_checkpoint", SO, {"optimizer": "fedavgm"},
-              configuration="initial checkpoint"),
+              configuration="FedOpt controller, initial checkpoint"),
+        # FedAvg configured as the paper: aggregation_weights = {site: n_k}
+        Check("fedavg_aggregation_weights", "fedavg_data_weighted", "fedavg", fixed=("server_step",),
+              configuration=PAPER),
+        # FedOptRecipe, NVFlare's documented entry point: ScatterAndGather, InTimeAccumulateWeightedAggregator on
+        # WEIGHT_DIFF, PTFedOptModelShareableGenerator with the recipe's default lr_scheduler_args=None
+        Check("fedopt_recipe_sgdm", "fedavgm_recipe", SO, {"optimizer": "fedavgm"}, configuration=RECIPE),
+        Check("fedopt_recipe_adam", "fedadam_recipe", SO, {"optimizer": "fedadam"}, configuration=RECIPE),
+        Check("fedopt_recipe_adagrad", "fedadagrad_recipe", SO, {"optimizer": "fedadagrad", "beta1": 0.0},
+              configuration=RECIPE),
+        Check("fedopt_recipe_sgdm_checkpoint", "fedavgm_recipe_checkpoint", SO, {"optimizer": "fedavgm"},
+              configuration="FedOptRecipe, initial_ckpt"),
+        # FedAvgRecipeWithHE (TenSEAL CKKS with HEBuilder's parameters): at the tolerance those parameters give
+        Check("fedavg_he", "fedavg_he", "fedavg", {"weighting": "uniform"}, fixed=("server_step",),
+              rtol=ckks_rtol(8192, (60, 40, 40), 40), configuration="FedAvgRecipeWithHE"),
     )),
     "appfl": Framework(("appfl==1.12.0",), torch=True, checks=(
         # FedAvgAggregator has no server learning rate: the kit keeps server_step at 1

@@ -7,11 +7,13 @@ here. ``tests/claims/test_no_tolerance_literals.py`` fails on a tolerance litera
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..montecarlo import Z_MONTE_CARLO, mc_slack
 
 __all__ = ["Z_MONTE_CARLO", "mc_slack", "IDENTITY_RTOL", "EXACT_REL", "TIE_REL", "WEIGHT_RTOL",
            "WEIGHT_RESIDUAL_FLOOR", "REGRET_FLOOR", "PROBABILITY_SUM_TOL", "CONVERGED_REL", "SAMPLER_POWER_MARGIN",
-           "fixed_point_rtol"]
+           "fixed_point_rtol", "ckks_rtol"]
 
 #: Default relative tolerance of an identity between an implementation's round and the kit's expected side in
 #: float64: the two evaluate the same update in different orders (and a framework may use float32 accumulators
@@ -87,3 +89,45 @@ def fixed_point_rtol(scaling_factor: float) -> float:
     if not (isinstance(scaling_factor, (int, float)) and scaling_factor > 0):
         raise ValueError(f"scaling_factor must be a number > 0 (FLSim's FixedPointConfig), got {scaling_factor!r}")
     return 1.0 / scaling_factor + IDENTITY_RTOL
+
+
+def ckks_rtol(poly_modulus_degree: int, coeff_mod_bit_sizes: tuple[int, ...], scale_bits: int, max_dim: int = 50,
+              sigma: float = 3.2) -> float:
+    """The identity tolerance of one FedAvg round aggregated under CKKS (TenSEAL on Microsoft SEAL), derived from
+    the encryption parameters: N = ``poly_modulus_degree``, the moduli's bit sizes, scale Delta = 2^``scale_bits``,
+    the error's standard deviation ``sigma`` (SEAL's 3.2) and the largest dimension d the kit draws.
+
+    A round encrypts each client's weighted model (fresh encryption and encoding), adds the ciphertexts, multiplies
+    by the plaintext 1/W and rescales once, and decrypts. Two errors result, relative to the kit's scale (>= 1):
+
+    * the noise, bounded in the canonical embedding (so in every slot) by Cheon, Kim, Kim & Song (2017),
+      "Homomorphic Encryption for Arithmetic of Approximate Numbers", Lemma 1 (fresh encryption,
+      B_clean = 8 sqrt(2) sigma N + 6 sigma sqrt(N) + 16 sigma sqrt(h N)) and Lemma 2 (rescaling,
+      B_scale = sqrt(N/3) (3 + 8 sqrt(h))), with Hamming weight h <= N of SEAL's ternary secret and the encoding's
+      rounding 3 sqrt(N/3); over d slots and two outputs compared with each other (a metamorphic property):
+      2 sqrt(d) (B_clean + B_scale + 3 sqrt(N/3)) / Delta;
+    * TenSEAL's rescale: it divides by the dropped prime q and then sets the scale back to Delta, which multiplies
+      the value by Delta / q: a relative error |Delta / q - 1| for q among the ``scale_bits``-bit primes of the
+      modulus chain, which SEAL takes as the largest primes below 2^b congruent to 1 mod 2N (CoeffModulus::Create).
+
+    NVFlare's HEBuilder (8192, [60, 40, 40], 40): 6.7e-7 from the scale, 9.7e-6 from the noise bound (the noise
+    itself is about 1e-10); every slip the kit names moves a round by O(eta)."""
+    import sympy  # here, not at the top: sympy's import costs a second, and only a CKKS check needs it
+
+    if poly_modulus_degree < 1024 or poly_modulus_degree & (poly_modulus_degree - 1):
+        raise ValueError(f"poly_modulus_degree must be a power of two >= 1024, got {poly_modulus_degree}")
+    if scale_bits not in coeff_mod_bit_sizes or not all(20 <= b <= 60 for b in coeff_mod_bit_sizes):
+        raise ValueError(f"coeff_mod_bit_sizes must lie in [20, 60] and contain scale_bits = {scale_bits}, "
+                         f"got {coeff_mod_bit_sizes}")
+    if max_dim < 1 or sigma <= 0:
+        raise ValueError(f"max_dim must be >= 1 and sigma > 0, got max_dim={max_dim}, sigma={sigma}")
+    n, delta, m = float(poly_modulus_degree), 2.0 ** scale_bits, 2 * poly_modulus_degree
+    primes, q = [], (2 ** scale_bits // m) * m + 1
+    while len(primes) < coeff_mod_bit_sizes.count(scale_bits):
+        q -= m
+        if sympy.isprime(q):
+            primes.append(q)
+    b_clean = 8 * np.sqrt(2) * sigma * n + 6 * sigma * np.sqrt(n) + 16 * sigma * n   # sqrt(h N) <= N
+    b_scale = np.sqrt(n / 3) * (3 + 8 * np.sqrt(n))
+    noise = 2 * np.sqrt(max_dim) * (b_clean + b_scale + 3 * np.sqrt(n / 3)) / delta
+    return float(max(abs(delta / p - 1) for p in primes) + noise)

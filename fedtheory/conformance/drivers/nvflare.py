@@ -17,6 +17,10 @@ Client side: what an NVFlare user writes with the Client API, as in NVFlare's ex
 1/(2m)||Z x - y||^2, ``PTFedProxLoss(mu)`` against the received model when the metadata carries ``fedprox_mu``,
 ``PTScaffoldHelper`` (``model_update`` after each step, ``terms_update`` after training) for SCAFFOLD, and the
 result's ``NUM_STEPS_CURRENT_ROUND`` = K as in the examples (steps taken).
+
+Recipes: ``FedOptRecipe`` (NVFlare's quick start for FedOpt) and ``FedAvgRecipeWithHE`` do not use these
+controllers but ``ScatterAndGather`` with a persistor, an aggregator and a shareable generator; their factories
+(``*_recipe``, ``fedavg_he``, at the end of this module) make ``ScatterAndGather``'s calls on those components.
 """
 from __future__ import annotations
 
@@ -302,3 +306,259 @@ def fedavgm_checkpoint():
     """FedOpt SGD with momentum, a constant schedule, and the kit's x as the initial checkpoint while the server
     optimizer's ``source_model`` is the user's model as built."""
     return _fedopt("SGD", checkpoint=True)
+
+
+# ----------------------------------------------------------------- FedOptRecipe's path (NVFlare's quick start)
+
+class _Engine:
+    """What the server engine gives the recipe's components: its components by id and the component builder."""
+
+    def __init__(self, components: dict):
+        self.components = components
+
+    def get_component(self, cid):
+        return self.components.get(cid)
+
+    def build_component(self, config: dict):
+        return _build_component(config)
+
+    def fire_event(self, *a, **k):   # the components' log events (no handlers here)
+        return None
+
+
+def _optimizer_args(optimizer: str, server_step, beta1, beta2, tau, initial_v) -> dict:
+    """The recipe's ``optimizer_args`` for the kit's hyperparameters (eta = lr, beta1 = momentum or Adam's first
+    beta, tau = eps, v_-1 = Adagrad's initial accumulator), in the recipe's own format."""
+    args = {"lr": float(server_step)}
+    if optimizer == "SGD":
+        args["momentum"] = float(beta1)
+    elif optimizer == "Adam":
+        args.update(betas=(float(beta1), float(beta2)), eps=float(tau))
+    else:
+        if beta1 != 0.0:
+            raise ValueError(f"torch.optim.Adagrad has no momentum; beta1 must be 0.0, got {beta1}")
+        args.update(eps=float(tau), initial_accumulator_value=float(initial_v))
+    return {"path": f"torch.optim.{optimizer}", "args": args, "config_type": "dict"}
+
+
+def _server_components(recipe) -> dict:
+    """The server components a recipe registered (id -> object), as its job would deploy them: the recipe's
+    ``_job`` and the job's ``_deploy_map`` are private, but they hold the very objects ``FedOptRecipe`` built."""
+    return recipe._job._deploy_map["server"].app_config.components
+
+
+def _recipe_fedopt(optimizer: str, checkpoint: bool = False):
+    """``FedOptRecipe`` (``nvflare/app_opt/pt/recipes/fedopt.py``) as its server runs it. The driver builds the
+    recipe itself (``model``, ``optimizer_args``, ``device="cpu"``, the recipe's default ``lr_scheduler_args=None``
+    and aggregator) and runs the server components it registered: ``PTFileModelPersistor(model="model")`` loads
+    the initial global model, ``ScatterAndGather`` sends it through ``PTFedOptModelShareableGenerator``'s
+    ``learnable_to_shareable``, the clients return WEIGHT_DIFF with ``NUM_STEPS_CURRENT_ROUND`` (the recipe's
+    ``TransferType.DIFF``), ``InTimeAccumulateWeightedAggregator(expected_data_kind=WEIGHT_DIFF)`` averages them,
+    and the generator's ``shareable_to_learnable`` (``server_update``) steps the ``"model"`` component with the torch
+    optimizer. The calls are ``ScatterAndGather.start_controller`` / ``control_flow``'s
+    (``scatter_and_gather.py:201-221``, 254-308); the driver replaces the controller's task machinery (and the
+    client's ``train_script``, whose training is :class:`KitClient`), not what it calls.
+
+    The ``"model"`` component is the model the user passes to the recipe: built at the kit's x, so the persistor's
+    initial global model is x. With ``checkpoint`` it is the user's model as built (:func:`_user_model`) and the
+    kit's x is the recipe's ``initial_ckpt``, an absolute path the persistor loads. The components (the optimizer's
+    state is the server state) live in the worker across calls, as the server keeps them across rounds; the kit's
+    state names the round."""
+    # here, not at the top: the recipe's modules, so that the controller factories do not need them
+    import os
+    import tempfile
+
+    from nvflare.apis.event_type import EventType
+    from nvflare.apis.fl_constant import FLContextKey, ReservedKey
+    from nvflare.app_common.app_constant import AppConstants
+    from nvflare.app_common.utils.fl_model_utils import FLModelUtils
+    from nvflare.app_opt.pt.recipes.fedopt import FedOptRecipe
+
+    kept: dict = {}
+    workspace = tempfile.mkdtemp(prefix="fedtheory-nvflare-")
+    script = os.path.join(workspace, "client.py")   # the recipe's train_script: its training is KitClient's
+    with open(script, "w") as f:
+        f.write("# the clients' training is fedtheory's KitClient (drivers/nvflare.py)\n")
+
+    def start(x, hyper) -> None:
+        model = _user_model(np.size(x)) if checkpoint else _net(x)
+        ckpt = None
+        if checkpoint:
+            ckpt = os.path.join(workspace, f"initial-{len(os.listdir(workspace))}.pt")
+            torch.save({KEY: torch.tensor(np.asarray(x, dtype=np.float64)[None, :])}, ckpt)
+        recipe = FedOptRecipe(model=model, initial_ckpt=ckpt, min_clients=1, train_script=script,
+                              optimizer_args=_optimizer_args(optimizer, **hyper), device="cpu")
+        components = _server_components(recipe)
+        persistor, generator = components["persistor"], components["shareable_generator"]
+        aggregator = components["aggregator"]
+        fl_ctx = FLContext()
+        fl_ctx.set_prop(ReservedKey.ENGINE, _Engine(components), private=True, sticky=False)
+        fl_ctx.set_prop(FLContextKey.APP_ROOT, workspace, private=True, sticky=False)
+        for component in (persistor, generator, aggregator):
+            component.log_info = _Silent()
+            component.handle_event(EventType.START_RUN, fl_ctx)   # the engine fires START_RUN on every component
+        global_model = persistor.load_model(fl_ctx)
+        kept.clear()
+        kept.update(fl_ctx=fl_ctx, generator=generator, aggregator=aggregator, global_model=global_model, round=0)
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=0.1, beta1=0.9,
+             beta2=0.99, tau=1e-3, initial_v=0.0, **_):
+        token = None if state is None else state.get("token")
+        if token is None or kept.get("token") != token:
+            start(x, dict(server_step=server_step, beta1=beta1, beta2=beta2, tau=tau, initial_v=initial_v))
+        fl_ctx, generator, aggregator = kept["fl_ctx"], kept["generator"], kept["aggregator"]
+        fl_ctx.set_prop(AppConstants.GLOBAL_MODEL, kept["global_model"], private=True, sticky=True)
+        fl_ctx.set_prop(AppConstants.CURRENT_ROUND, kept["round"], private=True, sticky=True)
+        task = generator.learnable_to_shareable(kept["global_model"], fl_ctx)
+        for name, site in _sites(clients).items():
+            received = FLModelUtils.from_shareable(copy.deepcopy(task))
+            result = FLModelUtils.to_shareable(site.train(received, local_steps, local_step, send_diff=True))
+            result.set_peer_props({ReservedKey.IDENTITY_NAME: name})
+            result.add_cookie(AppConstants.CONTRIBUTION_ROUND, kept["round"])
+            if not aggregator.accept(result, fl_ctx):
+                raise RuntimeError(f"InTimeAccumulateWeightedAggregator refused {name}'s result")
+        kept["global_model"] = generator.shareable_to_learnable(aggregator.aggregate(fl_ctx), fl_ctx)
+        kept["round"] += 1
+        kept["token"] = f"{id(generator)}:{kept['round']}"
+        weights = kept["global_model"]["weights"][KEY]
+        return np.asarray(weights, dtype=np.float64).reshape(-1).copy(), {"token": kept["token"]}
+    return impl
+
+
+def fedavgm_recipe():
+    """``FedOptRecipe`` with ``optimizer_args`` torch.optim.SGD(lr = eta, momentum = beta1), no schedule."""
+    return _recipe_fedopt("SGD")
+
+
+def fedadam_recipe():
+    """``FedOptRecipe`` with torch.optim.Adam(lr = eta, betas = (beta1, beta2), eps = tau), no schedule."""
+    return _recipe_fedopt("Adam")
+
+
+def fedadagrad_recipe():
+    """``FedOptRecipe`` with torch.optim.Adagrad(lr = eta, eps = tau, initial_accumulator_value = v_-1)."""
+    return _recipe_fedopt("Adagrad")
+
+
+def fedavgm_recipe_checkpoint():
+    """``FedOptRecipe(initial_ckpt=...)`` with SGD momentum: the kit's x is the checkpoint file, the ``"model"``
+    component the user's model as built."""
+    return _recipe_fedopt("SGD", checkpoint=True)
+
+
+def fedavg_data_weighted():
+    """NVFlare's ``FedAvg`` controller configured as McMahan et al.: ``aggregation_weights`` = {site: n_k} (the
+    option ``FedAvgRecipe(aggregation_weights=...)`` passes through, ``recipe/fedavg.py``). The controller weighs a
+    result by ``aggregation_weight * NUM_STEPS_CURRENT_ROUND`` (``workflows/fedavg.py:286-292``); every site
+    reports the same K, so the weights are n_k / n. A user writes the sites' data sizes into the job; the driver
+    writes the kit's ``num_examples``."""
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
+        if server_step != 1.0:
+            raise ValueError(f"NVFlare's FedAvg has no server step; server_step must be 1.0, got {server_step}")
+        sites = _sites(clients)
+        ctl = FedAvg(num_clients=len(clients), num_rounds=1, model=FLModel(params={KEY: np.asarray(x)[None, :]},
+                                                                          params_type=ParamsType.FULL),
+                     aggregation_weights={name: float(site.client.num_examples) for name, site in sites.items()})
+        _wire(ctl, sites, local_steps, local_step)
+        model = {}
+        update = ctl.update_model
+        ctl.update_model = lambda m, r: model.setdefault("m", update(m, r))
+        ctl.run()
+        return np.asarray(model["m"].params[KEY], dtype=np.float64).reshape(-1)
+    return impl
+
+
+# ----------------------------------------------------------------- FedAvgRecipeWithHE's path (CKKS, TenSEAL)
+
+def _task_filter(filters, task: str):
+    """The one filter a client app applies to ``task`` (its ``task_data_filters`` or ``task_result_filters``)."""
+    found = [f for tasks, chain in filters if task in tasks for f in chain]
+    if len(found) != 1:
+        raise RuntimeError(f"expected one filter for task {task!r}, found {found}")
+    return found[0]
+
+
+def fedavg_he():
+    """``FedAvgRecipeWithHE`` (``nvflare/app_opt/pt/recipes/fedavg_he.py``) with its defaults, built by the driver
+    (``model`` at the kit's x): the server components it registers -- ``PTFileModelPersistor``,
+    ``HEInTimeAccumulateWeightedAggregator(expected_data_kind=WEIGHTS, weigh_by_local_iter=False)`` (the encrypted
+    sum over the sum of the steps), ``HEModelShareableGenerator`` (the new global model is the encrypted aggregate)
+    -- and the clients' ``train`` filters, ``HEModelDecryptor`` (task data) and
+    ``HEModelEncryptor(weigh_by_local_iter=True)`` (task result: each site's FULL weights times its
+    ``NUM_STEPS_CURRENT_ROUND``, encrypted). The TenSEAL CKKS context is NVFlare's provisioning's
+    (``nvflare.lighter.impl.he.HEBuilder``: poly_modulus_degree 8192, coeff_mod_bit_sizes [60, 40, 40], scale
+    2^40; the server's copy without the secret key). The new model is what the next round's clients decrypt, returned
+    to the kit. The ciphertexts cross from client to server as bytes (``serialize``), re-read with the server's
+    context, as NVFlare's FOBS decomposers do. The calls are ``ScatterAndGather``'s (as :func:`_recipe_fedopt`)."""
+    # here, not at the top: TenSEAL is NVFlare's `he` extra (the HE components import it)
+    import os
+    import tempfile
+
+    import tenseal as ts
+    from nvflare.apis.dxo import from_shareable
+    from nvflare.apis.event_type import EventType
+    from nvflare.apis.fl_constant import ReservedKey
+    from nvflare.app_common.app_constant import AppConstants
+    from nvflare.app_common.utils.fl_model_utils import FLModelUtils
+    from nvflare.app_opt.pt.recipes.fedavg_he import FedAvgRecipeWithHE
+    from nvflare.lighter.impl.he import HEBuilder
+
+    contexts: dict = {}
+    workspace = tempfile.mkdtemp(prefix="fedtheory-nvflare-he-")
+    script = os.path.join(workspace, "client.py")   # the recipe's train_script: its training is KitClient's
+    with open(script, "w") as f:
+        f.write("# the clients' training is fedtheory's KitClient (drivers/nvflare.py)\n")
+
+    def context(is_client: bool):
+        if not contexts:   # provisioning: one key pair for the whole federation, as HEBuilder writes it
+            builder = HEBuilder()
+            builder.initialize(None, None)
+            contexts["server"] = ts.context_from(builder.get_serialized_context())
+            contexts["client"] = ts.context_from(builder.get_serialized_context(is_client=True))
+        return contexts["client" if is_client else "server"]
+
+    def to_server(shareable):
+        """What FOBS does to the result on the wire: the ciphertexts as bytes, read back with the server's
+        context (public and relinearisation keys only)."""
+        dxo = from_shareable(shareable)
+        dxo.data = {k: ts.ckks_vector_from(context(False), v.serialize()) if isinstance(v, ts.CKKSVector) else v
+                    for k, v in dxo.data.items()}
+        return dxo.to_shareable()
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
+        if server_step != 1.0:
+            raise ValueError(f"NVFlare's FedAvg with HE has no server step; server_step must be 1.0, got {server_step}")
+        recipe = FedAvgRecipeWithHE(model=_net(x), min_clients=1, train_script=script)
+        server = _server_components(recipe)
+        persistor, generator, aggregator = server["persistor"], server["shareable_generator"], server["aggregator"]
+        client_app = recipe._job._deploy_map["@ALL"].app_config   # private, as in _server_components
+        decryptor = _task_filter(client_app.task_data_filters, "train")
+        encryptor = _task_filter(client_app.task_result_filters, "train")
+        fl_ctx = FLContext()
+        for component in (persistor, generator, aggregator, decryptor, encryptor):
+            component.log_info = component.log_debug = component.log_warning = _Silent()
+        # their START_RUN handlers load the provisioned context files; here the contexts are the builder's
+        generator.tenseal_context = context(False)
+        decryptor.tenseal_context = encryptor.tenseal_context = context(True)
+        encryptor.encrypt_layers = [True]   # the rest of HEModelEncryptor's START_RUN: encrypt_layers=None is all
+        aggregator.handle_event(EventType.START_RUN, fl_ctx)
+        global_model = persistor.load_model(fl_ctx)
+        fl_ctx.set_prop(AppConstants.GLOBAL_MODEL, global_model, private=True, sticky=True)
+        fl_ctx.set_prop(AppConstants.CURRENT_ROUND, 0, private=True, sticky=True)
+        task = generator.learnable_to_shareable(global_model, fl_ctx)
+        for name, site in _sites(clients).items():
+            peer = FLContext()
+            peer.set_prop(ReservedKey.IDENTITY_NAME, name, private=False, sticky=False)
+            fl_ctx.set_peer_context(peer)
+            received = decryptor.process(copy.deepcopy(task), fl_ctx)   # round 1: a plain model, passed through
+            trained = site.train(FLModelUtils.from_shareable(received), local_steps, local_step, send_diff=False)
+            result = to_server(encryptor.process(FLModelUtils.to_shareable(trained), fl_ctx))
+            result.set_peer_props({ReservedKey.IDENTITY_NAME: name})
+            result.add_cookie(AppConstants.CONTRIBUTION_ROUND, 0)
+            if not aggregator.accept(result, fl_ctx):
+                raise RuntimeError(f"HEInTimeAccumulateWeightedAggregator refused {name}'s result")
+        new_model = generator.shareable_to_learnable(aggregator.aggregate(fl_ctx), fl_ctx)
+        sent = generator.learnable_to_shareable(new_model, fl_ctx)        # the next round's task data
+        plain = from_shareable(decryptor.process(sent, fl_ctx)).data[KEY]
+        return np.asarray(plain, dtype=np.float64).reshape(-1)
+    return impl
