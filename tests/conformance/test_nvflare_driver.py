@@ -120,3 +120,10 @@ def test_fedprox_is_not_offered_the_sampling_protocol(driver):
     report = conformance.check(driver.fedprox(), "fedprox", weighting="uniform", fixed=["server_step"],
                                properties=["fedprox.own_sampler"])
     assert [r.status for r in report.results] == ["not applicable"], report.table()
+
+
+def test_fedopt_runs_its_own_sampler_through_fedavg_run(driver):
+    # FedOpt (a FedAvg subclass) samples num_clients = m sites per round; its torch optimizer lives for the run
+    report = conformance.check(driver.fedavgm(), "server_optimizer", optimizer="fedavgm",
+                               properties=["server_optimizer.own_sampler"])
+    assert [r.status for r in report.results] == ["holds"], report.table()

@@ -14,8 +14,8 @@ over its network.
 
 Participants. Given the kit's participants (no ``clients_per_round``), ``sample_clients`` returns them all
 (``num_clients`` = their number: every connected site takes part, as in NVFlare's examples). Given the whole
-population and ``clients_per_round`` = m (the kit's sampling protocol, ``<family>.own_sampler``; FedAvg and
-Scaffold), the controller's own ``sample_clients(num_clients)`` draws, with ``num_clients`` = m: NVFlare's
+population and ``clients_per_round`` = m (the kit's sampling protocol, ``<family>.own_sampler``; FedAvg,
+Scaffold and FedOpt), the controller's own ``sample_clients(num_clients)`` draws, with ``num_clients`` = m: NVFlare's
 ``BaseModelController.sample_clients`` (``nvflare/app_common/workflows/base_model_controller.py:451-469``) shuffles
 the names of the engine's connected clients with Python's ``random.shuffle`` and keeps the first ``num_clients``,
 m distinct sites uniformly. The engine the driver supplies only lists the population's sites ("site-<cid>");
@@ -284,14 +284,15 @@ def _fedopt(optimizer: str, constant_lr: bool = True, checkpoint: bool = False):
     ``ConstantLR`` with factor 1; without it, ``FedOpt``'s default ``lr_scheduler_args`` (as shipped), stepped
     by the controller after every round. The controller (with its server model, optimizer and schedule state)
     lives in the worker across calls; the kit's state names the round, and a state the kit did not produce
-    restarts the controller. With ``checkpoint`` the kit's x is the initial checkpoint (``FedOpt(model=...)``, as
+    restarts the controller. Given ``clients_per_round``, ``num_clients`` = m and ``FedAvg.run``'s
+    ``sample_clients`` draws the sites (a new controller starts a run). With ``checkpoint`` the kit's x is the initial checkpoint (``FedOpt(model=...)``, as
     a persistor's ``source_ckpt_file_full_name`` or ``FedOptRecipe(initial_ckpt=...)`` provides it) and
     ``source_model`` is the user's model object as built (:func:`_user_model`); without it the driver builds the
     source model at x, so the two agree."""
     kept: dict = {}
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=0.1, beta1=0.9,
-             beta2=0.99, tau=1e-3, initial_v=0.0, **_):
+             beta2=0.99, tau=1e-3, initial_v=0.0, clients_per_round=None, **_):
         args = {"lr": float(server_step)}
         if optimizer == "SGD":
             args["momentum"] = float(beta1)
@@ -302,7 +303,10 @@ def _fedopt(optimizer: str, constant_lr: bool = True, checkpoint: bool = False):
                 raise ValueError(f"torch.optim.Adagrad has no momentum; beta1 must be 0.0, got {beta1}")
             args.update(eps=float(tau), initial_accumulator_value=float(initial_v))
         token = None if state is None else state.get("token")
+        own = clients_per_round is not None
         if token is None or kept.get("token") != token:
+            if own:
+                _new_run(rng)
             source = _user_model(np.size(x)) if checkpoint else _net(x)
             schedule = {"lr_scheduler_args": {"path": "torch.optim.lr_scheduler.ConstantLR",
                                               "args": {"factor": 1.0, "total_iters": 0}}} if constant_lr else {}
@@ -313,7 +317,9 @@ def _fedopt(optimizer: str, constant_lr: bool = True, checkpoint: bool = False):
             kept.clear()
             kept.update(ctl=ctl, round=0, first=True)
         ctl = kept["ctl"]
-        _wire(ctl, _sites(clients), local_steps, local_step, send_diff=True)
+        ctl.num_clients = int(clients_per_round) if own else len(clients)  # FedAvg.run samples num_clients sites
+        sent: list = []
+        _wire(ctl, _sites(clients, by_cid=own), local_steps, local_step, send_diff=True, own_sampler=own, sent=sent)
         ctl.model = FLModel(params={KEY: np.asarray(x)[None, :]}, params_type=ParamsType.FULL)
         ctl.start_round = kept["round"]
         if kept.pop("first", False):
@@ -323,7 +329,7 @@ def _fedopt(optimizer: str, constant_lr: bool = True, checkpoint: bool = False):
         kept["round"] += 1
         kept["token"] = f"{id(ctl)}:{kept['round']}"
         x_new = np.asarray(ctl.torch_model.lin.weight.detach().numpy(), dtype=np.float64).reshape(-1).copy()
-        return x_new, {"token": kept["token"]}
+        return (x_new, {"token": kept["token"]}) + (({"drawn": _cids(sent)},) if own else ())
     return impl
 
 
