@@ -13,11 +13,10 @@ needs and its pinned version (torch 2.13.0 CPU first where it needs torch); its 
 (default benchmarks/frameworks/results/<name>/<check>.json and .md, each recording the kit's commit and the
 framework's installed version) and a summary table is printed.
 
-Not part of CI (network for the installs, minutes per framework): CI tests the flgo, nvflare, fl4health, fedml,
-appfl, fedjax, openfl, flsim and fedbiomed drivers (and the fedlab driver, not run here) against stand-ins
-(tests/conformance/test_<name>_driver.py). Run time on the shared 2-core machine (two or three runs at once), venvs
-already present: flgo 634 s for its six checks (FedDyn alone 442 s), APPFL 329 s, FedJAX 446 s, NVFlare 107 s, FedML
-20 s; a new venv added 224 s (flgo), 346 s (APPFL), 45 s (FedJAX), 75 s (NVFlare), 247 s (FedML). docs/frameworks.md
+Not part of CI (network for the installs, minutes per framework): CI tests the fedlab, flgo, nvflare, fl4health,
+fedml, appfl, fedjax, openfl, flsim and fedbiomed drivers against stand-ins (tests/conformance/test_<name>_driver.py).
+Run time on the shared 2-core machine (two or three runs at once), venvs already present: flgo 634 s for its six
+checks (FedDyn alone 442 s), APPFL 329 s, FedJAX 446 s, NVFlare 107 s, FedML 20 s; a new venv added 224 s (flgo), 346 s (APPFL), 45 s (FedJAX), 75 s (NVFlare), 247 s (FedML). docs/frameworks.md
 ("Run time") has the per-check times.
 """
 from __future__ import annotations
@@ -70,14 +69,28 @@ SHIPPED, PAPER = "as shipped", "as the paper"
 # NVFlare's two FedOpt paths: FedOptRecipe (its quick start) and the low-level FedOpt controller
 RECIPE, CONTROLLER = "as shipped: FedOptRecipe", "FedOpt controller defaults"
 CONTROLLER_CONSTANT = "FedOpt controller, constant rate"
-# The framework's own sampler, as shipped: every check of flgo (FedAvg, FedProx, SCAFFOLD, FedDyn, FedAvgM, FedNova), FedML
-# (SCAFFOLD, FedNova) and FLSim (FedAvg, FedAvgM, FedAdam) also runs its family's ``own_sampler`` property (docs/conformance.md, "A
-# framework's own sampler"): the driver gives the framework the whole population and ``clients_per_round``, the
-# framework's sampler draws (flgo's Server.sample, FedML's _client_sampling, FLSim's SyncServer selector) and the
-# driver reports the draw; the kit judges each round for the reported clients and the draws in law. The other
-# properties pass the kit's participants, as before. flgo's FedProx switches to 'md' sampling below full
-# participation (with replacement, by data volume): fedprox.own_sampler judges it under Li et al.'s law.
+# The framework's own sampler, as shipped: every check of flgo (FedAvg, FedProx, SCAFFOLD, FedDyn, FedAvgM, FedNova),
+# FedML (SCAFFOLD, FedNova), FLSim (FedAvg, FedAvgM, FedAdam), FedLab (FedAvg, SCAFFOLD, FedDyn), NVFlare (FedAvg,
+# Scaffold) and FedJAX (FedAvg and its server optimizers) also runs its family's ``own_sampler`` property
+# (docs/conformance.md, "A framework's own sampler"): the driver gives the framework the whole population and
+# ``clients_per_round``, the framework's sampler draws (flgo's Server.sample, FedML's _client_sampling, FLSim's
+# SyncServer selector, FedLab's SyncServerHandler.sample_clients, NVFlare's controllers' sample_clients, FedJAX's
+# UniformGetClientSampler) and the driver reports the draw; the kit judges each round for the reported clients and
+# the draws in law. The other properties pass the kit's participants, as before. flgo's FedProx switches to 'md'
+# sampling below full participation (with replacement, by data volume): fedprox.own_sampler judges it under Li et
+# al.'s law. FedLab's, NVFlare's and FedJAX's FedProx sample as their FedAvg does (uniformly, without replacement),
+# which is not Li et al.'s law: their drivers keep the kit's participants (fedprox.own_sampler "not applicable").
 FRAMEWORKS: dict[str, Framework] = {
+    # FedLab 1.3.0 needs torchvision, whose newest release here (0.29.1) pins torch 2.14.1: pip upgrades the venv's
+    # torch 2.13.0 CPU to it. SyncServerHandler (FedAvg, FedProx) aggregates uniformly and has no server step;
+    # ScaffoldServerHandler has one
+    "fedlab": Framework(("fedlab==1.3.0",), torch=True, checks=(
+        Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
+        Check("fedavg_num_examples", "fedavg", "fedavg", fixed=("server_step",)),
+        Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}, fixed=("server_step",)),
+        Check("scaffold", "scaffold", "scaffold"),
+        Check("feddyn", "feddyn", "feddyn"),
+    )),
     # flgo's FedAvg and FedProx, NVFlare's FedAvg, FedProx and Scaffold have no server step: the kit keeps it at 1
     "flgo": Framework(("flgo==0.4.4",), torch=True, checks=(
         Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),

@@ -7,8 +7,7 @@ docs/frameworks.md declares each third-party framework with a marker line before
 ``SOURCE`` is ``results``: the verdicts are the conformance reports ``benchmarks/frameworks/results/KEY/*.json``
 written by ``benchmarks/frameworks/run.py`` (the algorithm comes from the report's family, or its
 ``optimizer`` for the ``server_optimizer`` family; the report's ``verdict``, or ``passed`` in reports older than
-the inconclusive verdict). Or ``table``: the framework was checked in process or by hand (Flower, pfl, FedLab;
-docs/conformance.md) and its verdicts are the markdown table right after the marker (first column the
+the inconclusive verdict). Or ``table``: the framework was checked in process (Flower, pfl; docs/conformance.md) and its verdicts are the markdown table right after the marker (first column the
 algorithm, an optional qualifier in parentheses; third column the verdict). So each framework has exactly one
 source, and :func:`verdict_table` renders the block ``framework-verdicts`` that :mod:`fedtheory.report.readme`
 puts in the README. Standard library only: the README generator runs on a bare install.

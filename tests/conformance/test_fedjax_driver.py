@@ -83,3 +83,24 @@ def test_a_proximal_anchor_that_follows_the_iterate_is_rejected(driver, monkeypa
     report = conformance.check(driver.fedprox(), "fedprox", max_examples=8, shrink=False,
                                properties=["fedprox.one_round"])
     assert not report.passed, report.table()
+
+
+# FedJAX's own sampler (docs/frameworks.md, FedJAX): UniformGetClientSampler draws m of the population each round
+@pytest.mark.parametrize("factory, family, hyper", [
+    ("fedavg", "fedavg", {}),
+    ("fedavgm", "server_optimizer", {"optimizer": "fedavgm", "weighting": "num_examples"})], ids=["fedavg", "fedavgm"])
+def test_fedjaxs_own_sampler_runs_at_partial_participation(driver, factory, family, hyper):
+    report = conformance.check(getattr(driver, factory)(), family, properties=[f"{family}.own_sampler"], **hyper)
+    assert [r.status for r in report.results] == ["holds"], report.table()
+
+
+def test_a_sampler_that_always_returns_the_first_clients_is_rejected_in_law(driver, monkeypatch):
+    monkeypatch.setitem(fedjax_standin.SLIP, "sample_first", True)
+    report = conformance.check(driver.fedavg(), "fedavg", properties=["fedavg.own_sampler"])
+    assert [r.status for r in report.results] == ["violated"], report.table()
+    assert "the sampler's law fails" in report.failures[0].diagnosis, report.failures[0].diagnosis
+
+
+def test_fedprox_is_not_offered_the_sampling_protocol(driver):
+    report = conformance.check(driver.fedprox(), "fedprox", properties=["fedprox.own_sampler"])
+    assert [r.status for r in report.results] == ["not applicable"], report.table()

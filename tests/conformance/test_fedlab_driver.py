@@ -1,8 +1,9 @@
 """The FedLab driver's translation layer (fedtheory/conformance/drivers/fedlab.py) on a stand-in with
 FedLab 1.3.0's API shape (tests/conformance/standins/fedlab_standin.py): CI does not install FedLab. The checks are
-docs/frameworks.md's FedLab table (a manual run; benchmarks/frameworks/run.py has no FedLab entry): its passes pass
-here, and its two FAILs -- uniform FedAvg checked as n_k/n, FedDyn's two deviations as the stand-in's SLIP -- are
-rejected."""
+benchmarks/frameworks/run.py's FedLab entry (docs/frameworks.md's FedLab table): its passes pass here, and its two
+FAILs -- uniform FedAvg checked as n_k/n, FedDyn's two deviations as the stand-in's SLIP -- are rejected. FedLab's
+own sampler (``SyncServerHandler.sample_clients``) runs the ``own_sampler`` properties, with a first-m sampler as
+its slip."""
 from __future__ import annotations
 
 import importlib
@@ -75,3 +76,35 @@ def test_fedlabs_feddyn_deviations_are_rejected(driver, monkeypatch, slips):
     report = conformance.check(driver.feddyn(), "feddyn", max_examples=4, shrink=False,
                                properties=["feddyn.one_round"])
     assert not report.passed
+
+
+# FedLab's own sampler (docs/frameworks.md, FedLab): the handler's sample_clients draws m of the N clients
+@pytest.mark.parametrize("factory, family, hyper, fixed", [
+    ("fedavg", "fedavg", {"weighting": "uniform"}, ["server_step"]),
+    ("scaffold", "scaffold", {}, [])], ids=["fedavg", "scaffold"])
+def test_fedlabs_own_sampler_runs_at_partial_participation(driver, factory, family, hyper, fixed):
+    report = conformance.check(getattr(driver, factory)(), family, fixed=fixed, properties=[f"{family}.own_sampler"],
+                               **hyper)
+    assert [r.status for r in report.results] == ["holds"], report.table()
+
+
+def test_fedlabs_feddyn_deviations_fail_under_its_own_sampler_by_the_round(driver, monkeypatch):
+    # the detached terms (FedLab's deviation (1)): its h+ slip (2) is invisible at m = 1 of 2 or 3 clients
+    monkeypatch.setitem(fedlab_standin.SLIP, "feddyn_detached_terms", True)
+    report = conformance.check(driver.feddyn(), "feddyn", properties=["feddyn.own_sampler"])
+    assert [r.status for r in report.results] == ["violated"], report.table()
+    assert "the sampler's law holds" in report.failures[0].diagnosis, report.failures[0].diagnosis
+
+
+def test_a_sampler_that_always_returns_the_first_ids_is_rejected_in_law(driver, monkeypatch):
+    monkeypatch.setitem(fedlab_standin.SLIP, "sample_first", True)
+    report = conformance.check(driver.fedavg(), "fedavg", weighting="uniform", fixed=["server_step"],
+                               properties=["fedavg.own_sampler"])
+    assert [r.status for r in report.results] == ["violated"], report.table()
+    assert "the sampler's law fails" in report.failures[0].diagnosis, report.failures[0].diagnosis
+
+
+def test_fedprox_is_not_offered_the_sampling_protocol(driver):
+    report = conformance.check(driver.fedprox(), "fedprox", weighting="uniform", fixed=["server_step"],
+                               properties=["fedprox.own_sampler"])
+    assert [r.status for r in report.results] == ["not applicable"], report.table()

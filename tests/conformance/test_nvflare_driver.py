@@ -87,3 +87,43 @@ def test_fedopt_from_an_initial_checkpoint_steps_the_source_models_weights(drive
         report.table()
     multi = next(r for r in report.results if r.prop.id == "server_optimizer.multi_round")
     assert "round 1 of" in multi.diagnosis, report.table()
+
+
+def test_the_controllers_own_sampler_runs_at_partial_participation(driver):
+    # FedAvg(num_clients=m) over the population's connected sites: sample_clients draws, the driver reports the
+    # sites the task went to; uniform weights (NUM_STEPS_CURRENT_ROUND = K on every site)
+    report = conformance.check(driver.fedavg(), "fedavg", weighting="uniform", fixed=["server_step"],
+                               properties=["fedavg.own_sampler"])
+    assert [r.status for r in report.results] == ["holds"], report.table()
+
+
+def test_scaffold_under_its_own_sampler_fails_by_the_round_and_keeps_the_law(driver):
+    # the stand-in keeps NVFlare's c + mean over the participants of dc_i (the paper: (1/N) sum): at partial
+    # participation drawn by Scaffold's own sample_clients the round differs, the draws are uniform
+    report = conformance.check(driver.scaffold(), "scaffold", fixed=["server_step"],
+                               properties=["scaffold.own_sampler"])
+    assert [r.status for r in report.results] == ["violated"], report.table()
+    assert "the sampler's law holds" in report.failures[0].diagnosis, report.failures[0].diagnosis
+
+
+def test_a_sampler_that_keeps_the_first_sites_is_rejected_in_law(driver, monkeypatch):
+    monkeypatch.setitem(nvflare_standin.SLIP, "sample_first", True)
+    report = conformance.check(driver.fedavg(), "fedavg", weighting="uniform", fixed=["server_step"],
+                               properties=["fedavg.own_sampler"])
+    assert [r.status for r in report.results] == ["violated"], report.table()
+    assert "the sampler's law fails" in report.failures[0].diagnosis, report.failures[0].diagnosis
+
+
+def test_fedprox_is_not_offered_the_sampling_protocol(driver):
+    # NVFlare's FedProx samples as FedAvg (uniformly, without replacement); fedprox.own_sampler judges Li et al.'s
+    # law (by n_k/n, with replacement), so the driver keeps the kit's participants and the property does not apply
+    report = conformance.check(driver.fedprox(), "fedprox", weighting="uniform", fixed=["server_step"],
+                               properties=["fedprox.own_sampler"])
+    assert [r.status for r in report.results] == ["not applicable"], report.table()
+
+
+def test_fedopt_runs_its_own_sampler_through_fedavg_run(driver):
+    # FedOpt (a FedAvg subclass) samples num_clients = m sites per round; its torch optimizer lives for the run
+    report = conformance.check(driver.fedavgm(), "server_optimizer", optimizer="fedavgm",
+                               properties=["server_optimizer.own_sampler"])
+    assert [r.status for r in report.results] == ["holds"], report.table()

@@ -1,7 +1,8 @@
 """FedLab 1.3.0 through the conformance contract, run in FedLab's own virtual environment (not imported by
-fedtheory: it needs torch and fedlab). docs/conformance.md, "FedLab", has the command and the verdicts.
+fedtheory: it needs torch and fedlab; ``benchmarks/frameworks/run.py fedlab`` makes that environment and runs
+every check). docs/frameworks.md, "FedLab", has the command and the verdicts.
 
-    cd fedtheory/conformance && /fedlab-venv/bin/python remote_worker.py drivers/fedlab.py:fedavg
+    cd fedtheory/conformance && /work/fw-venvs/fedlab/bin/python remote_worker.py drivers/fedlab.py:fedavg
     (loaded by path; driven by fedtheory.conformance.adapters.remote.Remote)
 
 Each call builds FedLab's own server handler and serial client trainer for one round, in the order of its
@@ -12,6 +13,20 @@ entropy, which a user replaces for regression); each client's data loader is one
 ``epochs = local_steps`` gives K full-batch steps of size ``local_step``. SCAFFOLD's and FedDyn's per-client
 state (``trainer.cs[id]``, ``trainer.L[id]``) and server state (``global_c``, ``h``) are loaded from the kit's
 mapping state and read back after the round, so the kit can check them.
+
+Participants. Given the kit's participants (no ``clients_per_round``), the trainer holds them (FedLab's ids
+0..|S|-1) and they all train; for SCAFFOLD and FedDyn the server's ``num_clients`` is the federation's N (the
+1/N of c+ and h+). Given the whole population and ``clients_per_round`` = m (the kit's sampling protocol,
+``<family>.own_sampler``; FedAvg, SCAFFOLD and FedDyn), the round is FedLab's ``StandalonePipeline.main``: the
+trainer holds the N clients, ``handler.num_clients`` = N (as the pipeline sets it), ``sample_ratio`` =
+(m + 1/2)/N so that ``num_clients_per_round`` = ``max(1, int(sample_ratio N))`` = m, and the handler's own
+``sample_clients()`` (``random.sample(range(N), m)``, sorted: m distinct clients uniformly,
+``fedlab/contrib/algorithm/basic_server.py:77-81``) draws the ids the trainer trains. FedLab's own
+``fedlab.utils.functional.setup_seed`` (Python's ``random``, NumPy, torch) seeds a run once, from the kit's
+generator, as FedLab's examples call it before a run; the rounds of a run continue its stream. The driver reports
+the drawn ids as the kit's cids. FedProx is not offered the protocol: its server is ``SyncServerHandler`` (the
+uniform sampler above), while the kit's ``fedprox.own_sampler`` judges Li et al.'s sampling by n_k/n with
+replacement (docs/frameworks.md, FedLab).
 """
 from __future__ import annotations
 
@@ -22,6 +37,7 @@ from fedlab.contrib.algorithm.basic_server import SyncServerHandler
 from fedlab.contrib.algorithm.feddyn import FedDynSerialClientTrainer, FedDynServerHandler
 from fedlab.contrib.algorithm.fedprox import FedProxSerialClientTrainer
 from fedlab.contrib.algorithm.scaffold import ScaffoldSerialClientTrainer, ScaffoldServerHandler
+from fedlab.utils.functional import setup_seed
 
 torch.set_default_dtype(torch.float64)
 
@@ -47,22 +63,53 @@ def _model(x):
     return model
 
 
-def _run(server, trainer, clients, local_steps, local_step, *extra):
-    server.num_clients = len(clients)
+def _round(server, trainer, clients, clients_per_round, rng, fresh, load=None):
+    """One round of FedLab's standalone pipeline; returns the drawn cids (None at the kit's participants). With the
+    kit's participants every client trains (``load`` first sets the server's N for SCAFFOLD and FedDyn); with
+    ``clients_per_round`` the handler's own ``sample_clients()`` draws from the N clients (``fresh``: a new run,
+    seeded by FedLab's ``setup_seed`` from the kit's generator)."""
+    if clients_per_round is None:
+        server.num_clients = len(clients)
+        ids = list(range(len(clients)))
+    else:
+        server.num_clients = len(clients)  # StandalonePipeline: handler.num_clients = trainer.num_clients
+        server.sample_ratio = (int(clients_per_round) + 0.5) / len(clients)
+        if fresh:
+            setup_seed(int(rng.integers(0, 2**31 - 1)))
+        ids = server.sample_clients()
+    trainer.local_process(server.downlink_package, ids)
+    if load is not None:
+        load()
+    for pack in trainer.uplink_package:
+        server.load(pack)
+    return None if clients_per_round is None else [int(clients[i].cid) for i in ids]
+
+
+def _with_draw(out, drawn):
+    """The contract's return: the draw appended when the framework drew (the sampling protocol)."""
+    if drawn is None:
+        return out
+    return (*out, {"drawn": drawn}) if isinstance(out, tuple) else (out, None, {"drawn": drawn})
+
+
+def _setup(trainer, clients, local_steps, local_step, *extra):
     trainer.setup_dataset(_FullBatch(clients))
     trainer.setup_optim(local_steps, max(c.num_examples for c in clients), local_step, *extra)
     trainer.criterion = _half_mse
-    trainer.local_process(server.downlink_package, list(range(len(clients))))
-    for pack in trainer.uplink_package:
-        server.load(pack)
 
 
 def fedavg():
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, **_):
+    """``SyncServerHandler`` (uniform ``fedavg_aggregate``, FedLab's design) with ``SGDSerialClientTrainer``."""
+    last: dict = {}
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, clients_per_round=None, **_):
+        fresh = not np.array_equal(last.get("x", np.empty(0)), x)  # a call from a model it did not return
         server = SyncServerHandler(_model(x), global_round=1, sample_ratio=1.0)
         trainer = SGDSerialClientTrainer(_model(x), len(clients))
-        _run(server, trainer, clients, local_steps, local_step)
-        return server.model_parameters.numpy().copy()
+        _setup(trainer, clients, local_steps, local_step)
+        drawn = _round(server, trainer, clients, clients_per_round, rng, fresh)
+        last["x"] = server.model_parameters.numpy().copy()
+        return _with_draw(last["x"].copy(), drawn)
     return impl
 
 
@@ -70,7 +117,8 @@ def fedprox():
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, **_):
         server = SyncServerHandler(_model(x), global_round=1, sample_ratio=1.0)
         trainer = FedProxSerialClientTrainer(_model(x), len(clients))
-        _run(server, trainer, clients, local_steps, local_step, prox)
+        _setup(trainer, clients, local_steps, local_step, prox)
+        _round(server, trainer, clients, None, rng, False)
         return server.model_parameters.numpy().copy()
     return impl
 
@@ -81,38 +129,45 @@ def _population(server, participants, num_clients):
     server.sample_ratio = (participants + 0.5) / num_clients
 
 
-def _slots(clients, num_clients, part, x):
+def _slots(clients, part, x):
     """FedLab indexes clients 0..len(list)-1 in this round; the kit's ids are global: map through cids."""
     return [torch.tensor(np.asarray(part.get(c.cid, np.zeros_like(x)), dtype=np.float64)) for c in clients]
 
 
+def _federation_size(server, clients, num_clients, clients_per_round):
+    """At the kit's participants, the server's N is the federation's (the 1/N of c+ and h+), set after training
+    and before the uploads; with FedLab's own sampler the trainer already holds the N clients."""
+    if clients_per_round is None:
+        return lambda: _population(server, len(clients), num_clients or len(clients))
+    return None
+
+
 def scaffold():
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0,
-             num_clients=None, **_):
+             num_clients=None, clients_per_round=None, **_):
         server = ScaffoldServerHandler(_model(x), global_round=1, sample_ratio=1.0)
         server.setup_optim(server_step)
         if state is not None:
             server.global_c = torch.tensor(np.asarray(state["c"], dtype=np.float64))
         trainer = ScaffoldSerialClientTrainer(_model(x), len(clients))
-        server.num_clients = len(clients)
         trainer.setup_dataset(_FullBatch(clients))
         trainer.setup_optim(local_steps, 1, local_step)
         trainer.criterion = _half_mse
         if state is not None:
-            trainer.cs = _slots(clients, num_clients, state["c_i"], x)
-        trainer.local_process(server.downlink_package, list(range(len(clients))))
-        _population(server, len(clients), num_clients)  # the server's 1/N in c+ = c + |S|/N mean(dc)
-        for pack in trainer.uplink_package:
-            server.load(pack)
+            trainer.cs = _slots(clients, state["c_i"], x)
+        drawn = _round(server, trainer, clients, clients_per_round, rng, state is None,
+                       _federation_size(server, clients, num_clients, clients_per_round))
         c_i = dict((state or {"c_i": {}})["c_i"])
-        c_i.update({c.cid: trainer.cs[j].numpy().copy() for j, c in enumerate(clients)})
-        return server.model_parameters.numpy().copy(), {"c": server.global_c.numpy().copy(), "c_i": c_i}
+        c_i.update({c.cid: trainer.cs[j].numpy().copy() for j, c in enumerate(clients)
+                    if trainer.cs[j] is not None})
+        return _with_draw((server.model_parameters.numpy().copy(), {"c": server.global_c.numpy().copy(),
+                                                                   "c_i": c_i}), drawn)
     return impl
 
 
 def feddyn():
     def impl(x, clients, *, state=None, rng=None, alpha=1.0, local_steps=200, local_step=None, num_clients=None,
-             **_):
+             clients_per_round=None, **_):
         server = FedDynServerHandler(_model(x), global_round=1, sample_ratio=1.0)
         server.setup_optim(alpha)
         if state is not None:
@@ -123,12 +178,11 @@ def feddyn():
         trainer.setup_optim(local_steps, 1, local_step or 1.0 / (L + alpha), alpha)
         trainer.criterion = _half_mse
         if state is not None:  # FedLab's L[id] is grad L_k, the kit's g_i
-            trainer.L = _slots(clients, num_clients, state["g_i"], x)
-        trainer.local_process(server.downlink_package, list(range(len(clients))))
-        _population(server, len(clients), num_clients)  # the server's 1/m in h+
-        for pack in trainer.uplink_package:
-            server.load(pack)
+            trainer.L = _slots(clients, state["g_i"], x)
+        drawn = _round(server, trainer, clients, clients_per_round, rng, state is None,
+                       _federation_size(server, clients, num_clients, clients_per_round))
         g_i = dict((state or {"g_i": {}})["g_i"])
-        g_i.update({c.cid: trainer.L[j].numpy().copy() for j, c in enumerate(clients)})
-        return server.model_parameters.numpy().copy(), {"h": server.h.numpy().copy(), "g_i": g_i}
+        g_i.update({c.cid: trainer.L[j].numpy().copy() for j, c in enumerate(clients) if trainer.L[j] is not None})
+        return _with_draw((server.model_parameters.numpy().copy(), {"h": server.h.numpy().copy(), "g_i": g_i}),
+                          drawn)
     return impl

@@ -8,9 +8,21 @@ Server side: NVFlare's own controllers run their own ``run()`` for one round -- 
 ``WeightedAggregationHelper`` weighted by ``NUM_STEPS_CURRENT_ROUND``, ``fedprox_mu`` sent as metadata),
 ``Scaffold`` (``scaffold_aggregate_fn`` and its global-control update) and ``FedOpt`` (a torch optimizer on the
 server: SGD with momentum, Adam, Adagrad). What the driver replaces is the runtime around a controller: the
-FL context is a plain ``FLContext``, events and logging are silent, ``sample_clients`` returns this round's
-participants, and ``send_model`` / ``send_model_and_wait`` run the clients in process and hand their results to
-the controller's own callback, as NVFlare's simulator does over its network.
+FL context is a plain ``FLContext``, events and logging are silent, and ``send_model`` / ``send_model_and_wait``
+run the clients in process and hand their results to the controller's own callback, as NVFlare's simulator does
+over its network.
+
+Participants. Given the kit's participants (no ``clients_per_round``), ``sample_clients`` returns them all
+(``num_clients`` = their number: every connected site takes part, as in NVFlare's examples). Given the whole
+population and ``clients_per_round`` = m (the kit's sampling protocol, ``<family>.own_sampler``; FedAvg,
+Scaffold and FedOpt), the controller's own ``sample_clients(num_clients)`` draws, with ``num_clients`` = m: NVFlare's
+``BaseModelController.sample_clients`` (``nvflare/app_common/workflows/base_model_controller.py:451-469``) shuffles
+the names of the engine's connected clients with Python's ``random.shuffle`` and keeps the first ``num_clients``,
+m distinct sites uniformly. The engine the driver supplies only lists the population's sites ("site-<cid>");
+Python's ``random``, which NVFlare never seeds, is seeded once per run from the kit's generator (so a verdict is
+reproducible), and the rounds of a run continue its stream. The driver reports the sites the controller sent the
+task to as the kit's cids. FedProx is not offered the protocol: its sampler is FedAvg's uniform one, while the
+kit's ``fedprox.own_sampler`` judges Li et al.'s sampling by n_k/n with replacement (docs/frameworks.md, NVFlare).
 
 Client side: what an NVFlare user writes with the Client API, as in NVFlare's examples -- a float64
 ``Linear(d, 1, bias=False)``, K full-batch ``torch.optim.SGD`` steps on the kit's least squares
@@ -26,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import random
 
 import numpy as np
 import torch
@@ -124,20 +137,40 @@ def _build_component(config: dict):
     return getattr(importlib.import_module(module), name)(**config.get("args", {}))
 
 
-def _wire(ctl, sites: dict, local_steps, local_step, send_diff=False):
-    """Replace the controller's runtime (context, events, network) by in-process calls."""
+class _Engine:
+    """The server engine as ``sample_clients`` reads it: the connected clients, each with its ``name``."""
+
+    def __init__(self, names):
+        self.names = list(names)
+
+    def get_clients(self):
+        return [_Client(name) for name in self.names]
+
+
+class _Client:
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _wire(ctl, sites: dict, local_steps, local_step, send_diff=False, own_sampler=False, sent=None):
+    """Replace the controller's runtime (context, events, network) by in-process calls. With ``own_sampler`` the
+    controller's own ``sample_clients`` draws from the engine's connected sites (every site of ``sites``); the
+    sites a task is sent to are appended to ``sent``."""
     ctl.fl_ctx = FLContext()
-    ctl.engine = None
+    ctl.engine = _Engine(sites) if own_sampler else None
     ctl.abort_signal = Signal()
     for name in ("info", "warning", "debug", "error", "exception", "event", "fire_event_with_data", "save_model",
                  "log_info", "log_warning", "log_debug", "_maybe_cleanup_memory"):
         setattr(ctl, name, _Silent())
     ctl.panic = lambda msg, *a, **k: (_ for _ in ()).throw(RuntimeError(msg))
-    ctl.sample_clients = lambda num_clients=None: list(sites)
+    if not own_sampler:
+        ctl.sample_clients = lambda num_clients=None: list(sites)
     ctl.get_num_standing_tasks = lambda: 0
     ctl.build_component = _build_component
 
     def run_sites(targets, data):
+        if sent is not None:
+            sent.extend(targets)
         out = []
         for name in targets:
             res = sites[name].train(copy.deepcopy(data), local_steps, local_step, send_diff)
@@ -159,21 +192,41 @@ def _sites(clients, by_cid: bool = False):
     return {f"site-{c.cid if by_cid else pos}": KitClient(c) for pos, c in enumerate(clients)}
 
 
+def _cids(names) -> list[int]:
+    return [int(name.split("-")[1]) for name in names]
+
+
+def _new_run(rng) -> None:
+    """A run of the controller's own sampler starts: Python's ``random`` (``sample_clients``' shuffle) seeded from
+    the kit's generator, once, as a job's process would start it."""
+    random.seed(int(rng.integers(0, 2**31 - 1)))
+
+
 def fedavg(fedprox: bool = False):
     """NVFlare's ``FedAvg`` controller (``fedprox_mu`` set for FedProx). It has no server step: checked with
-    ``fixed=["server_step"]``, another value is refused rather than ignored."""
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=None, server_step=1.0, **_):
+    ``fixed=["server_step"]``, another value is refused rather than ignored. Given ``clients_per_round`` (FedAvg
+    only), ``FedAvg(num_clients=m)`` samples its own sites."""
+    last: dict = {}
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=None, server_step=1.0,
+             clients_per_round=None, **_):
         if server_step != 1.0:
             raise ValueError(f"NVFlare's FedAvg has no server step; server_step must be 1.0, got {server_step}")
-        ctl = FedAvg(num_clients=len(clients), num_rounds=1, model=FLModel(params={KEY: np.asarray(x)[None, :]},
-                                                                          params_type=ParamsType.FULL),
+        own = clients_per_round is not None and not fedprox
+        if own and not np.array_equal(last.get("x", np.empty(0)), x):  # a call from a model it did not return
+            _new_run(rng)
+        ctl = FedAvg(num_clients=int(clients_per_round) if own else len(clients), num_rounds=1,
+                     model=FLModel(params={KEY: np.asarray(x)[None, :]}, params_type=ParamsType.FULL),
                      fedprox_mu=float(prox) if fedprox else None)
-        _wire(ctl, _sites(clients), local_steps, local_step)
+        sent: list = []
+        _wire(ctl, _sites(clients, by_cid=own), local_steps, local_step, own_sampler=own, sent=sent)
         model = {}
         update = ctl.update_model
         ctl.update_model = lambda m, r: model.setdefault("m", update(m, r))
         ctl.run()
-        return np.asarray(model["m"].params[KEY], dtype=np.float64).reshape(-1)
+        x_new = np.asarray(model["m"].params[KEY], dtype=np.float64).reshape(-1)
+        last["x"] = x_new
+        return (x_new, None, {"drawn": _cids(sent)}) if own else x_new
     return impl
 
 
@@ -184,15 +237,20 @@ def fedprox():
 def scaffold():
     """NVFlare's ``Scaffold`` controller with ``PTScaffoldHelper`` sites. Each site keeps c_i in its helper (as
     a site does between rounds): the kit's state is loaded into the helpers and into the controller's
-    ``_global_ctrl_weights`` before the round and read back after it."""
+    ``_global_ctrl_weights`` before the round and read back after it. Given ``clients_per_round``,
+    ``Scaffold(num_clients=m)`` samples its own sites from the population (a run starts with no state)."""
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, num_clients=None,
-             **_):
+             clients_per_round=None, **_):
         if server_step != 1.0:
             raise ValueError(f"NVFlare's Scaffold has no server step; server_step must be 1.0, got {server_step}")
-        ctl = Scaffold(num_clients=len(clients), num_rounds=1)
+        own = clients_per_round is not None
+        if own and state is None:
+            _new_run(rng)
+        ctl = Scaffold(num_clients=int(clients_per_round) if own else len(clients), num_rounds=1)
         sites = _sites(clients, by_cid=True)
-        _wire(ctl, sites, local_steps, local_step)
+        sent: list = []
+        _wire(ctl, sites, local_steps, local_step, own_sampler=own, sent=sent)
         ctl.load_model = lambda: FLModel(params={KEY: np.asarray(x)[None, :]}, params_type=ParamsType.FULL)
         ctl.start_round, ctl.current_round = 0, 0
         ctl.initialize = None
@@ -208,10 +266,11 @@ def scaffold():
                 site.scaffold.c_local.load_state_dict({KEY: torch.tensor(np.asarray(ci)[None, :])})
         ctl._run_rounds()
         c_i = dict((state or {"c_i": {}})["c_i"])
-        for name, site in sites.items():
-            c_i[int(name.split("-")[1])] = site.scaffold.c_local.state_dict()[KEY].numpy().reshape(-1).copy()
-        return (np.asarray(ctl.model.params[KEY], dtype=np.float64).reshape(-1),
-                {"c": np.asarray(ctl._global_ctrl_weights[KEY], dtype=np.float64).reshape(-1), "c_i": c_i})
+        for name in (sent if own else sites):  # the sites that trained (a site not sampled keeps its c_i)
+            c_i[int(name.split("-")[1])] = sites[name].scaffold.c_local.state_dict()[KEY].numpy().reshape(-1).copy()
+        out = (np.asarray(ctl.model.params[KEY], dtype=np.float64).reshape(-1),
+               {"c": np.asarray(ctl._global_ctrl_weights[KEY], dtype=np.float64).reshape(-1), "c_i": c_i})
+        return (*out, {"drawn": _cids(sent)}) if own else out
     return impl
 
 
@@ -229,14 +288,15 @@ def _fedopt(optimizer: str, constant_lr: bool = True, checkpoint: bool = False):
     ``ConstantLR`` with factor 1; without it, ``FedOpt``'s default ``lr_scheduler_args`` (as shipped), stepped
     by the controller after every round. The controller (with its server model, optimizer and schedule state)
     lives in the worker across calls; the kit's state names the round, and a state the kit did not produce
-    restarts the controller. With ``checkpoint`` the kit's x is the initial checkpoint (``FedOpt(model=...)``, as
+    restarts the controller. Given ``clients_per_round``, ``num_clients`` = m and ``FedAvg.run``'s
+    ``sample_clients`` draws the sites (a new controller starts a run). With ``checkpoint`` the kit's x is the initial checkpoint (``FedOpt(model=...)``, as
     a persistor's ``source_ckpt_file_full_name`` or ``FedOptRecipe(initial_ckpt=...)`` provides it) and
     ``source_model`` is the user's model object as built (:func:`_user_model`); without it the driver builds the
     source model at x, so the two agree."""
     kept: dict = {}
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=0.1, beta1=0.9,
-             beta2=0.99, tau=1e-3, initial_v=0.0, **_):
+             beta2=0.99, tau=1e-3, initial_v=0.0, clients_per_round=None, **_):
         args = {"lr": float(server_step)}
         if optimizer == "SGD":
             args["momentum"] = float(beta1)
@@ -247,7 +307,10 @@ def _fedopt(optimizer: str, constant_lr: bool = True, checkpoint: bool = False):
                 raise ValueError(f"torch.optim.Adagrad has no momentum; beta1 must be 0.0, got {beta1}")
             args.update(eps=float(tau), initial_accumulator_value=float(initial_v))
         token = None if state is None else state.get("token")
+        own = clients_per_round is not None
         if token is None or kept.get("token") != token:
+            if own:
+                _new_run(rng)
             source = _user_model(np.size(x)) if checkpoint else _net(x)
             schedule = {"lr_scheduler_args": {"path": "torch.optim.lr_scheduler.ConstantLR",
                                               "args": {"factor": 1.0, "total_iters": 0}}} if constant_lr else {}
@@ -258,7 +321,9 @@ def _fedopt(optimizer: str, constant_lr: bool = True, checkpoint: bool = False):
             kept.clear()
             kept.update(ctl=ctl, round=0, first=True)
         ctl = kept["ctl"]
-        _wire(ctl, _sites(clients), local_steps, local_step, send_diff=True)
+        ctl.num_clients = int(clients_per_round) if own else len(clients)  # FedAvg.run samples num_clients sites
+        sent: list = []
+        _wire(ctl, _sites(clients, by_cid=own), local_steps, local_step, send_diff=True, own_sampler=own, sent=sent)
         ctl.model = FLModel(params={KEY: np.asarray(x)[None, :]}, params_type=ParamsType.FULL)
         ctl.start_round = kept["round"]
         if kept.pop("first", False):
@@ -268,7 +333,7 @@ def _fedopt(optimizer: str, constant_lr: bool = True, checkpoint: bool = False):
         kept["round"] += 1
         kept["token"] = f"{id(ctl)}:{kept['round']}"
         x_new = np.asarray(ctl.torch_model.lin.weight.detach().numpy(), dtype=np.float64).reshape(-1).copy()
-        return x_new, {"token": kept["token"]}
+        return (x_new, {"token": kept["token"]}) + (({"drawn": _cids(sent)},) if own else ())
     return impl
 
 

@@ -18,8 +18,11 @@ bias correction; tau outside the square root) and ``sgd(momentum=b)`` optax's tr
 turns on optax's documented design choices (docs/frameworks.md, FedJAX's three FAILs): ``adam_bias_correction``
 (optax.adam: m / (1 - b1^t), v / (1 - b2^t)), ``yogi_optax`` (optax.yogi: both moments start at 1e-6, then bias
 correction), ``adagrad_eps_inside_sqrt`` (optax.scale_by_rss: g / sqrt(v + eps)); ``prox_anchor_follows`` (the
-proximal anchor is the client's current iterate, so FedProx is FedAvg) is a power check on the FedProx check. ``install()`` registers the
-modules in ``sys.modules``; the test restores them (``NAMES``)."""
+proximal anchor is the client's current iterate, so FedProx is FedAvg) is a power check on the FedProx check.
+``fedjax.client_samplers.UniformGetClientSampler`` is re-typed from ``fedjax/core/client_samplers.py`` (each round
+``get_pseudo_random_state(seed, round_num).choice(client_ids, num_clients, replace=False)``, the Park-Miller
+state of (seed, round)); ``sample_first`` is its slip, a sampler that always returns the first ``num_clients``
+ids. ``install()`` registers the modules in ``sys.modules``; the test restores them (``NAMES``)."""
 from __future__ import annotations
 
 import sys
@@ -31,7 +34,7 @@ import numpy as np
 import torch
 
 SLIP: dict = {"adam_bias_correction": False, "yogi_optax": False, "adagrad_eps_inside_sqrt": False,
-              "prox_anchor_follows": False}
+              "prox_anchor_follows": False, "sample_first": False}
 NAMES = ("jax", "fedjax")
 _CONFIG: dict = {"jax_enable_x64": False}
 
@@ -186,17 +189,50 @@ def fed_prox(per_example_loss: Callable, client_optimizer: Optimizer, server_opt
     return FederatedAlgorithm(lambda params: ServerState(params, server_optimizer.init(params)), apply)
 
 
+# --- fedjax.client_samplers ------------------------------------------------------------------------------------
+def get_pseudo_random_state(seed: int, round_num: int) -> np.random.RandomState:
+    """FedJAX's deterministic state of (seed, round): a Park-Miller generator stepped round_num times."""
+    modulus, multiplier = 2**31 - 1, 16807
+    start = np.random.RandomState(seed).randint(1, modulus - 1)
+    return np.random.RandomState(pow(multiplier, round_num, modulus) * start % modulus)
+
+
+class UniformGetClientSampler:
+    def __init__(self, fd: Any, num_clients: int, seed: int, start_round_num: int = 0) -> None:
+        self._federated_data, self._num_clients, self._seed = fd, num_clients, seed
+        self._client_ids = list(fd.client_ids())
+        self._round_num = start_round_num
+
+    def sample(self) -> list:
+        ids = np.array(self._client_ids, dtype=object)
+        if SLIP["sample_first"]:
+            chosen = ids[:self._num_clients]
+        else:
+            chosen = get_pseudo_random_state(self._seed, self._round_num).choice(ids, size=self._num_clients,
+                                                                              replace=False)
+        clients = [(cid, data, self._round_num) for cid, data in self._federated_data.get_clients(chosen)]
+        self._round_num += 1
+        return clients
+
+    def set_round_num(self, round_num: int) -> None:
+        self._round_num = round_num
+
+
 def install() -> None:
     """Register ``jax``, ``jax.numpy``, ``jax.random``, ``fedjax``, ``fedjax.algorithms(.fed_avg)``."""
     _CONFIG["jax_enable_x64"] = False
     config = types.SimpleNamespace(update=lambda key, value: _CONFIG.__setitem__(key, value))
     optimizers = _mod("fedjax.optimizers", Optimizer=Optimizer, sgd=sgd, adam=adam, yogi=yogi, adagrad=adagrad)
+    samplers = _mod("fedjax.client_samplers", UniformGetClientSampler=UniformGetClientSampler,
+                    get_pseudo_random_state=get_pseudo_random_state)
     mods = {
         "jax": _mod("jax", config=config, grad=grad),
         "jax.numpy": _mod("jax.numpy", asarray=asarray, mean=torch.mean),
         "jax.random": _mod("jax.random", PRNGKey=lambda seed: seed),
-        "fedjax": _mod("fedjax", optimizers=optimizers, ShuffleRepeatBatchHParams=ShuffleRepeatBatchHParams),
+        "fedjax": _mod("fedjax", optimizers=optimizers, client_samplers=samplers,
+                       ShuffleRepeatBatchHParams=ShuffleRepeatBatchHParams),
         "fedjax.optimizers": optimizers,
+        "fedjax.client_samplers": samplers,
         "fedjax.algorithms": _mod("fedjax.algorithms"),
         "fedjax.algorithms.fed_avg": _mod("fedjax.algorithms.fed_avg", federated_averaging=federated_averaging,
                                           ServerState=ServerState),

@@ -12,16 +12,21 @@ FedAvg aggregates as FedLab does, uniformly (``fedavg_aggregate`` without weight
 choice, so the kit's n_k/n check fails here as on FedLab). FedDyn is Acar et al.'s Alg. 1 unless ``SLIP`` turns on
 FedLab's two deviations (docs/frameworks.md): ``feddyn_detached_terms`` builds the linear and proximal terms from
 detached parameters (no gradient), ``feddyn_h_subtracts_x_once`` subtracts x once in h+ instead of once per
-participant. ``install()`` puts the modules in ``sys.modules``."""
+participant. The handlers' own sampler is re-typed too: ``sample_clients()`` is ``sorted(random.sample(range(
+num_clients), num_clients_per_round))`` (``basic_server.py``) and ``fedlab.utils.functional.setup_seed`` seeds
+Python's ``random`` (with NumPy and torch); ``sample_first`` is its slip, a sampler that always returns ids
+0..m-1. ``install()`` puts the modules in ``sys.modules``."""
 from __future__ import annotations
 
+import random
 import sys
 import types
 from copy import deepcopy
 
+import numpy as np
 import torch
 
-SLIP: dict = {"feddyn_detached_terms": False, "feddyn_h_subtracts_x_once": False}
+SLIP: dict = {"feddyn_detached_terms": False, "feddyn_h_subtracts_x_once": False, "sample_first": False}
 
 
 def _mod(name: str, **attrs) -> types.ModuleType:
@@ -69,6 +74,11 @@ class SyncServerHandler(_Maintainer):
     @property
     def num_clients_per_round(self) -> int:
         return max(1, int(self.sample_ratio * self.num_clients))
+
+    def sample_clients(self) -> list[int]:
+        if SLIP["sample_first"]:
+            return list(range(self.num_clients_per_round))
+        return sorted(random.sample(range(self.num_clients), self.num_clients_per_round))
 
     def global_update(self, buffer: list) -> None:
         self.set_model(fedavg_aggregate([ele[0] for ele in buffer]))
@@ -205,12 +215,20 @@ class FedDynSerialClientTrainer(SGDSerialClientTrainer):
             self.cache.append([self.model_parameters])
 
 
+def setup_seed(seed: int) -> None:
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    random.seed(seed)
+
+
 def install() -> None:
     """Register the stand-in as ``fedlab`` (and the submodules the driver imports) in ``sys.modules``."""
     alg = "fedlab.contrib.algorithm"
     mods = {
         "fedlab": _mod("fedlab"),
         "fedlab.contrib": _mod("fedlab.contrib"),
+        "fedlab.utils": _mod("fedlab.utils"),
+        "fedlab.utils.functional": _mod("fedlab.utils.functional", setup_seed=setup_seed),
         alg: _mod(alg),
         f"{alg}.basic_server": _mod(f"{alg}.basic_server", SyncServerHandler=SyncServerHandler),
         f"{alg}.basic_client": _mod(f"{alg}.basic_client", SGDSerialClientTrainer=SGDSerialClientTrainer),

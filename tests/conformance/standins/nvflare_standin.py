@@ -2,18 +2,23 @@
 ``ParamsType``, ``AlgorithmConstants``, ``FLMetaKey``, the ``FedAvg`` / ``Scaffold`` / ``FedOpt`` controllers
 (``run`` / ``_run_rounds`` over ``sample_clients``, ``send_model`` with a callback or ``send_model_and_wait``,
 aggregation weighted by ``NUM_STEPS_CURRENT_ROUND``, ``update_model``), ``PTFedProxLoss`` and
-``PTScaffoldHelper``. Re-typed from NVFlare's source as read for docs/frameworks.md; ``SLIP`` switches one
-deviation on. ``install()`` puts the modules in ``sys.modules``."""
+``PTScaffoldHelper``, and the controllers' own sampler ``sample_clients(num_clients)`` (re-typed from
+``BaseModelController.sample_clients``: ``random.shuffle`` of the engine's connected clients' names, the first
+``num_clients`` kept). Re-typed from NVFlare's source as read for docs/frameworks.md; ``SLIP`` switches one
+deviation on: ``scaffold_correction_sign`` (the client correction's sign flipped) or ``sample_first`` (a sampler
+that keeps the first ``num_clients`` connected sites without shuffling). ``install()`` puts the modules in
+``sys.modules``."""
 from __future__ import annotations
 
 import importlib
+import random
 import sys
 import types
 
 import numpy as np
 import torch
 
-SLIP: dict = {"scaffold_correction_sign": False}
+SLIP: dict = {"scaffold_correction_sign": False, "sample_first": False}
 
 
 class FLContext:
@@ -50,6 +55,14 @@ class FedAvg:
     def __init__(self, *, num_clients=3, num_rounds=1, model=None, fedprox_mu=None, **_):
         self.num_clients, self.num_rounds, self.model, self.fedprox_mu = num_clients, num_rounds, model, fedprox_mu
         self.start_round = 0
+
+    def sample_clients(self, num_clients=None):
+        clients = [client.name for client in self.engine.get_clients()]
+        if num_clients and num_clients < len(clients):
+            if not SLIP["sample_first"]:
+                random.shuffle(clients)
+            clients = clients[0:num_clients]
+        return clients
 
     def update_model(self, model, aggr):
         if aggr.params_type == ParamsType.DIFF:
