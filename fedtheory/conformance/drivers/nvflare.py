@@ -375,7 +375,7 @@ def fedavgm_checkpoint():
 
 # ----------------------------------------------------------------- FedOptRecipe's path (NVFlare's quick start)
 
-class _Engine:
+class _RecipeEngine:
     """What the server engine gives the recipe's components: its components by id and the component builder."""
 
     def __init__(self, components: dict):
@@ -457,7 +457,7 @@ def _recipe_fedopt(optimizer: str, checkpoint: bool = False):
         persistor, generator = components["persistor"], components["shareable_generator"]
         aggregator = components["aggregator"]
         fl_ctx = FLContext()
-        fl_ctx.set_prop(ReservedKey.ENGINE, _Engine(components), private=True, sticky=False)
+        fl_ctx.set_prop(ReservedKey.ENGINE, _RecipeEngine(components), private=True, sticky=False)
         fl_ctx.set_prop(FLContextKey.APP_ROOT, workspace, private=True, sticky=False)
         for component in (persistor, generator, aggregator):
             component.log_info = _Silent()
