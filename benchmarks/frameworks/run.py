@@ -88,6 +88,10 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fednova", "fednova", "fednova"),
         Check("fednova_uniform", "fednova_uniform", "fednova", {"weighting": "uniform"}),
         Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}),
+        # FedNova's two other aggregate options (flgo/algorithm/fednova.py:22-33): p_i = n_i over all members' data,
+        # not renormalised over the round's clients; 'weighted_scale' multiplies Delta (not tau_eff) by N/K
+        Check("fednova_weighted_scale", "fednova_weighted_scale", "fednova", configuration="aggregate='weighted_scale'"),
+        Check("fednova_weighted_com", "fednova_weighted_com", "fednova", configuration="aggregate='weighted_com'"),
     )),
     "nvflare": Framework(("nvflare==2.9.0",), torch=True, checks=(
         Check("fedavg", "fedavg", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
