@@ -170,7 +170,8 @@ FRAMEWORKS: dict[str, Framework] = {
     )),
     # OpenFL weights by the collaborators' data sizes (n_k/n) itself; its adaptive aggregations keep OpenFL's
     # initial_accumulator_value (0 for Adam and Yogi, 0.1 for Adagrad) and name tau "epsilon"
-    "openfl": Framework(("openfl==1.9",), checks=(
+    # torch (CPU) for FedProxOptimizer, OpenFL's PyTorch FedProx (openfl/utilities/optimizers/torch/fedprox.py)
+    "openfl": Framework(("openfl==1.9",), torch=True, checks=(
         Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
         Check("fedadam", "fedadam", SO, {"optimizer": "fedadam", "weighting": "num_examples"}),
         Check("fedyogi", "fedyogi", SO, {"optimizer": "fedyogi", "weighting": "num_examples"}, configuration=SHIPPED),
@@ -179,6 +180,9 @@ FRAMEWORKS: dict[str, Framework] = {
               configuration="epsilo typo corrected"),
         Check("fedadagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0, "initial_v": 0.1,
                                                "weighting": "num_examples"}),
+        # FedProxOptimizer (mu = the kit's prox) for K local steps, w_old set as OpenFL's FedProx tutorial sets it;
+        # OpenFL's WeightedAverage (n_k/n) has no server learning rate
+        Check("fedprox", "fedprox", "fedprox", fixed=("server_step",)),
     )),
     # FLSim 0.1.0 does not import on Python 3.11 (a dataclass instance as a field default in
     # flsim/common/timeout_simulator.py): Python 3.10. Each round is SyncTrainer.train with FLSim's Client (K epochs
