@@ -104,6 +104,10 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fednova", "fednova", "fednova"),
         Check("fednova_uniform", "fednova_uniform", "fednova", {"weighting": "uniform"}),
         Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}),
+        # FedNova's two other aggregate options (flgo/algorithm/fednova.py:22-33): p_i = n_i over all members' data,
+        # not renormalised over the round's clients; 'weighted_scale' multiplies Delta (not tau_eff) by N/K
+        Check("fednova_weighted_scale", "fednova_weighted_scale", "fednova", configuration="aggregate='weighted_scale'"),
+        Check("fednova_weighted_com", "fednova_weighted_com", "fednova", configuration="aggregate='weighted_com'"),
     )),
     # tenseal: the HE recipe's CKKS library, at the version NVFlare's `he` extra pins for Python < 3.13
     "nvflare": Framework(("nvflare==2.9.0", "tenseal==0.3.15"), torch=True, checks=(
@@ -201,7 +205,8 @@ FRAMEWORKS: dict[str, Framework] = {
     )),
     # OpenFL weights by the collaborators' data sizes (n_k/n) itself; its adaptive aggregations keep OpenFL's
     # initial_accumulator_value (0 for Adam and Yogi, 0.1 for Adagrad) and name tau "epsilon"
-    "openfl": Framework(("openfl==1.9",), checks=(
+    # torch (CPU) for FedProxOptimizer, OpenFL's PyTorch FedProx (openfl/utilities/optimizers/torch/fedprox.py)
+    "openfl": Framework(("openfl==1.9",), torch=True, checks=(
         Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
         Check("fedadam", "fedadam", SO, {"optimizer": "fedadam", "weighting": "num_examples"}),
         Check("fedyogi", "fedyogi", SO, {"optimizer": "fedyogi", "weighting": "num_examples"}, configuration=SHIPPED),
@@ -210,6 +215,9 @@ FRAMEWORKS: dict[str, Framework] = {
               configuration="epsilo typo corrected"),
         Check("fedadagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0, "initial_v": 0.1,
                                                "weighting": "num_examples"}),
+        # FedProxOptimizer (mu = the kit's prox) for K local steps, w_old set as OpenFL's FedProx tutorial sets it;
+        # OpenFL's WeightedAverage (n_k/n) has no server learning rate
+        Check("fedprox", "fedprox", "fedprox", fixed=("server_step",)),
     )),
     # FLSim 0.1.0 does not import on Python 3.11 (a dataclass instance as a field default in
     # flsim/common/timeout_simulator.py): Python 3.10. Each round is SyncTrainer.train with FLSim's Client (K epochs

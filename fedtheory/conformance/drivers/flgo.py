@@ -346,3 +346,19 @@ def fednova_uniform():
     """flgo's FedNova with aggregate='uniform' (``flgo.init``'s default option): tau_eff = mean tau_i, the d_i
     averaged; checked as ``fednova`` with ``weighting="uniform"``."""
     return _fednova("uniform", "uniform")
+
+
+def fednova_weighted_scale():
+    """flgo's FedNova with aggregate='weighted_scale' (``flgo/algorithm/fednova.py:22-26``): p_i = n_i / sum of all
+    members' data (not renormalised over the round's K received clients), tau_eff = sum_S p_i tau_i and
+    Delta = (N/K) sum_S p_i d_i, x+ = x + tau_eff Delta. The N/K factor (Li et al. 2020's scheme II, as flgo's
+    ``BasicServer.aggregate`` documents it) scales Delta only. At full participation (K = N) this is eq. (7) with
+    p_i = n_i / n; checked as ``fednova`` with n_i weights."""
+    return _fednova("weighted_scale", "num_examples")
+
+
+def fednova_weighted_com():
+    """flgo's FedNova with aggregate='weighted_com' (``flgo/algorithm/fednova.py:31-33``): p_i = n_i / sum of all
+    members' data, not renormalised over the round's clients: x+ = x + (sum_S p_i tau_i)(sum_S p_i d_i). At full
+    participation this is eq. (7) with p_i = n_i / n; checked as ``fednova`` with n_i weights."""
+    return _fednova("weighted_com", "num_examples")

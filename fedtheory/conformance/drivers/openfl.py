@@ -16,7 +16,9 @@ left at OpenFL's default, 0 for Adam/Yogi and 0.1 for Adagrad): ``WeightedAverag
 ``openfl/utilities/optimizers/numpy``).
 
 Clients: OpenFL has no local trainer of its own (the user's ``TaskRunner.train_`` trains); the driver takes K
-full-batch gradient steps of size eta_l on the kit's least squares, the local loop the kit assumes.
+full-batch gradient steps of size eta_l on the kit's least squares, the local loop the kit assumes. ``fedprox``
+takes them with OpenFL's own ``FedProxOptimizer`` (``openfl/utilities/optimizers/torch/fedprox.py``, torch), built
+and given w_old as OpenFL's FedProx tutorial does (:func:`_fedprox_local`); the server is ``fedavg``'s.
 
 State: the aggregation function keeps the optimizer (its moments and step count) between rounds, so it lives in
 the worker; the state returned to the kit is the optimizer's moments in the kit's sign (OpenFL's gradient is
@@ -64,12 +66,12 @@ class _Server:
         self.db.cache_tensor({TensorKey(KEY, ORIGIN, self.round, False, ("aggregated",)):
                               np.array(x, dtype=np.float64)})
 
-    def aggregate(self, x, clients, local_steps, local_step) -> np.ndarray:
+    def aggregate(self, x, clients, local_steps, local_step, train=_local) -> np.ndarray:
         names = [f"col{pos}" for pos in range(len(clients))]
         # the aggregator's TensorDB holds each result with the collaborator's name among its tags
         # (aggregator.py, _process_named_tensor), which get_aggregated_tensor looks up
         for name, client in zip(names, clients):
-            y = _local(x, client, local_steps, local_step)
+            y = train(x, client, local_steps, local_step)
             tags = change_tags(("trained",), add_field=name)  # as the aggregator labels a collaborator's result
             self.db.cache_tensor({TensorKey(KEY, ORIGIN, self.round, False, tags): y})
         total = sum(c.num_examples for c in clients)
@@ -88,6 +90,43 @@ def fedavg():
             raise ValueError(f"OpenFL's WeightedAverage has no server learning rate; server_step must be 1.0, "
                              f"got {server_step}")
         return _Server(WeightedAverage(), x).aggregate(x, clients, local_steps, local_step)
+    return impl
+
+
+def _fedprox_local(x, client, local_steps, local_step, prox) -> np.ndarray:
+    """K full-batch steps of OpenFL's ``FedProxOptimizer`` (openfl/utilities/optimizers/torch/fedprox.py:14) on
+    1/(2m)||Z y - t||^2 from x, as OpenFL's FedProx tutorial trains a selected collaborator
+    (openfl-tutorials/experimental/workflow/401_FedProx_with_Synthetic_nonIID.ipynb): the optimizer built anew
+    with the round's model's parameters and ``set_old_weights`` given their detached clones (w_old = x^t), then
+    zero_grad, backward, step per batch. Its step is d_p = grad + mu (p - w_old) (fedprox.py:136), Li et al.'s
+    gradient of f_k + mu/2 ||w - x^t||^2, so the kit's prox is OpenFL's mu."""
+    import torch  # OpenFL's PyTorch optimizers need torch; its aggregation functions do not
+    from openfl.utilities.optimizers.torch import FedProxOptimizer
+
+    z = torch.tensor(np.asarray(client.features, dtype=np.float64))
+    t = torch.tensor(np.asarray(client.targets, dtype=np.float64))
+    w = torch.nn.Parameter(torch.tensor(np.array(x, dtype=np.float64)))
+    optimizer = FedProxOptimizer([w], lr=float(local_step), mu=float(prox))
+    optimizer.set_old_weights([p.clone().detach() for p in [w]])
+    for _ in range(int(local_steps)):
+        optimizer.zero_grad()
+        loss = 0.5 * torch.mean((z @ w - t) ** 2)
+        loss.backward()
+        optimizer.step()
+    return w.detach().numpy().copy()
+
+
+def fedprox():
+    """OpenFL's ``FedProxOptimizer`` on each collaborator (:func:`_fedprox_local`) and OpenFL's aggregator path with
+    ``WeightedAverage`` (n_k/n, as ``fedavg``): checked as ``fedprox`` with ``fixed=["server_step"]``. OpenFL's
+    ``FedProxAdam`` (fedprox.py:151) runs Adam on grad + mu (w - w_old) locally: not a kit family."""
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, server_step=1.0,
+             weighting="num_examples", **_):
+        if server_step != 1.0:
+            raise ValueError(f"OpenFL's WeightedAverage has no server learning rate; server_step must be 1.0, "
+                             f"got {server_step}")
+        train = lambda x0, c, k, eta: _fedprox_local(x0, c, k, eta, prox)  # noqa: E731
+        return _Server(WeightedAverage(), x).aggregate(x, clients, local_steps, local_step, train)
     return impl
 
 

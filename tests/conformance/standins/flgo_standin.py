@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 SLIP: dict = {"scaffold_c_over_S": False, "sample_first": False, "md_ignores_datavol": False,
-              "md_repeats_once": False}
+              "md_repeats_once": False, "nova_tau_eff_unweighted": False}
 
 
 def _mod(name, **attrs):
@@ -268,7 +268,10 @@ class ScaffoldClient(BasicClient):
 
 class FedNovaServer(BasicServer):
     """flgo.algorithm.fednova.Server: d_i = (y_i - x) / tau_i, p_i = n_i / all members' data, then (aggregate
-    'other') p normalised over the received clients, x + (sum p_i tau_i) sum p_i d_i; 'uniform': mean tau, mean d."""
+    'other') p normalised over the received clients, x + (sum p_i tau_i) sum p_i d_i; 'uniform': mean tau, mean d;
+    'weighted_com': p not normalised, x + (sum p_i tau_i) sum p_i d_i; 'weighted_scale': the same with the sum of the
+    p_i d_i times N/K (fednova.py:20-39). The slip ``nova_tau_eff_unweighted`` sums the tau_i unweighted in the
+    last two options."""
 
     def iterate(self):
         self.selected_clients = self.sample()
@@ -278,6 +281,12 @@ class FedNovaServer(BasicServer):
         p = [vols[c] / sum(vols) for c in self.received_clients]
         if self.aggregation_option == "uniform":
             tau_eff, delta = sum(res["tau"]) / len(ds), _model_average(ds)
+        elif self.aggregation_option in ("weighted_com", "weighted_scale"):
+            tau_eff = (sum(res["tau"]) if SLIP["nova_tau_eff_unweighted"]
+                       else sum(t * pk for t, pk in zip(res["tau"], p)))
+            delta = _model_sum([d * pk for d, pk in zip(ds, p)])
+            if self.aggregation_option == "weighted_scale":
+                delta = delta * (self.num_clients / len(ds))
         else:
             p = [pk / sum(p) for pk in p]
             tau_eff, delta = sum(t * pk for t, pk in zip(res["tau"], p)), _model_sum([d * pk for d, pk in zip(ds, p)])

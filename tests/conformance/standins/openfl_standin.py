@@ -14,7 +14,12 @@ built), ``NumPyAdagrad`` is Alg. 2's Adagrad with beta1 = 0. CI installs no open
 ``stale_base`` makes ``AdaptiveAggregation`` take round 0's model as the base in every round (a driver that did
 not store the round's model as OpenFL's ``("aggregated",)`` tensor would see that), ``uniform_weights``
 makes ``get_aggregated_tensor`` weigh every collaborator 1/n (a driver that lost the collaborators' data sizes,
-which the aggregator turns into n_k/n). ``install()`` puts the modules in ``sys.modules``."""
+which the aggregator turns into n_k/n), ``fedprox_no_old_weights`` makes ``FedProxOptimizer.set_old_weights`` keep
+nothing (w_old None: the proximal term is dropped, FedAvg's local steps), ``fedprox_half_mu`` adds mu/2 (p - w_old)
+(a driver that mapped Li et al.'s mu/2 ||w - w^t||^2 onto OpenFL's mu as mu/2 would see that).
+``openfl.utilities.optimizers.torch.FedProxOptimizer`` is re-typed from openfl/utilities/optimizers/torch/fedprox.py
+(SGD with momentum, dampening, weight decay and d_p + mu (p - w_old)); it needs torch and is installed where torch
+imports. ``install()`` puts the modules in ``sys.modules``."""
 from __future__ import annotations
 
 import sys
@@ -24,7 +29,8 @@ from collections import namedtuple
 
 import numpy as np
 
-SLIP: dict = {"stale_base": False, "uniform_weights": False}
+SLIP: dict = {"stale_base": False, "uniform_weights": False, "fedprox_no_old_weights": False,
+              "fedprox_half_mu": False}
 NAMES = ("openfl",)
 
 TensorKey = namedtuple("TensorKey", ["tensor_name", "origin", "round_number", "report", "tags"])
@@ -186,6 +192,48 @@ class AdagradAdaptiveAggregation(AdaptiveAggregation):
                          agg_func or WeightedAverage())
 
 
+def _fedprox_optimizer():
+    """OpenFL 1.9's ``FedProxOptimizer`` (a torch ``Optimizer``), or None without torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+
+    class FedProxOptimizer(torch.optim.Optimizer):
+        def __init__(self, params, lr=0.01, mu=0.0, momentum=0, dampening=0, weight_decay=0, nesterov=False):
+            super().__init__(params, {"dampening": dampening, "lr": lr, "momentum": momentum, "mu": mu,
+                                      "nesterov": nesterov, "weight_decay": weight_decay})
+
+        @torch.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                mu = group["mu"] / 2 if SLIP["fedprox_half_mu"] else group["mu"]
+                w_old = group.get("w_old")  # OpenFL reads group["w_old"]: set_old_weights must come first
+                for p, w_old_p in zip(group["params"], w_old or [None] * len(group["params"])):
+                    if p.grad is None:
+                        continue
+                    d_p = p.grad
+                    if group["weight_decay"] != 0:
+                        d_p = d_p.add(p, alpha=group["weight_decay"])
+                    if group["momentum"] != 0:
+                        state = self.state[p]
+                        if "momentum_buffer" not in state:
+                            buf = state["momentum_buffer"] = torch.clone(d_p).detach()
+                        else:
+                            buf = state["momentum_buffer"]
+                            buf.mul_(group["momentum"]).add_(d_p, alpha=1 - group["dampening"])
+                        d_p = d_p.add(buf, alpha=group["momentum"]) if group["nesterov"] else buf
+                    if w_old_p is not None:
+                        d_p.add_(p - w_old_p, alpha=mu)
+                    p.add_(d_p, alpha=-group["lr"])
+
+        def set_old_weights(self, old_weights):
+            for group in self.param_groups:
+                group["w_old"] = None if SLIP["fedprox_no_old_weights"] else old_weights
+
+    return FedProxOptimizer
+
+
 def install() -> None:
     """Put the stand-in's modules in ``sys.modules`` under OpenFL's names."""
     def module(name: str, **attrs) -> types.ModuleType:
@@ -200,6 +248,9 @@ def install() -> None:
     module("openfl.utilities.types", SingletonABCMeta=SingletonABCMeta)
     module("openfl.utilities.optimizers")
     module("openfl.utilities.optimizers.numpy", NumPyAdam=NumPyAdam, NumPyYogi=NumPyYogi, NumPyAdagrad=NumPyAdagrad)
+    fedprox = _fedprox_optimizer()
+    if fedprox is not None:  # OpenFL exports its torch optimizers only where torch imports (find_spec("torch"))
+        module("openfl.utilities.optimizers.torch", FedProxOptimizer=fedprox)
     module("openfl.interface")
     module("openfl.interface.aggregation_functions", WeightedAverage=WeightedAverage,
            AdamAdaptiveAggregation=AdamAdaptiveAggregation, YogiAdaptiveAggregation=YogiAdaptiveAggregation,
