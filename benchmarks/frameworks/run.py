@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fedtheory.conformance.tolerances import secure_aggregation_rtol
+
 ROOT = Path(__file__).resolve().parents[2]
 DRIVERS = ROOT / "fedtheory" / "conformance" / "drivers"
 
@@ -49,6 +51,8 @@ class Check:
     #: "as shipped" (the framework's defaults) or "as the paper" (the option that matches the paper), where an
     #: algorithm is checked both ways; recorded in the report and shown in the summary table
     configuration: str = ""
+    #: hypothesis cases per property when fewer than the kit's default (a runtime that takes seconds per round)
+    max_examples: int | None = None
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,14 @@ class Framework:
     checks: tuple[Check, ...]
     torch: bool = False
     python: str = "python3"
+    #: the driver file drivers/<driver>.py (default: the framework's name)
+    driver: str = ""
 
 
 SO = "server_optimizer"
+#: Flower's SecAgg+ at SecAggPlusWorkflow's defaults (clipping_range 8.0, quantization_range 2^22, max_weight 1000):
+#: the bound its clipping and quantization put on a FedAvg round, derived in tolerances.secure_aggregation_rtol
+SECAGG_RTOL = secure_aggregation_rtol(clipping_range=8.0, quantization_range=2**22, max_weight=1000.0)
 SHIPPED, PAPER = "as shipped", "as the paper"
 # The framework's own sampler, as shipped: every check of flgo (FedAvg, FedProx, SCAFFOLD, FedDyn, FedAvgM, FedNova), FedML
 # (SCAFFOLD, FedNova) and FLSim (FedAvg, FedAvgM, FedAdam) also runs its family's ``own_sampler`` property (docs/conformance.md, "A
@@ -188,6 +197,15 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedavg_f32", "fedavg", "fedavg", fixed=("server_step",), rtol=1e-6, configuration="float32 tolerance"),
     )),
     # fl4health 0.4.2 needs Python 3.10 and pins torch==2.6.0 itself; its FedAvg and FedProx have no server step
+    # Flower's secure aggregation (SecAggPlusWorkflow around DefaultWorkflow and FedAvg, secaggplus_mod clients) as
+    # Flower's secure-aggregation example configures it; the driver delivers the messages in process, and a second
+    # check runs Flower's own simulation engine (run_simulation, Ray) on fewer cases (a Ray start per round)
+    "flower-secagg": Framework(("flwr[simulation]==1.42.0", "numpy"), driver="flower_secagg", checks=(
+        Check("fedavg_secagg", "fedavg", "fedavg", rtol=SECAGG_RTOL, fixed=("server_step",),
+              configuration="secure aggregation, as shipped"),
+        Check("fedavg_secagg_simulation", "fedavg_simulation", "fedavg", rtol=SECAGG_RTOL, fixed=("server_step",),
+              configuration="secure aggregation, run_simulation", max_examples=3),
+    )),
     "fl4health": Framework(("fl4health==0.4.2",), python="python3.10", checks=(
         Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
         Check("fedavg_uniform", "fedavg_uniform", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
@@ -241,7 +259,7 @@ def kit_commit(root: Path = ROOT) -> str:
 
 def framework_version(python: Path, fw: Framework) -> str:
     """The installed version of the framework's package (the first pin's name), as the venv reports it."""
-    package = fw.pip[0].split("==")[0].split("<")[0]
+    package = fw.pip[0].split("==")[0].split("<")[0].split("[")[0]
     code = f"import importlib.metadata as m; print(m.version({package!r}))"
     out = subprocess.run([str(python), "-c", code], capture_output=True, text=True)
     return f"{package} {out.stdout.strip()}" if out.returncode == 0 else f"{package} (version unreadable)"
@@ -256,13 +274,15 @@ def provenance(report: dict, markdown: str, commit: str, version: str, configura
 
 
 def run_check(python: Path, name: str, check: Check) -> Any:
-    """``check`` of the driver ``drivers/<name>.py`` run by ``python`` (the framework's venv)."""
+    """``check`` of the driver ``drivers/<name>.py`` (the framework's ``driver``) run by ``python`` (its venv)."""
     from fedtheory import conformance
     from fedtheory.conformance.adapters.remote import Remote
     # the driver is loaded by path: drivers/flgo.py must not shadow the flgo package on sys.path
-    command = [str(python), Remote.WORKER, f"{DRIVERS / name}.py:{check.factory}"]
-    with Remote(command, name=f"drivers/{name}.py:{check.factory}") as impl:
-        return conformance.check(impl, check.family, rtol=check.rtol, fixed=list(check.fixed), **check.hyper)
+    driver = (FRAMEWORKS[name].driver or name) if name in FRAMEWORKS else name
+    command = [str(python), Remote.WORKER, f"{DRIVERS / driver}.py:{check.factory}"]
+    with Remote(command, name=f"drivers/{driver}.py:{check.factory}") as impl:
+        return conformance.check(impl, check.family, rtol=check.rtol, fixed=list(check.fixed),
+                                 max_examples=check.max_examples, **check.hyper)
 
 
 def main(argv: list[str] | None = None) -> int:
