@@ -15,7 +15,8 @@ framework's installed version) and a summary table is printed.
 
 Not part of CI (network for the installs, minutes per framework): CI tests the flgo, nvflare, fl4health, fedml,
 appfl, fedjax, openfl, flsim and fedbiomed drivers (and the fedlab driver, not run here) against stand-ins
-(tests/conformance/test_<name>_driver.py). Run time on the shared 2-core machine (two or three runs at once), venvs
+(tests/conformance/test_<name>_driver.py), and the flower-secagg driver's in-process grid on Flower itself (the
+``flower`` extra; its run_simulation path needs Ray). Run time on the shared 2-core machine (two or three runs at once), venvs
 already present: flgo 634 s for its six checks (FedDyn alone 442 s), APPFL 329 s, FedJAX 446 s, NVFlare 107 s, FedML
 20 s; a new venv added 224 s (flgo), 346 s (APPFL), 45 s (FedJAX), 75 s (NVFlare), 247 s (FedML). docs/frameworks.md
 ("Run time") has the per-check times.
