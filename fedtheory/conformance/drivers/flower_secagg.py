@@ -36,19 +36,18 @@ import copy
 import random
 import uuid
 
-import numpy as np
-
 import flwr.compat.common.recorddict_compat as compat
+import numpy as np
 from flwr.app import Context, Message, RecordDict
 from flwr.client import ClientApp, NumPyClient
 from flwr.client.mod import secaggplus_mod
 from flwr.common import ndarrays_to_parameters, parameters_to_ndarrays
+from flwr.common.constant import SUPERLINK_NODE_ID
 from flwr.server import LegacyContext, ServerApp, ServerConfig
 from flwr.server.strategy import FedAvg
 from flwr.server.workflow import DefaultWorkflow, SecAggPlusWorkflow
 from flwr.server.workflow.constant import MAIN_PARAMS_RECORD
 from flwr.serverapp.grid import Grid
-from flwr.common.constant import SUPERLINK_NODE_ID
 from flwr.supercore.run import Run
 from flwr.supercore.task_identity import TaskIdentity
 
