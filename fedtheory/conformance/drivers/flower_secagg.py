@@ -141,7 +141,14 @@ def _round(x, clients, local_steps, local_step, rng, simulation: bool) -> np.nda
     main = _server_main(x, len(clients), out)
     client_app = _client_app(list(clients), int(local_steps), float(local_step))
     if simulation:
+        import sys
+
         from flwr.simulation import run_simulation
+        from ray import cloudpickle
+
+        # this module is loaded by path (remote_worker.py), so Ray's actors cannot import it by name: its client
+        # app travels by value, or every ClientApp fails to unpickle and the workflow halts with no update
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
         server_app = ServerApp()
         server_app.main()(main)
