@@ -14,10 +14,12 @@ needs and its pinned version (torch 2.13.0 CPU first where it needs torch); its 
 framework's installed version) and a summary table is printed.
 
 Not part of CI (network for the installs, minutes per framework): CI tests the fedlab, flgo, nvflare, fl4health,
-fedml, appfl, fedjax, openfl, flsim and fedbiomed drivers against stand-ins (tests/conformance/test_<name>_driver.py).
-Run time on the shared 2-core machine (two or three runs at once), venvs already present: flgo 634 s for its six
-checks (FedDyn alone 442 s), APPFL 329 s, FedJAX 446 s, NVFlare 107 s, FedML 20 s; a new venv added 224 s (flgo), 346 s (APPFL), 45 s (FedJAX), 75 s (NVFlare), 247 s (FedML). docs/frameworks.md
-("Run time") has the per-check times.
+fedml, appfl, fedjax, openfl, flsim and fedbiomed drivers against stand-ins (tests/conformance/test_<name>_driver.py),
+and the flower-secagg driver's in-process grid on Flower itself (the ``flower`` extra; its run_simulation path needs
+Ray). Run time on the shared 2-core machine (two or three runs at once), venvs already present: flgo 634 s for its
+six checks (FedDyn alone 442 s), APPFL 329 s, FedJAX 446 s, NVFlare 107 s, FedML 20 s; a new venv added 224 s
+(flgo), 346 s (APPFL), 45 s (FedJAX), 75 s (NVFlare), 247 s (FedML). docs/frameworks.md ("Run time") has the
+per-check times.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fedtheory.conformance.tolerances import ckks_rtol, fixed_point_rtol
+from fedtheory.conformance.tolerances import ckks_rtol, fixed_point_rtol, secure_aggregation_rtol
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,6 +56,12 @@ class Check:
     #: "as shipped" (the framework's defaults) or "as the paper" (the option that matches the paper), where an
     #: algorithm is checked both ways; recorded in the report and shown in the summary table
     configuration: str = ""
+    #: hypothesis cases per property when fewer than the kit's default (a runtime that takes seconds per round)
+    max_examples: int | None = None
+    #: instances of at least this many clients (a method the framework defines only from there on)
+    min_clients: int = 1
+    #: only these properties (a runtime too slow for all of them); empty: every property of the family
+    properties: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -62,9 +70,14 @@ class Framework:
     checks: tuple[Check, ...]
     torch: bool = False
     python: str = "python3"
+    #: the driver file drivers/<driver>.py (default: the framework's name)
+    driver: str = ""
 
 
 SO = "server_optimizer"
+#: Flower's SecAgg+ at SecAggPlusWorkflow's defaults (clipping_range 8.0, quantization_range 2^22, max_weight 1000):
+#: the bound its clipping and quantization put on a FedAvg round, derived in tolerances.secure_aggregation_rtol
+SECAGG_RTOL = secure_aggregation_rtol(clipping_range=8.0, quantization_range=2**22, max_weight=1000.0)
 SHIPPED, PAPER = "as shipped", "as the paper"
 # NVFlare's two FedOpt paths: FedOptRecipe (its quick start) and the low-level FedOpt controller
 RECIPE, CONTROLLER = "as shipped: FedOptRecipe", "FedOpt controller defaults"
@@ -249,6 +262,22 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedavg_f32", "fedavg", "fedavg", fixed=("server_step",), rtol=1e-6, configuration="float32 tolerance"),
     )),
     # fl4health 0.4.2 needs Python 3.10 and pins torch==2.6.0 itself; its FedAvg and FedProx have no server step
+    # Flower's secure aggregation (SecAggPlusWorkflow around DefaultWorkflow and FedAvg, secaggplus_mod clients) as
+    # Flower's secure-aggregation example configures it; the driver delivers the messages in process, and a second
+    # check runs Flower's own simulation engine (run_simulation, Ray) on fewer cases (a Ray start per round)
+    "flower-secagg": Framework(("flwr[simulation]==1.42.0", "numpy"), driver="flower_secagg", checks=(
+        Check("fedavg_secagg", "fedavg", "fedavg", rtol=SECAGG_RTOL, fixed=("server_step",),
+              configuration="secure aggregation, as shipped"),
+        # SecAggPlusWorkflow halts a round of fewer than two sampled clients ("The number of samples should be greater
+        # than 1."), which then leaves the model unchanged: the same check on instances of two clients or more
+        Check("fedavg_secagg_two_or_more", "fedavg", "fedavg", rtol=SECAGG_RTOL, fixed=("server_step",), min_clients=2,
+              configuration="secure aggregation, at least 2 clients"),
+        # the same rounds in Flower's simulation engine (a Ray start per round, 10 to 30 s on the shared machine): the
+        # properties the in-process grid passes, on three cases each, to show that the grid is a faithful translation
+        Check("fedavg_secagg_simulation", "fedavg_simulation", "fedavg", rtol=SECAGG_RTOL, fixed=("server_step",),
+              min_clients=2, max_examples=3, properties=("fedavg.one_round", "fedavg.num_examples", "fedavg.permutation"),
+              configuration="secure aggregation, at least 2 clients, run_simulation"),
+    )),
     "fl4health": Framework(("fl4health==0.4.2",), python="python3.10", checks=(
         Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
         Check("fedavg_uniform", "fedavg_uniform", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
@@ -304,7 +333,7 @@ def kit_commit(root: Path = ROOT) -> str:
 
 def framework_version(python: Path, fw: Framework) -> str:
     """The installed version of the framework's package (the first pin's name), as the venv reports it."""
-    package = fw.pip[0].split("==")[0].split("<")[0]
+    package = fw.pip[0].split("==")[0].split("<")[0].split("[")[0]
     code = f"import importlib.metadata as m; print(m.version({package!r}))"
     out = subprocess.run([str(python), "-c", code], capture_output=True, text=True)
     return f"{package} {out.stdout.strip()}" if out.returncode == 0 else f"{package} (version unreadable)"
@@ -319,13 +348,16 @@ def provenance(report: dict, markdown: str, commit: str, version: str, configura
 
 
 def run_check(python: Path, name: str, check: Check) -> Any:
-    """``check`` of the driver ``drivers/<name>.py`` run by ``python`` (the framework's venv)."""
+    """``check`` of the driver ``drivers/<name>.py`` (the framework's ``driver``) run by ``python`` (its venv)."""
     from fedtheory import conformance
     from fedtheory.conformance.adapters.remote import Remote
     # the driver is loaded by path: drivers/flgo.py must not shadow the flgo package on sys.path
-    command = [str(python), Remote.WORKER, f"{DRIVERS / name}.py:{check.factory}"]
-    with Remote(command, name=f"drivers/{name}.py:{check.factory}") as impl:
-        return conformance.check(impl, check.family, rtol=check.rtol, fixed=list(check.fixed), **check.hyper)
+    driver = (FRAMEWORKS[name].driver or name) if name in FRAMEWORKS else name
+    command = [str(python), Remote.WORKER, f"{DRIVERS / driver}.py:{check.factory}"]
+    with Remote(command, name=f"drivers/{driver}.py:{check.factory}") as impl:
+        return conformance.check(impl, check.family, rtol=check.rtol, fixed=list(check.fixed),
+                                 max_examples=check.max_examples, min_clients=check.min_clients,
+                                 properties=list(check.properties) or None, **check.hyper)
 
 
 def main(argv: list[str] | None = None) -> int:

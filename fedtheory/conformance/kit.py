@@ -38,9 +38,11 @@ from .tolerances import IDENTITY_RTOL
 
 __all__ = ["HOLDS", "VIOLATED", "NOT_APPLICABLE", "Outcome", "outcome", "not_applicable", "Property", "Variant",
            "instance_params", "one_round_L", "plain_cases", "cases_with", "instance_of", "round_hyper", "run_round",
-           "scale_of", "relative_error", "identity"]
+           "scale_of", "relative_error", "identity", "MAX_CLIENTS"]
 
 HOLDS, VIOLATED, NOT_APPLICABLE = "holds", "violated", "not applicable"
+#: The most clients an instance of the kit's plain cases has.
+MAX_CLIENTS = 6
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,7 @@ class Variant:
 
 @st.composite
 def instance_params(draw, hyper: Mapping[str, Any], *, L_max: float, kappa_max: float = 50.0, min_clients: int = 1,
-                    max_clients: int = 6, max_dim: int = 50, heterogeneous: bool = False) -> dict:
+                    max_clients: int = MAX_CLIENTS, max_dim: int = 50, heterogeneous: bool = False) -> dict:
     """Instance parameters: n, d (1..50, small favoured so shrinking goes there), mu, L, delta, zeta2, sizes, and
     the clients' ids (:data:`fedtheory.conformance.instance.ID_SCHEMES`: from 10 on, sparse and shuffled, or the
     positions), so an implementation that uses an id as a list index fails."""

@@ -19,7 +19,7 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from .families import VARIATIONS, check_hyper, default_hyper, properties_of, property_by_id, varied_hyper
-from .kit import HOLDS, NOT_APPLICABLE, VIOLATED, Outcome, Property
+from .kit import HOLDS, MAX_CLIENTS, NOT_APPLICABLE, VIOLATED, Outcome, Property
 from .tolerances import IDENTITY_RTOL
 
 __all__ = ["check", "Report", "PropertyResult", "Counterexample", "SEARCH_SEED", "SHRINK_BUDGET_S", "PASS", "FAIL",
@@ -214,8 +214,19 @@ class _Fail(AssertionError):
     pass
 
 
+def _cases(prop: Property, hyper: Mapping[str, Any], min_clients: int):
+    """The property's case strategy, with instances of at least ``min_clients`` clients where it draws the kit's
+    plain instances (a property that draws its own population, as ``own_sampler``'s 2..5 clients, keeps it)."""
+    if min_clients == 1:
+        return prop.cases(hyper)
+    try:
+        return prop.cases(hyper, min_clients=min_clients)
+    except TypeError:  # its factory takes no instance keywords: it fixes the population itself
+        return prop.cases(hyper)
+
+
 def _search(prop: Property, impl: Any, hyper: Mapping[str, Any], rtol: float, max_examples: int,
-            shrink: bool = True) -> PropertyResult:
+            shrink: bool = True, min_clients: int = 1) -> PropertyResult:
     # shrink=False is a zero shrinking budget, not a change of hypothesis phases (which would change the cases)
     # A property with its own case count is a statistical test: a smaller case is not a simpler counterexample.
     budget = SHRINK_BUDGET_S if shrink and not prop.examples else 0.0
@@ -226,7 +237,7 @@ def _search(prop: Property, impl: Any, hyper: Mapping[str, Any], rtol: float, ma
     @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None, print_blob=False,
               phases=(Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck))
     @seed(SEARCH_SEED)
-    @given(prop.cases(hyper))
+    @given(_cases(prop, hyper, min_clients))
     def run(case):
         if "na" in seen:
             return  # not applicable to this implementation: nothing to search
@@ -262,7 +273,8 @@ def _search(prop: Property, impl: Any, hyper: Mapping[str, Any], rtol: float, ma
 
 def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: float = IDENTITY_RTOL,
           max_examples: int | None = None, properties: list[str] | None = None, fail_fast: bool = False,
-          shrink: bool = True, vary: bool = True, fixed: Sequence[str] = (), **hyper: Any) -> Report:
+          shrink: bool = True, vary: bool = True, fixed: Sequence[str] = (), min_clients: int = 1,
+          **hyper: Any) -> Report:
     """Check ``impl`` (see :mod:`fedtheory.conformance.contract`) against the properties of ``claims``.
 
     ``hyper`` overrides the family's defaults (:func:`fedtheory.conformance.families.default_hyper`);
@@ -272,7 +284,9 @@ def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: f
     unshrunk (both for screening many implementations, e.g. the kit's power measurement). ``vary`` (default) also
     runs the core properties at :data:`~fedtheory.conformance.families.VARIATIONS` hyperparameter sets drawn in the
     paper's ranges (:func:`~fedtheory.conformance.families.varied_hyper`), reported as "<property> @ <what changed>";
-    ``fixed`` names the hyperparameters the implementation does not take (kept at their value there).
+    ``fixed`` names the hyperparameters the implementation does not take (kept at their value there);
+    ``min_clients`` > 1 draws instances of at least that many clients (for a method defined only from there on, e.g.
+    secure aggregation; a property's own subsets of the clients, as ``expected_sampling``'s, are unchanged).
     """
     props = properties_of(claims)
     if properties is not None:
@@ -286,6 +300,9 @@ def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: f
         raise ValueError(f"hyperparameters for {claims} are {sorted(defaults)}; unknown: {sorted(unknown)}")
     if not (0 < rtol < 1):
         raise ValueError(f"rtol must be in (0, 1), got {rtol}")
+    if not (isinstance(min_clients, int) and 1 <= min_clients <= MAX_CLIENTS):
+        raise ValueError(f"min_clients must be an integer in 1..{MAX_CLIENTS} (the kit's instances have at most "
+                         f"{MAX_CLIENTS} clients), got {min_clients!r}")
     if set(fixed) - set(defaults):
         raise ValueError(f"fixed must name hyperparameters of {claims} ({sorted(defaults)}); unknown: "
                          f"{sorted(set(fixed) - set(defaults))}")
@@ -295,7 +312,7 @@ def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: f
     for prop in props:
         n = max_examples or DEFAULT_EXAMPLES[1 if prop.expensive else 0]
         n = min(n, prop.examples) if prop.examples else n
-        report.results.append(_search(prop, impl, full, rtol, n, shrink))
+        report.results.append(_search(prop, impl, full, rtol, n, shrink, min_clients))
         if fail_fast and report.results[-1].status == VIOLATED:
             return report
     if not vary:
@@ -308,7 +325,7 @@ def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: f
         note = ", ".join(f"{k}={v}" for k, v in varied.items() if v != full[k])
         for prop in (p for p in props if p.core and not p.expensive):
             res = _search(replace(prop, id=f"{prop.id} @ {note}"), impl, varied, rtol,
-                          min(max_examples or VARIED_EXAMPLES, VARIED_EXAMPLES), shrink)
+                          min(max_examples or VARIED_EXAMPLES, VARIED_EXAMPLES), shrink, min_clients)
             report.results.append(res)
             if fail_fast and res.status == VIOLATED:
                 return report

@@ -214,3 +214,22 @@ def test_fedprox_judged_by_gamma_inexactness_where_declared():
     assert report.passed, report.table()
     skipped = [r for r in report.results if r.status == "not applicable"]
     assert skipped and all("gamma-inexact" in r.diagnosis for r in skipped)
+
+
+def test_min_clients_draws_instances_of_at_least_that_many_clients():
+    """check(min_clients=2) hands every plain round two clients or more (a method defined only from two on, e.g.
+    Flower's SecAgg+); the default draws one-client instances too."""
+    def counted(seen):
+        def impl(x, clients, **hyper):
+            seen.append(len(clients))
+            return fedavg(x, clients, **hyper)
+        return impl
+
+    at_least_two, default = [], []
+    props = ["fedavg.one_round", "fedavg.permutation"]
+    assert conformance.check(counted(at_least_two), "fedavg", max_examples=10, properties=props, vary=False,
+                             min_clients=2).passed
+    conformance.check(counted(default), "fedavg", max_examples=10, properties=props, vary=False)
+    assert min(at_least_two) >= 2 and min(default) == 1
+    with pytest.raises(ValueError, match="min_clients must be an integer in 1..6"):
+        conformance.check(fedavg, "fedavg", min_clients=0)

@@ -58,7 +58,7 @@ def check_through_driver(driver: ModuleType, check: Any, properties: list[str], 
 
     return conformance.check(getattr(driver, check.factory)(), check.family, rtol=check.rtol,
                              max_examples=max_examples, shrink=False, properties=properties,
-                             fixed=list(check.fixed), **check.hyper)
+                             fixed=list(check.fixed), min_clients=getattr(check, "min_clients", 1), **check.hyper)
 
 
 def assert_recorded_verdict(report: Any, diagnosis_if_failing: str | None = None) -> None:
