@@ -49,6 +49,9 @@ class Check:
     #: "as shipped" (the framework's defaults) or "as the paper" (the option that matches the paper), where an
     #: algorithm is checked both ways; recorded in the report and shown in the summary table
     configuration: str = ""
+    #: the driver module under fedtheory/conformance/drivers/ when not the framework's own ``<name>.py`` (FedML's
+    #: MPI simulator and cross-silo paths: ``fedml_distributed.py``, run in the same venv)
+    driver: str = ""
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,9 @@ FRAMEWORKS: dict[str, Framework] = {
     )),
     # fedml imports pkg_resources, which setuptools >= 81 no longer ships; and wandb, whose import needs
     # sentry_sdk.Hub, gone in sentry-sdk 2 (a fresh venv resolves 2.x: "module 'sentry_sdk' has no attribute 'Hub'")
-    "fedml": Framework(("fedml==0.9.6", "setuptools<81", "sentry-sdk<2"), torch=True, checks=(
+    # mpi4py: FedML's MPI simulator (backend: MPI) under mpirun, for benchmarks/frameworks/repro/fedml_mpi_fedprox.py
+    # (Debian's openmpi-bin and libopenmpi-dev give mpirun)
+    "fedml": Framework(("fedml==0.9.6", "setuptools<81", "sentry-sdk<2", "mpi4py==4.1.2"), torch=True, checks=(
         Check("scaffold", "scaffold", "scaffold"),
         # FedNova: plain SGD, local momentum, and the proximal term (for which FedML's tau_eff is sum p_i tau_i).
         # Its trainer passes each client's weight p_i as torch.FloatTensor (float32: relative rounding 6e-8 of each
@@ -157,6 +162,20 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedopt_adam", "fedopt_adam", SO, {"optimizer": "fedadam", "beta1": 0.9, "beta2": 0.999, "tau": 1e-8,
                                                  "weighting": "num_examples"}, fixed=("beta1", "beta2", "tau")),
         Check("feddyn", "feddyn", "feddyn"),
+        # the MPI simulator (backend: MPI; FedML_FedAvg/FedProx/FedOpt_distributed's aggregator and trainer classes,
+        # its own client_sampling at partial participation) and cross-silo (FedMLAggregator, FedMLAggOperator.agg,
+        # FedMLTrainer), each with the launcher's default trainer, create_model_trainer
+        Check("fedavg_mpi", "fedavg_mpi", "fedavg", fixed=("server_step",), configuration="MPI simulator",
+              driver="fedml_distributed"),
+        Check("fedprox_mpi", "fedprox_mpi", "fedprox", fixed=("server_step",), configuration="MPI simulator",
+              driver="fedml_distributed"),
+        # FedOptAggregator builds its optimizer with lr=server_lr and momentum=server_momentum: only SGD (FedAvgM)
+        Check("fedavgm_mpi", "fedavgm_mpi", SO, {"optimizer": "fedavgm", "weighting": "num_examples"},
+              configuration="MPI simulator, FedOpt", driver="fedml_distributed"),
+        Check("fedavg_cross_silo", "fedavg_cross_silo", "fedavg", fixed=("server_step",), configuration="cross-silo",
+              driver="fedml_distributed"),
+        Check("fedprox_cross_silo", "fedprox_cross_silo", "fedprox", fixed=("server_step",),
+              configuration="cross-silo", driver="fedml_distributed"),
     )),
     # OpenFL weights by the collaborators' data sizes (n_k/n) itself; its adaptive aggregations keep OpenFL's
     # initial_accumulator_value (0 for Adam and Yogi, 0.1 for Adagrad) and name tau "epsilon"
@@ -260,8 +279,9 @@ def run_check(python: Path, name: str, check: Check) -> Any:
     from fedtheory import conformance
     from fedtheory.conformance.adapters.remote import Remote
     # the driver is loaded by path: drivers/flgo.py must not shadow the flgo package on sys.path
-    command = [str(python), Remote.WORKER, f"{DRIVERS / name}.py:{check.factory}"]
-    with Remote(command, name=f"drivers/{name}.py:{check.factory}") as impl:
+    driver = check.driver or name
+    command = [str(python), Remote.WORKER, f"{DRIVERS / driver}.py:{check.factory}"]
+    with Remote(command, name=f"drivers/{driver}.py:{check.factory}") as impl:
         return conformance.check(impl, check.family, rtol=check.rtol, fixed=list(check.fixed), **check.hyper)
 
 
