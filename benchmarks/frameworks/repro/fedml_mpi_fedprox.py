@@ -52,10 +52,9 @@ def model():
 
 def rank_main(optimizer: str, mu: float, out: str) -> None:
     """One rank of an mpirun: FedML's own launcher for ``optimizer`` with fedprox_mu = ``mu``."""
-    from mpi4py import MPI
-
     import fedml.ml.trainer.my_model_trainer_classification as cls
     from fedml.ml.aggregator.aggregator_creator import create_server_aggregator
+    from mpi4py import MPI
 
     cls.nn = types.SimpleNamespace(CrossEntropyLoss=HalfMSE)
     comm = MPI.COMM_WORLD
