@@ -176,6 +176,13 @@ FRAMEWORKS: dict[str, Framework] = {
               driver="fedml_distributed"),
         Check("fedprox_cross_silo", "fedprox_cross_silo", "fedprox", fixed=("server_step",),
               configuration="cross-silo", driver="fedml_distributed"),
+        # the MPI FedNova (FedNovaAggregator, FedNovaTrainer on FedNovaModelTrainer): its client weights are Python
+        # floats, so the default rtol; plain SGD, local momentum, and the proximal term (tau_eff = sum p_i tau_i)
+        Check("fednova_mpi", "fednova_mpi", "fednova", configuration="MPI simulator", driver="fedml_distributed"),
+        Check("fednova_mpi_momentum", "fednova_mpi", "fednova", {"momentum": 0.5}, configuration="MPI simulator",
+              driver="fedml_distributed"),
+        Check("fednova_mpi_prox_steps", "fednova_mpi", "fednova", {"prox": 0.5, "tau_eff": "steps"},
+              configuration="MPI simulator", driver="fedml_distributed"),
     )),
     # OpenFL weights by the collaborators' data sizes (n_k/n) itself; its adaptive aggregations keep OpenFL's
     # initial_accumulator_value (0 for Adam and Yogi, 0.1 for Adagrad) and name tau "epsilon"

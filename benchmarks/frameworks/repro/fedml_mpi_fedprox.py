@@ -3,15 +3,15 @@ proximal term: ``fedprox_mu`` has no effect, and the round is FedAvg's. Without 
 mpi4py only, under ``mpirun`` with FedML's own launcher, managers and MPI transport.
 
     apt-get install openmpi-bin libopenmpi-dev; pip install fedml==0.9.6 "setuptools<81" "sentry-sdk<2" mpi4py==4.1.2
-    python fedml_mpi_fedprox.py        # launches mpirun -np 3 (a server and two clients) three times
+    python fedml_mpi_fedprox.py        # launches mpirun -np 3 (a server and two clients) twice, about a minute
 
 Each launch runs two rounds of ``FedML_FedProx_distributed`` (or ``FedML_FedAvg_distributed``) on two clients of a
 linear least-squares model; rank 0 writes the new global model. The launcher's default client trainer,
 ``create_model_trainer(model, args)`` (``fedml/ml/trainer/trainer_creator.py``), is ``ModelTrainerCLS``, whose loss
 has no proximal term; the single-process simulator uses ``FedProxModelTrainer`` (``fedml/ml/trainer/
 fedprox_trainer.py``), which adds it. Expected (Li et al. 2020, eq. (2)): client k runs K SGD steps on
-h_k(w) = F_k(w) + mu/2 ||w - w^t||^2, so mu = 0 and mu = 10 give different models. Actual: the same model, equal
-to FedAvg's. The model's loss is the least squares 1/2 mean (Z w - y)^2, put in place of the trainer's
+h_k(w) = F_k(w) + mu/2 ||w - w^t||^2, so mu = 10 gives another model than FedAvg's. Actual: FedAvg's model
+(and FedML's MPI FedAvg is McMahan et al.'s round). The model's loss is the least squares 1/2 mean (Z w - y)^2, put in place of the trainer's
 hard-coded ``nn.CrossEntropyLoss`` (the same substitution on every run, so it cannot explain equal results).
 """
 from __future__ import annotations
@@ -108,8 +108,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--rank"]:
         rank_main(sys.argv[2], float(sys.argv[3]), sys.argv[4])
     else:
-        fedprox_0, fedprox_10, fedavg = launch("FedProx", 0.0), launch("FedProx", 10.0), launch("FedAvg", 0.0)
-        print("FedML MPI FedProx, fedprox_mu = 0 :", fedprox_0)
+        fedprox_10, fedavg = launch("FedProx", 10.0), launch("FedAvg", 0.0)
         print("FedML MPI FedProx, fedprox_mu = 10:", fedprox_10)
         print("FedML MPI FedAvg                  :", fedavg)
         print("Li et al., mu = 10 (expected)     :", expected(10.0))
@@ -118,5 +117,5 @@ if __name__ == "__main__":
         if np.allclose(fedprox_10, expected(10.0)):
             print("FedML's MPI FedProx applies the proximal term: no defect")
         else:
-            assert np.array_equal(fedprox_10, fedprox_0), "fedprox_mu changed the result, but not to Li et al.'s"
+            assert np.allclose(fedprox_10, expected(0.0)), "FedProx is neither Li et al.'s round nor FedAvg's"
             print("DEFECT: fedprox_mu has no effect; FedML's MPI FedProx returns FedAvg's round")

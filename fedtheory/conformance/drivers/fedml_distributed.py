@@ -6,17 +6,17 @@ verdicts; ``benchmarks/frameworks/run.py``'s ``fedml`` entry names this file as 
 
 A FedML user selects these paths with one option: ``backend: MPI`` in the simulation config
 (``fedml.simulation.simulator.SimulatorMPI``: ``FedML_FedAvg_distributed``, ``FedML_FedProx_distributed``,
-``FedML_FedOpt_distributed``, one process per rank under ``mpirun``), or ``training_type: cross_silo``
+``FedML_FedOpt_distributed``, ``FedML_FedNova_distributed``, one process per rank under ``mpirun``), or ``training_type: cross_silo``
 (``fedml.cross_silo``: ``FedMLServerManager`` with ``FedMLAggregator`` and the default ``DefaultServerAggregator``,
 whose ``aggregate`` is ``FedMLAggOperator.agg``; each silo a ``FedMLTrainer``).
 
 What runs is FedML's: the server's aggregator class (``FedAVGAggregator``, ``FedProxAggregator``,
-``FedOptAggregator``; cross-silo ``FedMLAggregator``) built on ``create_server_aggregator(model, args)`` as the
-launchers build it, its ``client_sampling`` / ``client_selection`` + ``data_silo_selection``,
+``FedOptAggregator``, ``FedNovaAggregator``; cross-silo ``FedMLAggregator``) built on
+``create_server_aggregator(model, args)`` as the launchers build it, its ``client_sampling`` / ``client_selection`` + ``data_silo_selection``,
 ``add_local_trained_result``, ``check_whether_all_receive`` and ``aggregate``; each worker's trainer class
 (``FedAVGTrainer``, ``FedProxTrainer``, ``FedOptTrainer``; cross-silo ``FedMLTrainer``) built on
 ``create_model_trainer(model, args)`` (``ModelTrainerCLS``: the launchers' default when the user passes no
-trainer) with its ``update_model``, ``update_dataset`` and ``train``. What the driver replaces is the managers'
+trainer; FedNova's ``FedNovaTrainer`` on ``FedNovaModelTrainer``, its launcher's default) with its ``update_model``, ``update_dataset`` and ``train``. What the driver replaces is the managers'
 message passing, which only moves tensors: the driver calls the same methods in the order the server and client
 managers call them on their messages (``send_init_msg`` / ``handle_message_receive_model_from_client`` on rank 0,
 ``handle_message_init`` / ``handle_message_receive_model_from_server`` on rank r), and every message's model
@@ -272,3 +272,77 @@ def fedprox_cross_silo():
     on the trainer ``FedMLTrainerDistAdapter`` builds when the user passes none, ``create_model_trainer`` =
     ``ModelTrainerCLS`` (``args.fedprox_mu`` = the kit's ``prox``)."""
     return _cross_silo("FedProx")
+
+
+# --- MPI FedNova: FedNovaAggregator + FedNovaTrainer on FedNovaModelTrainer ---------------------------------------
+
+
+def fednova_mpi():
+    """``FedML_FedNova_distributed`` (``backend: MPI``, ``federated_optimizer: FedNova``): rank 0's
+    ``FedNovaAggregator`` samples (``client_sampling``), splits the round's clients over the m worker ranks
+    (``generate_client_schedule``: ``np.array_split``, one client per rank here) and applies ``fednova_aggregate``
+    (x+ = x - tau_eff sum_i norm_grad_i, tau_eff = sum_i tau_eff_i; no server momentum, ``gmf`` = 0) to the workers'
+    (norm_grad, tau_eff) lists; each worker's ``FedNovaTrainer`` trains on ``FedNovaModelTrainer`` (the authors'
+    ``FedNova`` optimiser) with ``ratio`` = n_i / (the federation's samples). FedML's tau_i is epochs x the batches
+    of the client's loader: client i gets a loader of tau_i full batches and ``epochs = 1``. ``momentum`` and
+    ``prox`` are ``args.momentum`` and ``args.mu``."""
+    kept: dict = {}
+
+    def federation(x, clients, m, local_steps, local_step, momentum, prox):
+        from fedml.ml.aggregator.aggregator_creator import create_server_aggregator
+
+        for name in ("fedml.ml.trainer.fednova_trainer", "fedml.ml.aggregator.default_aggregator"):
+            _sp._sp(name)
+        agg_mod = _sp._sp("fedml.simulation.mpi.fednova.FedNovaAggregator")
+        trainer_cls = _sp._sp("fedml.simulation.mpi.fednova.FedNovaTrainer").FedNovaTrainer
+        model_trainer_cls = _sp._sp("fedml.ml.trainer.fednova_trainer").FedNovaModelTrainer
+        N = len(clients)
+        args = _args("FedNova", N, m, 1, local_step, gmf=0.0, mu=float(prox), momentum=float(momentum),
+                     dampening=0.0, nesterov=False)
+        train = {i: [(torch.tensor(c.features), torch.tensor(c.targets))] * int(local_steps[c.cid])
+                 for i, c in enumerate(clients)}
+        sizes = {i: c.num_examples for i, c in enumerate(clients)}
+        server = create_server_aggregator(_sp._model(x), args)
+        aggregator = agg_mod.FedNovaAggregator(None, None, sum(sizes.values()), train, {i: None for i in sizes},
+                                               sizes, m, torch.device("cpu"), args, server)
+        aggregator.test_on_server_for_all_clients = lambda round_idx: None
+        workers = []
+        for rank in range(1, m + 1):
+            model_trainer = model_trainer_cls(_sp._model(x), args)
+            model_trainer.set_id(rank - 1)
+            workers.append(trainer_cls(rank - 1, train, sizes, {i: None for i in sizes}, sum(sizes.values()),
+                                       torch.device("cpu"), args, model_trainer))
+        return types.SimpleNamespace(args=args, aggregator=aggregator, workers=workers, round=0, last=None,
+                                     key=[c.cid for c in clients])
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=None, local_step=0.1, momentum=0.0, prox=0.0,
+             tau_eff="norm", clients_per_round=None, **_):
+        m = int(clients_per_round or len(clients))
+        if clients_per_round is None or not _continues(kept, x) or kept["fed"].key != [c.cid for c in clients]:
+            kept["fed"] = federation(x, clients, m, local_steps, local_step, momentum, prox)
+        fed = kept["fed"]
+        args, aggregator = fed.args, fed.aggregator
+        aggregator.set_global_model_params(_wire(_sp._model(x).state_dict()))
+        # the server manager's send_init_msg / sync: sample, schedule, average weights, one message per worker
+        indexes = aggregator.client_sampling(fed.round, args.client_num_in_total, args.client_num_per_round)
+        schedule = aggregator.generate_client_schedule(fed.round, indexes)
+        weights = aggregator.get_average_weight(indexes)
+        params = aggregator.get_global_model_params()
+        for worker_id, worker in enumerate(fed.workers):
+            message = _wire({"params": params, "weights": weights, "schedule": schedule})
+            results = []
+            for client_index in message["schedule"][worker_id]:  # the client manager's __train
+                worker.update_model(message["params"])
+                worker.update_dataset(int(client_index))
+                _, grad, t_eff = worker.train(fed.round)
+                results.append({"grad": grad, "t_eff": t_eff})
+            aggregator.add_local_trained_result(worker_id, _wire(results))
+        if not aggregator.check_whether_all_receive():
+            raise RuntimeError("FedML's aggregator did not register every worker's result")
+        new = aggregator.aggregate()
+        fed.round += 1
+        fed.last = x_new = new["weight"].detach().numpy().reshape(-1).copy()
+        if clients_per_round is None:
+            return x_new
+        return x_new, None, {"drawn": [int(clients[int(i)].cid) for i in indexes]}
+    return impl
