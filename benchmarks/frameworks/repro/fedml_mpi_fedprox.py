@@ -3,7 +3,7 @@ proximal term: ``fedprox_mu`` has no effect, and the round is FedAvg's. Without 
 mpi4py only, under ``mpirun`` with FedML's own launcher, managers and MPI transport.
 
     apt-get install openmpi-bin libopenmpi-dev; pip install fedml==0.9.6 "setuptools<81" "sentry-sdk<2" mpi4py==4.1.2
-    python fedml_mpi_fedprox.py        # launches mpirun -np 3 (a server and two clients) twice, about a minute
+    python fedml_mpi_fedprox.py        # mpirun -np 3 (a server and two clients) twice: 35 s each when idle
 
 Each launch runs two rounds of ``FedML_FedProx_distributed`` (or ``FedML_FedAvg_distributed``) on two clients of a
 linear least-squares model; rank 0 writes the new global model. The launcher's default client trainer,
