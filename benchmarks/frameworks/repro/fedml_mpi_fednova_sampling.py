@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import types
 
+import fedml.ml.trainer.fednova_trainer as fednova_trainer
 import numpy as np
 import torch
-
-import fedml.ml.trainer.fednova_trainer as fednova_trainer
 from fedml.ml.aggregator.aggregator_creator import create_server_aggregator
 from fedml.simulation.mpi.fednova.FedNovaAggregator import FedNovaAggregator
 from fedml.simulation.mpi.fednova.FedNovaTrainer import FedNovaTrainer
