@@ -23,7 +23,8 @@ from .standins import (  # noqa: E402
 
 DRIVER = "fedtheory.conformance.drivers.fedml_distributed"
 CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"], "fedprox": ["fedprox.one_round", "fedprox.multi_round"],
-         "server_optimizer": ["server_optimizer.first_round", "server_optimizer.multi_round"]}
+         "server_optimizer": ["server_optimizer.first_round", "server_optimizer.multi_round"],
+         "fednova": ["fednova.one_round", "fednova.multi_round"]}
 CHECKS = [c for c in framework_checks("fedml") if c.driver == "fedml_distributed"]
 
 
@@ -38,8 +39,8 @@ def driver():
 
 
 def test_the_runpy_entry_names_the_mpi_and_cross_silo_checks():
-    assert sorted(c.factory for c in CHECKS) == ["fedavg_cross_silo", "fedavg_mpi", "fedavgm_mpi",
-                                                  "fedprox_cross_silo", "fedprox_mpi"]
+    assert sorted({c.factory for c in CHECKS}) == ["fedavg_cross_silo", "fedavg_mpi", "fedavgm_mpi",
+                                                    "fednova_mpi", "fedprox_cross_silo", "fedprox_mpi"]
     assert {c.configuration for c in CHECKS} == {"MPI simulator", "MPI simulator, FedOpt", "cross-silo"}
 
 
@@ -48,7 +49,7 @@ def test_every_distributed_check_passes_through_the_driver(driver, check):
     assert_recorded_verdict(check_through_driver(driver, check, CHEAP[check.family], max_examples=3), None)
 
 
-@pytest.mark.parametrize("factory", ["fedavg_mpi", "fedavgm_mpi"])
+@pytest.mark.parametrize("factory", ["fedavg_mpi", "fedavgm_mpi", "fednova_mpi"])
 def test_fedmls_own_sampler_is_judged_and_first_clients_rejected(driver, monkeypatch, factory):
     check = next(c for c in CHECKS if c.factory == factory)
     prop = f"{check.family}.own_sampler"
@@ -68,6 +69,17 @@ def test_fedmls_default_trainer_without_the_proximal_term_is_rejected(driver, mo
     report = conformance.check(getattr(driver, factory)(), "fedprox", max_examples=4, shrink=False,
                                fixed=["server_step"], properties=["fedprox.one_round"])
     assert_recorded_verdict(report, "proximal term missing")
+
+
+def test_fedmls_mpi_fednova_weights_over_the_federation_are_rejected_at_partial_participation(driver, monkeypatch):
+    monkeypatch.setitem(fedml_distributed_standin.SLIP, "federation_weights", True)
+    full = conformance.check(driver.fednova_mpi(), "fednova", max_examples=4, shrink=False,
+                             properties=["fednova.one_round"])
+    assert_recorded_verdict(full, None)  # every client takes part: n_i / n is the round's weight
+    partial = conformance.check(driver.fednova_mpi(), "fednova", max_examples=1, shrink=False,
+                                properties=["fednova.own_sampler"])
+    assert not partial.passed, partial.table()
+    assert "the sampler's law holds" in partial.failures[0].diagnosis, partial.table()
 
 
 def test_no_server_step_where_fedml_has_none(driver):

@@ -163,6 +163,7 @@ def _mpi(kind: str, name: str):
             extra = {} if prox is None else {"fedprox_mu": float(prox)}  # FedProx's option, as a user sets it
             kept["fed"] = _Federation(kind, x, clients, m, local_steps, local_step, **extra)
             kept["key"] = [c.cid for c in clients]
+        kept["fed"].args.epochs, kept["fed"].args.learning_rate = int(local_steps), float(local_step)
         x_new, drawn = kept["fed"].round_from(x)
         if clients_per_round is None:
             return x_new
@@ -277,6 +278,12 @@ def fedprox_cross_silo():
 # --- MPI FedNova: FedNovaAggregator + FedNovaTrainer on FedNovaModelTrainer ---------------------------------------
 
 
+def _loaders(clients, local_steps) -> dict:
+    """Client i's loader: tau_i full batches (FedML's tau_i is epochs x batches; ``epochs`` = 1)."""
+    return {i: [(torch.tensor(c.features), torch.tensor(c.targets))] * int(local_steps[c.cid])
+            for i, c in enumerate(clients)}
+
+
 def fednova_mpi():
     """``FedML_FedNova_distributed`` (``backend: MPI``, ``federated_optimizer: FedNova``): rank 0's
     ``FedNovaAggregator`` samples (``client_sampling``), splits the round's clients over the m worker ranks
@@ -299,8 +306,7 @@ def fednova_mpi():
         N = len(clients)
         args = _args("FedNova", N, m, 1, local_step, gmf=0.0, mu=float(prox), momentum=float(momentum),
                      dampening=0.0, nesterov=False)
-        train = {i: [(torch.tensor(c.features), torch.tensor(c.targets))] * int(local_steps[c.cid])
-                 for i, c in enumerate(clients)}
+        train = _loaders(clients, local_steps)
         sizes = {i: c.num_examples for i, c in enumerate(clients)}
         server = create_server_aggregator(_sp._model(x), args)
         aggregator = agg_mod.FedNovaAggregator(None, None, sum(sizes.values()), train, {i: None for i in sizes},
@@ -313,7 +319,7 @@ def fednova_mpi():
             workers.append(trainer_cls(rank - 1, train, sizes, {i: None for i in sizes}, sum(sizes.values()),
                                        torch.device("cpu"), args, model_trainer))
         return types.SimpleNamespace(args=args, aggregator=aggregator, workers=workers, round=0, last=None,
-                                     key=[c.cid for c in clients])
+                                     key=[c.cid for c in clients], train=train)
 
     def impl(x, clients, *, state=None, rng=None, local_steps=None, local_step=0.1, momentum=0.0, prox=0.0,
              tau_eff="norm", clients_per_round=None, **_):
@@ -321,6 +327,7 @@ def fednova_mpi():
         if clients_per_round is None or not _continues(kept, x) or kept["fed"].key != [c.cid for c in clients]:
             kept["fed"] = federation(x, clients, m, local_steps, local_step, momentum, prox)
         fed = kept["fed"]
+        fed.train.update(_loaders(clients, local_steps))  # the kit draws tau_i afresh each round
         args, aggregator = fed.args, fed.aggregator
         aggregator.set_global_model_params(_wire(_sp._model(x).state_dict()))
         # the server manager's send_init_msg / sync: sample, schedule, average weights, one message per worker

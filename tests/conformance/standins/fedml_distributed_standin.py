@@ -11,7 +11,12 @@ Unlike FedML (docs/frameworks.md, FedML), ``create_model_trainer`` gives FedProx
 (w - w_start, mu = ``args.fedprox_mu``): the papers' arithmetic, so the driver's translation -- the dataset tuple,
 args, the workers' messages, the server optimizer's state, the sampler's draw reported -- is what the test checks.
 ``SLIP["no_prox"]`` switches on FedML's launchers' default (``ModelTrainerCLS`` for FedProx: no proximal term) and
-``SLIP["first_clients"]`` a sampler that always draws the first m clients; the kit must reject both. ``install()``
+``SLIP["first_clients"]`` a sampler that always draws the first m clients; the kit must reject both. The MPI
+FedNova (``FedNovaAggregator`` with ``generate_client_schedule``, ``get_average_weight`` and ``aggregate``;
+``FedNovaTrainer`` on ``fedml.ml.trainer.fednova_trainer.FedNovaModelTrainer``) weighs the round's clients by
+n_i / sum_{j in S} n_j, Wang et al.'s normalised averaging (local momentum and the proximal term as the authors'
+optimiser counts ||a_i||_1); ``SLIP["federation_weights"]`` weighs them by n_i over the whole federation, as
+FedML 0.9.6's MPI FedNova does. ``install()``
 puts the single-process stand-in's modules and these in ``sys.modules``."""
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ import torch
 
 from . import fedml_sp_standin
 
-SLIP: dict = {"no_prox": False, "first_clients": False}
+SLIP: dict = {"no_prox": False, "first_clients": False, "federation_weights": False}
 NAMES = ("fedml",)
 
 
@@ -163,6 +168,85 @@ class FedMLAggregator(_Aggregator):
         return super().aggregate(), None, list(range(self.worker_num))
 
 
+class FedNovaModelTrainer:
+    """Local SGD over the batches (tau_i = their number x ``args.epochs``) with heavy-ball momentum
+    (``args.momentum``) and the proximal term (``args.mu``); returns (loss, x - y_i, ||a_i||_1, tau_i)."""
+
+    def __init__(self, model, args):
+        self.model, self.args = model, args
+
+    def set_id(self, idx: int) -> None:
+        self.id = idx
+
+    def get_model_params(self) -> dict:
+        return self.model.state_dict()
+
+    def set_model_params(self, params: dict) -> None:
+        self.model.load_state_dict(params)
+
+    def train(self, batches, device, args):
+        criterion = sys.modules["fedml.ml.trainer.fednova_trainer"].nn.CrossEntropyLoss()
+        w = self.model.weight
+        start, buf, counter, norm, steps = w.detach().clone(), None, 0.0, 0.0, 0
+        for _ in range(args.epochs):
+            for x, y in batches:
+                self.model.zero_grad()
+                criterion(self.model(x), y).backward()
+                g = w.grad.detach()
+                buf = g.clone() if buf is None else args.momentum * buf + g
+                d = buf + args.mu * (w.detach() - start)
+                with torch.no_grad():
+                    w -= args.learning_rate * d
+                if args.momentum:  # the authors' local_normalizing_vec: ||a_i||_1 accumulated step by step
+                    counter = counter * args.momentum + 1
+                    norm += counter
+                if args.mu:
+                    norm = norm * (1 - args.learning_rate * args.mu) + 1
+                if not args.momentum and not args.mu:
+                    norm += 1
+                steps += 1
+        return 0.0, start - w.detach(), norm, steps
+
+
+class FedNovaTrainer(_Trainer):
+    def __init__(self, client_index, train_data_local_dict, train_data_local_num_dict, test_data_local_dict,
+                 train_data_num, device, args, model_trainer):
+        super().__init__(client_index, train_data_local_dict, train_data_local_num_dict, args, model_trainer)
+
+    def train(self, round_idx=None):
+        _, delta, norm, steps = self.trainer.train(self.train_local, None, self.args)
+        tau = steps if self.args.mu else norm  # FedML's get_local_tau_eff: local steps with the proximal term
+        return 0.0, {"delta": delta, "norm": norm, "n": self.local_sample_number}, tau
+
+
+class FedNovaAggregator(_Aggregator):
+    """x+ = x - tau_eff sum_i p_i (x - y_i) / ||a_i||_1, tau_eff = sum_i p_i tau_i, p_i over the round's clients."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.sizes = args[5]
+
+    def generate_client_schedule(self, round_idx, client_indexes):
+        return np.array_split(np.asarray(client_indexes), self.worker_num)
+
+    def get_average_weight(self, client_indexes):
+        total = sum(self.sizes[int(i)] for i in client_indexes)
+        return {int(i): self.sizes[int(i)] / total for i in client_indexes}
+
+    def add_local_trained_result(self, index: int, results: list) -> None:
+        self.model_dict[index], self.flags[index] = results, True
+
+    def aggregate(self) -> dict:
+        results = [r for i in range(self.worker_num) for r in self.model_dict[i]]
+        total = sum(self.sizes.values()) if SLIP["federation_weights"] else sum(r["grad"]["n"] for r in results)
+        p = [r["grad"]["n"] / total for r in results]
+        tau_eff = sum(pi * r["t_eff"] for pi, r in zip(p, results))
+        step = sum(pi * r["grad"]["delta"] / r["grad"]["norm"] for pi, r in zip(p, results))
+        params = self.get_global_model_params()
+        self.set_global_model_params({"weight": params["weight"] - tau_eff * step})
+        return self.get_global_model_params()
+
+
 def _mod(name: str, **attrs) -> types.ModuleType:
     m = types.ModuleType(name)
     m.__dict__.update(attrs)
@@ -181,6 +265,9 @@ def install() -> None:
                                                                                       {})},
                "fedml.simulation.mpi.fedopt.FedOptAggregator": {"FedOptAggregator": FedOptAggregator},
                "fedml.simulation.mpi.fedopt.FedOptTrainer": {"FedOptTrainer": type("FedOptTrainer", (_Trainer,), {})},
+               "fedml.simulation.mpi.fednova.FedNovaAggregator": {"FedNovaAggregator": FedNovaAggregator},
+               "fedml.simulation.mpi.fednova.FedNovaTrainer": {"FedNovaTrainer": FedNovaTrainer},
+               "fedml.ml.trainer.fednova_trainer": {"FedNovaModelTrainer": FedNovaModelTrainer, "nn": torch.nn},
                "fedml.cross_silo.server.fedml_aggregator": {"FedMLAggregator": FedMLAggregator},
                "fedml.cross_silo.client.fedml_trainer": {"FedMLTrainer": type("FedMLTrainer", (_Trainer,), {})},
                "fedml.ml.aggregator.aggregator_creator": {"create_server_aggregator": _ServerAggregator},
