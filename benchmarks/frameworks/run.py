@@ -64,6 +64,7 @@ class Framework:
 
 SO = "server_optimizer"
 SHIPPED, PAPER = "as shipped", "as the paper"
+SP = "single-process"  # FedML's simulation/sp classes, beside its MPI simulator and cross-silo paths
 # The framework's own sampler, as shipped: every check of flgo (FedAvg, FedProx, SCAFFOLD, FedDyn, FedAvgM, FedNova), FedML
 # (SCAFFOLD, FedNova) and FLSim (FedAvg, FedAvgM, FedAdam) also runs its family's ``own_sampler`` property (docs/conformance.md, "A
 # framework's own sampler"): the driver gives the framework the whole population and ``clients_per_round``, the
@@ -143,25 +144,27 @@ FRAMEWORKS: dict[str, Framework] = {
     # mpi4py: FedML's MPI simulator (backend: MPI) under mpirun, for benchmarks/frameworks/repro/fedml_mpi_fedprox.py
     # (Debian's openmpi-bin and libopenmpi-dev give mpirun)
     "fedml": Framework(("fedml==0.9.6", "setuptools<81", "sentry-sdk<2", "mpi4py==4.1.2"), torch=True, checks=(
-        Check("scaffold", "scaffold", "scaffold"),
+        Check("scaffold", "scaffold", "scaffold", configuration=SP),
         # FedNova: plain SGD, local momentum, and the proximal term (for which FedML's tau_eff is sum p_i tau_i).
         # Its trainer passes each client's weight p_i as torch.FloatTensor (float32: relative rounding 6e-8 of each
         # p_i and of p_i / ||a_i||_1; measured up to 1.7e-7 of the iterate scale): the default rtol 1e-8 sees that
         # rounding, rtol 1e-6 does not
         # (every algorithmic slip the kit names moves the output by O(eta))
-        Check("fednova", "fednova", "fednova"),
-        Check("fednova_f32_weights", "fednova", "fednova", rtol=1e-6),
-        Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}, rtol=1e-6),
-        Check("fednova_prox_steps", "fednova", "fednova", {"prox": 0.5, "tau_eff": "steps"}, rtol=1e-6),
+        Check("fednova", "fednova", "fednova", configuration=SP),
+        Check("fednova_f32_weights", "fednova", "fednova", rtol=1e-6, configuration=SP),
+        Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}, rtol=1e-6, configuration=SP),
+        Check("fednova_prox_steps", "fednova", "fednova", {"prox": 0.5, "tau_eff": "steps"}, rtol=1e-6,
+              configuration=SP),
         # the single-process FedAvgAPI, FedProxTrainer, FedOptAPI and FedDynTrainer (simulation/sp), as
         # SimulatorSingleProcess builds them: n_k/n weights (FedAvg, FedProx, FedOpt), no server step (FedAvg,
         # FedProx), FedOpt's torch optimizer built with the learning rate only (Adam at torch's defaults)
-        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
-        Check("fedprox", "fedprox", "fedprox", fixed=("server_step",)),
-        Check("fedopt_sgd", "fedopt_sgd", "fedavg", configuration="FedOpt, server SGD"),
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",), configuration=SP),
+        Check("fedprox", "fedprox", "fedprox", fixed=("server_step",), configuration=SP),
+        Check("fedopt_sgd", "fedopt_sgd", "fedavg", configuration=f"{SP}, FedOpt, server SGD"),
         Check("fedopt_adam", "fedopt_adam", SO, {"optimizer": "fedadam", "beta1": 0.9, "beta2": 0.999, "tau": 1e-8,
-                                                 "weighting": "num_examples"}, fixed=("beta1", "beta2", "tau")),
-        Check("feddyn", "feddyn", "feddyn"),
+                                                 "weighting": "num_examples"}, fixed=("beta1", "beta2", "tau"),
+              configuration=SP),
+        Check("feddyn", "feddyn", "feddyn", configuration=SP),
         # the MPI simulator (backend: MPI; FedML_FedAvg/FedProx/FedOpt_distributed's aggregator and trainer classes,
         # its own client_sampling at partial participation) and cross-silo (FedMLAggregator, FedMLAggOperator.agg,
         # FedMLTrainer), each with the launcher's default trainer, create_model_trainer
