@@ -6,28 +6,29 @@ verdicts; ``benchmarks/frameworks/run.py``'s ``fedml`` entry names this file as 
 
 A FedML user selects these paths with one option: ``backend: MPI`` in the simulation config
 (``fedml.simulation.simulator.SimulatorMPI``: ``FedML_FedAvg_distributed``, ``FedML_FedProx_distributed``,
-``FedML_FedOpt_distributed``, ``FedML_FedNova_distributed``, one process per rank under ``mpirun``), or ``training_type: cross_silo``
-(``fedml.cross_silo``: ``FedMLServerManager`` with ``FedMLAggregator`` and the default ``DefaultServerAggregator``,
-whose ``aggregate`` is ``FedMLAggOperator.agg``; each silo a ``FedMLTrainer``).
+``FedML_FedOpt_distributed``, ``FedML_FedNova_distributed``, one process per rank under ``mpirun``), or
+``training_type: cross_silo`` (``fedml.cross_silo``: ``FedMLServerManager`` with ``FedMLAggregator`` and the default
+``DefaultServerAggregator``, whose ``aggregate`` is ``FedMLAggOperator.agg``; each silo a ``FedMLTrainer``).
 
 What runs is FedML's: the server's aggregator class (``FedAVGAggregator``, ``FedProxAggregator``,
 ``FedOptAggregator``, ``FedNovaAggregator``; cross-silo ``FedMLAggregator``) built on
-``create_server_aggregator(model, args)`` as the launchers build it, its ``client_sampling`` / ``client_selection`` + ``data_silo_selection``,
-``add_local_trained_result``, ``check_whether_all_receive`` and ``aggregate``; each worker's trainer class
-(``FedAVGTrainer``, ``FedProxTrainer``, ``FedOptTrainer``; cross-silo ``FedMLTrainer``) built on
-``create_model_trainer(model, args)`` (``ModelTrainerCLS``: the launchers' default when the user passes no
-trainer; FedNova's ``FedNovaTrainer`` on ``FedNovaModelTrainer``, its launcher's default) with its ``update_model``, ``update_dataset`` and ``train``. What the driver replaces is the managers'
-message passing, which only moves tensors: the driver calls the same methods in the order the server and client
-managers call them on their messages (``send_init_msg`` / ``handle_message_receive_model_from_client`` on rank 0,
+``create_server_aggregator(model, args)`` as the launchers build it, its ``client_sampling`` (cross-silo:
+``client_selection`` and ``data_silo_selection``), ``add_local_trained_result``, ``check_whether_all_receive`` and
+``aggregate``; each worker's trainer class (``FedAVGTrainer``, ``FedProxTrainer``, ``FedOptTrainer``; cross-silo
+``FedMLTrainer``) built on ``create_model_trainer(model, args)`` (``ModelTrainerCLS``: the launchers' default when
+the user passes no trainer; FedNova's ``FedNovaTrainer`` on ``FedNovaModelTrainer``, its launcher's default) with
+its ``update_model``, ``update_dataset`` and ``train``. What the driver replaces is the managers' message passing,
+which only moves tensors: the driver calls the same methods in the order the server and client managers call them
+on their messages (``send_init_msg`` / ``handle_message_receive_model_from_client`` on rank 0,
 ``handle_message_init`` / ``handle_message_receive_model_from_server`` on rank r), and every message's model
 goes through ``pickle`` as ``mpi4py``'s ``comm.send`` sends it, so no tensor is shared between server and
 workers (each rank is its own process in FedML). One worker object per rank, each with its own model, as each
-MPI process builds its own. ``benchmarks/frameworks/repro/fedml_mpi_fedprox.py`` runs the same rounds under
-``mpirun`` with FedML's own managers and gets the same numbers.
+MPI process builds its own. ``benchmarks/frameworks/repro/fedml_mpi_fedprox.py`` runs FedAvg and FedProx rounds
+under ``mpirun`` with FedML's own launcher, managers and transport: McMahan et al.'s FedAvg rounds for both.
 
 The trainers hard-code ``nn.CrossEntropyLoss`` and cast the labels with ``labels.long()``: the module's ``nn``
 gets the kit's least squares under that name, and the targets keep their values through the cast
-(``fedml.py``'s ``HalfMSE`` and ``_Targets``, loaded by path). MLOps and testing calls are no-ops.
+(``fedml.py``'s ``HalfMSE`` and ``Targets``, loaded by path). MLOps and testing calls are no-ops.
 
 Participants (MPI). Given the kit's participants (no ``clients_per_round``), ``client_num_in_total`` =
 ``client_num_per_round`` = their number, and FedML's ``client_sampling`` returns them all. Given the whole population
@@ -61,16 +62,16 @@ def _wire(obj):
 def _modules(kind: str):
     """FedML's (aggregator class, trainer class) of the MPI ``kind``, with the kit's loss and MLOps off."""
     for name in ("fedml.ml.trainer.my_model_trainer_classification", "fedml.ml.aggregator.default_aggregator"):
-        _sp._sp(name)
+        _sp.patched(name)
     if kind == "fedavg":
-        agg = _sp._sp("fedml.simulation.mpi.fedavg.FedAVGAggregator").FedAVGAggregator
-        return agg, _sp._sp("fedml.simulation.mpi.fedavg.FedAVGTrainer").FedAVGTrainer
+        agg = _sp.patched("fedml.simulation.mpi.fedavg.FedAVGAggregator").FedAVGAggregator
+        return agg, _sp.patched("fedml.simulation.mpi.fedavg.FedAVGTrainer").FedAVGTrainer
     if kind == "fedprox":
-        agg = _sp._sp("fedml.simulation.mpi.fedprox.FedProxAggregator").FedProxAggregator
-        return agg, _sp._sp("fedml.simulation.mpi.fedprox.FedProxTrainer").FedProxTrainer
+        agg = _sp.patched("fedml.simulation.mpi.fedprox.FedProxAggregator").FedProxAggregator
+        return agg, _sp.patched("fedml.simulation.mpi.fedprox.FedProxTrainer").FedProxTrainer
     if kind == "fedopt":
-        agg = _sp._sp("fedml.simulation.mpi.fedopt.FedOptAggregator").FedOptAggregator
-        return agg, _sp._sp("fedml.simulation.mpi.fedopt.FedOptTrainer").FedOptTrainer
+        agg = _sp.patched("fedml.simulation.mpi.fedopt.FedOptAggregator").FedOptAggregator
+        return agg, _sp.patched("fedml.simulation.mpi.fedopt.FedOptTrainer").FedOptTrainer
     raise ValueError(f"kind must be fedavg, fedprox or fedopt, got {kind!r}")
 
 
@@ -84,7 +85,7 @@ def _args(optimizer: str, N: int, m: int, local_steps, local_step, **extra):
 
 def _dataset(clients):
     """FedML's dataset tuple, client i (FedML's index) = the kit's i-th client: one full batch per client."""
-    train = {i: [(torch.tensor(c.features), torch.tensor(c.targets).as_subclass(_sp._Targets))]
+    train = {i: [(torch.tensor(c.features), torch.tensor(c.targets).as_subclass(_sp.Targets))]
              for i, c in enumerate(clients)}
     sizes = {i: c.num_examples for i, c in enumerate(clients)}
     return [sum(sizes.values()), 0, None, None, sizes, train, {i: None for i in sizes}, 1]
@@ -104,14 +105,14 @@ class _Federation:
         self.args = _args({"fedavg": "FedAvg", "fedprox": "FedProx", "fedopt": "FedOpt"}[kind], N, m, local_steps,
                           local_step, **extra)
         ds = _dataset(clients)
-        server = create_server_aggregator(_sp._model(x), self.args)
+        server = create_server_aggregator(_sp.linear_model(x), self.args)
         server.set_id(-1)
         self.aggregator = aggregator_cls(None, None, ds[0], ds[5], ds[6], ds[4], m, torch.device("cpu"), self.args,
                                          server)
         self.aggregator.test_on_server_for_all_clients = lambda round_idx: None
         self.workers = []
         for rank in range(1, m + 1):
-            model_trainer = create_model_trainer(_sp._model(x), self.args)
+            model_trainer = create_model_trainer(_sp.linear_model(x), self.args)
             model_trainer.set_id(rank - 1)
             if kind == "fedopt":  # FedOptTrainer takes no test data
                 worker = trainer_cls(rank - 1, ds[5], ds[4], ds[0], torch.device("cpu"), self.args, model_trainer)
@@ -125,7 +126,7 @@ class _Federation:
     def round_from(self, x) -> tuple[np.ndarray, list[int]]:
         """One round as the managers run it; returns (the new global model, the client indexes drawn)."""
         args = self.args
-        self.aggregator.set_global_model_params(_wire(_sp._model(x).state_dict()))
+        self.aggregator.set_global_model_params(_wire(_sp.linear_model(x).state_dict()))
         # server: sample, then one message per worker rank with the global model and its client index
         indexes = [int(i) for i in self.aggregator.client_sampling(self.round, args.client_num_in_total,
                                                                    args.client_num_per_round)]
@@ -157,7 +158,7 @@ def _mpi(kind: str, name: str):
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, prox=None,
              clients_per_round=None, **_):
-        _sp._no_server_step(f"{name} (MPI simulator)", server_step)
+        _sp.no_server_step(f"{name} (MPI simulator)", server_step)
         m = int(clients_per_round or len(clients))
         if clients_per_round is None or not _continues(kept, x) or kept.get("key") != [c.cid for c in clients]:
             extra = {} if prox is None else {"fedprox_mu": float(prox)}  # FedProx's option, as a user sets it
@@ -208,7 +209,7 @@ def fedavgm_mpi():
                                       server_lr=float(server_step), server_momentum=float(beta1))
             kept["key"] = [c.cid for c in clients]
             fed = kept["fed"]
-            fed.aggregator.set_global_model_params(_wire(_sp._model(x).state_dict()))
+            fed.aggregator.set_global_model_params(_wire(_sp.linear_model(x).state_dict()))
             if state is not None:  # a state the kit made: into the optimizer's momentum buffer
                 weight = fed.aggregator.aggregator.model.weight
                 fed.aggregator.opt.state[weight] = {
@@ -232,22 +233,22 @@ def _cross_silo(optimizer: str):
         from fedml.ml.aggregator.aggregator_creator import create_server_aggregator
         from fedml.ml.trainer.trainer_creator import create_model_trainer
 
-        _sp._no_server_step(f"{optimizer} (cross-silo)", server_step)
+        _sp.no_server_step(f"{optimizer} (cross-silo)", server_step)
         for name in ("fedml.ml.trainer.my_model_trainer_classification", "fedml.ml.aggregator.default_aggregator",
                      "fedml.cross_silo.server.fedml_aggregator"):
-            _sp._sp(name)
+            _sp.patched(name)
         n = len(clients)
         extra = {} if prox is None else {"fedprox_mu": float(prox)}
         args = _args(optimizer, n, n, local_steps, local_step, client_id_list=str(list(range(1, n + 1))), **extra)
         ds = _dataset(clients)
-        server = create_server_aggregator(_sp._model(x), args)
+        server = create_server_aggregator(_sp.linear_model(x), args)
         aggregator = FedMLAggregator(None, None, ds[0], ds[5], ds[6], ds[4], n, torch.device("cpu"), args, server)
         # the server manager: client_selection over the silos' real ids 1..n, data_silo_selection of their data
         ids = [int(i) for i in aggregator.client_selection(0, list(range(1, n + 1)), n)]
         silos = [int(i) for i in aggregator.data_silo_selection(0, n, len(ids))]
         params = aggregator.get_global_model_params()
         for client_id, silo in zip(ids, silos):
-            model_trainer = create_model_trainer(_sp._model(x), args)  # each silo's own process and model
+            model_trainer = create_model_trainer(_sp.linear_model(x), args)  # each silo's own process and model
             model_trainer.set_id(client_id - 1)
             trainer = FedMLTrainer(client_id - 1, ds[5], ds[4], ds[6], ds[0], torch.device("cpu"), args,
                                    model_trainer)
@@ -299,22 +300,22 @@ def fednova_mpi():
         from fedml.ml.aggregator.aggregator_creator import create_server_aggregator
 
         for name in ("fedml.ml.trainer.fednova_trainer", "fedml.ml.aggregator.default_aggregator"):
-            _sp._sp(name)
-        agg_mod = _sp._sp("fedml.simulation.mpi.fednova.FedNovaAggregator")
-        trainer_cls = _sp._sp("fedml.simulation.mpi.fednova.FedNovaTrainer").FedNovaTrainer
-        model_trainer_cls = _sp._sp("fedml.ml.trainer.fednova_trainer").FedNovaModelTrainer
+            _sp.patched(name)
+        agg_mod = _sp.patched("fedml.simulation.mpi.fednova.FedNovaAggregator")
+        trainer_cls = _sp.patched("fedml.simulation.mpi.fednova.FedNovaTrainer").FedNovaTrainer
+        model_trainer_cls = _sp.patched("fedml.ml.trainer.fednova_trainer").FedNovaModelTrainer
         N = len(clients)
         args = _args("FedNova", N, m, 1, local_step, gmf=0.0, mu=float(prox), momentum=float(momentum),
                      dampening=0.0, nesterov=False)
         train = _loaders(clients, local_steps)
         sizes = {i: c.num_examples for i, c in enumerate(clients)}
-        server = create_server_aggregator(_sp._model(x), args)
+        server = create_server_aggregator(_sp.linear_model(x), args)
         aggregator = agg_mod.FedNovaAggregator(None, None, sum(sizes.values()), train, {i: None for i in sizes},
                                                sizes, m, torch.device("cpu"), args, server)
         aggregator.test_on_server_for_all_clients = lambda round_idx: None
         workers = []
         for rank in range(1, m + 1):
-            model_trainer = model_trainer_cls(_sp._model(x), args)
+            model_trainer = model_trainer_cls(_sp.linear_model(x), args)
             model_trainer.set_id(rank - 1)
             workers.append(trainer_cls(rank - 1, train, sizes, {i: None for i in sizes}, sum(sizes.values()),
                                        torch.device("cpu"), args, model_trainer))
@@ -329,7 +330,7 @@ def fednova_mpi():
         fed = kept["fed"]
         fed.train.update(_loaders(clients, local_steps))  # the kit draws tau_i afresh each round
         args, aggregator = fed.args, fed.aggregator
-        aggregator.set_global_model_params(_wire(_sp._model(x).state_dict()))
+        aggregator.set_global_model_params(_wire(_sp.linear_model(x).state_dict()))
         # the server manager's send_init_msg / sync: sample, schedule, average weights, one message per worker
         indexes = aggregator.client_sampling(fed.round, args.client_num_in_total, args.client_num_per_round)
         schedule = aggregator.generate_client_schedule(fed.round, indexes)
