@@ -62,6 +62,9 @@ class Check:
     min_clients: int = 1
     #: only these properties (a runtime too slow for all of them); empty: every property of the family
     properties: tuple[str, ...] = ()
+    #: the driver module under fedtheory/conformance/drivers/ when not the framework's own ``<name>.py`` (FedML's
+    #: MPI simulator and cross-silo paths: ``fedml_distributed.py``, run in the same venv)
+    driver: str = ""
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,7 @@ SHIPPED, PAPER = "as shipped", "as the paper"
 # NVFlare's two FedOpt paths: FedOptRecipe (its quick start) and the low-level FedOpt controller
 RECIPE, CONTROLLER = "as shipped: FedOptRecipe", "FedOpt controller defaults"
 CONTROLLER_CONSTANT = "FedOpt controller, constant rate"
+SP = "single-process"  # FedML's simulation/sp classes, beside its MPI simulator and cross-silo paths
 # The framework's own sampler, as shipped: every check of flgo (FedAvg, FedProx, SCAFFOLD, FedDyn, FedAvgM, FedNova),
 # FedML (SCAFFOLD, FedNova), FLSim (FedAvg, FedAvgM, FedAdam), FedLab (FedAvg, SCAFFOLD, FedDyn), NVFlare (FedAvg,
 # Scaffold) and FedJAX (FedAvg and its server optimizers) also runs its family's ``own_sampler`` property
@@ -195,26 +199,51 @@ FRAMEWORKS: dict[str, Framework] = {
     )),
     # fedml imports pkg_resources, which setuptools >= 81 no longer ships; and wandb, whose import needs
     # sentry_sdk.Hub, gone in sentry-sdk 2 (a fresh venv resolves 2.x: "module 'sentry_sdk' has no attribute 'Hub'")
-    "fedml": Framework(("fedml==0.9.6", "setuptools<81", "sentry-sdk<2"), torch=True, checks=(
-        Check("scaffold", "scaffold", "scaffold"),
+    # mpi4py: FedML's MPI simulator (backend: MPI) under mpirun, for benchmarks/frameworks/repro/fedml_mpi_fedprox.py
+    # (Debian's openmpi-bin and libopenmpi-dev give mpirun)
+    "fedml": Framework(("fedml==0.9.6", "setuptools<81", "sentry-sdk<2", "mpi4py==4.1.2"), torch=True, checks=(
+        Check("scaffold", "scaffold", "scaffold", configuration=SP),
         # FedNova: plain SGD, local momentum, and the proximal term (for which FedML's tau_eff is sum p_i tau_i).
         # Its trainer passes each client's weight p_i as torch.FloatTensor (float32: relative rounding 6e-8 of each
         # p_i and of p_i / ||a_i||_1; measured up to 1.7e-7 of the iterate scale): the default rtol 1e-8 sees that
         # rounding, rtol 1e-6 does not
         # (every algorithmic slip the kit names moves the output by O(eta))
-        Check("fednova", "fednova", "fednova"),
-        Check("fednova_f32_weights", "fednova", "fednova", rtol=1e-6),
-        Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}, rtol=1e-6),
-        Check("fednova_prox_steps", "fednova", "fednova", {"prox": 0.5, "tau_eff": "steps"}, rtol=1e-6),
+        Check("fednova", "fednova", "fednova", configuration=SP),
+        Check("fednova_f32_weights", "fednova", "fednova", rtol=1e-6, configuration=SP),
+        Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}, rtol=1e-6, configuration=SP),
+        Check("fednova_prox_steps", "fednova", "fednova", {"prox": 0.5, "tau_eff": "steps"}, rtol=1e-6,
+              configuration=SP),
         # the single-process FedAvgAPI, FedProxTrainer, FedOptAPI and FedDynTrainer (simulation/sp), as
         # SimulatorSingleProcess builds them: n_k/n weights (FedAvg, FedProx, FedOpt), no server step (FedAvg,
         # FedProx), FedOpt's torch optimizer built with the learning rate only (Adam at torch's defaults)
-        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
-        Check("fedprox", "fedprox", "fedprox", fixed=("server_step",)),
-        Check("fedopt_sgd", "fedopt_sgd", "fedavg", configuration="FedOpt, server SGD"),
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",), configuration=SP),
+        Check("fedprox", "fedprox", "fedprox", fixed=("server_step",), configuration=SP),
+        Check("fedopt_sgd", "fedopt_sgd", "fedavg", configuration=f"{SP}, FedOpt, server SGD"),
         Check("fedopt_adam", "fedopt_adam", SO, {"optimizer": "fedadam", "beta1": 0.9, "beta2": 0.999, "tau": 1e-8,
-                                                 "weighting": "num_examples"}, fixed=("beta1", "beta2", "tau")),
-        Check("feddyn", "feddyn", "feddyn"),
+                                                 "weighting": "num_examples"}, fixed=("beta1", "beta2", "tau"),
+              configuration=SP),
+        Check("feddyn", "feddyn", "feddyn", configuration=SP),
+        # the MPI simulator (backend: MPI; FedML_FedAvg/FedProx/FedOpt_distributed's aggregator and trainer classes,
+        # its own client_sampling at partial participation) and cross-silo (FedMLAggregator, FedMLAggOperator.agg,
+        # FedMLTrainer), each with the launcher's default trainer, create_model_trainer
+        Check("fedavg_mpi", "fedavg_mpi", "fedavg", fixed=("server_step",), configuration="MPI simulator",
+              driver="fedml_distributed"),
+        Check("fedprox_mpi", "fedprox_mpi", "fedprox", fixed=("server_step",), configuration="MPI simulator",
+              driver="fedml_distributed"),
+        # FedOptAggregator builds its optimizer with lr=server_lr and momentum=server_momentum: only SGD (FedAvgM)
+        Check("fedavgm_mpi", "fedavgm_mpi", SO, {"optimizer": "fedavgm", "weighting": "num_examples"},
+              configuration="MPI simulator, FedOpt", driver="fedml_distributed"),
+        Check("fedavg_cross_silo", "fedavg_cross_silo", "fedavg", fixed=("server_step",), configuration="cross-silo",
+              driver="fedml_distributed"),
+        Check("fedprox_cross_silo", "fedprox_cross_silo", "fedprox", fixed=("server_step",),
+              configuration="cross-silo", driver="fedml_distributed"),
+        # the MPI FedNova (FedNovaAggregator, FedNovaTrainer on FedNovaModelTrainer): its client weights are Python
+        # floats, so the default rtol; plain SGD, local momentum, and the proximal term (tau_eff = sum p_i tau_i)
+        Check("fednova_mpi", "fednova_mpi", "fednova", configuration="MPI simulator", driver="fedml_distributed"),
+        Check("fednova_mpi_momentum", "fednova_mpi", "fednova", {"momentum": 0.5}, configuration="MPI simulator",
+              driver="fedml_distributed"),
+        Check("fednova_mpi_prox_steps", "fednova_mpi", "fednova", {"prox": 0.5, "tau_eff": "steps"},
+              configuration="MPI simulator", driver="fedml_distributed"),
     )),
     # OpenFL weights by the collaborators' data sizes (n_k/n) itself; its adaptive aggregations keep OpenFL's
     # initial_accumulator_value (0 for Adam and Yogi, 0.1 for Adagrad) and name tau "epsilon"
@@ -352,7 +381,8 @@ def run_check(python: Path, name: str, check: Check) -> Any:
     from fedtheory import conformance
     from fedtheory.conformance.adapters.remote import Remote
     # the driver is loaded by path: drivers/flgo.py must not shadow the flgo package on sys.path
-    driver = (FRAMEWORKS[name].driver or name) if name in FRAMEWORKS else name
+    framework = FRAMEWORKS[name].driver if name in FRAMEWORKS else ""
+    driver = check.driver or framework or name
     command = [str(python), Remote.WORKER, f"{DRIVERS / driver}.py:{check.factory}"]
     with Remote(command, name=f"drivers/{driver}.py:{check.factory}") as impl:
         return conformance.check(impl, check.family, rtol=check.rtol, fixed=list(check.fixed),

@@ -42,7 +42,7 @@ def test_every_single_process_check_passes_through_the_driver(driver, check):
 
 
 def test_the_targets_survive_fedmls_label_cast(driver):
-    targets = torch.tensor([0.25, -1.5]).as_subclass(driver._Targets)
+    targets = torch.tensor([0.25, -1.5]).as_subclass(driver.Targets)
     assert torch.equal(targets.long(), targets)
 
 

@@ -59,3 +59,16 @@ def test_the_framework_version_is_read_in_the_venv(run):
     assert run.framework_version(Path(sys.executable), fw) == f"pytest {pytest.__version__}"
     missing = run.Framework(pip=("no-such-framework-xyz==1",), checks=())
     assert run.framework_version(Path(sys.executable), missing) == "no-such-framework-xyz (version unreadable)"
+
+
+def test_every_check_names_a_driver_module_that_has_its_factory(run):
+    """A check runs ``drivers/<driver or framework>.py:<factory>``: the module exists and defines the factory (read as
+    text: the drivers import their framework, which CI does not install)."""
+    import re
+
+    for name, fw in run.FRAMEWORKS.items():
+        for check in fw.checks:
+            path = run.DRIVERS / f"{check.driver or name}.py"
+            assert path.is_file(), f"{name}:{check.name} names {path.name}, which does not exist"
+            assert re.search(rf"^def {check.factory}\(", path.read_text(), re.M), \
+                f"{name}:{check.name}: {path.name} has no factory {check.factory}()"

@@ -62,7 +62,9 @@ fedml_scaffold.mlops = _Silent()
 TORCH_ADAM_DEFAULTS = (0.9, 0.999, 1e-8)
 
 
-def _model(x):
+def linear_model(x):
+    """FedML's model for the kit's least squares: a float64 ``Linear(d, 1, bias=False)`` with weight x (also used by
+    ``fedml_distributed.py``)."""
     model = torch.nn.Linear(x.size, 1, bias=False)
     with torch.no_grad():
         model.weight[:] = torch.tensor(np.asarray(x, dtype=np.float64))[None, :]
@@ -93,7 +95,7 @@ def scaffold():
             client_num_per_round=int(clients_per_round or len(ids)), initialize_all_clients=True, frequency_of_the_test=1, dataset="kit",
             weight_decay=0.0)
         dataset = [sum(sizes.values()), 0, None, None, sizes, train, {i: [] for i in range(N)}, 1]
-        trainer = fedml_scaffold.ScaffoldTrainer(dataset, _model(x), torch.device("cpu"), args)
+        trainer = fedml_scaffold.ScaffoldTrainer(dataset, linear_model(x), torch.device("cpu"), args)
         drawn = []
         if clients_per_round is None:
             trainer._client_sampling = lambda round_idx, total, per_round: list(ids)
@@ -152,7 +154,7 @@ def fednova():
             client_num_per_round=int(clients_per_round or n),
             frequency_of_the_test=1, dataset="kit", enable_wandb=False)
         dataset = [sum(sizes.values()), 0, None, None, sizes, train, {i: [] for i in range(n)}, 1]
-        trainer = fedml_fednova.FedNovaTrainer(dataset, _model(x), torch.device("cpu"), args)
+        trainer = fedml_fednova.FedNovaTrainer(dataset, linear_model(x), torch.device("cpu"), args)
         drawn = []
         if clients_per_round is None:
             trainer.client_sampling = lambda round_idx, total, per_round: list(range(n))
@@ -182,10 +184,10 @@ def fednova():
 # run for one ``train()`` (``comm_round = 1``) on the dataset tuple a FedML user passes (one full batch per client,
 # so ``epochs`` = K gives K steps). The trainers hard-code ``nn.CrossEntropyLoss`` (and ``ModelTrainerCLS`` casts
 # the labels with ``labels.long()``): the modules' ``nn`` gets the kit's least squares under that name and the
-# targets keep their values through the cast (``_Targets``). MLOps and testing calls are no-ops.
+# targets keep their values through the cast (``Targets``). MLOps and testing calls are no-ops.
 
 
-class _Targets(torch.Tensor):
+class Targets(torch.Tensor):
     """Real-valued targets through FedML's classification trainer: ``ModelTrainerCLS.train`` casts them with
     ``labels.long()`` (``fedml/ml/trainer/my_model_trainer_classification.py``) for its cross-entropy; the kit's
     regression keeps them."""
@@ -194,7 +196,7 @@ class _Targets(torch.Tensor):
         return self
 
 
-def _sp(module: str):
+def patched(module: str):
     """The FedML module ``module`` with the kit's loss as its ``nn.CrossEntropyLoss`` and MLOps off."""
     import importlib
 
@@ -213,7 +215,7 @@ def _sp_args(clients, local_steps, local_step, optimizer, num_clients=None, **ex
     train = {i: [] for i in range(N)}
     sizes = {i: 1 for i in range(N)}
     for pos, c in enumerate(clients):
-        train[pos] = [(torch.tensor(c.features), torch.tensor(c.targets).as_subclass(_Targets))]
+        train[pos] = [(torch.tensor(c.features), torch.tensor(c.targets).as_subclass(Targets))]
         sizes[pos] = c.num_examples
     args = types.SimpleNamespace(
         federated_optimizer=optimizer, client_optimizer="sgd", learning_rate=float(local_step),
@@ -224,7 +226,7 @@ def _sp_args(clients, local_steps, local_step, optimizer, num_clients=None, **ex
     return args, dataset
 
 
-def _no_server_step(name: str, server_step: float) -> None:
+def no_server_step(name: str, server_step: float) -> None:
     if server_step != 1.0:
         raise ValueError(f"FedML's single-process {name} has no server learning rate; server_step must be 1.0, "
                          f"got {server_step}")
@@ -238,13 +240,13 @@ def fedavg():
     """``fedml.simulation.sp.fedavg.FedAvgAPI`` (``federated_optimizer="FedAvg"``): ``ModelTrainerCLS`` clients
     (SGD, ``epochs`` = K) and ``_aggregate``'s n_k/n average; no server learning rate (``fixed=["server_step"]``).
     FedML's own ``_client_sampling`` runs: every client of the round is in ``client_num_in_total``."""
-    sp = _sp("fedml.simulation.sp.fedavg.fedavg_api")
-    _sp("fedml.ml.trainer.my_model_trainer_classification")
+    sp = patched("fedml.simulation.sp.fedavg.fedavg_api")
+    patched("fedml.ml.trainer.my_model_trainer_classification")
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
-        _no_server_step("FedAvg", server_step)
+        no_server_step("FedAvg", server_step)
         args, dataset = _sp_args(clients, local_steps, local_step, "FedAvg")
-        trainer = sp.FedAvgAPI(args, torch.device("cpu"), dataset, _model(x))
+        trainer = sp.FedAvgAPI(args, torch.device("cpu"), dataset, linear_model(x))
         trainer._local_test_on_all_clients = lambda round_idx: None
         trainer.train()
         return _weights(trainer)
@@ -255,13 +257,13 @@ def fedprox():
     """``fedml.simulation.sp.fedprox.fedprox_trainer.FedProxTrainer`` (``federated_optimizer="FedProx"``):
     ``FedProxModelTrainer`` clients, whose loss adds (``fedprox_mu``/2)||w - w_start||^2 (``fedprox_mu`` = the
     kit's ``prox``), and ``FedMLAggOperator.agg``'s n_k/n average; no server learning rate."""
-    sp = _sp("fedml.simulation.sp.fedprox.fedprox_trainer")
-    _sp("fedml.ml.trainer.fedprox_trainer")
+    sp = patched("fedml.simulation.sp.fedprox.fedprox_trainer")
+    patched("fedml.ml.trainer.fedprox_trainer")
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, server_step=1.0, **_):
-        _no_server_step("FedProx", server_step)
+        no_server_step("FedProx", server_step)
         args, dataset = _sp_args(clients, local_steps, local_step, "FedProx", fedprox_mu=float(prox))
-        trainer = sp.FedProxTrainer(dataset, _model(x), torch.device("cpu"), args)
+        trainer = sp.FedProxTrainer(dataset, linear_model(x), torch.device("cpu"), args)
         trainer._local_test_on_all_clients = lambda round_idx: None
         trainer.train()
         return _weights(trainer)
@@ -275,8 +277,8 @@ def _fedopt(server_optimizer: str):
     hyperparameters are torch's defaults (Adam: betas (0.9, 0.999), eps 1e-8), and FedAvgM cannot be configured
     (its ``momentum=0.9`` is a comment). The torch optimizer's state (re-created and reloaded every round by
     FedOpt itself) lives in the worker between rounds; the kit gets an opaque token for it."""
-    sp = _sp("fedml.simulation.sp.fedopt.fedopt_api")
-    _sp("fedml.ml.trainer.my_model_trainer_classification")
+    sp = patched("fedml.simulation.sp.fedopt.fedopt_api")
+    patched("fedml.ml.trainer.my_model_trainer_classification")
     kept: dict = {}
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, beta1=0.9,
@@ -286,7 +288,7 @@ def _fedopt(server_optimizer: str):
                              f"defaults {TORCH_ADAM_DEFAULTS}, got {beta1}, {beta2}, {tau}")
         args, dataset = _sp_args(clients, local_steps, local_step, "FedOpt", server_optimizer=server_optimizer,
                                  server_lr=float(server_step))
-        trainer = sp.FedOptAPI(args, torch.device("cpu"), dataset, _model(x))
+        trainer = sp.FedOptAPI(args, torch.device("cpu"), dataset, linear_model(x))
         trainer._local_test_on_all_clients = lambda round_idx: None
         token = None if state is None else state.get("token")
         if token is not None and token == kept.get("token"):
@@ -316,8 +318,8 @@ def feddyn():
     so K = 200 SGD steps of size 1/(L + alpha), as for flgo and FedLab. FedML indexes clients 0..N-1: the cids with
     a state and the round's participants, sorted, take the first indices. Under full participation FedML's own
     ``_client_sampling`` returns every client; otherwise it is given the round's participants (the kit's draw)."""
-    sp = _sp("fedml.simulation.sp.feddyn.feddyn_trainer")
-    _sp("fedml.ml.trainer.feddyn_trainer")
+    sp = patched("fedml.simulation.sp.feddyn.feddyn_trainer")
+    patched("fedml.ml.trainer.feddyn_trainer")
 
     def impl(x, clients, *, state=None, rng=None, alpha=1.0, local_steps=200, local_step=None, num_clients=None,
              **_):
@@ -330,10 +332,10 @@ def feddyn():
         args, dataset = _sp_args([], local_steps, local_step or 1.0 / (L + alpha), "FedDyn", num_clients=N,
                                  feddyn_alpha=float(alpha))
         for c in ordered:
-            dataset[5][index[int(c.cid)]] = [(torch.tensor(c.features), torch.tensor(c.targets).as_subclass(_Targets))]
+            dataset[5][index[int(c.cid)]] = [(torch.tensor(c.features), torch.tensor(c.targets).as_subclass(Targets))]
             dataset[4][index[int(c.cid)]] = c.num_examples
         args.client_num_per_round = len(ids)
-        trainer = sp.FedDynTrainer(dataset, _model(x), torch.device("cpu"), args)
+        trainer = sp.FedDynTrainer(dataset, linear_model(x), torch.device("cpu"), args)
         if ids != list(range(N)):
             trainer._client_sampling = lambda round_idx, total, per_round: list(ids)
         trainer.test = lambda *a, **k: None

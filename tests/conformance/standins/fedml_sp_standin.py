@@ -9,7 +9,7 @@ by ``args.server_optimizer`` with ``lr=args.server_lr`` only) and
 ``client_list[i].old_grad``, ``_client_sampling``, ``test``), each with ``model_trainer.get_model_params()``,
 ``train()`` and a module-level ``mlops``; and the trainer modules whose ``nn.CrossEntropyLoss`` the driver replaces
 (``fedml.ml.trainer.my_model_trainer_classification``, ``.fedprox_trainer``, ``.feddyn_trainer``). Like FedML's
-classification trainer, the local training casts the targets with ``labels.long()``, so the driver's ``_Targets``
+classification trainer, the local training casts the targets with ``labels.long()``, so the driver's ``Targets``
 is exercised.
 
 Unlike FedML (docs/frameworks.md, FedML), the arithmetic is the papers': McMahan et al.'s n_k/n average, Li et al.'s
