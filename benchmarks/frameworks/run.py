@@ -15,7 +15,8 @@ framework's installed version) and a summary table is printed.
 
 Not part of CI (network for the installs, minutes per framework): CI tests the flgo, nvflare, fl4health, fedml,
 appfl, fedjax, openfl, flsim and fedbiomed drivers (and the fedlab driver, not run here) against stand-ins
-(tests/conformance/test_<name>_driver.py). Run time on the shared 2-core machine (two or three runs at once), venvs
+(tests/conformance/test_<name>_driver.py), and the flower and pfl drivers against the real Flower and pfl, which
+CI installs next to fedtheory (the ``conformance`` extra). Run time on the shared 2-core machine (two or three runs at once), venvs
 already present: flgo 634 s for its six checks (FedDyn alone 442 s), APPFL 329 s, FedJAX 446 s, NVFlare 107 s, FedML
 20 s; a new venv added 224 s (flgo), 346 s (APPFL), 45 s (FedJAX), 75 s (NVFlare), 247 s (FedML). docs/frameworks.md
 ("Run time") has the per-check times.
@@ -96,8 +97,10 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedavg_minimize_reuse", "fedavg_minimize_reuse", "fedavg", rtol=1e-4, configuration="minimize_reuse"),
         Check("fedprox", "fedprox", "fedprox", rtol=1e-4, configuration=SHIPPED),
         Check("fedprox_pfl_law", "fedprox_pfl_law", "fedprox", rtol=1e-4, configuration="pfl's sampling law"),
-        Check("scaffold", "scaffold", "scaffold", {"weighting": "uniform"}, rtol=1e-4),
-        Check("scaffold_option_i", "scaffold", "scaffold", {"weighting": "uniform", "option": "I"}, rtol=1e-4),
+        # SCAFFOLDParams.use_gradient_as_control_variate: False (default) is option II, True option I
+        Check("scaffold", "scaffold", "scaffold", {"weighting": "uniform"}, rtol=1e-4, configuration="option II"),
+        Check("scaffold_option_i", "scaffold", "scaffold", {"weighting": "uniform", "option": "I"}, rtol=1e-4,
+              configuration="option I"),
     )),
     # flgo's FedAvg and FedProx, NVFlare's FedAvg, FedProx and Scaffold have no server step: the kit keeps it at 1
     "flgo": Framework(("flgo==0.4.4",), torch=True, checks=(
