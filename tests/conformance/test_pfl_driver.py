@@ -53,6 +53,25 @@ def test_minimize_reuse_cycles_through_the_users():
     assert out.status == "holds" and out.measured == 0.0
 
 
+def test_the_random_cohorts_are_seeded_by_the_kit():
+    """The same kit seeds give the same cohorts, whatever NumPy's global stream holds (pfl's local training draws
+    from it; the cohort's per-draw seeds come from the dataset's own RandomState, seeded from the kit)."""
+    params = {"n": 4, "d": 2, "mu": 0.5, "L": 2.0, "delta_frac": 0.2, "zeta2": 1.0, "sizes": [3, 4, 5, 6],
+              "weighting": "num_examples", "seed": 3, "ids": [10, 11, 12, 13]}
+    inst = make_instance(params)
+
+    def draws(first_seed):
+        impl, x, out = pfl.fedavg(), inst.x0, []
+        for t in range(6):
+            x, _, report = impl(x, inst.clients, rng=np.random.default_rng(first_seed + t), clients_per_round=3)
+            out.append(report["drawn"])
+        return out
+    np.random.seed(123)
+    first = draws(0)
+    np.random.seed(456)
+    assert first == draws(0) != draws(100)
+
+
 def test_a_sampler_that_always_draws_the_first_user_is_rejected(monkeypatch):
     monkeypatch.setattr(pfl, "get_user_sampler", lambda kind, user_ids: (lambda: user_ids[0]))
     out = _own(pfl.fedavg_pfl_law(), "fedavg")
