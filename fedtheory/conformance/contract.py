@@ -29,7 +29,9 @@ minibatches ``{"batches": {cid: rows}}``); an implementation uses it instead of 
 Sampling protocol (the other direction): an implementation that draws its own participants (a framework's sampler
 as its users run it) is given the whole population as ``clients`` and the participation as the keyword
 ``clients_per_round`` = m (the framework's clients per round or fraction, translated by its driver); it returns
-``(x_new, state, {"drawn": [cid, ...]})``, the clients it drew this round (``state`` may be ``None``). The kit
+``(x_new, state, {"drawn": [cid, ...]})``, the clients it drew this round (``state`` may be ``None``), and may name
+the law its framework documents for the sampler where it is not the paper's (``"law"``, see
+:mod:`fedtheory.conformance.sampling`). The kit
 judges the round against the paper's round for the reported clients and the draws in law
 (:mod:`fedtheory.conformance.sampling`). Without ``clients_per_round`` every given client takes part, as before:
 an implementation that takes the kit's participants needs nothing new, and the sampling properties report
@@ -100,9 +102,11 @@ def call_round(impl: Callable[..., Any], x: np.ndarray, clients: Sequence[Any], 
 
 
 def call_sampling_round(impl: Callable[..., Any], x: np.ndarray, clients: Sequence[Any], state: Any,
-                        hyper: Mapping[str, Any], rng: np.random.Generator) -> tuple[np.ndarray, Any, list | None]:
-    """One round through the contract; returns (x_new, state, drawn): ``drawn`` is the list of client ids the
-    implementation reports it drew itself (the sampling protocol), ``None`` when it reports none."""
+                        hyper: Mapping[str, Any], rng: np.random.Generator) -> tuple[np.ndarray, Any, dict | None]:
+    """One round through the contract; returns (x_new, state, report): ``report`` is ``{"drawn": [cid, ...],
+    "law": LAW or None}``, the client ids the implementation reports it drew itself (the sampling protocol) and the
+    sampling law it declares, if any (:data:`fedtheory.conformance.sampling.DECLARABLE`); ``None`` when it reports
+    no draw."""
     out = impl(np.array(x, dtype=np.float64), list(clients), state=state, rng=rng, **hyper)
     new_state, drawn = None, None
     if isinstance(out, tuple):
@@ -114,7 +118,10 @@ def call_sampling_round(impl: Callable[..., Any], x: np.ndarray, clients: Sequen
             if not isinstance(report, Mapping) or "drawn" not in report:
                 raise ContractError(f"the third returned item reports the round's own draw as {{'drawn': [cid, "
                                     f"...]}}, got {_describe(report)}")
-            drawn = [int(c) for c in np.asarray(report["drawn"]).reshape(-1)]
+            law = report.get("law")
+            if law is not None and not isinstance(law, str):
+                raise ContractError(f"the report's 'law' names the sampler's law as a string, got {_describe(law)}")
+            drawn = {"drawn": [int(c) for c in np.asarray(report["drawn"]).reshape(-1)], "law": law}
         out, new_state = out[0], out[1]
     x_new = np.asarray(out, dtype=np.float64).reshape(-1) if np.size(out) == np.size(x) else None
     if x_new is None:

@@ -253,6 +253,8 @@ def _search(prop: Property, impl: Any, hyper: Mapping[str, Any], rtol: float, ma
             seen["na"] = out.details
             return
         if out.status == HOLDS:
+            if out.details:  # a pass with a qualification (a sampler judged under its own declared law)
+                seen["note"] = out.details
             if np.isfinite(out.measured) and out.measured > seen["worst"]:
                 seen["worst"], seen["theory"] = out.measured, out.theory
             return
@@ -268,7 +270,8 @@ def _search(prop: Property, impl: Any, hyper: Mapping[str, Any], rtol: float, ma
                               out.details, cx, seen["budget_hit"])
     if "na" in seen:
         return PropertyResult(prop, NOT_APPLICABLE, np.nan, np.nan, seen["n"], time.perf_counter() - start, seen["na"])
-    return PropertyResult(prop, HOLDS, seen["worst"], seen["theory"], seen["n"], time.perf_counter() - start)
+    return PropertyResult(prop, HOLDS, seen["worst"], seen["theory"], seen["n"], time.perf_counter() - start,
+                          seen.get("note", ""))
 
 
 def check(impl: Any, claims: str = "fedavg", *, name: str | None = None, rtol: float = IDENTITY_RTOL,

@@ -155,3 +155,62 @@ def test_an_unknown_law_is_refused():
     from fedtheory.conformance.sampling import own_sampler
     with pytest.raises(ValueError, match="law must be one of"):
         own_sampler(fedavg, make_instance(_params(2)), {}, 1e-8, lambda *a: (0.0, ""), law="poisson")
+
+
+# ----------------------------------------------------------------- a law the implementation declares
+
+def _replacement(how: str, law: str | None = "uniform_replacement"):
+    """fedavg drawing m clients with replacement uniformly (``"ok"``), always client 0 m times (``"first"``) or
+    correctly but training the next clients (``"lies"``), declaring ``law`` in its report."""
+    def impl(x, clients, *, rng=None, clients_per_round=None, **hyper):
+        if clients_per_round is None:
+            return fedavg(x, clients, rng=rng, **hyper)
+        n, m = len(clients), int(clients_per_round)
+        idx = np.zeros(m, dtype=int) if how == "first" else rng.integers(0, n, size=m)
+        used = (idx + 1) % n if how == "lies" else idx
+        report = {"drawn": [clients[i].cid for i in idx], **({"law": law} if law else {})}
+        return fedavg(x, [clients[i] for i in used], rng=rng, **hyper), None, report
+    return impl
+
+
+def test_replacement_rounds_give_twice_the_slack_to_a_client_never_or_always_drawn():
+    from fedtheory.conformance.sampling import rounds_for_replacement
+    for m, n in ((1, 2), (1, 3), (2, 4), (2, 5)):
+        R = rounds_for_replacement(m, n)
+        se = np.sqrt(R * m * (1 / n) * (1 - 1 / n))  # client i's count is Binomial(R m, 1/n)
+        # never drawn: off by R m / n; drawn once every round: off by R (1 - m / n)
+        assert min(R * m / n, R * (1 - m / n)) >= SAMPLER_POWER_MARGIN * Z_MONTE_CARLO * se * (1 - 1e-12)
+    # by hand: 100 max((n - 1)/m, m (n - 1)/(n - m)^2)
+    assert [rounds_for_replacement(m, n) for m, n in ((1, 2), (2, 4), (2, 5))] == [100, 150, 200]
+
+
+def test_a_declared_law_is_judged_and_named_and_the_paper_law_still_rejects_repeats():
+    ok = conformance.check(_replacement("ok"), "fedavg", properties=OWN)
+    assert [r.status for r in ok.results] == ["holds"], ok.table()
+    assert "judged under the law the implementation declares, 'uniform_replacement'" in ok.results[0].diagnosis
+    # the same sampler without the declaration is judged under McMahan et al.'s law: a repeat fails it
+    plain = conformance.check(_replacement("ok", law=None), "fedavg", properties=OWN)
+    assert "sampling with replacement" in plain.failures[0].diagnosis
+    for how, words in (("first", "the sampler's law fails"),
+                       ("lies", "differs from the paper's round for the clients it reports drawn")):
+        report = conformance.check(_replacement(how), "fedavg", properties=OWN)
+        assert [r.status for r in report.results] == ["violated"], how
+        assert words in report.failures[0].diagnosis and "uniform_replacement" in report.failures[0].diagnosis
+
+
+def test_an_unknown_or_changing_law_is_rejected():
+    inst = make_instance(_params(4))
+    from fedtheory.conformance.families.fedavg.properties import HYPER
+    from fedtheory.conformance.sampling import own_sampler
+    out = own_sampler(_replacement("ok", law="poisson"), inst, HYPER, 1e-8, lambda *a: (0.0, ""))
+    assert out.violated and "'poisson'" in out.details
+    calls = {"n": 0}
+
+    def changing(x, clients, **kw):
+        calls["n"] += 1
+        return _replacement("ok", law="uniform_replacement" if calls["n"] == 1 else "md")(x, clients, **kw)
+    out = own_sampler(changing, inst, HYPER, 1e-8, lambda *a: (0.0, ""))
+    assert out.violated and "round 1 declared 'uniform_replacement'" in out.details
+    with pytest.raises(ContractError, match="law"):
+        call_sampling_round(lambda x, c, **_: (x, None, {"drawn": [10], "law": 3}), inst.x0, inst.clients, None,
+                            {}, np.random.default_rng(0))

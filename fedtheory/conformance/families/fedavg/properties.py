@@ -280,9 +280,10 @@ def multi_round(impl, case, hyper, rtol, family: str = "fedavg") -> Outcome:
 
 
 def population_cases(hyper: Mapping[str, Any]):
-    """A heterogeneous population of 2..5 clients (partial participation needs two; the clients differ, so a round
-    over other clients than the reported ones shows) in small dimension: R <= 200 rounds."""
-    return rounds_cases(hyper, min_clients=2, max_clients=5, max_dim=8, heterogeneous=True)
+    """A heterogeneous population of 4..5 clients (so m = 2 clients a round: a sampler that draws with replacement
+    shows a client twice, which m = 1 cannot; the clients differ, so a round over other clients than the reported
+    ones shows) in small dimension: R <= 150 rounds."""
+    return rounds_cases(hyper, min_clients=4, max_clients=5, max_dim=8, heterogeneous=True)
 
 
 @prop(id="fedavg.own_sampler", family="fedavg", reference=f"{MCMAHAN}: S_t = a random set of m clients",

@@ -258,9 +258,10 @@ def multi_round(impl, case, hyper, rtol) -> Outcome:
 
 
 def _population(hyper: Mapping[str, Any]):
-    """A heterogeneous population of 2..5 clients (partial participation needs two; the clients differ, so a round
-    over other clients than the reported ones shows) in small dimension: R <= 200 rounds."""
-    return _cases(hyper, min_clients=2, max_clients=5, max_dim=8, heterogeneous=True)
+    """A heterogeneous population of 4..5 clients (so m = 2 clients a round: a sampler that draws with replacement
+    shows a client twice, which m = 1 cannot; the clients differ, so a round over other clients than the reported
+    ones shows) in small dimension: R <= 150 rounds."""
+    return _cases(hyper, min_clients=4, max_clients=5, max_dim=8, heterogeneous=True)
 
 
 @prop(id="server_optimizer.own_sampler", family="server_optimizer", examples=1, cases=_population,
