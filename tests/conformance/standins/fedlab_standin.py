@@ -12,7 +12,9 @@ FedAvg aggregates as FedLab does, uniformly (``fedavg_aggregate`` without weight
 choice, so the kit's n_k/n check fails here as on FedLab). FedDyn is Acar et al.'s Alg. 1 unless ``SLIP`` turns on
 FedLab's two deviations (docs/frameworks.md): ``feddyn_detached_terms`` builds the linear and proximal terms from
 detached parameters (no gradient), ``feddyn_h_subtracts_x_once`` subtracts x once in h+ instead of once per
-participant. ``install()`` puts the modules in ``sys.modules``."""
+participant. FedNova (``fednova.py``) is Wang et al.'s eq. (7) with FedLab's p_i = 1/m and its client's tau =
+``len(loader) * epochs``; ``fednova_population_scale`` turns on FedLab's default ``weighted_scale``, which also
+multiplies the step by N/|S|. ``install()`` puts the modules in ``sys.modules``."""
 from __future__ import annotations
 
 import sys
@@ -21,7 +23,9 @@ from copy import deepcopy
 
 import torch
 
-SLIP: dict = {"feddyn_detached_terms": False, "feddyn_h_subtracts_x_once": False}
+SLIP: dict = {"feddyn_detached_terms": False, "feddyn_h_subtracts_x_once": False,
+              # FedLab 1.3.0's default FedNova option: p_i = 1/m, then the step times N/|S| again
+              "fednova_population_scale": False}
 
 
 def _mod(name: str, **attrs) -> types.ModuleType:
@@ -205,6 +209,29 @@ class FedDynSerialClientTrainer(SGDSerialClientTrainer):
             self.cache.append([self.model_parameters])
 
 
+class FedNovaServerHandler(SyncServerHandler):
+    def setup_optim(self, option: str = "weighted_scale") -> None:
+        self.option = option
+
+    def global_update(self, buffer: list) -> None:
+        x = self.model_parameters
+        taus = [float(ele[1]) for ele in buffer]
+        deltas = [(ele[0] - x) / tau for ele, tau in zip(buffer, taus)]
+        tau_eff, delta = sum(taus) / len(taus), sum(deltas) / len(deltas)
+        if SLIP["fednova_population_scale"] and self.option == "weighted_scale":
+            delta = delta * self.num_clients / len(deltas)
+        self.set_model(x + tau_eff * delta)
+
+
+class FedNovaSerialClientTrainer(SGDSerialClientTrainer):
+    def local_process(self, payload: list[torch.Tensor], id_list: list[int]) -> None:
+        for id in id_list:
+            self.set_model(payload[0])
+            loader = self.dataset.get_dataloader(id, self.batch_size)
+            self._steps(loader)
+            self.cache.append([self.model_parameters, torch.tensor([float(len(loader) * self.epochs)])])
+
+
 def install() -> None:
     """Register the stand-in as ``fedlab`` (and the submodules the driver imports) in ``sys.modules``."""
     alg = "fedlab.contrib.algorithm"
@@ -219,6 +246,8 @@ def install() -> None:
                                 ScaffoldSerialClientTrainer=ScaffoldSerialClientTrainer),
         f"{alg}.feddyn": _mod(f"{alg}.feddyn", FedDynServerHandler=FedDynServerHandler,
                               FedDynSerialClientTrainer=FedDynSerialClientTrainer),
+        f"{alg}.fednova": _mod(f"{alg}.fednova", FedNovaServerHandler=FedNovaServerHandler,
+                               FedNovaSerialClientTrainer=FedNovaSerialClientTrainer),
     }
     for name, mod in mods.items():  # ``import a.b`` binds b as an attribute of a
         parent, _, child = name.rpartition(".")
