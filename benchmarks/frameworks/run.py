@@ -107,6 +107,10 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedprox", "fedprox", "fedprox", {"weighting": "uniform"}, fixed=("server_step",)),
         Check("scaffold", "scaffold", "scaffold"),
         Check("feddyn", "feddyn", "feddyn"),
+        # FedNovaServerHandler: p_i = 1/m; its default option 'weighted_scale' also scales the step by N/|S|
+        Check("fednova", "fednova", "fednova", {"weighting": "uniform"}, configuration="weighted_scale, as shipped"),
+        Check("fednova_uniform", "fednova_uniform", "fednova", {"weighting": "uniform"},
+              configuration="option 'uniform'"),
     )),
     # Flower's legacy strategies in Flower's own venv (the same driver runs in process in the tests). As shipped,
     # fraction_fit = 1.0 (every connected client); own_sampler sets fraction_fit = (m + 1/2)/N and Flower's

@@ -46,6 +46,8 @@ PASSES = [
     ("fedprox", "fedprox", {"weighting": "uniform"}, ("server_step",), ["fedprox.one_round", "fedprox.zero_prox"]),
     ("scaffold", "scaffold", {}, (), ["scaffold.one_round", "scaffold.server_state", "scaffold.multi_round"]),
     ("feddyn", "feddyn", {}, (), ["feddyn.one_round", "feddyn.server_state", "feddyn.multi_round"]),
+    ("fednova", "fednova", {"weighting": "uniform"}, (), ["fednova.one_round", "fednova.multi_round"]),
+    ("fednova_uniform", "fednova", {"weighting": "uniform"}, (), ["fednova.one_round", "fednova.multi_round"]),
 ]
 
 
@@ -108,3 +110,18 @@ def test_fedprox_is_not_offered_the_sampling_protocol(driver):
     report = conformance.check(driver.fedprox(), "fedprox", weighting="uniform", fixed=["server_step"],
                                properties=["fedprox.own_sampler"])
     assert [r.status for r in report.results] == ["not applicable"], report.table()
+
+
+def test_fedlabs_fednova_default_scales_the_step_by_n_over_s(driver, monkeypatch):
+    """FedLab 1.3.0's default option 'weighted_scale' sets p_i = 1/m and multiplies the step by N/|S| again: right
+    at full participation (one_round), N/|S| times eq. (7) when fewer take part (multi_round), and named so."""
+    monkeypatch.setitem(fedlab_standin.SLIP, "fednova_population_scale", True)
+    report = conformance.check(driver.fednova(), "fednova", weighting="uniform", max_examples=6, shrink=False,
+                               properties=["fednova.one_round", "fednova.multi_round"])
+    status = {r.prop.id: r.status for r in report.results if "@" not in r.prop.id}  # not the re-runs at drawn hyper
+    assert status == {"fednova.one_round": "holds", "fednova.multi_round": "violated"}, report.table()
+    assert "the step is scaled by N/|S|" in report.failures[0].diagnosis
+    # the 'uniform' option has no N/|S| factor: it passes with the same slip switched on
+    report = conformance.check(driver.fednova_uniform(), "fednova", weighting="uniform", max_examples=4,
+                               properties=["fednova.one_round", "fednova.multi_round"])
+    assert report.passed, report.table()

@@ -35,6 +35,7 @@ import torch
 from fedlab.contrib.algorithm.basic_client import SGDSerialClientTrainer
 from fedlab.contrib.algorithm.basic_server import SyncServerHandler
 from fedlab.contrib.algorithm.feddyn import FedDynSerialClientTrainer, FedDynServerHandler
+from fedlab.contrib.algorithm.fednova import FedNovaSerialClientTrainer, FedNovaServerHandler
 from fedlab.contrib.algorithm.fedprox import FedProxSerialClientTrainer
 from fedlab.contrib.algorithm.scaffold import ScaffoldSerialClientTrainer, ScaffoldServerHandler
 from fedlab.utils.functional import setup_seed
@@ -186,3 +187,42 @@ def feddyn():
         return _with_draw((server.model_parameters.numpy().copy(), {"h": server.h.numpy().copy(), "g_i": g_i}),
                           drawn)
     return impl
+
+
+def fednova(option: str = "weighted_scale"):
+    """FedLab's ``FedNovaServerHandler`` (``setup_optim(option)``, default ``"weighted_scale"``) with its
+    ``FedNovaSerialClientTrainer``, checked as ``fednova`` with uniform weights (FedLab sets p_i = 1/m, "we simply
+    set it 1/m here", ``fedlab/contrib/algorithm/fednova.py``). The kit's tau_i of each client is FedLab's
+    ``len(data_loader) * epochs`` with one full batch: the driver trains client i with ``epochs`` = tau_i (its
+    own local work, the setting FedNova is about), one ``local_process`` per client, as the serial trainer does
+    for its id list. The server's population N is the kit's ``num_clients``, and its buffer closes after the
+    round's |S| uploads (``sample_ratio``), as in FedLab's pipeline at partial participation.
+
+    Options (read in ``global_update``): ``"weighted_scale"`` (default) is tau_eff = sum p_i tau_i,
+    x+ = x + tau_eff (N/|S|) sum p_i d_i with d_i = (y_i - x)/tau_i; ``"uniform"`` and ``"weighted_com"`` drop the
+    N/|S| factor (with p_i = 1/m the two are the same). Wang et al. (2020), eq. (7), with p_i = 1/|S| over the
+    round's clients has no N/|S|: the authors' ``weighted_scale`` rescales population weights p_i = n_i/n, which
+    sum to |S|/N over a round's clients, while FedLab rescales weights that already sum to 1."""
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, num_clients=None, **_):
+        taus = ([int(local_steps[c.cid]) for c in clients] if isinstance(local_steps, dict)
+                else [int(local_steps)] * len(clients))
+        server = FedNovaServerHandler(_model(x), global_round=1, sample_ratio=1.0)
+        server.setup_optim(option)
+        trainer = FedNovaSerialClientTrainer(_model(x), len(clients))
+        trainer.setup_dataset(_FullBatch(clients))
+        trainer.setup_optim(1, max(c.num_examples for c in clients), local_step)
+        trainer.criterion = _half_mse
+        payload = server.downlink_package
+        for j, tau in enumerate(taus):
+            trainer.epochs = tau  # client j's own local work: FedLab's tau = len(loader) * epochs = tau_j
+            trainer.local_process(payload, [j])
+        _population(server, len(clients), int(num_clients or len(clients)))
+        for pack in trainer.uplink_package:
+            server.load(pack)
+        return server.model_parameters.numpy().copy()
+    return impl
+
+
+def fednova_uniform():
+    """``setup_optim("uniform")``: tau_eff = mean tau_i, x+ = x + tau_eff mean d_i (no N/|S| factor)."""
+    return fednova("uniform")

@@ -15,7 +15,10 @@ detached parameters (no gradient), ``feddyn_h_subtracts_x_once`` subtracts x onc
 participant. The handlers' own sampler is re-typed too: ``sample_clients()`` is ``sorted(random.sample(range(
 num_clients), num_clients_per_round))`` (``basic_server.py``) and ``fedlab.utils.functional.setup_seed`` seeds
 Python's ``random`` (with NumPy and torch); ``sample_first`` is its slip, a sampler that always returns ids
-0..m-1. ``install()`` puts the modules in ``sys.modules``."""
+0..m-1.
+FedNova (``fednova.py``) is Wang et al.'s eq. (7) with FedLab's p_i = 1/m and its client's tau =
+``len(loader) * epochs``; ``fednova_population_scale`` turns on FedLab's default ``weighted_scale``, which also
+multiplies the step by N/|S|. ``install()`` puts the modules in ``sys.modules``."""
 from __future__ import annotations
 
 import random
@@ -26,7 +29,9 @@ from copy import deepcopy
 import numpy as np
 import torch
 
-SLIP: dict = {"feddyn_detached_terms": False, "feddyn_h_subtracts_x_once": False, "sample_first": False}
+SLIP: dict = {"feddyn_detached_terms": False, "feddyn_h_subtracts_x_once": False, "sample_first": False,
+              # FedLab 1.3.0's default FedNova option: p_i = 1/m, then the step times N/|S| again
+              "fednova_population_scale": False}
 
 
 def _mod(name: str, **attrs) -> types.ModuleType:
@@ -221,6 +226,29 @@ def setup_seed(seed: int) -> None:
     random.seed(seed)
 
 
+class FedNovaServerHandler(SyncServerHandler):
+    def setup_optim(self, option: str = "weighted_scale") -> None:
+        self.option = option
+
+    def global_update(self, buffer: list) -> None:
+        x = self.model_parameters
+        taus = [float(ele[1]) for ele in buffer]
+        deltas = [(ele[0] - x) / tau for ele, tau in zip(buffer, taus)]
+        tau_eff, delta = sum(taus) / len(taus), sum(deltas) / len(deltas)
+        if SLIP["fednova_population_scale"] and self.option == "weighted_scale":
+            delta = delta * self.num_clients / len(deltas)
+        self.set_model(x + tau_eff * delta)
+
+
+class FedNovaSerialClientTrainer(SGDSerialClientTrainer):
+    def local_process(self, payload: list[torch.Tensor], id_list: list[int]) -> None:
+        for id in id_list:
+            self.set_model(payload[0])
+            loader = self.dataset.get_dataloader(id, self.batch_size)
+            self._steps(loader)
+            self.cache.append([self.model_parameters, torch.tensor([float(len(loader) * self.epochs)])])
+
+
 def install() -> None:
     """Register the stand-in as ``fedlab`` (and the submodules the driver imports) in ``sys.modules``."""
     alg = "fedlab.contrib.algorithm"
@@ -237,6 +265,8 @@ def install() -> None:
                                 ScaffoldSerialClientTrainer=ScaffoldSerialClientTrainer),
         f"{alg}.feddyn": _mod(f"{alg}.feddyn", FedDynServerHandler=FedDynServerHandler,
                               FedDynSerialClientTrainer=FedDynSerialClientTrainer),
+        f"{alg}.fednova": _mod(f"{alg}.fednova", FedNovaServerHandler=FedNovaServerHandler,
+                               FedNovaSerialClientTrainer=FedNovaSerialClientTrainer),
     }
     for name, mod in mods.items():  # ``import a.b`` binds b as an attribute of a
         parent, _, child = name.rpartition(".")

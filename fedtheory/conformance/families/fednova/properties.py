@@ -130,6 +130,10 @@ def _alternatives(inst: Instance, x: np.ndarray, S: np.ndarray, taus: Sequence[i
     if h["tau_eff"] != "steps":
         out += [("tau_eff = sum p_i tau_i (the step counts) instead of the declared tau_eff",
                  nova.round_map(inst, x, S, taus, dict(h, tau_eff="steps")))]
+    if len(S) < inst.n:  # weights that sum to 1 over the round, rescaled as population weights p_i = n_i/n would be
+        want = nova.round_map(inst, x, S, taus, h)
+        out += [(f"the step is scaled by N/|S| = {inst.n}/{len(S)}: the round's weights, which sum to 1, are "
+                 f"rescaled as if they were population weights", x + inst.n / len(S) * (want - x))]
     if h["tau_eff"] != "norm":
         out += [("tau_eff = sum p_i ||a_i||_1 (the paper's default) instead of the declared tau_eff",
                  nova.round_map(inst, x, S, taus, dict(h, tau_eff="norm")))]
