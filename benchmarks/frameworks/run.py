@@ -412,13 +412,19 @@ def provenance(report: dict, markdown: str, commit: str, version: str, configura
     return stamped, f"{markdown.rstrip()}\n\nKit commit `{commit}`; framework `{version}`.\n"
 
 
+def driver_of(name: str, check: Check) -> str:
+    """The module under drivers/ that runs ``check`` of framework ``name``: the check's own, else the framework's,
+    else ``<name>.py``."""
+    framework = FRAMEWORKS[name].driver if name in FRAMEWORKS else ""
+    return check.driver or framework or name
+
+
 def run_check(python: Path, name: str, check: Check) -> Any:
     """``check`` of the driver ``drivers/<name>.py`` (the framework's ``driver``) run by ``python`` (its venv)."""
     from fedtheory import conformance
     from fedtheory.conformance.adapters.remote import Remote
     # the driver is loaded by path: drivers/flgo.py must not shadow the flgo package on sys.path
-    framework = FRAMEWORKS[name].driver if name in FRAMEWORKS else ""
-    driver = check.driver or framework or name
+    driver = driver_of(name, check)
     command = [str(python), Remote.WORKER, f"{DRIVERS / driver}.py:{check.factory}"]
     with Remote(command, name=f"drivers/{driver}.py:{check.factory}") as impl:
         return conformance.check(impl, check.family, rtol=check.rtol, fixed=list(check.fixed),

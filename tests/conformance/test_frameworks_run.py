@@ -68,7 +68,7 @@ def test_every_check_names_a_driver_module_that_has_its_factory(run):
 
     for name, fw in run.FRAMEWORKS.items():
         for check in fw.checks:
-            path = run.DRIVERS / f"{check.driver or name}.py"
+            path = run.DRIVERS / f"{run.driver_of(name, check)}.py"
             assert path.is_file(), f"{name}:{check.name} names {path.name}, which does not exist"
             assert re.search(rf"^def {check.factory}\(", path.read_text(), re.M), \
                 f"{name}:{check.name}: {path.name} has no factory {check.factory}()"
