@@ -61,6 +61,8 @@ class Framework:
 
 SO = "server_optimizer"
 SHIPPED, PAPER = "as shipped", "as the paper"
+#: the float32 rule (docs/frameworks.md, "As shipped"): a float64 model at rtol 1e-8, then float32's tolerance
+F64, F32 = "float64 model", "float32 tolerance"
 # The framework's own sampler, as shipped: every check of flgo (FedAvg, FedProx, SCAFFOLD, FedDyn, FedAvgM, FedNova), FedML
 # (SCAFFOLD, FedNova) and FLSim (FedAvg, FedAvgM, FedAdam) also runs its family's ``own_sampler`` property (docs/conformance.md, "A
 # framework's own sampler"): the driver gives the framework the whole population and ``clients_per_round``, the
@@ -180,12 +182,26 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedadam_no_decay", "fedadam_no_decay", SO, {"optimizer": "fedadam", "weighting": "num_examples"},
               configuration="weight_decay=0"),
     )),
-    # Fed-BioMed: DefaultStrategy (sampling, sample-size weights) and FedAverage without the researcher-node network;
-    # FedAverage sums into a float32 buffer (functional.initialize: torch.zeros_like(val).float()), hence a second
-    # check at float32's tolerance
-    "fedbiomed": Framework(("fedbiomed==6.4.1",), torch=True, checks=(
-        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",), configuration=SHIPPED),
-        Check("fedavg_f32", "fedavg", "fedavg", fixed=("server_step",), rtol=1e-6, configuration="float32 tolerance"),
+    # Fed-BioMed: DefaultStrategy (sampling, sample-size weights), its aggregators and Experiment's agg_optimizer
+    # without the researcher-node network; the nodes train Fed-BioMed's TorchTrainingPlan. FedAverage sums into a
+    # float32 buffer (functional.initialize: torch.zeros_like(val).float()), hence every check built on it (FedAvg,
+    # FedProx, the server optimizers) is run twice: float64 model (rtol 1e-8) and float32 tolerance (rtol 1e-6).
+    # Experiment imports tensorboard and pathvalidate, the researcher extra's pins (fedbiomed[researcher] also
+    # brings jupyter, not needed here)
+    "fedbiomed": Framework(("fedbiomed==6.4.1", "tensorboard~=2.18.0", "pathvalidate~=3.0.0"), torch=True, checks=(
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",), configuration=F64),
+        Check("fedavg_f32", "fedavg", "fedavg", fixed=("server_step",), rtol=1e-6, configuration=F32),
+        # fedprox_mu in the training arguments: the training plan's own proximal loss
+        Check("fedprox", "fedprox", "fedprox", fixed=("server_step",), configuration=F64),
+        Check("fedprox_f32", "fedprox", "fedprox", fixed=("server_step",), rtol=1e-6, configuration=F32),
+        # the Scaffold aggregator (server_lr, its default 1.0, set to the kit's server step) and its node correction
+        Check("scaffold", "scaffold", "scaffold", configuration=SHIPPED),
+        # agg_optimizer=Optimizer(lr, modules=[declearn module]), the modules' options at their defaults
+        *(Check(name + suffix, name, SO, {"optimizer": name, "weighting": "num_examples",
+                                          **({"beta1": 0.0} if name == "fedadagrad" else {})},
+                rtol=rtol, configuration=conf)
+          for name in ("fedadam", "fedyogi", "fedadagrad", "fedavgm")
+          for suffix, rtol, conf in (("", 1e-8, F64), ("_f32", 1e-6, F32))),
     )),
     # fl4health 0.4.2 needs Python 3.10 and pins torch==2.6.0 itself; its FedAvg and FedProx have no server step
     "fl4health": Framework(("fl4health==0.4.2",), python="python3.10", checks=(
