@@ -27,7 +27,11 @@ CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"],
          "server_optimizer": ["server_optimizer.first_round", "server_optimizer.from_state",
                               "server_optimizer.multi_round"]}
 # docs/frameworks.md's Fed-BioMed rows: the diagnosis each FAIL's first failure starts with
-FAILS = {"fedavg": "aggregation weights measured"}  # float32 rounding at rtol 1e-8; the weights are n_k/n
+# (float64 model: FedAverage's float32 buffer rounds at rtol 1e-8; Adam and Yogi: declearn's bias correction)
+FAILS = {"fedavg": "aggregation weights measured", "fedprox": "the output is no weighting",
+         "fedadam": "Adam of Kingma & Ba", "fedadam_f32": "Adam of Kingma & Ba",
+         "fedyogi": "the server update differs from Alg. 2", "fedyogi_f32": "the server update differs from Alg. 2",
+         "fedadagrad": "the server update differs from Alg. 2", "fedavgm": "the server update differs from Alg. 2"}
 
 
 CHECKS = framework_checks("fedbiomed")

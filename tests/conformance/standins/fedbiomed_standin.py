@@ -215,6 +215,9 @@ class Vector:
     def __sub__(self, o):
         return self._op(o, lambda a, b: a - b)
 
+    def __rsub__(self, o):
+        return self._op(o, lambda a, b: b - a)
+
     def __mul__(self, o):
         return self._op(o, lambda a, b: a * b)
 
@@ -255,7 +258,7 @@ class _EWMA:
 
 class _YogiMomentum(_EWMA):
     def run(self, gradients):
-        sign = (self.state - gradients).sign() if isinstance(self.state, Vector) else -(gradients.sign())
+        sign = (self.state - gradients).sign()
         self.state = self.state - sign * (1 - self.beta) * gradients
         return self.state
 
