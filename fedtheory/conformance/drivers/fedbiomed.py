@@ -30,7 +30,14 @@ import types
 import numpy as np
 import torch
 from declearn.model.api import Vector
-from declearn.optimizer.modules import AdaGradModule, AdamModule, MomentumModule, YogiModule
+from declearn.optimizer.modules import (
+    AdaGradModule,
+    AdamModule,
+    MomentumModule,
+    ScaffoldClientModule,
+    ScaffoldServerModule,
+    YogiModule,
+)
 from fedbiomed.common.dataloader import PytorchDataLoader
 from fedbiomed.common.optimizers import Optimizer
 from fedbiomed.common.training_args import TrainingArgs
@@ -50,7 +57,13 @@ class _Plan(TorchTrainingPlan):
     def init_model(self, model_args):
         return torch.nn.Linear(model_args["d"], 1, bias=False)
 
+    #: a node's own declearn-backed ``Optimizer`` (declearn's Scaffold), kept between rounds as the node keeps its
+    #: optimizer's state; None: the torch SGD a researcher declares
+    node_optimizer = None
+
     def init_optimizer(self, optimizer_args):
+        if self.node_optimizer is not None:
+            return self.node_optimizer
         return torch.optim.SGD(self.model().parameters(), lr=optimizer_args["lr"])
 
     def training_step(self, data, target):
@@ -60,7 +73,7 @@ class _Plan(TorchTrainingPlan):
         """Not called: the driver gives the plan its node's data loader, as the node's Round does."""
 
 
-def _plan(x, local_steps, local_step, batch, *, mu=None, aggregator_args=None) -> _Plan:
+def _plan(x, local_steps, local_step, batch, *, mu=None, aggregator_args=None, optimizer=None) -> _Plan:
     """A training plan set up as a node's Round sets it up (``post_init`` with the researcher's training arguments,
     then the global model's parameters)."""
     args = {"optimizer_args": {"lr": float(local_step)}, "num_updates": int(local_steps),
@@ -68,20 +81,31 @@ def _plan(x, local_steps, local_step, batch, *, mu=None, aggregator_args=None) -
     if mu is not None:
         args["fedprox_mu"] = float(mu)
     plan = _Plan()
+    plan.node_optimizer = optimizer
     plan.post_init({"d": int(np.size(x))}, TrainingArgs(args, only_required=False), aggregator_args)
     plan.set_model_params({"weight": torch.tensor(np.asarray(x, dtype=np.float64))[None, :]})
     return plan
 
 
-def _reply(node, x, client, local_steps, local_step, *, mu=None, aggregator_args=None) -> dict:
-    """Node ``node`` trains with Fed-BioMed's ``training_routine`` and replies as ``node/round.py`` does."""
-    plan = _plan(x, local_steps, local_step, client.num_examples, mu=mu, aggregator_args=aggregator_args)
+def _reply(node, x, client, local_steps, local_step, *, mu=None, aggregator_args=None, optimizer=None,
+           aux=None) -> dict:
+    """Node ``node`` trains with Fed-BioMed's ``training_routine`` and replies as ``node/round.py`` does. With a
+    declearn ``optimizer``, the researcher's auxiliary variables ``aux`` are restored and set first and the
+    optimizer's own are collected after training (``process_optim_aux_var``, ``collect_optim_aux_var``)."""
+    plan = _plan(x, local_steps, local_step, client.num_examples, mu=mu, aggregator_args=aggregator_args,
+                 optimizer=optimizer)
+    if optimizer is not None:
+        weights = plan.get_model_params(only_trainable=False, exclude_buffers=False, local_params=None)
+        optimizer.set_aux(optimizer.restore_aux(aux, weights, []))
     data = TensorDataset(torch.tensor(np.asarray(client.features, dtype=np.float64)),
                          torch.tensor(np.asarray(client.targets, dtype=np.float64)))
     plan.training_data_loader = PytorchDataLoader(data, batch_size=client.num_examples, shuffle=False)
     plan.training_routine()
-    return {"success": True, "node_id": node, "sample_size": len(plan.training_data_loader.dataset),
-            "params": plan.after_training_params(), "optimizer_args": plan.optimizer_args()}
+    reply = {"success": True, "node_id": node, "sample_size": len(plan.training_data_loader.dataset),
+             "params": plan.after_training_params(), "optimizer_args": plan.optimizer_args()}
+    if optimizer is not None:
+        reply["optim_aux_var"] = optimizer.get_aux()
+    return reply
 
 
 def _vec(t) -> np.ndarray:
@@ -196,6 +220,49 @@ def scaffold():
                             "c_i": {cid: _vec(agg.nodes_states[node]["weight"]) for cid, node in nodes.items()}}
         returned = {"c": kept["returned"]["c"].copy(), "c_i": {k: v.copy() for k, v in kept["returned"]["c_i"].items()}}
         return _vec(out["weight"]), returned
+    return impl
+
+
+def scaffold_declearn():
+    """SCAFFOLD through declearn's modules, the alternative to the ``Scaffold`` aggregator that Fed-BioMed's
+    ``Scaffold.check_values`` recommends with secure aggregation: each node's training plan returns
+    ``Optimizer(lr=eta_l, modules=[ScaffoldClientModule()])`` (gradient minus c_i - c; c_i+ = the mean of the
+    gradients of its K steps, option II), the researcher sets ``agg_optimizer=Optimizer(lr=eta_g,
+    modules=[ScaffoldServerModule()])``, and ``Experiment``'s own ``_collect_optim_aux_var``,
+    ``_aggregate_cleartext_optim_auxvar`` and ``_run_agg_optimizer`` carry c and the c_i updates; the model is
+    ``FedAverage``'s (n_k/n). The nodes' optimizers and the server's live in this worker for the run, as a node
+    keeps its optimizer state between rounds; the state returned to the kit is an opaque token of the run
+    (declearn's server holds the sum of the c_i and the set of clients it heard from, which no (c, c_i) of the
+    kit's can be loaded into without choosing that set)."""
+    kept: dict = {"run": 0}
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0,
+             weighting="num_examples", **_):
+        if weighting != "num_examples":
+            raise ValueError(f"Fed-BioMed's DefaultStrategy weighs nodes by sample size; weighting must be "
+                             f"'num_examples', got {weighting!r}")
+        if state is None or list(state) != kept.get("token"):  # a new run
+            kept.update(run=kept["run"] + 1, round=0, nodes={},
+                        server=Optimizer(lr=float(server_step), modules=[ScaffoldServerModule()]))
+        workflow = types.SimpleNamespace(_agg_optimizer=kept["server"])
+        aux = Experiment._collect_optim_aux_var(workflow)
+        replies = {}
+        for c in clients:
+            node = f"NODE_{int(c.cid)}"
+            optimizer = kept["nodes"].setdefault(node, Optimizer(lr=float(local_step),
+                                                                 modules=[ScaffoldClientModule()]))
+            replies[node] = _reply(node, x, c, local_steps, local_step, optimizer=optimizer, aux=aux)
+        nodes_aux = {node: reply.pop("optim_aux_var") for node, reply in replies.items()}
+        strategy = DefaultStrategy()
+        strategy.sample_nodes(from_nodes=list(replies), round_i=kept["round"])
+        model_params, weights, _total, _factors = strategy.refine(replies, kept["round"])
+        aggregated = FedAverage().aggregate(model_params, weights)
+        kept["server"].set_aux(Experiment._aggregate_cleartext_optim_auxvar(workflow, nodes_aux))
+        researcher = _plan(x, local_steps, local_step, 1)
+        x_new = Experiment._run_agg_optimizer(workflow, researcher, aggregated)["weight"]
+        kept["round"] += 1
+        kept["token"] = ["fedbiomed declearn scaffold", kept["run"], kept["round"]]
+        return _vec(x_new), list(kept["token"])
     return impl
 
 
