@@ -196,11 +196,11 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedprox_f32", "fedprox", "fedprox", fixed=("server_step",), rtol=1e-6, configuration=F32),
         # the Scaffold aggregator (server_lr, its default 1.0, set to the kit's server step) and its node correction
         Check("scaffold", "scaffold", "scaffold", configuration=SHIPPED),
-        # SCAFFOLD through declearn's ScaffoldClientModule / ScaffoldServerModule (agg_optimizer), FedAverage's model
-        Check("scaffold_declearn", "scaffold_declearn", "scaffold", {"weighting": "num_examples"},
-              configuration="declearn modules, " + F64),
-        Check("scaffold_declearn_f32", "scaffold_declearn", "scaffold", {"weighting": "num_examples"}, rtol=1e-6,
-              configuration="declearn modules, " + F32),
+        # SCAFFOLD through declearn's ScaffoldClientModule / ScaffoldServerModule (agg_optimizer): FedAverage's n_k/n
+        # model, declearn's uniform mean for c; judged against Alg. 1 (uniform) and against its n_k/n-weighted form
+        Check("scaffold_declearn", "scaffold_declearn", "scaffold", configuration="declearn modules"),
+        Check("scaffold_declearn_nk", "scaffold_declearn", "scaffold", {"weighting": "num_examples"},
+              configuration="declearn modules"),
         # agg_optimizer=Optimizer(lr, modules=[declearn module]), the modules' options at their defaults
         *(Check(name + suffix, name, SO, {"optimizer": name, "weighting": "num_examples",
                                           **({"beta1": 0.0} if name == "fedadagrad" else {})},
@@ -216,11 +216,11 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedprox_uniform", "fedprox_uniform", "fedprox", {"weighting": "uniform"}, fixed=("server_step",)),
         # as shipped: Scaffold's default fraction_fit (1.0); configured as the paper: fraction_fit = |S|/N
         Check("scaffold", "scaffold", "scaffold", configuration=SHIPPED),
-        # SCAFFOLD through declearn's ScaffoldClientModule / ScaffoldServerModule (agg_optimizer), FedAverage's model
-        Check("scaffold_declearn", "scaffold_declearn", "scaffold", {"weighting": "num_examples"},
-              configuration="declearn modules, " + F64),
-        Check("scaffold_declearn_f32", "scaffold_declearn", "scaffold", {"weighting": "num_examples"}, rtol=1e-6,
-              configuration="declearn modules, " + F32),
+        # SCAFFOLD through declearn's ScaffoldClientModule / ScaffoldServerModule (agg_optimizer): FedAverage's n_k/n
+        # model, declearn's uniform mean for c; judged against Alg. 1 (uniform) and against its n_k/n-weighted form
+        Check("scaffold_declearn", "scaffold_declearn", "scaffold", configuration="declearn modules"),
+        Check("scaffold_declearn_nk", "scaffold_declearn", "scaffold", {"weighting": "num_examples"},
+              configuration="declearn modules"),
         Check("scaffold_fraction", "scaffold_fraction", "scaffold", configuration=PAPER),
         # ClientLevelDPFedAvgM with no noise and no clipping: server momentum (FedAvgM)
         Check("dp_fedavgm", "fedavgm", SO, {"optimizer": "fedavgm"}),

@@ -236,11 +236,9 @@ def scaffold_declearn():
     kit's can be loaded into without choosing that set)."""
     kept: dict = {"run": 0}
 
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0,
-             weighting="num_examples", **_):
-        if weighting != "num_examples":
-            raise ValueError(f"Fed-BioMed's DefaultStrategy weighs nodes by sample size; weighting must be "
-                             f"'num_examples', got {weighting!r}")
+    # no weighting argument: the model is always FedAverage's n_k/n and c declearn's plain mean; the kit's
+    # declared weighting is only what it compares with
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
         if state is None or list(state) != kept.get("token"):  # a new run
             kept.update(run=kept["run"] + 1, round=0, nodes={},
                         server=Optimizer(lr=float(server_step), modules=[ScaffoldServerModule()]))
