@@ -199,6 +199,8 @@ FRAMEWORKS: dict[str, Framework] = {
         # SCAFFOLD through declearn's ScaffoldClientModule / ScaffoldServerModule (agg_optimizer): FedAverage's n_k/n
         # model, declearn's uniform mean for c; judged against Alg. 1 (uniform) and against its n_k/n-weighted form
         Check("scaffold_declearn", "scaffold_declearn", "scaffold", configuration="declearn modules"),
+        Check("scaffold_declearn_f32", "scaffold_declearn", "scaffold", rtol=1e-6,
+              configuration="declearn modules, " + F32),
         Check("scaffold_declearn_nk", "scaffold_declearn", "scaffold", {"weighting": "num_examples"},
               configuration="declearn modules"),
         # agg_optimizer=Optimizer(lr, modules=[declearn module]), the modules' options at their defaults
@@ -219,6 +221,8 @@ FRAMEWORKS: dict[str, Framework] = {
         # SCAFFOLD through declearn's ScaffoldClientModule / ScaffoldServerModule (agg_optimizer): FedAverage's n_k/n
         # model, declearn's uniform mean for c; judged against Alg. 1 (uniform) and against its n_k/n-weighted form
         Check("scaffold_declearn", "scaffold_declearn", "scaffold", configuration="declearn modules"),
+        Check("scaffold_declearn_f32", "scaffold_declearn", "scaffold", rtol=1e-6,
+              configuration="declearn modules, " + F32),
         Check("scaffold_declearn_nk", "scaffold_declearn", "scaffold", {"weighting": "num_examples"},
               configuration="declearn modules"),
         Check("scaffold_fraction", "scaffold_fraction", "scaffold", configuration=PAPER),
