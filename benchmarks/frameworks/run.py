@@ -198,11 +198,11 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("scaffold", "scaffold", "scaffold", configuration=SHIPPED),
         # SCAFFOLD through declearn's ScaffoldClientModule / ScaffoldServerModule (agg_optimizer): FedAverage's n_k/n
         # model, declearn's uniform mean for c; judged against Alg. 1 (uniform) and against its n_k/n-weighted form
-        Check("scaffold_declearn", "scaffold_declearn", "scaffold", configuration="declearn modules"),
+        Check("scaffold_declearn", "scaffold_declearn", "scaffold", configuration="declearn modules, " + F64),
         Check("scaffold_declearn_f32", "scaffold_declearn", "scaffold", rtol=1e-6,
               configuration="declearn modules, " + F32),
         Check("scaffold_declearn_nk", "scaffold_declearn", "scaffold", {"weighting": "num_examples"},
-              configuration="declearn modules"),
+              configuration="declearn modules, " + F64),
         # agg_optimizer=Optimizer(lr, modules=[declearn module]), the modules' options at their defaults
         *(Check(name + suffix, name, SO, {"optimizer": name, "weighting": "num_examples",
                                           **({"beta1": 0.0} if name == "fedadagrad" else {})},
@@ -220,11 +220,11 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("scaffold", "scaffold", "scaffold", configuration=SHIPPED),
         # SCAFFOLD through declearn's ScaffoldClientModule / ScaffoldServerModule (agg_optimizer): FedAverage's n_k/n
         # model, declearn's uniform mean for c; judged against Alg. 1 (uniform) and against its n_k/n-weighted form
-        Check("scaffold_declearn", "scaffold_declearn", "scaffold", configuration="declearn modules"),
+        Check("scaffold_declearn", "scaffold_declearn", "scaffold", configuration="declearn modules, " + F64),
         Check("scaffold_declearn_f32", "scaffold_declearn", "scaffold", rtol=1e-6,
               configuration="declearn modules, " + F32),
         Check("scaffold_declearn_nk", "scaffold_declearn", "scaffold", {"weighting": "num_examples"},
-              configuration="declearn modules"),
+              configuration="declearn modules, " + F64),
         Check("scaffold_fraction", "scaffold_fraction", "scaffold", configuration=PAPER),
         # ClientLevelDPFedAvgM with no noise and no clipping: server momentum (FedAvgM)
         Check("dp_fedavgm", "fedavgm", SO, {"optimizer": "fedavgm"}),
