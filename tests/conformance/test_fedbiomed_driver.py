@@ -31,7 +31,10 @@ CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"],
 FAILS = {"fedavg": "aggregation weights measured", "fedprox": "the output is no weighting",
          "fedadam": "Adam of Kingma & Ba", "fedadam_f32": "Adam of Kingma & Ba",
          "fedyogi": "the server update differs from Alg. 2", "fedyogi_f32": "the server update differs from Alg. 2",
-         "fedadagrad": "the server update differs from Alg. 2", "fedavgm": "the server update differs from Alg. 2"}
+         "fedadagrad": "the server update differs from Alg. 2", "fedavgm": "the server update differs from Alg. 2",
+         # declearn's Scaffold: FedAverage's n_k/n model and float32 sum, c a plain mean over the clients heard from
+         "scaffold_declearn": "differs from the recursion", "scaffold_declearn_f32": "differs from the recursion",
+         "scaffold_declearn_nk": "differs from the recursion"}
 
 
 CHECKS = framework_checks("fedbiomed")
@@ -93,3 +96,12 @@ def test_adagrad_refuses_a_first_moment_it_does_not_have(driver):
 def test_the_server_optimizers_refuse_uniform_weights(driver):
     with pytest.raises(ValueError, match="weighting must be 'num_examples'"):
         driver.fedadam()(None, [], weighting="uniform")
+
+
+def test_a_declearn_scaffold_client_that_does_not_correct_is_rejected(driver, monkeypatch):
+    # the path as read converges to Alg. 1's x* (docs/frameworks.md: converges holds), the slip does not
+    report = conformance.check(driver.scaffold_declearn(), "scaffold", max_examples=8, shrink=False, rtol=1e-6,
+                               properties=["scaffold.converges"])
+    assert report.passed, report.table()
+    monkeypatch.setitem(fedbiomed_standin.SLIP, "client_uncorrected", True)
+    _rejected(driver, "scaffold_declearn", "scaffold", ["scaffold.converges"])

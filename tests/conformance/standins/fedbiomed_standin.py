@@ -13,23 +13,31 @@ drivers/fedbiomed.py uses, re-typed from their source as read for docs/framework
 * ``fedbiomed.researcher.federated_workflows.Experiment._run_agg_optimizer`` and
   ``fedbiomed.common.optimizers.Optimizer`` (gradient x - aggregate, each module's ``run``, -lr times it);
 * declearn's ``Vector`` and ``AdamModule`` / ``YogiModule`` (bias-corrected by the step count, eps outside the
-  square root), ``AdaGradModule``, ``MomentumModule`` (v = beta v + g).
+  square root), ``AdaGradModule``, ``MomentumModule`` (v = beta v + g), and the Scaffold pair
+  (``ScaffoldClientModule``: the gradient minus c_i - c, c_i+ = the mean of the round's gradients;
+  ``ScaffoldServerModule``: c = the sum of the c_i over the clients heard from, divided by their number), with
+  ``Optimizer.get_aux`` / ``set_aux`` / ``restore_aux`` and ``Experiment``'s ``_collect_optim_aux_var`` and
+  ``_aggregate_cleartext_optim_auxvar``; a training plan whose ``init_optimizer`` returns such an ``Optimizer``
+  steps with it.
 
 CI installs neither fedbiomed nor declearn, hence they are faked; torch is real.
 
 ``SLIP`` switches, each a translation or a line that could silently go wrong: ``uniform_weights`` (``refine``
 weighs every node 1/n: lost sample sizes), ``prox_ignored`` (the training plan drops ``fedprox_mu``),
 ``correction_added`` (the node adds the Scaffold correction instead of subtracting it), ``momentum_reset``
-(``MomentumModule`` forgets its velocity between rounds). ``install()`` puts the modules in ``sys.modules``."""
+(``MomentumModule`` forgets its velocity between rounds), ``client_uncorrected`` (``ScaffoldClientModule`` returns
+the raw gradient). ``install()`` puts the modules in ``sys.modules``."""
 from __future__ import annotations
 
 import copy
 import sys
 import types
+import uuid
 
 import torch
 
-SLIP: dict = {"uniform_weights": False, "prox_ignored": False, "correction_added": False, "momentum_reset": False}
+SLIP: dict = {"uniform_weights": False, "prox_ignored": False, "correction_added": False, "momentum_reset": False,
+              "client_uncorrected": False}
 NAMES = ("fedbiomed", "declearn")
 
 
@@ -176,13 +184,22 @@ class TorchTrainingPlan:
                 batches = iter(self.training_data_loader)
                 data, target = next(batches)
             seen += len(target)
-            self._torch_optimizer.zero_grad()
+            for p in self._model.parameters():
+                p.grad = None
             loss = self.training_step(data, target)
             mu = self._args.get("fedprox_mu")
             if mu is not None and not SLIP["prox_ignored"]:
                 loss = loss + float(mu) / 2 * sum(torch.linalg.norm(p - init[n]) ** 2
                                                   for n, p in self._model.named_parameters())
             loss.backward()
+            if isinstance(self._torch_optimizer, Optimizer):  # a declearn-backed Optimizer steps the weights
+                params = dict(self._model.named_parameters())
+                grads = Vector({n: p.grad.detach().clone() for n, p in params.items()})
+                updates = self._torch_optimizer.step(grads, Vector({n: p.detach() for n, p in params.items()}))
+                with torch.no_grad():
+                    for n, p in params.items():
+                        p.add_(updates.coefs[n])
+                continue
             if self.aggregator_name is not None and self.aggregator_name.lower() == "scaffold":
                 for name, p in self._model.named_parameters():
                     correction = self.correction_state.get(name)
@@ -290,9 +307,73 @@ class AdaGradModule:
         return gradients / (self.state ** 0.5 + self.eps)
 
 
+class _ScaffoldAuxVar:
+    """declearn's ScaffoldAuxVar: a node's ``delta`` and ``clients``, or the server's ``state``; summed by +."""
+
+    def __init__(self, state=None, delta=None, clients=None) -> None:
+        self.state, self.delta, self.clients = state, delta, set(clients or ())
+
+    def __add__(self, other):
+        if other == 0:
+            return self
+        return _ScaffoldAuxVar(delta=self.delta + other.delta, clients=self.clients | other.clients)
+
+    __radd__ = __add__
+
+
+class ScaffoldClientModule:
+    aux_name = "scaffold"
+
+    def __init__(self) -> None:
+        self.uuid = str(uuid.uuid4())
+        self.state, self.sglob, self.delta, self._grads, self._steps = 0.0, 0.0, 0.0, 0.0, 0
+
+    def run(self, gradients):
+        self._grads, self._steps = self._grads + gradients, self._steps + 1
+        return gradients if SLIP["client_uncorrected"] else gradients - self.delta
+
+    def collect_aux_var(self):
+        new = self._grads / self._steps
+        update, self.state = new - self.state, new
+        return _ScaffoldAuxVar(delta=update, clients={self.uuid})
+
+    def process_aux_var(self, aux_var) -> None:
+        self.sglob = aux_var.state
+        self.delta = self.state - self.sglob
+        self._grads, self._steps = 0.0, 0
+
+
+class ScaffoldServerModule:
+    aux_name = "scaffold"
+
+    def __init__(self) -> None:
+        self.s_state, self.clients = 0.0, set()
+
+    def run(self, gradients):
+        return gradients
+
+    def collect_aux_var(self):
+        return _ScaffoldAuxVar(state=self.s_state / len(self.clients) if self.clients else 0.0)
+
+    def process_aux_var(self, aux_var) -> None:
+        self.clients |= aux_var.clients
+        self.s_state = self.s_state + aux_var.delta
+
+
 class Optimizer:
     def __init__(self, lr, decay=0.0, modules=None, regularizers=None) -> None:
         self.lr, self.modules = lr, list(modules or [])
+
+    def get_aux(self):
+        return {m.aux_name: m.collect_aux_var() for m in self.modules if getattr(m, "aux_name", None)}
+
+    def set_aux(self, aux) -> None:
+        for m in self.modules:
+            if getattr(m, "aux_name", None) in aux:
+                m.process_aux_var(aux[m.aux_name])
+
+    def restore_aux(self, aux_vars, reference_params, local_params):
+        return aux_vars
 
     def send_to_device(self, device) -> None:
         pass
@@ -307,6 +388,16 @@ class Optimizer:
 
 
 class Experiment:
+    def _collect_optim_aux_var(self):
+        return None if self._agg_optimizer is None else self._agg_optimizer.get_aux()
+
+    def _aggregate_cleartext_optim_auxvar(self, nodes_auxvar):
+        auxvar: dict = {}
+        for node_dict in nodes_auxvar.values():
+            for name, aux in node_dict.items():
+                auxvar[name] = auxvar.get(name, 0) + aux
+        return auxvar
+
     def _run_agg_optimizer(self, training_plan, aggregated_params):
         if self._agg_optimizer is None:
             return aggregated_params
@@ -339,4 +430,5 @@ def install() -> None:
     module("fedbiomed.common.training_plans", TorchTrainingPlan=TorchTrainingPlan)
     module("declearn.model.api", Vector=Vector)
     module("declearn.optimizer.modules", AdaGradModule=AdaGradModule, AdamModule=AdamModule,
-           MomentumModule=MomentumModule, YogiModule=YogiModule)
+           MomentumModule=MomentumModule, YogiModule=YogiModule, ScaffoldClientModule=ScaffoldClientModule,
+           ScaffoldServerModule=ScaffoldServerModule)
