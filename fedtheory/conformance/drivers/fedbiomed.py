@@ -25,12 +25,18 @@ float32 torch models.
 """
 from __future__ import annotations
 
+import os
+import tempfile
 import types
 
-import numpy as np
-import torch
-from declearn.model.api import Vector
-from declearn.optimizer.modules import (
+# Importing Fed-BioMed's researcher creates a researcher component (config, a self-signed certificate, logs) in
+# the working directory unless told where: a temporary folder, so a run leaves nothing in the checkout
+os.environ.setdefault("FBM_RESEARCHER_COMPONENT_ROOT", tempfile.mkdtemp(prefix="fbm-researcher-"))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from declearn.model.api import Vector  # noqa: E402
+from declearn.optimizer.modules import (  # noqa: E402
     AdaGradModule,
     AdamModule,
     MomentumModule,
@@ -38,15 +44,15 @@ from declearn.optimizer.modules import (
     ScaffoldServerModule,
     YogiModule,
 )
-from fedbiomed.common.dataloader import PytorchDataLoader
-from fedbiomed.common.optimizers import Optimizer
-from fedbiomed.common.training_args import TrainingArgs
-from fedbiomed.common.training_plans import TorchTrainingPlan
-from fedbiomed.researcher.aggregators import FedAverage, Scaffold
-from fedbiomed.researcher.datasets import FederatedDataset
-from fedbiomed.researcher.federated_workflows import Experiment
-from fedbiomed.researcher.strategies.default_strategy import DefaultStrategy
-from torch.utils.data import TensorDataset
+from fedbiomed.common.dataloader import PytorchDataLoader  # noqa: E402
+from fedbiomed.common.optimizers import Optimizer  # noqa: E402
+from fedbiomed.common.training_args import TrainingArgs  # noqa: E402
+from fedbiomed.common.training_plans import TorchTrainingPlan  # noqa: E402
+from fedbiomed.researcher.aggregators import FedAverage, Scaffold  # noqa: E402
+from fedbiomed.researcher.datasets import FederatedDataset  # noqa: E402
+from fedbiomed.researcher.federated_workflows import Experiment  # noqa: E402
+from fedbiomed.researcher.strategies.default_strategy import DefaultStrategy  # noqa: E402
+from torch.utils.data import TensorDataset  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 
