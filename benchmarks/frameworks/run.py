@@ -86,6 +86,8 @@ SHIPPED, PAPER = "as shipped", "as the paper"
 RECIPE, CONTROLLER = "as shipped: FedOptRecipe", "FedOpt controller defaults"
 CONTROLLER_CONSTANT = "FedOpt controller, constant rate"
 SP = "single-process"  # FedML's simulation/sp classes, beside its MPI simulator and cross-silo paths
+#: the float32 rule (docs/frameworks.md, "As shipped"): a float64 model at rtol 1e-8, then float32's tolerance
+F64, F32 = "float64 model", "float32 tolerance"
 # The framework's own sampler, as shipped: every check of flgo (FedAvg, FedProx, SCAFFOLD, FedDyn, FedAvgM, FedNova),
 # FedML (SCAFFOLD, FedNova), FLSim (FedAvg, FedAvgM, FedAdam), FedLab (FedAvg, SCAFFOLD, FedDyn), NVFlare (FedAvg,
 # Scaffold) and FedJAX (FedAvg and its server optimizers) also runs its family's ``own_sampler`` property
@@ -319,12 +321,33 @@ FRAMEWORKS: dict[str, Framework] = {
               configuration="secure aggregation, num_bytes=4",
               rtol=fixed_point_rtol(FLSIM_SECAGG["fedavg_secagg_4bytes"][1])),
     )),
-    # Fed-BioMed: DefaultStrategy (sampling, sample-size weights) and FedAverage without the researcher-node network;
-    # FedAverage sums into a float32 buffer (functional.initialize: torch.zeros_like(val).float()), hence a second
-    # check at float32's tolerance
-    "fedbiomed": Framework(("fedbiomed==6.4.1",), torch=True, checks=(
-        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",), configuration=SHIPPED),
-        Check("fedavg_f32", "fedavg", "fedavg", fixed=("server_step",), rtol=1e-6, configuration="float32 tolerance"),
+    # Fed-BioMed: DefaultStrategy (sampling, sample-size weights), its aggregators and Experiment's agg_optimizer
+    # without the researcher-node network; the nodes train Fed-BioMed's TorchTrainingPlan. FedAverage sums into a
+    # float32 buffer (functional.initialize: torch.zeros_like(val).float()), hence every check built on it (FedAvg,
+    # FedProx, the server optimizers) is run twice: float64 model (rtol 1e-8) and float32 tolerance (rtol 1e-6).
+    # Experiment imports tensorboard and pathvalidate, the researcher extra's pins (fedbiomed[researcher] also
+    # brings jupyter, not needed here)
+    "fedbiomed": Framework(("fedbiomed==6.4.1", "tensorboard~=2.18.0", "pathvalidate~=3.0.0"), torch=True, checks=(
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",), configuration=F64),
+        Check("fedavg_f32", "fedavg", "fedavg", fixed=("server_step",), rtol=1e-6, configuration=F32),
+        # fedprox_mu in the training arguments: the training plan's own proximal loss
+        Check("fedprox", "fedprox", "fedprox", fixed=("server_step",), configuration=F64),
+        Check("fedprox_f32", "fedprox", "fedprox", fixed=("server_step",), rtol=1e-6, configuration=F32),
+        # the Scaffold aggregator (server_lr, its default 1.0, set to the kit's server step) and its node correction
+        Check("scaffold", "scaffold", "scaffold", configuration=SHIPPED),
+        # SCAFFOLD through declearn's ScaffoldClientModule / ScaffoldServerModule (agg_optimizer): FedAverage's n_k/n
+        # model, declearn's uniform mean for c; judged against Alg. 1 (uniform) and against its n_k/n-weighted form
+        Check("scaffold_declearn", "scaffold_declearn", "scaffold", configuration="declearn modules, " + F64),
+        Check("scaffold_declearn_f32", "scaffold_declearn", "scaffold", rtol=1e-6,
+              configuration="declearn modules, " + F32),
+        Check("scaffold_declearn_nk", "scaffold_declearn", "scaffold", {"weighting": "num_examples"},
+              configuration="declearn modules, " + F64),
+        # agg_optimizer=Optimizer(lr, modules=[declearn module]), the modules' options at their defaults
+        *(Check(name + suffix, name, SO, {"optimizer": name, "weighting": "num_examples",
+                                          **({"beta1": 0.0} if name == "fedadagrad" else {})},
+                rtol=rtol, configuration=conf)
+          for name in ("fedadam", "fedyogi", "fedadagrad", "fedavgm")
+          for suffix, rtol, conf in (("", 1e-8, F64), ("_f32", 1e-6, F32))),
     )),
     # fl4health 0.4.2 needs Python 3.10 and pins torch==2.6.0 itself; its FedAvg and FedProx have no server step
     # Flower's secure aggregation (SecAggPlusWorkflow around DefaultWorkflow and FedAvg, secaggplus_mod clients) as
@@ -352,6 +375,8 @@ FRAMEWORKS: dict[str, Framework] = {
         # which Flower tolerates by default); configured as the paper: fraction_fit = |S|/N. Both also run
         # fl4health's own sampler (FixedSamplingByFractionClientManager at fraction_fit = m/N, scaffold.own_sampler)
         Check("scaffold", "scaffold", "scaffold", configuration="defaults, fewer than N results"),
+        # as shipped: Scaffold's default fraction_fit (1.0); configured as the paper: fraction_fit = |S|/N
+        Check("scaffold", "scaffold", "scaffold", configuration=SHIPPED),
         Check("scaffold_fraction", "scaffold_fraction", "scaffold", configuration=PAPER),
         # ClientLevelDPFedAvgM with no noise and no clipping: server momentum (FedAvgM)
         Check("dp_fedavgm", "fedavgm", SO, {"optimizer": "fedavgm"}),
