@@ -7,11 +7,13 @@
 
 Run it from the repository's root with fedtheory importable (``PYTHONPATH=$PWD``) and hypothesis installed. Each
 framework gets its own venv under ``--venvs`` (default /work/fw-venvs/<name>), created with the interpreter it
-needs and its pinned version (torch 2.13.0 CPU first where it needs torch); its driver
-``fedtheory/conformance/drivers/<name>.py`` (loaded by path) runs inside that venv behind the out-of-process adapter
-(:class:`fedtheory.conformance.adapters.remote.Remote`), one worker per check. Reports go to ``--out``
+needs and its pinned version (torch 2.13.0 first where it needs torch, the CPU build from :data:`TORCH_CPU`); its
+driver ``fedtheory/conformance/drivers/<name>.py`` (loaded by path) runs inside that venv behind the out-of-process
+adapter (:class:`fedtheory.conformance.adapters.remote.Remote`), one worker per check. Reports go to ``--out``
 (default benchmarks/frameworks/results/<name>/<check>.json and .md, each recording the kit's commit and the
-framework's installed version) and a summary table is printed.
+framework's installed version); at the end it prints the table of the verdicts it ran and docs/frameworks.md's
+"Summary" block regenerated from the reports (``python -m fedtheory.report.readme README.md docs/frameworks.md``
+writes that block).
 
 Not part of CI (network for the installs, minutes per framework): CI tests the flgo, nvflare, fl4health, fedml,
 appfl, fedjax, openfl, flsim and fedbiomed drivers (and the fedlab driver, not run here) against stand-ins
@@ -202,6 +204,10 @@ FRAMEWORKS: dict[str, Framework] = {
 }
 
 
+#: PyTorch's index of CPU-only wheels, from which ``install`` takes torch first where a framework needs it.
+TORCH_CPU = "https://download.pytorch.org/whl/cpu"
+
+
 def venv_python(venvs: Path, name: str) -> Path:
     return venvs / name / "bin" / "python"
 
@@ -214,8 +220,8 @@ def install(venvs: Path, name: str, fw: Framework, recreate: bool) -> float:
     if not venv_python(venvs, name).exists():
         subprocess.run([fw.python, "-m", "venv", str(where)], check=True)
         pip = [str(venv_python(venvs, name)), "-m", "pip", "install", "-q"]
-        if fw.torch:
-            subprocess.run(pip + ["torch==2.13.0"], check=True)
+        if fw.torch:  # the CPU build (PyPI's Linux wheel is the CUDA one): the frameworks then keep it
+            subprocess.run(pip + ["torch==2.13.0", "--index-url", TORCH_CPU], check=True)
         subprocess.run(pip + list(fw.pip), check=True)
     return time.perf_counter() - start
 
@@ -265,6 +271,23 @@ def run_check(python: Path, name: str, check: Check) -> Any:
         return conformance.check(impl, check.family, rtol=check.rtol, fixed=list(check.fixed), **check.hyper)
 
 
+def verdict_word(verdict: str) -> str:
+    """A report's verdict as the tables write it: ``pass``, ``FAIL`` or ``inconclusive`` (not a FAIL: nothing
+    failed, but a core property could not be checked)."""
+    words = {"pass": "pass", "fail": "FAIL", "inconclusive": "inconclusive"}
+    if verdict not in words:
+        raise ValueError(f"verdict must be one of {sorted(words)}, got {verdict!r}")
+    return words[verdict]
+
+
+def summary(results: Path, root: Path = ROOT) -> str:
+    """docs/frameworks.md's generated "Summary" block as the reports under ``results`` make it (built by
+    :func:`fedtheory.report.frameworks.verdict_table`, not written anywhere: ``python -m fedtheory.report.readme
+    README.md docs/frameworks.md`` writes it)."""
+    from fedtheory.report.frameworks import verdict_table
+    return verdict_table(root, results)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help=f"frameworks (default: all of {', '.join(FRAMEWORKS)})")
@@ -299,11 +322,15 @@ def main(argv: list[str] | None = None) -> int:
             (folder / f"{check.name}.json").write_text(json.dumps(stamped, indent=1))
             (folder / f"{check.name}.md").write_text(markdown)
             failed = [f"{r.prop.id}: {r.diagnosis}" for r in report.failures]
-            rows.append((name, check.name, check.family, "pass" if report.passed else "FAIL", seconds, failed))
-            print(f"{name} {check.name} as {check.family}: {'pass' if report.passed else 'FAIL'} ({seconds:.0f} s)")
+            verdict = verdict_word(report.verdict)
+            rows.append((name, check.name, check.family, verdict, seconds, failed))
+            print(f"{name} {check.name} as {check.family}: {verdict} ({seconds:.0f} s)")
             print(report.table(), flush=True)
     for name, check, family, verdict, seconds, failed in rows:
         print(f"| {name} | {check} | {family} | {verdict} | {seconds:.0f} s | {'; '.join(failed)[:300]} |")
+    if not args.list:
+        print(f"\nThe summary of docs/frameworks.md as the reports in {args.out} make it:\n")
+        print(summary(args.out), flush=True)
     return 0
 
 
