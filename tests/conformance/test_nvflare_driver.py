@@ -13,9 +13,15 @@ pytest.importorskip("hypothesis")
 
 from fedtheory import conformance  # noqa: E402
 
-from .standins import nvflare_standin  # noqa: E402
+from .standins import assert_stored_verdict, check_through_driver, framework_checks, nvflare_standin  # noqa: E402
 
 DRIVER = "fedtheory.conformance.drivers.nvflare"
+CHECKS = framework_checks("nvflare")
+CHEAP = {"fedavg": ["fedavg.k1_is_gd", "fedavg.one_round", "fedavg.multi_round"],
+         "fedprox": ["fedprox.one_round", "fedprox.multi_round"],
+         "scaffold": ["scaffold.one_round", "scaffold.fixed_point", "scaffold.server_state"],
+         "server_optimizer": ["server_optimizer.first_round", "server_optimizer.from_state",
+                              "server_optimizer.multi_round"]}
 
 
 @pytest.fixture()
@@ -87,3 +93,8 @@ def test_fedopt_from_an_initial_checkpoint_steps_the_source_models_weights(drive
         report.table()
     multi = next(r for r in report.results if r.prop.id == "server_optimizer.multi_round")
     assert "round 1 of" in multi.diagnosis, report.table()
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=[c.name for c in CHECKS])
+def test_every_runpy_check_gives_its_stored_verdict(driver, check):
+    assert_stored_verdict(check_through_driver(driver, check, CHEAP[check.family]), "nvflare", check)
