@@ -63,6 +63,10 @@ class Framework:
 
 SO = "server_optimizer"
 SHIPPED, PAPER = "as shipped", "as the paper"
+# The float32 rule (docs/frameworks.md, "What a verdict means"): where a framework computes part of a round in
+# float32 whatever the model's dtype, the rtol 1e-8 check on the (float64) model is labelled F64 and a second check
+# at float32's tolerance (rtol 1e-6) judges the algorithm
+F64, F32 = "float64 model", "float32 tolerance"
 # The framework's own sampler, as shipped: every check of flgo (FedAvg, FedProx, SCAFFOLD, FedDyn, FedAvgM, FedNova), FedML
 # (SCAFFOLD, FedNova) and FLSim (FedAvg, FedAvgM, FedAdam) also runs its family's ``own_sampler`` property (docs/conformance.md, "A
 # framework's own sampler"): the driver gives the framework the whole population and ``clients_per_round``, the
@@ -121,11 +125,14 @@ FRAMEWORKS: dict[str, Framework] = {
         # rounds after it (the aggregator's global_state set) at float32's tolerance (the masked flats are float32)
         Check("fedavg_secure", "fedavg_secure", "fedavg", {"weighting": "uniform"}, fixed=("server_step",),
               configuration="secure aggregation"),
+        # (the float32 rule: SecureAggregator.flatten_state_dict casts the model to float32, whatever its dtype)
+        Check("fedavg_secure_later_rounds_f64", "fedavg_secure_later_rounds", "fedavg", {"weighting": "uniform"},
+              fixed=("server_step",), configuration=f"secure aggregation, from round 2, {F64}"),
         Check("fedavg_secure_later_rounds", "fedavg_secure_later_rounds", "fedavg", {"weighting": "uniform"},
-              fixed=("server_step",), rtol=1e-6, configuration="secure aggregation, from round 2"),
+              fixed=("server_step",), rtol=1e-6, configuration=f"secure aggregation, from round 2, {F32}"),
         # weighted by sample size as APPFL configures it: secure_agg_client_weights_mode "num_examples"
         Check("fedavg_secure_weighted", "fedavg_secure_weighted", "fedavg", fixed=("server_step",), rtol=1e-6,
-              configuration="secure aggregation, from round 2"),
+              configuration=f"secure aggregation, from round 2, {F32}"),
     )),
     # fedjax 0.0.17 calls jax.tree_map, which jax 0.6 removed: pin the last jax 0.4 and an optax that accepts it
     "fedjax": Framework(("fedjax==0.0.17", "jax==0.4.38", "jaxlib==0.4.38", "optax==0.2.4", "chex<0.1.89"), checks=(
@@ -146,10 +153,13 @@ FRAMEWORKS: dict[str, Framework] = {
         # p_i and of p_i / ||a_i||_1; measured up to 1.7e-7 of the iterate scale): the default rtol 1e-8 sees that
         # rounding, rtol 1e-6 does not
         # (every algorithmic slip the kit names moves the output by O(eta))
-        Check("fednova", "fednova", "fednova"),
-        Check("fednova_f32_weights", "fednova", "fednova", rtol=1e-6),
-        Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}, rtol=1e-6),
-        Check("fednova_prox_steps", "fednova", "fednova", {"prox": 0.5, "tau_eff": "steps"}, rtol=1e-6),
+        # (docs/frameworks.md, "What a verdict means": the float32 rule) rtol 1e-8 on the float64 model, and rtol 1e-6
+        # (float32's tolerance) for the algorithm
+        Check("fednova", "fednova", "fednova", configuration=F64),
+        Check("fednova_f32_weights", "fednova", "fednova", rtol=1e-6, configuration=F32),
+        Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}, rtol=1e-6, configuration=F32),
+        Check("fednova_prox_steps", "fednova", "fednova", {"prox": 0.5, "tau_eff": "steps"}, rtol=1e-6,
+              configuration=F32),
         # the single-process FedAvgAPI, FedProxTrainer, FedOptAPI and FedDynTrainer (simulation/sp), as
         # SimulatorSingleProcess builds them: n_k/n weights (FedAvg, FedProx, FedOpt), no server step (FedAvg,
         # FedProx), FedOpt's torch optimizer built with the learning rate only (Adam at torch's defaults)
