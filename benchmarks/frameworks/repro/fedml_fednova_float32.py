@@ -14,10 +14,9 @@ on 1/2 (z_i x - t_i)^2, float64 model. FedML's round differs from eq. (7) comput
 """
 import types
 
+import fedml.simulation.sp.fednova.fednova_trainer as sp
 import numpy as np
 import torch
-
-import fedml.simulation.sp.fednova.fednova_trainer as sp
 
 torch.set_default_dtype(torch.float64)
 rng = np.random.default_rng(0)
