@@ -7,11 +7,13 @@
 
 Run it from the repository's root with fedtheory importable (``PYTHONPATH=$PWD``) and hypothesis installed. Each
 framework gets its own venv under ``--venvs`` (default /work/fw-venvs/<name>), created with the interpreter it
-needs and its pinned version (torch 2.13.0 CPU first where it needs torch); its driver
-``fedtheory/conformance/drivers/<name>.py`` (loaded by path) runs inside that venv behind the out-of-process adapter
-(:class:`fedtheory.conformance.adapters.remote.Remote`), one worker per check. Reports go to ``--out``
+needs and its pinned version (torch 2.13.0 first where it needs torch, the CPU build from :data:`TORCH_CPU`); its
+driver ``fedtheory/conformance/drivers/<name>.py`` (loaded by path) runs inside that venv behind the out-of-process
+adapter (:class:`fedtheory.conformance.adapters.remote.Remote`), one worker per check. Reports go to ``--out``
 (default benchmarks/frameworks/results/<name>/<check>.json and .md, each recording the kit's commit and the
-framework's installed version) and a summary table is printed.
+framework's installed version); at the end it prints the table of the verdicts it ran and docs/frameworks.md's
+"Summary" block regenerated from the reports (``python -m fedtheory.report.readme README.md docs/frameworks.md``
+writes that block).
 
 Not part of CI (network for the installs, minutes per framework): CI tests the fedlab, flgo, nvflare, fl4health,
 fedml, appfl, fedjax, openfl, flsim and fedbiomed drivers against stand-ins (tests/conformance/test_<name>_driver.py),
@@ -219,11 +221,14 @@ FRAMEWORKS: dict[str, Framework] = {
         # rounds after it (the aggregator's global_state set) at float32's tolerance (the masked flats are float32)
         Check("fedavg_secure", "fedavg_secure", "fedavg", {"weighting": "uniform"}, fixed=("server_step",),
               configuration="secure aggregation"),
+        # (the float32 rule: SecureAggregator.flatten_state_dict casts the model to float32, whatever its dtype)
+        Check("fedavg_secure_later_rounds_f64", "fedavg_secure_later_rounds", "fedavg", {"weighting": "uniform"},
+              fixed=("server_step",), configuration=f"secure aggregation, from round 2, {F64}"),
         Check("fedavg_secure_later_rounds", "fedavg_secure_later_rounds", "fedavg", {"weighting": "uniform"},
-              fixed=("server_step",), rtol=1e-6, configuration="secure aggregation, from round 2"),
+              fixed=("server_step",), rtol=1e-6, configuration=f"secure aggregation, from round 2, {F32}"),
         # weighted by sample size as APPFL configures it: secure_agg_client_weights_mode "num_examples"
         Check("fedavg_secure_weighted", "fedavg_secure_weighted", "fedavg", fixed=("server_step",), rtol=1e-6,
-              configuration="secure aggregation, from round 2"),
+              configuration=f"secure aggregation, from round 2, {F32}"),
     )),
     # fedjax 0.0.17 calls jax.tree_map, which jax 0.6 removed: pin the last jax 0.4 and an optax that accepts it
     "fedjax": Framework(("fedjax==0.0.17", "jax==0.4.38", "jaxlib==0.4.38", "optax==0.2.4", "chex<0.1.89"), checks=(
@@ -246,11 +251,13 @@ FRAMEWORKS: dict[str, Framework] = {
         # p_i and of p_i / ||a_i||_1; measured up to 1.7e-7 of the iterate scale): the default rtol 1e-8 sees that
         # rounding, rtol 1e-6 does not
         # (every algorithmic slip the kit names moves the output by O(eta))
-        Check("fednova", "fednova", "fednova", configuration=SP),
-        Check("fednova_f32_weights", "fednova", "fednova", rtol=1e-6, configuration=SP),
-        Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}, rtol=1e-6, configuration=SP),
+        # (docs/frameworks.md, "What a verdict means": the float32 rule) rtol 1e-8 on the float64 model, and rtol 1e-6
+        # (float32's tolerance) for the algorithm
+        Check("fednova", "fednova", "fednova", configuration=f"{SP}, {F64}"),
+        Check("fednova_f32_weights", "fednova", "fednova", rtol=1e-6, configuration=f"{SP}, {F32}"),
+        Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}, rtol=1e-6, configuration=f"{SP}, {F32}"),
         Check("fednova_prox_steps", "fednova", "fednova", {"prox": 0.5, "tau_eff": "steps"}, rtol=1e-6,
-              configuration=SP),
+              configuration=f"{SP}, {F32}"),
         # the single-process FedAvgAPI, FedProxTrainer, FedOptAPI and FedDynTrainer (simulation/sp), as
         # SimulatorSingleProcess builds them: n_k/n weights (FedAvg, FedProx, FedOpt), no server step (FedAvg,
         # FedProx), FedOpt's torch optimizer built with the learning rate only (Adam at torch's defaults)
@@ -384,6 +391,10 @@ FRAMEWORKS: dict[str, Framework] = {
 }
 
 
+#: PyTorch's index of CPU-only wheels, from which ``install`` takes torch first where a framework needs it.
+TORCH_CPU = "https://download.pytorch.org/whl/cpu"
+
+
 def venv_python(venvs: Path, name: str) -> Path:
     return venvs / name / "bin" / "python"
 
@@ -396,8 +407,8 @@ def install(venvs: Path, name: str, fw: Framework, recreate: bool) -> float:
     if not venv_python(venvs, name).exists():
         subprocess.run([fw.python, "-m", "venv", str(where)], check=True)
         pip = [str(venv_python(venvs, name)), "-m", "pip", "install", "-q"]
-        if fw.torch:
-            subprocess.run(pip + ["torch==2.13.0"], check=True)
+        if fw.torch:  # the CPU build (PyPI's Linux wheel is the CUDA one): the frameworks then keep it
+            subprocess.run(pip + ["torch==2.13.0", "--index-url", TORCH_CPU], check=True)
         subprocess.run(pip + list(fw.pip), check=True)
     return time.perf_counter() - start
 
@@ -457,6 +468,23 @@ def run_check(python: Path, name: str, check: Check) -> Any:
                                  properties=list(check.properties) or None, **check.hyper)
 
 
+def verdict_word(verdict: str) -> str:
+    """A report's verdict as the tables write it: ``pass``, ``FAIL`` or ``inconclusive`` (not a FAIL: nothing
+    failed, but a core property could not be checked)."""
+    words = {"pass": "pass", "fail": "FAIL", "inconclusive": "inconclusive"}
+    if verdict not in words:
+        raise ValueError(f"verdict must be one of {sorted(words)}, got {verdict!r}")
+    return words[verdict]
+
+
+def summary(results: Path, root: Path = ROOT) -> str:
+    """docs/frameworks.md's generated "Summary" block as the reports under ``results`` make it (built by
+    :func:`fedtheory.report.frameworks.verdict_table`, not written anywhere: ``python -m fedtheory.report.readme
+    README.md docs/frameworks.md`` writes it)."""
+    from fedtheory.report.frameworks import verdict_table
+    return verdict_table(root, results)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help=f"frameworks (default: all of {', '.join(FRAMEWORKS)})")
@@ -491,11 +519,15 @@ def main(argv: list[str] | None = None) -> int:
             (folder / f"{check.name}.json").write_text(json.dumps(stamped, indent=1))
             (folder / f"{check.name}.md").write_text(markdown)
             failed = [f"{r.prop.id}: {r.diagnosis}" for r in report.failures]
-            rows.append((name, check.name, check.family, "pass" if report.passed else "FAIL", seconds, failed))
-            print(f"{name} {check.name} as {check.family}: {'pass' if report.passed else 'FAIL'} ({seconds:.0f} s)")
+            verdict = verdict_word(report.verdict)
+            rows.append((name, check.name, check.family, verdict, seconds, failed))
+            print(f"{name} {check.name} as {check.family}: {verdict} ({seconds:.0f} s)")
             print(report.table(), flush=True)
     for name, check, family, verdict, seconds, failed in rows:
         print(f"| {name} | {check} | {family} | {verdict} | {seconds:.0f} s | {'; '.join(failed)[:300]} |")
+    if not args.list:
+        print(f"\nThe summary of docs/frameworks.md as the reports in {args.out} make it:\n")
+        print(summary(args.out), flush=True)
     return 0
 
 

@@ -1,13 +1,13 @@
 """The kit's machine-readable reports: JSON with the kit's provenance, and JUnit XML for CI systems.
 
 ``fedtheory conform ... --json FILE`` writes :func:`report_json` (the report's verdicts and counterexamples, and
-which fedtheory produced them: version, git commit where the package is a git checkout); ``--junit-xml FILE``
-writes :func:`junit_xml`, the JUnit format that GitHub Actions test reporters, GitLab, Jenkins and Azure
-Pipelines read: one ``<testcase>`` per property, a violated property as ``<failure>`` whose message carries the
-diagnosis and whose text the shrunk counterexample, a property that does not apply as ``<skipped>`` -- except a
-*core* one, which makes the verdict inconclusive (docs/conformance.md, "Verdicts"): it is an ``<error>``, so a CI
-job goes red on "inconclusive" as ``fedtheory conform`` exits non-zero on it, and a pass is never a pass on
-nothing.
+which fedtheory produced them: version, git commit where the package is a git checkout or was installed by pip
+from git); ``--junit-xml FILE`` writes :func:`junit_xml`, the JUnit format that GitHub Actions test reporters,
+GitLab, Jenkins and Azure Pipelines read: one ``<testcase>`` per property, a violated property as ``<failure>``
+whose message carries the diagnosis and whose text the shrunk counterexample, a property that does not apply as
+``<skipped>`` -- except a *core* one, which makes the verdict inconclusive (docs/conformance.md, "Verdicts"): it
+is an ``<error>``, so a CI job goes red on "inconclusive" as ``fedtheory conform`` exits non-zero on it, and a
+pass is never a pass on nothing.
 """
 from __future__ import annotations
 
@@ -39,10 +39,32 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
+def _installed_commit() -> str | None:
+    """The commit an installed fedtheory was built from, where pip recorded it: PEP 610's ``direct_url.json`` of
+    a VCS install (``pip install "fedtheory @ git+URL@COMMIT"``, as docs/ci/conformance-workflow.yml does) holds
+    ``vcs_info.commit_id``, the commit pip resolved. None for an install from an index, a wheel or a directory
+    (no ``vcs_info``), and when the distribution's metadata describes another copy of the package than this one
+    (an editable install elsewhere, or ``PYTHONPATH`` pointing at a copy of the sources)."""
+    try:
+        dist = metadata.distribution("fedtheory")
+        text = dist.read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        return None
+    if not text or Path(str(dist.locate_file("fedtheory"))).resolve() != _PACKAGE:
+        return None
+    try:
+        vcs = json.loads(text).get("vcs_info")
+    except (ValueError, AttributeError):  # not JSON, or not a JSON object: no commit to read
+        return None
+    commit = vcs.get("commit_id") if isinstance(vcs, dict) else None
+    return commit if isinstance(commit, str) and commit else None
+
+
 def provenance() -> dict[str, Any]:
     """Which kit produced a report: fedtheory's version, its git commit and whether the package's files differ from
-    it (None for both when the package is not a git checkout -- an installed wheel -- rather than the commit of
-    some other repository the installation sits in), Python and NumPy."""
+    it. Where the package is not a git checkout (rather than the commit of some other repository the installation
+    sits in), the commit is the one pip recorded for a VCS install (:func:`_installed_commit`) with ``dirty`` None
+    (an installed copy is not compared with its commit), or None for both; and Python and NumPy."""
     try:
         version = metadata.version("fedtheory")
     except metadata.PackageNotFoundError:
@@ -54,6 +76,8 @@ def provenance() -> dict[str, Any]:
     if commit is not None:
         status = _git("status", "--porcelain", "--untracked-files=no", "--", str(_PACKAGE))
         dirty = None if status is None else bool(status)
+    else:
+        commit = _installed_commit()
     return {"fedtheory": version, "commit": commit, "dirty": dirty, "python": platform.python_version(),
             "numpy": numpy.__version__}
 

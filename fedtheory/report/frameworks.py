@@ -101,12 +101,14 @@ def declared_frameworks(doc: str) -> list[tuple[str, str, str, int]]:
     return [(m["key"], m["name"].strip(), m["source"], m.end()) for m in _MARKER.finditer(doc)]
 
 
-def load_verdicts(root: Path) -> list[tuple[str, list[Verdict]]]:
-    """(display name, verdicts) per framework, in the order of docs/frameworks.md under the checkout ``root``."""
+def load_verdicts(root: Path, results: Path | None = None) -> list[tuple[str, list[Verdict]]]:
+    """(display name, verdicts) per framework, in the order of docs/frameworks.md under the checkout ``root``; the
+    reports are read from ``results/KEY/`` (default ``root/benchmarks/frameworks/results``)."""
     doc = (root / "docs" / "frameworks.md").read_text()
+    results = root / "benchmarks" / "frameworks" / "results" if results is None else results
     out = []
     for key, name, source, end in declared_frameworks(doc):
-        verdicts = (_results(root / "benchmarks" / "frameworks" / "results" / key) if source == "results"
+        verdicts = (_results(results / key) if source == "results"
                     else _table_after(doc, end))
         out.append((name, verdicts))
     return out
@@ -119,11 +121,12 @@ def _cell(verdicts: list[Verdict]) -> str:
     return "; ".join(one(v) for v in verdicts) or "-"
 
 
-def verdict_table(root: Path) -> str:
+def verdict_table(root: Path, results: Path | None = None) -> str:
     """The README block ``framework-verdicts``: one row per framework, one column per algorithm of
-    :data:`ALGORITHMS`; ``-`` where the framework has no such algorithm or it was not checked."""
+    :data:`ALGORITHMS`; ``-`` where the framework has no such algorithm or it was not checked. ``results`` as in
+    :func:`load_verdicts` (benchmarks/frameworks/run.py passes its ``--out``)."""
     out = ["| framework | " + " | ".join(ALGORITHMS) + " |", "|---" * (len(ALGORITHMS) + 1) + "|"]
-    for name, verdicts in load_verdicts(root):
+    for name, verdicts in load_verdicts(root, results):
         out.append(f"| {name} | " + " | ".join(_cell([v for v in verdicts if v.algorithm == a])
                                               for a in ALGORITHMS) + " |")
     return "\n".join(out) + "\n"

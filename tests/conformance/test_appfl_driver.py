@@ -17,6 +17,7 @@ from fedtheory import conformance  # noqa: E402
 from .standins import (  # noqa: E402
     appfl_standin,  # noqa: E402
     assert_recorded_verdict,
+    assert_stored_verdict,
     check_through_driver,
     framework_checks,
     installed,
@@ -45,6 +46,20 @@ def driver():
 @pytest.mark.parametrize("check", CHECKS, ids=[c.name for c in CHECKS])
 def test_every_runpy_check_passes_through_the_driver(driver, check):
     assert_recorded_verdict(check_through_driver(driver, check, CHEAP[check.family]), None)
+
+
+# APPFL's secure-aggregation defects, the stand-in's slips: with them on, each check gives its stored verdict
+SECURE_F32 = ("secure_flats_float32",)  # APPFL's masked flats are float32: every secure-aggregation check
+DEFECTS = {"fedavg_secure": ("secure_first_round_delta", *SECURE_F32), "fedavg_secure_later_rounds": SECURE_F32,
+           "fedavg_secure_later_rounds_f64": SECURE_F32,
+           "fedavg_secure_weighted": ("secure_weighted_mean", *SECURE_F32)}
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=[c.name for c in CHECKS])
+def test_every_runpy_check_gives_its_stored_verdict_with_appfls_defects(driver, monkeypatch, check):
+    for slip in DEFECTS.get(check.name, ()):
+        monkeypatch.setitem(appfl_standin.SLIP, slip, True)
+    assert_stored_verdict(check_through_driver(driver, check, CHEAP[check.family]), "appfl", check)
 
 
 def test_fedavg_refuses_a_server_step_it_does_not_have(driver):

@@ -14,7 +14,19 @@ pytest.importorskip("hypothesis")
 
 from fedtheory import conformance  # noqa: E402
 
-from .standins import fedml_standin  # noqa: E402
+from .standins import assert_stored_verdict, check_through_driver, fedml_standin, framework_checks  # noqa: E402
+
+# run.py's FedML checks of this stand-in (the single-process ones are tests/conformance/test_fedml_sp_driver.py's)
+CHECKS = [c for c in framework_checks("fedml") if c.factory in ("scaffold", "fednova")]
+CHEAP = {"scaffold": ["scaffold.one_round", "scaffold.server_state", "scaffold.own_sampler"],
+         "fednova": ["fednova.one_round", "fednova.fixed_point", "fednova.own_sampler"]}
+# The stand-in has the papers inside and FedML's deviations as slips: the checks whose stored verdict is a defect
+# run with it on
+DEFECTS = {"scaffold": ("last_client_overwrites", "c_i_never_loaded"), "fednova": ("fednova_float32_weights",),
+           "fednova_f32_weights": ("fednova_float32_weights",)}
+# what the stand-in cannot express: its FedNovaTrainer runs plain local SGD
+CANNOT = {"fednova_momentum": "the stand-in's FedNovaTrainer has no local momentum (FedML's FedNova optimizer)",
+          "fednova_prox_steps": "the stand-in's FedNovaTrainer has no proximal term (FedML's FedNova optimizer)"}
 
 
 @pytest.fixture()
@@ -72,3 +84,12 @@ def test_fedmls_fednova_with_a_sampler_that_always_draws_the_first_clients_is_re
     report = conformance.check(driver.fednova(), "fednova", properties=["fednova.own_sampler"])
     assert [r.status for r in report.results] == ["violated"], report.table()
     assert "the sampler's law fails" in report.failures[0].diagnosis
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=[c.name for c in CHECKS])
+def test_every_runpy_check_gives_its_stored_verdict(driver, monkeypatch, check):
+    if check.name in CANNOT:
+        pytest.skip(CANNOT[check.name])
+    for slip in DEFECTS.get(check.name, ()):
+        monkeypatch.setitem(fedml_standin.SLIP, slip, True)
+    assert_stored_verdict(check_through_driver(driver, check, CHEAP[check.family]), "fedml", check)

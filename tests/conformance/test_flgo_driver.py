@@ -13,7 +13,17 @@ pytest.importorskip("hypothesis")
 
 from fedtheory import conformance  # noqa: E402
 
-from .standins import flgo_standin  # noqa: E402
+from .standins import assert_stored_verdict, check_through_driver, flgo_standin, framework_checks  # noqa: E402
+
+CHECKS = framework_checks("flgo")
+# a few cheap properties per family, own_sampler included: every flgo check runs flgo's own sampler
+CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round", "fedavg.own_sampler"],
+         "fedprox": ["fedprox.one_round", "fedprox.multi_round", "fedprox.own_sampler"],
+         "scaffold": ["scaffold.one_round", "scaffold.server_state", "scaffold.own_sampler"],
+         "feddyn": ["feddyn.one_round", "feddyn.own_sampler"],  # 200 local steps a client: the slowest (~30 s)
+         "server_optimizer": ["server_optimizer.first_round", "server_optimizer.from_state",
+                              "server_optimizer.own_sampler"],
+         "fednova": ["fednova.one_round", "fednova.fixed_point", "fednova.own_sampler"]}
 
 
 @pytest.fixture()
@@ -123,3 +133,9 @@ def test_an_unweighted_tau_eff_in_the_unnormalised_options_is_rejected(driver, m
     report = conformance.check(getattr(driver, factory)(), "fednova", max_examples=8, shrink=False,
                                properties=["fednova.one_round"])
     assert not report.passed, report.table()
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=[c.name for c in CHECKS])
+def test_every_runpy_check_gives_its_stored_verdict(driver, check):
+    examples = 2 if check.family == "feddyn" else 4
+    assert_stored_verdict(check_through_driver(driver, check, CHEAP[check.family], examples), "flgo", check)

@@ -2,6 +2,8 @@
 checkout differs from it) and the framework's installed version (docs/frameworks.md, "How to re-run")."""
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -72,3 +74,46 @@ def test_every_check_names_a_driver_module_that_has_its_factory(run):
             assert path.is_file(), f"{name}:{check.name} names {path.name}, which does not exist"
             assert re.search(rf"^def {check.factory}\(", path.read_text(), re.M), \
                 f"{name}:{check.name}: {path.name} has no factory {check.factory}()"
+
+
+def _block(text: str) -> str:
+    start = text.index("<!-- generated: framework-verdicts -->\n") + len("<!-- generated: framework-verdicts -->\n")
+    return text[start:text.index("<!-- /generated -->", start)]
+
+
+def test_the_printed_summary_is_the_generated_block_of_the_stored_reports(run):
+    root = Path(run.ROOT)
+    docs = (root / "docs" / "frameworks.md").read_text()
+    assert run.summary(root / "benchmarks" / "frameworks" / "results") == _block(docs)
+
+
+def test_the_printed_summary_reads_the_reports_in_out(run, tmp_path):
+    """A re-run into --out is summarised from --out: one report made inconclusive there shows as inconclusive,
+    and a framework with no report there shows '-'."""
+    stored = Path(run.ROOT) / "benchmarks" / "frameworks" / "results" / "openfl"
+    shutil.copytree(stored, tmp_path / "openfl")
+    report = json.loads((tmp_path / "openfl" / "fedadagrad.json").read_text())
+    assert report["verdict"] == "pass"
+    report["verdict"] = "inconclusive"
+    (tmp_path / "openfl" / "fedadagrad.json").write_text(json.dumps(report))
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in run.summary(tmp_path).splitlines()}
+    assert rows["OpenFL 1.9"].split(" | ")[8] == "inconclusive"  # FedAdagrad's column
+    assert rows["flgo 0.4.4"].count(" - ") == 9  # not in --out: no verdict
+
+
+def test_an_inconclusive_verdict_is_printed_as_inconclusive(run):
+    assert [run.verdict_word(v) for v in ("pass", "fail", "inconclusive")] == ["pass", "FAIL", "inconclusive"]
+    with pytest.raises(ValueError, match="verdict must be one of"):
+        run.verdict_word("passed")
+
+
+def test_torch_is_installed_first_from_the_cpu_index(run, tmp_path, monkeypatch):
+    """run.py's docstring: torch 2.13.0 CPU first where a framework needs torch (PyPI's Linux wheel is CUDA's)."""
+    calls = []
+    monkeypatch.setattr(run.subprocess, "run", lambda argv, **kw: calls.append(argv))
+    run.install(tmp_path, "toy", run.Framework(pip=("toy==1",), checks=(), torch=True), recreate=False)
+    assert calls[1][-3:] == ["torch==2.13.0", "--index-url", "https://download.pytorch.org/whl/cpu"]
+    assert calls[2][-1] == "toy==1"
+    calls.clear()
+    run.install(tmp_path / "b", "toy", run.Framework(pip=("toy==1",), checks=()), recreate=False)
+    assert not any("torch==2.13.0" in argv for argv in calls)

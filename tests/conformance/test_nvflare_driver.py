@@ -13,9 +13,15 @@ pytest.importorskip("hypothesis")
 
 from fedtheory import conformance  # noqa: E402
 
-from .standins import nvflare_standin  # noqa: E402
+from .standins import assert_stored_verdict, check_through_driver, framework_checks, nvflare_standin  # noqa: E402
 
 DRIVER = "fedtheory.conformance.drivers.nvflare"
+CHECKS = framework_checks("nvflare")
+CHEAP = {"fedavg": ["fedavg.k1_is_gd", "fedavg.one_round", "fedavg.multi_round"],
+         "fedprox": ["fedprox.one_round", "fedprox.multi_round"],
+         "scaffold": ["scaffold.one_round", "scaffold.fixed_point", "scaffold.server_state"],
+         "server_optimizer": ["server_optimizer.first_round", "server_optimizer.from_state",
+                              "server_optimizer.multi_round"]}
 
 
 @pytest.fixture()
@@ -127,3 +133,8 @@ def test_fedopt_runs_its_own_sampler_through_fedavg_run(driver):
     report = conformance.check(driver.fedavgm(), "server_optimizer", optimizer="fedavgm",
                                properties=["server_optimizer.own_sampler"])
     assert [r.status for r in report.results] == ["holds"], report.table()
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=[c.name for c in CHECKS])
+def test_every_runpy_check_gives_its_stored_verdict(driver, check):
+    assert_stored_verdict(check_through_driver(driver, check, CHEAP[check.family]), "nvflare", check)

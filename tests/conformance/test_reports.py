@@ -137,6 +137,55 @@ def test_the_commit_is_none_outside_a_checkout_of_fedtheory(tmp_path, monkeypatc
     assert reports.provenance()["commit"] is None
 
 
+class _FakeDistribution:
+    """An installed fedtheory as importlib.metadata shows it: its ``direct_url.json`` (PEP 610) and where its
+    files are."""
+
+    def __init__(self, direct_url: str | None, package: Path):
+        self.direct_url, self.package, self.version = direct_url, package, "0.1.0"
+
+    def read_text(self, name: str) -> str | None:
+        return self.direct_url if name == "direct_url.json" else None
+
+    def locate_file(self, path: str) -> Path:
+        return self.package.parent / path
+
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.mark.parametrize("direct_url, located_here, expected", [
+    # pip install "fedtheory[test] @ git+URL@COMMIT" (the CI recipe): the commit pip resolved
+    (json.dumps({"url": "https://example.org/fedtheory.git",
+                 "vcs_info": {"vcs": "git", "commit_id": SHA, "requested_revision": SHA}}), True, SHA),
+    # the same metadata, but the package imported is another copy (PYTHONPATH): not its commit
+    (json.dumps({"url": "https://example.org/fedtheory.git", "vcs_info": {"vcs": "git", "commit_id": SHA}}),
+     False, None),
+    (json.dumps({"url": "file:///src/fedtheory", "dir_info": {"editable": True}}), True, None),  # pip install -e
+    (json.dumps({"url": "file:///fedtheory-0.1.0-py3-none-any.whl", "archive_info": {}}), True, None),  # a wheel
+    (None, True, None),  # installed from an index: pip writes no direct_url.json
+    ("not json", True, None),
+    (json.dumps([SHA]), True, None),
+])
+def test_a_pip_installed_kit_records_the_commit_pip_installed_from_git(tmp_path, monkeypatch, direct_url,
+                                                                     located_here, expected):
+    package = tmp_path / "site-packages" / "fedtheory"
+    package.mkdir(parents=True)
+    monkeypatch.setattr(reports, "_PACKAGE", package)  # not a git checkout: git finds no repository here
+    where = package if located_here else tmp_path / "elsewhere" / "fedtheory"
+    monkeypatch.setattr(reports.metadata, "distribution", lambda name: _FakeDistribution(direct_url, where))
+    kit = reports.provenance()
+    assert kit["commit"] == expected and kit["dirty"] is None
+
+
+def test_without_an_installed_distribution_the_commit_is_none(tmp_path, monkeypatch):
+    def missing(name):
+        raise reports.metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(reports, "_PACKAGE", tmp_path / "fedtheory")
+    monkeypatch.setattr(reports.metadata, "distribution", missing)
+    assert reports.provenance()["commit"] is None
+
+
 def test_cli_writes_json_and_junit_where_asked(tmp_path, monkeypatch):
     (tmp_path / "ci_recipe_impls.py").write_text(
         "from functools import partial\nfrom fedtheory.conformance.families.fedavg.variants import fedavg\n"
@@ -196,3 +245,34 @@ def test_the_ci_recipe_runs_the_kit_with_options_fedtheory_accepts(with_yaml, mo
         assert args.family == e["family"] and args.junit_file.endswith(".xml") and args.json_file.endswith(".json")
     uploads = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
     assert uploads and all(s.get("if") == "always()" for s in uploads)  # the reports are kept when the kit fails
+
+
+def test_the_ci_recipe_installs_a_pinned_fedtheory_and_has_the_steps_the_docs_describe():
+    """docs/conformance.md, "The kit in a framework's CI": fedtheory is not on PyPI, so the recipe installs it
+    from git pinned to a commit (placeholders the user fills, which a step refuses until then); the report step
+    has the token permissions it needs; the reports are kept and shown even when the kit fails."""
+    yaml = pytest.importorskip("yaml", reason="PyYAML parses the workflow (it comes with fedtheory[test] via dask)")
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    assert set(workflow[True]) >= {"push", "pull_request"}  # YAML 1.1 reads the key `on` as True
+    pinned = workflow["env"]["FEDTHEORY"]
+    # a direct reference to a git source at a revision (PEP 508 "name[extra] @ git+URL@REV"), not a bare index name
+    assert re.fullmatch(r"fedtheory\[test\] @ git\+\S+@\S+", pinned), pinned
+    job = workflow["jobs"]["conformance"]
+    assert job["permissions"] == {"contents": "read", "checks": "write"}
+    steps = job["steps"]
+    uses = [s.get("uses", "").split("@")[0] for s in steps]
+    assert uses.count("actions/checkout") == 1 and uses.count("actions/setup-python") == 1
+    install = next(s["run"] for s in steps if "pip install" in s.get("run", ""))
+    assert 'pip install "$FEDTHEORY"' in install and "pip install -e ." in install
+    assert not re.search(r"pip install\s+[\"']?fedtheory", install), "a bare PyPI name: fedtheory is not on PyPI"
+    order = [i for i, s in enumerate(steps) if "fedtheory conform" in s.get("run", "")
+             or s.get("uses", "").startswith(("actions/upload-artifact@", "mikepenz/action-junit-report@"))]
+    kit, upload, junit = (steps[i] for i in order)
+    assert order == sorted(order) and upload["if"] == junit["if"] == "always()"
+    assert junit["with"]["report_paths"] == "conformance/*.xml" and "--junit-xml conformance/" in kit["run"]
+    # the guard: the placeholders make the job fail before anything is installed; a filled-in pin passes
+    guard = next(s for s in steps if s.get("name") == "Check that fedtheory is pinned")
+    assert steps.index(guard) < steps.index(next(s for s in steps if s.get("run") == install))
+    for value, status in ((pinned, 2), (f"fedtheory[test] @ git+https://example.org/fedtheory.git@{SHA}", 0)):
+        done = subprocess.run(["bash", "-e", "-c", guard["run"]], env={"FEDTHEORY": value}, capture_output=True)
+        assert done.returncode == status, (value, done.stdout)

@@ -71,3 +71,28 @@ def assert_recorded_verdict(report: Any, diagnosis_if_failing: str | None = None
     else:
         assert report.passed, report.table()
         assert all(r.status == "holds" for r in report.results), report.table()
+
+
+RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "frameworks" / "results"
+
+
+def stored_report(key: str, check: Any) -> dict:
+    """The stored report of ``run.py``'s ``check`` of framework ``key`` (benchmarks/frameworks/results/KEY/NAME.json),
+    the verdict docs/frameworks.md records for it."""
+    import json
+
+    return json.loads((RESULTS / key / f"{check.name}.json").read_text())
+
+
+def assert_stored_verdict(report: Any, key: str, check: Any) -> None:
+    """The stand-in gives ``check`` the verdict of its stored report (a run on the framework's own code), and each
+    property it ran the status it had there (holds, violated, not applicable); drawn hyperparameter sets
+    (``... @ ...``) are compared only where both ran them."""
+    stored = stored_report(key, check)
+    assert report.verdict == stored["verdict"], f"stored {stored['verdict']}:\n{report.table()}"
+    statuses = {r["property"]: r["status"] for r in stored["results"]}
+    ran = {r.prop.id: r.status for r in report.results}
+    missing = [p for p in ran if p not in statuses and " @ " not in p]
+    assert not missing, f"properties the stored report did not run: {missing}"
+    differ = {p: (s, statuses[p]) for p, s in ran.items() if p in statuses and s != statuses[p]}
+    assert not differ, f"(stand-in, stored) statuses differ: {differ}\n{report.table()}"

@@ -31,7 +31,10 @@ from typing import Any
 import torch
 
 SLIP: dict = {"sample_size_ids_missed": False, "v_starts_at_zero": False, "prox_without_half": False,
-              "secure_first_round_delta": False, "secure_weighted_mean": False}
+              "secure_first_round_delta": False, "secure_weighted_mean": False,
+              # APPFL's SecureAggregator.flatten_state_dict casts to float32 and its masks are float32 normals
+              # (appfl/privacy/secure_aggregator.py:141): the masked flat is float32 whatever the model's dtype
+              "secure_flats_float32": False}
 
 
 class DictConfig(dict):
@@ -79,8 +82,11 @@ class VanillaTrainer:
             delta = torch.cat([(v - start[k]).reshape(-1) for k, v in self.model_state.items()])
             if c.get("secure_agg_client_weights_mode", "equal") == "num_examples":  # pre-scaled by n_i / n
                 delta = delta * len(self.train_dataset) / self.runtime_context["global_num_examples_sum"]
-            self.model_state = {"type": "masked_update_flat", "flat": delta + _mask(self.client_id, delta.numel(),
-                                                                                      self.runtime_context),
+            flat = delta + _mask(self.client_id, delta.numel(), self.runtime_context)
+            if SLIP["secure_flats_float32"]:
+                flat = (delta.to(torch.float32) + _mask(self.client_id, delta.numel(), self.runtime_context).to(
+                    torch.float32)).to(delta.dtype)
+            self.model_state = {"type": "masked_update_flat", "flat": flat,
                                 "shapes": [(k, tuple(v.shape)) for k, v in self.model_state.items()],
                                 "num_examples": len(self.train_dataset)}
 

@@ -16,7 +16,11 @@ import types
 import numpy as np
 import torch
 
-SLIP: dict = {"last_client_overwrites": False, "sample_first": False}
+SLIP: dict = {"last_client_overwrites": False, "sample_first": False,
+              # FedML's second SCAFFOLD deviation: the new c_i is computed into a dict never loaded back
+              "c_i_never_loaded": False,
+              # FedML 0.9.6's FedNova trainer passes each client's weight p_i as torch.FloatTensor (float32)
+              "fednova_float32_weights": False}
 
 
 def _mod(name: str, **attrs) -> types.ModuleType:
@@ -82,8 +86,9 @@ class ScaffoldTrainer:
             new_ci = ci - c + (x - y) / (a.epochs * a.learning_rate)
             dys.append(y - x)
             dcs.append(new_ci - ci)
-            with torch.no_grad():
-                client.c_model_local.weight.copy_(new_ci)
+            if not SLIP["c_i_never_loaded"]:
+                with torch.no_grad():
+                    client.c_model_local.weight.copy_(new_ci)
         if SLIP["last_client_overwrites"]:
             dy, dc = dys[-1], dcs[-1] * len(dcs)
         else:
@@ -122,6 +127,8 @@ class FedNovaTrainer:
                 (g,) = torch.autograd.grad(client.criterion(Z @ y[0], t), y)
                 y = (y - a.learning_rate * g).detach().requires_grad_(True)
             p = self.train_data_local_num_dict[i] / total
+            if SLIP["fednova_float32_weights"]:
+                p = float(torch.tensor(p, dtype=torch.float32))
             step += p * (x - y.detach()) / len(batches)
             tau_eff += p * len(batches)
         with torch.no_grad():

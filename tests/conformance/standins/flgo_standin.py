@@ -125,6 +125,7 @@ class BasicClient:
         self.option, self.id, self.train_data = option, None, None
         self.calculator = self.TaskCalculator(self.gv.apply_for_device(), option["optimizer"])
         self.learning_rate, self.num_steps = option["learning_rate"], option["num_steps"]
+        self.momentum = option.get("momentum", 0.0)  # flgo's clients build torch SGD with option['momentum']
 
     def set_data(self, data, flag="train"):
         setattr(self, flag + "_data", data)
@@ -137,7 +138,7 @@ class BasicClient:
         return next(iter(self.calculator.get_dataloader(self.train_data)))
 
     def _steps(self, model, extra=lambda model: 0.0, correct=None):
-        opt = self.calculator.get_optimizer(model, lr=self.learning_rate)
+        opt = self.calculator.get_optimizer(model, lr=self.learning_rate, momentum=self.momentum)
         for _ in range(self.num_steps):
             model.zero_grad()
             loss = self.calculator.compute_loss(model, self.get_batch_data())["loss"] + extra(model)
@@ -266,6 +267,52 @@ class ScaffoldClient(BasicClient):
         return {"dy": dy, "dc": dc}
 
 
+class FedDynServer(BasicServer):
+    """flgo.algorithm.feddyn.Server: h = h - alpha/N (sum of the received models - |S| x); x+ = mean - h/alpha."""
+
+    def initialize(self):
+        self.init_algo_para({"alpha": 0.1})
+        self.h = self.model.zeros_like()
+
+    def aggregate(self, models):
+        self.h = self.h - (self.alpha / self.num_clients) * (_model_sum(models) - self.model * float(len(models)))
+        return _model_average(models) - self.h * (1.0 / self.alpha)
+
+
+class FedDynClient(BasicClient):
+    """flgo.algorithm.feddyn.Client.train: loss - <gradL, w> + alpha/2 ||w - w_global||^2 (gradL a constant), then
+    gradL = gradL - alpha (w - w_global)."""
+
+    def initialize(self):
+        self.gradL = None
+
+    def train(self, model):
+        if self.gradL is None:
+            self.gradL = model.zeros_like()
+        src = copy.deepcopy(model)
+        src.freeze_grad()
+
+        def extra(m):
+            return sum(-torch.dot(pg.view(-1), pm.view(-1)) + 0.5 * self.alpha * torch.sum((pm - ps) ** 2)
+                       for pg, pm, ps in zip(self.gradL.parameters(), m.parameters(), src.parameters()))
+        self._steps(model, extra=extra)
+        self.gradL = self.gradL - (model - src) * self.alpha
+
+
+class FedAvgMServer(BasicServer):
+    """flgo.algorithm.fedavgm.Server: v = beta v + (x - aggregate), x+ = x - v."""
+
+    def initialize(self):
+        self.init_algo_para({"beta": 0.01})
+        self.v = self.model.zeros_like()
+
+    def iterate(self):
+        self.selected_clients = self.sample()
+        new_model = self.aggregate(self.communicate(self.selected_clients)["model"])
+        self.v = self.v * self.beta + (self.model - new_model)
+        self.model = self.model - self.v
+
+
 class FedNovaServer(BasicServer):
     """flgo.algorithm.fednova.Server: d_i = (y_i - x) / tau_i, p_i = n_i / all members' data, then (aggregate
     'other') p normalised over the received clients, x + (sum p_i tau_i) sum p_i d_i; 'uniform': mean tau, mean d;
@@ -303,7 +350,7 @@ class FedNovaClient(BasicClient):
 def install() -> None:
     """Register the stand-in as ``flgo`` (and its submodules) in ``sys.modules``."""
     algo = {"fedavg": (BasicServer, BasicClient), "fedprox": (FedProxServer, FedProxClient),
-            "feddyn": (BasicServer, BasicClient), "fedavgm": (BasicServer, BasicClient),
+            "feddyn": (FedDynServer, FedDynClient), "fedavgm": (FedAvgMServer, BasicClient),
             "scaffold": (ScaffoldServer, ScaffoldClient), "fednova": (FedNovaServer, FedNovaClient)}
     mods = {f"flgo.algorithm.{k}": _mod(f"flgo.algorithm.{k}", Server=type("Server", (s,), {}),
                                          Client=type("Client", (c,), {})) for k, (s, c) in algo.items()}
