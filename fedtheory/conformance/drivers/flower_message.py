@@ -31,6 +31,8 @@ driver reports the sampled nodes' clients as ``{"drawn": [cid, ...]}``. Node ids
 Zero-argument factories (``fedavg``, ``fedprox``, ``fedprox_flower_law``, ``fedavgm``, ``fedadam``, ``fedyogi``,
 ``fedadagrad``) serve ``benchmarks/frameworks/run.py`` (entry ``flower-message``), which loads this module by path
 in Flower's venv (it imports only Flower and NumPy).
+
+Install: ``pip install 'fedtheory[flower]'`` (pins ``flwr``).
 """
 from __future__ import annotations
 
@@ -39,13 +41,17 @@ import uuid
 from typing import Any, Callable
 
 import numpy as np
-from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
-from flwr.clientapp import ClientApp
-from flwr.common.constant import SUPERLINK_NODE_ID
-from flwr.serverapp import strategy as fl_strategy
-from flwr.serverapp.grid import Grid
-from flwr.supercore.run import Run
-from flwr.supercore.task_identity import TaskIdentity
+
+try:
+    from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
+    from flwr.clientapp import ClientApp
+    from flwr.common.constant import SUPERLINK_NODE_ID
+    from flwr.serverapp import strategy as fl_strategy
+    from flwr.serverapp.grid import Grid
+    from flwr.supercore.run import Run
+    from flwr.supercore.task_identity import TaskIdentity
+except ImportError as exc:  # pragma: no cover - exercised where the extra is missing
+    raise ImportError("the Flower Message-API driver needs flwr: pip install 'fedtheory[flower]'") from exc
 
 __all__ = ["strategy_round", "server_optimizer_round", "FAMILY", "SERVER_OPTIMIZERS", "client_app", "fedavg",
            "fedprox", "fedprox_flower_law", "fedavgm", "fedadam", "fedyogi", "fedadagrad"]
