@@ -15,7 +15,7 @@ framework's installed version) and a summary table is printed.
 
 Not part of CI (network for the installs, minutes per framework): CI tests the fedlab, flgo, nvflare, fl4health,
 fedml, appfl, fedjax, openfl, flsim and fedbiomed drivers against stand-ins (tests/conformance/test_<name>_driver.py),
-and the flower, pfl and flower-secagg drivers (its in-process grid) against the real Flower and pfl, which CI
+and the flower, flower-message, pfl and flower-secagg drivers (its in-process grid) against the real Flower and pfl, which CI
 installs next to fedtheory (the ``conformance`` extra; flower-secagg's run_simulation path needs Ray). Run time
 on the shared 2-core machine (two or three runs at once), venvs already present: flgo 634 s for its six checks
 (FedDyn alone 442 s), APPFL 329 s, FedJAX 446 s, NVFlare 107 s, FedML 20 s; a new venv added 224 s (flgo), 346 s

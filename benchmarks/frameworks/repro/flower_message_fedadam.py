@@ -10,7 +10,7 @@ Flower's aggregate_train (flwr/serverapp/strategy/fedadam.py:163-167) uses expon
 import logging
 
 import numpy as np
-from flwr.app import Array, ArrayRecord, MetricRecord, Message, RecordDict
+from flwr.app import Array, ArrayRecord, Message, MetricRecord, RecordDict
 from flwr.common.constant import SUPERLINK_NODE_ID
 from flwr.serverapp.strategy import FedAdam
 from flwr.supercore.task_identity import TaskIdentity

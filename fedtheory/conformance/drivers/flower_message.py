@@ -215,7 +215,8 @@ def server_optimizer_round(name: str) -> Callable[..., Any]:
             if strategy.momentum_vector is not None:
                 out["m"] = -np.asarray(strategy.momentum_vector[0], dtype=np.float64)
         else:
-            out.update(m=np.asarray(strategy.m_t[KEY], dtype=np.float64), v=np.asarray(strategy.v_t[KEY], dtype=np.float64))
+            out.update(m=np.asarray(strategy.m_t[KEY], dtype=np.float64),
+                       v=np.asarray(strategy.v_t[KEY], dtype=np.float64))
         return (x_new, out) if drawn is None else (x_new, out, {"drawn": drawn})
 
     round_fn.__qualname__ = f"flwr.serverapp.{name}"
