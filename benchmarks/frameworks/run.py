@@ -17,7 +17,7 @@ writes that block).
 
 Not part of CI (network for the installs, minutes per framework): CI tests the fedlab, flgo, nvflare, fl4health,
 fedml, appfl, fedjax, openfl, flsim and fedbiomed drivers against stand-ins (tests/conformance/test_<name>_driver.py),
-and the flower, pfl and flower-secagg drivers (its in-process grid) against the real Flower and pfl, which CI
+and the flower, flower-message, pfl and flower-secagg drivers (its in-process grid) against the real Flower and pfl, which CI
 installs next to fedtheory (the ``conformance`` extra; flower-secagg's run_simulation path needs Ray). Run time
 on the shared 2-core machine (two or three runs at once), venvs already present: flgo 634 s for its six checks
 (FedDyn alone 442 s), APPFL 329 s, FedJAX 446 s, NVFlare 107 s, FedML 20 s; a new venv added 224 s (flgo), 346 s
@@ -77,6 +77,8 @@ class Framework:
     python: str = "python3"
     #: the driver file drivers/<driver>.py (default: the framework's name)
     driver: str = ""
+    #: the venv folder under --venvs when it is another entry's (same pins; default: the framework's name)
+    venv: str = ""
 
 
 SO = "server_optimizer"
@@ -373,6 +375,20 @@ FRAMEWORKS: dict[str, Framework] = {
               min_clients=2, max_examples=3, properties=("fedavg.one_round", "fedavg.num_examples", "fedavg.permutation"),
               configuration="secure aggregation, at least 2 clients, run_simulation"),
     )),
+    # Flower's Message-API strategies (flwr.serverapp.strategy, what Flower 1.42's quickstarts build), separate
+    # implementations from the legacy ones above, in the same venv: one round is Strategy.start's training step
+    # (configure_train, the grid's ClientApps, aggregate_train) at the strategies' defaults; own_sampler sets
+    # fraction_train = (m + 1/2)/N and sample_nodes (random.sample of the grid's node ids) draws
+    "flower-message": Framework(("flwr==1.42.0",), driver="flower_message", venv="flower", checks=(
+        Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
+        Check("fedprox", "fedprox", "fedprox", fixed=("server_step",), configuration=SHIPPED),
+        Check("fedprox_flower_law", "fedprox_flower_law", "fedprox", fixed=("server_step",),
+              configuration="Flower's sampling law"),
+        Check("fedavgm", "fedavgm", SO, {"optimizer": "fedavgm", "weighting": "num_examples"}),
+        Check("fedadam", "fedadam", SO, {"optimizer": "fedadam", "weighting": "num_examples"}),
+        Check("fedyogi", "fedyogi", SO, {"optimizer": "fedyogi", "weighting": "num_examples"}),
+        Check("fedadagrad", "fedadagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0, "weighting": "num_examples"}),
+    )),
     "fl4health": Framework(("fl4health==0.4.2",), python="python3.10", checks=(
         Check("fedavg", "fedavg", "fedavg", fixed=("server_step",)),
         Check("fedavg_uniform", "fedavg_uniform", "fedavg", {"weighting": "uniform"}, fixed=("server_step",)),
@@ -504,14 +520,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.list:
             print(name, " ".join(fw.pip), [c.name for c in fw.checks])
             continue
-        spent = install(args.venvs, name, fw, args.recreate)
-        commit, version = kit_commit(), framework_version(venv_python(args.venvs, name), fw)
+        folder_name = fw.venv or name
+        spent = install(args.venvs, folder_name, fw, args.recreate)
+        commit, version = kit_commit(), framework_version(venv_python(args.venvs, folder_name), fw)
         print(f"{name}: venv ready ({spent:.0f} s), {version}, kit {commit}", flush=True)
         for check in fw.checks:
             if args.only and check.name != args.only:
                 continue
             start = time.perf_counter()
-            report = run_check(venv_python(args.venvs, name), name, check)
+            report = run_check(venv_python(args.venvs, folder_name), name, check)
             seconds = time.perf_counter() - start
             folder = args.out / name
             folder.mkdir(parents=True, exist_ok=True)
