@@ -258,7 +258,17 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedopt_adam", "fedopt_adam", SO, {"optimizer": "fedadam", "beta1": 0.9, "beta2": 0.999, "tau": 1e-8,
                                                  "weighting": "num_examples"}, fixed=("beta1", "beta2", "tau"),
               configuration=SP),
+        # OptRepo takes any torch.optim class by name: "adagrad" is torch.optim.Adagrad at torch's defaults
+        # (initial_accumulator_value 0, eps 1e-10), Reddi et al.'s FedAdagrad with beta1 = 0, v_0 = 0, tau = 1e-10
+        Check("fedopt_adagrad", "fedopt_adagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0, "tau": 1e-10,
+                                                       "initial_v": 0.0, "weighting": "num_examples"},
+              fixed=("beta1", "beta2", "tau", "initial_v"), configuration=f"{SP}, FedOpt, server Adagrad"),
         Check("feddyn", "feddyn", "feddyn", configuration=SP),
+        # FedML's own loop at its second round (comm_round = 2 in one train(); round 1 on a null client leaves x)
+        Check("fedavg_later_rounds", "fedavg_later_rounds", "fedavg", fixed=("server_step",),
+              configuration=f"{SP}, from round 2"),
+        Check("fedprox_later_rounds", "fedprox_later_rounds", "fedprox", fixed=("server_step",),
+              configuration=f"{SP}, from round 2"),
         # the MPI simulator (backend: MPI; FedML_FedAvg/FedProx/FedOpt_distributed's aggregator and trainer classes,
         # its own client_sampling at partial participation) and cross-silo (FedMLAggregator, FedMLAggOperator.agg,
         # FedMLTrainer), each with the launcher's default trainer, create_model_trainer

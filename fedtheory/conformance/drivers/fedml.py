@@ -61,6 +61,10 @@ fedml_scaffold.mlops = _Silent()
 #: data the driver checks a request against, not a tolerance.
 TORCH_ADAM_DEFAULTS = (0.9, 0.999, 1e-8)
 
+#: torch.optim.Adagrad's defaults as the kit's (beta1, tau, initial_v): no first moment, eps 1e-10 outside the square
+#: root, initial_accumulator_value 0 -- what FedML's FedOpt keeps for "adagrad" (data, not a tolerance)
+TORCH_ADAGRAD_DEFAULTS = (0.0, 1e-10, 0.0)
+
 
 def linear_model(x):
     """FedML's model for the kit's least squares: a float64 ``Linear(d, 1, bias=False)`` with weight x (also used by
@@ -282,10 +286,13 @@ def _fedopt(server_optimizer: str):
     kept: dict = {}
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, beta1=0.9,
-             beta2=0.999, tau=1e-8, **_):
+             beta2=0.999, tau=1e-8, initial_v=0.0, **_):
         if server_optimizer == "adam" and (beta1, beta2, tau) != TORCH_ADAM_DEFAULTS:
             raise ValueError(f"FedML's FedOpt builds torch.optim.Adam with lr only: beta1, beta2, tau must be torch's "
                              f"defaults {TORCH_ADAM_DEFAULTS}, got {beta1}, {beta2}, {tau}")
+        if server_optimizer == "adagrad" and (beta1, tau, initial_v) != TORCH_ADAGRAD_DEFAULTS:
+            raise ValueError(f"FedML's FedOpt builds torch.optim.Adagrad with lr only: beta1, tau, initial_v must be "
+                             f"torch's defaults {TORCH_ADAGRAD_DEFAULTS}, got {beta1}, {tau}, {initial_v}")
         args, dataset = _sp_args(clients, local_steps, local_step, "FedOpt", server_optimizer=server_optimizer,
                                  server_lr=float(server_step))
         trainer = sp.FedOptAPI(args, torch.device("cpu"), dataset, linear_model(x))
@@ -299,6 +306,14 @@ def _fedopt(server_optimizer: str):
         x_new = _weights(trainer)
         return x_new if server_optimizer == "sgd" else (x_new, {"token": kept["token"]})
     return impl
+
+
+def fedopt_adagrad():
+    """FedOpt with ``server_optimizer="adagrad"``: ``OptRepo`` accepts any ``torch.optim`` class by name
+    (``fedml/simulation/sp/fedopt/optrepo.py:10``), so FedML builds ``torch.optim.Adagrad(params, lr=server_lr)`` at
+    torch's defaults (``initial_accumulator_value`` 0, ``eps`` 1e-10, no ``lr_decay``): Reddi et al.'s FedAdagrad
+    (Alg. 2) with beta1 = 0, v_0 = 0 and tau = 1e-10."""
+    return _fedopt("adagrad")
 
 
 def fedopt_sgd():
@@ -349,4 +364,62 @@ def feddyn():
         for c in clients:
             g_i[int(c.cid)] = trainer.client_list[index[int(c.cid)]].old_grad["weight"].numpy().reshape(-1).copy()
         return _weights(trainer), {"h": trainer.server_state["weight"].numpy().reshape(-1).copy(), "g_i": g_i}
+    return impl
+
+
+# --- Rounds after the first: FedML's own loop (comm_round = 2, one train()) -------------------------------------
+# Every factory above runs one train() per kit round, so FedML's loop never reaches its round 2, where FedAvgAPI's
+# and FedProxTrainer's w_global is the aggregate of round 1 (a new dict) rather than the model's own state_dict.
+# These run FedML's loop for two rounds in one train() and judge round 2: FedML's sampler is wrapped so that round 1
+# (round_idx 0) draws m copies of a null client (one zero example, index N, past the federation's 0..N-1), whose
+# gradient is 0, so every local model and the n_k/n aggregate are x up to rounding; round 2 (round_idx 1) calls
+# FedML's own _client_sampling, which returns all N clients. The round-2 output is the kit's round from x.
+
+#: FedML's loop index of the round judged (its second round)
+JUDGED_ROUND = 1
+
+
+def _second_round(make, x, clients, local_steps, local_step, optimizer: str, **extra) -> np.ndarray:
+    """The model after round 2 of FedML's own ``train()`` loop (``comm_round`` = 2) built by ``make(args, dataset)``,
+    round 1 on the null client (x unchanged), round 2 on ``clients`` through FedML's own ``_client_sampling``."""
+    args, dataset = _sp_args(clients, local_steps, local_step, optimizer, **extra)
+    args.comm_round = JUDGED_ROUND + 1
+    null = len(clients)
+    dataset[5][null] = [(torch.zeros(1, np.asarray(x).size), torch.zeros(1).as_subclass(Targets))]
+    dataset[4][null], dataset[6][null] = 1, None
+    trainer = make(args, dataset)
+    own, seen = trainer._client_sampling, []
+
+    def sampling(round_idx, total, per_round):
+        seen.append(int(round_idx))
+        return [null] * per_round if round_idx < JUDGED_ROUND else list(own(round_idx, total, per_round))
+    trainer._client_sampling = sampling
+    trainer._local_test_on_all_clients = lambda round_idx: None
+    trainer.train()
+    if seen != list(range(JUDGED_ROUND + 1)):  # the loop must have run its rounds through FedML's sampler
+        raise RuntimeError(f"FedML's loop sampled at rounds {seen}, expected 0..{JUDGED_ROUND}")
+    return _weights(trainer)
+
+
+def fedavg_later_rounds():
+    """``FedAvgAPI`` judged at its second round (see :func:`_second_round`): n_k/n weights, no server step."""
+    sp = patched("fedml.simulation.sp.fedavg.fedavg_api")
+    patched("fedml.ml.trainer.my_model_trainer_classification")
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
+        no_server_step("FedAvg", server_step)
+        return _second_round(lambda args, data: sp.FedAvgAPI(args, torch.device("cpu"), data, linear_model(x)),
+                             x, clients, local_steps, local_step, "FedAvg")
+    return impl
+
+
+def fedprox_later_rounds():
+    """``FedProxTrainer`` judged at its second round (see :func:`_second_round`): ``fedprox_mu`` = the kit's prox."""
+    sp = patched("fedml.simulation.sp.fedprox.fedprox_trainer")
+    patched("fedml.ml.trainer.fedprox_trainer")
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, server_step=1.0, **_):
+        no_server_step("FedProx", server_step)
+        return _second_round(lambda args, data: sp.FedProxTrainer(data, linear_model(x), torch.device("cpu"), args),
+                             x, clients, local_steps, local_step, "FedProx", fedprox_mu=float(prox))
     return impl
