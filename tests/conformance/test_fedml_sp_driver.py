@@ -18,7 +18,8 @@ DRIVER = "fedtheory.conformance.drivers.fedml"
 CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"], "fedprox": ["fedprox.one_round", "fedprox.multi_round"],
          "server_optimizer": ["server_optimizer.first_round", "server_optimizer.multi_round"],
          "feddyn": ["feddyn.one_round", "feddyn.server_state", "feddyn.multi_round"]}
-SINGLE_PROCESS = ("fedavg", "fedprox", "fedopt_sgd", "fedopt_adam", "feddyn")
+SINGLE_PROCESS = ("fedavg", "fedprox", "fedopt_sgd", "fedopt_adam", "fedopt_adagrad", "feddyn", "fedavg_later_rounds",
+                  "fedprox_later_rounds")
 CHECKS = [c for c in framework_checks("fedml") if c.factory in SINGLE_PROCESS]
 
 
@@ -32,8 +33,9 @@ def driver():
         torch.set_default_dtype(dtype)  # the driver sets float64, as in FedML's worker
 
 
-def test_the_runpy_entry_has_the_five_single_process_checks():
-    assert sorted(c.factory for c in CHECKS) == ["fedavg", "feddyn", "fedopt_adam", "fedopt_sgd", "fedprox"]
+def test_the_runpy_entry_has_the_eight_single_process_checks():
+    assert sorted(c.factory for c in CHECKS) == ["fedavg", "fedavg_later_rounds", "feddyn", "fedopt_adagrad",
+                                                 "fedopt_adam", "fedopt_sgd", "fedprox", "fedprox_later_rounds"]
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=[c.name for c in CHECKS])
@@ -51,6 +53,10 @@ def test_no_server_step_and_adam_at_torchs_defaults_only(driver):
         driver.fedavg()(None, [], server_step=0.5)
     with pytest.raises(ValueError, match="torch's defaults"):
         driver.fedopt_adam()(None, [], beta1=0.5)
+    with pytest.raises(ValueError, match="initial_v must be torch's defaults"):
+        driver.fedopt_adagrad()(None, [], beta1=0.0, tau=1e-10, initial_v=0.1)
+    with pytest.raises(ValueError, match="no server learning rate"):
+        driver.fedavg_later_rounds()(None, [], server_step=0.5)
 
 
 @pytest.mark.parametrize("factory, family, fixed", [("fedavg", "fedavg", ["server_step"]),
@@ -76,3 +82,41 @@ def test_fedmls_torch_adam_is_kingma_and_bas(driver, monkeypatch):
                                fixed=list(check.fixed), properties=["server_optimizer.first_round"], **check.hyper)
     assert not report.passed
     assert "Adam of Kingma & Ba" in report.failures[0].diagnosis, report.table()
+
+
+def test_torchs_adagrad_defaults_are_the_kits_declared_hyperparameters(driver):
+    # the check's declared (beta1, tau, initial_v), read against torch itself (not the driver's constant)
+    check = next(c for c in CHECKS if c.factory == "fedopt_adagrad")
+    defaults = torch.optim.Adagrad([torch.zeros(1, requires_grad=True)]).defaults
+    assert (check.hyper["beta1"], check.hyper["tau"], check.hyper["initial_v"]) == (
+        0.0, defaults["eps"], defaults["initial_accumulator_value"]) == driver.TORCH_ADAGRAD_DEFAULTS
+    assert defaults["lr_decay"] == 0
+
+
+def test_an_adagrad_accumulator_off_torchs_default_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(fedml_sp_standin.SLIP, "adagrad_accumulator", 0.1)
+    check = next(c for c in CHECKS if c.factory == "fedopt_adagrad")
+    report = conformance.check(driver.fedopt_adagrad(), check.family, max_examples=8, shrink=False,
+                               fixed=list(check.fixed), properties=["server_optimizer.first_round"], **check.hyper)
+    assert not report.passed, report.table()
+
+
+@pytest.mark.parametrize("factory, family, slip", [("fedavg_later_rounds", "fedavg", "chained_clients"),
+                                                   ("fedavg_later_rounds", "fedavg", "rounds_from_initial"),
+                                                   ("fedprox_later_rounds", "fedprox", "chained_clients")])
+def test_a_second_round_off_the_paper_is_rejected(driver, monkeypatch, factory, family, slip):
+    # chained clients in round 2, or a round 2 that restarts from the initial model instead of round 1's aggregate
+    monkeypatch.setitem(fedml_sp_standin.SLIP, slip, True)
+    report = conformance.check(getattr(driver, factory)(), family, max_examples=8, shrink=False,
+                               fixed=["server_step"], properties=[f"{family}.one_round"])
+    assert not report.passed, report.table()
+
+
+def test_the_landing_client_takes_any_start_to_x_in_one_step(driver):
+    # (1/(2d))||s w - s x||^2 with s^2 = d / eta: one SGD step of size eta from w lands on x
+    x, eta = torch.tensor([0.3, -1.2, 2.0]), 0.1
+    (features, targets), = driver._landing_batch(x.numpy(), eta)
+    w = torch.tensor([5.0, 1.0, -4.0], requires_grad=True)
+    loss = 0.5 * torch.mean((features @ w - targets.as_subclass(torch.Tensor)) ** 2)
+    loss.backward()
+    assert torch.allclose(w.detach() - eta * w.grad, x, rtol=1e-14, atol=1e-14)

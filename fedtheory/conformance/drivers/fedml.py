@@ -370,29 +370,40 @@ def feddyn():
 # --- Rounds after the first: FedML's own loop (comm_round = 2, one train()) -------------------------------------
 # Every factory above runs one train() per kit round, so FedML's loop never reaches its round 2, where FedAvgAPI's
 # and FedProxTrainer's w_global is the aggregate of round 1 (a new dict) rather than the model's own state_dict.
-# These run FedML's loop for two rounds in one train() and judge round 2: FedML's sampler is wrapped so that round 1
-# (round_idx 0) draws m copies of a null client (one zero example, index N, past the federation's 0..N-1), whose
-# gradient is 0, so every local model and the n_k/n aggregate are x up to rounding; round 2 (round_idx 1) calls
-# FedML's own _client_sampling, which returns all N clients. The round-2 output is the kit's round from x.
+# These run FedML's loop for two rounds in one train() and judge round 2. FedML's sampler is wrapped so that round 1
+# (round_idx 0) draws m copies of a landing client (index N, past the federation's 0..N-1): d examples s e_j with
+# targets s x_j, s^2 = d / eta, so its loss is (1/(2 eta))||w - x||^2 and its first SGD step of size eta lands on x
+# from any start (later steps stay there up to rounding). Round 1's aggregate is then x whatever FedML started from,
+# and round 2 (round_idx 1) calls FedML's own _client_sampling, which returns all N clients: the round-2 output is
+# the kit's round from x. FedAvg starts FedML's model at 0, so a round 2 that restarted from the initial model instead
+# of round 1's aggregate would fail; FedProx starts it at x (its proximal term would pull the landing client off x).
 
 #: FedML's loop index of the round judged (its second round)
 JUDGED_ROUND = 1
 
 
-def _second_round(make, x, clients, local_steps, local_step, optimizer: str, **extra) -> np.ndarray:
-    """The model after round 2 of FedML's own ``train()`` loop (``comm_round`` = 2) built by ``make(args, dataset)``,
-    round 1 on the null client (x unchanged), round 2 on ``clients`` through FedML's own ``_client_sampling``."""
+def _landing_batch(x: np.ndarray, local_step: float) -> list:
+    """One full batch whose least squares 1/(2d)||s w - s x||^2 = (1/(2 eta))||w - x||^2 (s^2 = d / eta)."""
+    d = np.asarray(x).size
+    s = float(np.sqrt(d / local_step))
+    return [(torch.eye(d) * s, (torch.tensor(np.asarray(x, dtype=np.float64)) * s).as_subclass(Targets))]
+
+
+def _second_round(make, x, start, clients, local_steps, local_step, optimizer: str, **extra) -> np.ndarray:
+    """The model after round 2 of FedML's own ``train()`` loop (``comm_round`` = 2) of the simulator
+    ``make(args, dataset, model)`` whose model starts at ``start``: round 1 on the landing client (its aggregate is
+    x), round 2 on ``clients`` through FedML's own ``_client_sampling``."""
     args, dataset = _sp_args(clients, local_steps, local_step, optimizer, **extra)
     args.comm_round = JUDGED_ROUND + 1
-    null = len(clients)
-    dataset[5][null] = [(torch.zeros(1, np.asarray(x).size), torch.zeros(1).as_subclass(Targets))]
-    dataset[4][null], dataset[6][null] = 1, None
-    trainer = make(args, dataset)
+    landing = len(clients)
+    dataset[5][landing] = _landing_batch(x, float(local_step))
+    dataset[4][landing], dataset[6][landing] = int(np.asarray(x).size), None
+    trainer = make(args, dataset, linear_model(start))
     own, seen = trainer._client_sampling, []
 
     def sampling(round_idx, total, per_round):
         seen.append(int(round_idx))
-        return [null] * per_round if round_idx < JUDGED_ROUND else list(own(round_idx, total, per_round))
+        return [landing] * per_round if round_idx < JUDGED_ROUND else list(own(round_idx, total, per_round))
     trainer._client_sampling = sampling
     trainer._local_test_on_all_clients = lambda round_idx: None
     trainer.train()
@@ -402,24 +413,26 @@ def _second_round(make, x, clients, local_steps, local_step, optimizer: str, **e
 
 
 def fedavg_later_rounds():
-    """``FedAvgAPI`` judged at its second round (see :func:`_second_round`): n_k/n weights, no server step."""
+    """``FedAvgAPI`` judged at its second round (see :func:`_second_round`; its model starts at 0): n_k/n weights,
+    no server step."""
     sp = patched("fedml.simulation.sp.fedavg.fedavg_api")
     patched("fedml.ml.trainer.my_model_trainer_classification")
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
         no_server_step("FedAvg", server_step)
-        return _second_round(lambda args, data: sp.FedAvgAPI(args, torch.device("cpu"), data, linear_model(x)),
-                             x, clients, local_steps, local_step, "FedAvg")
+        return _second_round(lambda args, data, model: sp.FedAvgAPI(args, torch.device("cpu"), data, model),
+                             x, np.zeros_like(x), clients, local_steps, local_step, "FedAvg")
     return impl
 
 
 def fedprox_later_rounds():
-    """``FedProxTrainer`` judged at its second round (see :func:`_second_round`): ``fedprox_mu`` = the kit's prox."""
+    """``FedProxTrainer`` judged at its second round (see :func:`_second_round`; its model starts at x):
+    ``fedprox_mu`` = the kit's prox."""
     sp = patched("fedml.simulation.sp.fedprox.fedprox_trainer")
     patched("fedml.ml.trainer.fedprox_trainer")
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, server_step=1.0, **_):
         no_server_step("FedProx", server_step)
-        return _second_round(lambda args, data: sp.FedProxTrainer(data, linear_model(x), torch.device("cpu"), args),
-                             x, clients, local_steps, local_step, "FedProx", fedprox_mu=float(prox))
+        return _second_round(lambda args, data, model: sp.FedProxTrainer(data, model, torch.device("cpu"), args),
+                             x, x, clients, local_steps, local_step, "FedProx", fedprox_mu=float(prox))
     return impl
