@@ -267,8 +267,12 @@ FRAMEWORKS: dict[str, Framework] = {
         # FedML's own loop at its second round (comm_round = 2 in one train(); round 1 on a null client leaves x)
         Check("fedavg_later_rounds", "fedavg_later_rounds", "fedavg", fixed=("server_step",),
               configuration=f"{SP}, from round 2"),
+        # FedProx samples as FedML's FedAvg (uniformly, then n_k/n weights), not by Li et al.'s law: judged as
+        # shipped under the paper's law, and a second time under the law it follows (declared "uniform")
         Check("fedprox_later_rounds", "fedprox_later_rounds", "fedprox", fixed=("server_step",),
               configuration=f"{SP}, from round 2"),
+        Check("fedprox_later_rounds_fedml_law", "fedprox_later_rounds_fedml_law", "fedprox", fixed=("server_step",),
+              configuration=f"{SP}, from round 2, FedML's sampling law"),
         # the MPI simulator (backend: MPI; FedML_FedAvg/FedProx/FedOpt_distributed's aggregator and trainer classes,
         # its own client_sampling at partial participation) and cross-silo (FedMLAggregator, FedMLAggOperator.agg,
         # FedMLTrainer), each with the launcher's default trainer, create_model_trainer

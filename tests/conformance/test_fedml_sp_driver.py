@@ -12,14 +12,15 @@ pytest.importorskip("hypothesis")
 
 from fedtheory import conformance  # noqa: E402
 
-from .standins import assert_recorded_verdict, check_through_driver, fedml_sp_standin, framework_checks, installed  # noqa: E402
+from .standins import (  # noqa: E402
+    assert_recorded_verdict, check_through_driver, fedml_sp_standin, fedml_standin, framework_checks, installed)
 
 DRIVER = "fedtheory.conformance.drivers.fedml"
 CHEAP = {"fedavg": ["fedavg.one_round", "fedavg.multi_round"], "fedprox": ["fedprox.one_round", "fedprox.multi_round"],
          "server_optimizer": ["server_optimizer.first_round", "server_optimizer.multi_round"],
          "feddyn": ["feddyn.one_round", "feddyn.server_state", "feddyn.multi_round"]}
 SINGLE_PROCESS = ("fedavg", "fedprox", "fedopt_sgd", "fedopt_adam", "fedopt_adagrad", "feddyn", "fedavg_later_rounds",
-                  "fedprox_later_rounds")
+                  "fedprox_later_rounds", "fedprox_later_rounds_fedml_law")
 CHECKS = [c for c in framework_checks("fedml") if c.factory in SINGLE_PROCESS]
 
 
@@ -33,9 +34,10 @@ def driver():
         torch.set_default_dtype(dtype)  # the driver sets float64, as in FedML's worker
 
 
-def test_the_runpy_entry_has_the_eight_single_process_checks():
+def test_the_runpy_entry_has_the_nine_single_process_checks():
     assert sorted(c.factory for c in CHECKS) == ["fedavg", "fedavg_later_rounds", "feddyn", "fedopt_adagrad",
-                                                 "fedopt_adam", "fedopt_sgd", "fedprox", "fedprox_later_rounds"]
+                                                 "fedopt_adam", "fedopt_sgd", "fedprox", "fedprox_later_rounds",
+                                                 "fedprox_later_rounds_fedml_law"]
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=[c.name for c in CHECKS])
@@ -120,3 +122,29 @@ def test_the_landing_client_takes_any_start_to_x_in_one_step(driver):
     loss = 0.5 * torch.mean((features @ w - targets.as_subclass(torch.Tensor)) ** 2)
     loss.backward()
     assert torch.allclose(w.detach() - eta * w.grad, x, rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("factory, family", [("fedavg_later_rounds", "fedavg"),
+                                             ("fedprox_later_rounds_fedml_law", "fedprox")])
+def test_the_later_rounds_run_fedmls_own_sampler(driver, factory, family):
+    # round 2 of FedML's loop draws through its own _client_sampling (m of N, seeded by the run's loop index)
+    report = conformance.check(getattr(driver, factory)(), family, fixed=["server_step"],
+                               properties=[f"{family}.own_sampler"])
+    assert report.passed, report.table()
+    assert all(r.status == "holds" for r in report.results), report.table()
+
+
+def test_fedmls_fedprox_sampling_is_not_li_et_als(driver):
+    # as shipped, judged under the paper's law: FedML draws uniformly and weighs by n_k/n (McMahan et al.'s scheme)
+    report = conformance.check(driver.fedprox_later_rounds(), "fedprox", fixed=["server_step"],
+                               properties=["fedprox.own_sampler"])
+    assert not report.passed
+    assert "Li et al.'s sampling" in report.failures[0].diagnosis, report.table()
+
+
+def test_the_later_rounds_with_a_sampler_that_always_draws_the_first_clients_are_rejected(driver, monkeypatch):
+    monkeypatch.setitem(fedml_standin.SLIP, "sample_first", True)
+    report = conformance.check(driver.fedavg_later_rounds(), "fedavg", fixed=["server_step"],
+                               properties=["fedavg.own_sampler"])
+    assert not report.passed
+    assert "the sampler's law fails" in report.failures[0].diagnosis, report.table()

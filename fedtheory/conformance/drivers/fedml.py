@@ -389,50 +389,78 @@ def _landing_batch(x: np.ndarray, local_step: float) -> list:
     return [(torch.eye(d) * s, (torch.tensor(np.asarray(x, dtype=np.float64)) * s).as_subclass(Targets))]
 
 
-def _second_round(make, x, start, clients, local_steps, local_step, optimizer: str, **extra) -> np.ndarray:
+def _second_round(make, x, start, clients, local_steps, local_step, optimizer: str, per_round=None, round_idx=1,
+                  **extra) -> tuple[np.ndarray, list[int]]:
     """The model after round 2 of FedML's own ``train()`` loop (``comm_round`` = 2) of the simulator
-    ``make(args, dataset, model)`` whose model starts at ``start``: round 1 on the landing client (its aggregate is
-    x), round 2 on ``clients`` through FedML's own ``_client_sampling``."""
+    ``make(args, dataset, model)`` whose model starts at ``start``, and the indexes FedML's sampler drew for it:
+    round 1 on the landing client (its aggregate is x), round 2 through FedML's own ``_client_sampling`` with
+    ``client_num_per_round`` = ``per_round`` (default: every client) at loop index ``round_idx``."""
     args, dataset = _sp_args(clients, local_steps, local_step, optimizer, **extra)
     args.comm_round = JUDGED_ROUND + 1
+    args.client_num_per_round = int(per_round or len(clients))
     landing = len(clients)
     dataset[5][landing] = _landing_batch(x, float(local_step))
     dataset[4][landing], dataset[6][landing] = int(np.asarray(x).size), None
     trainer = make(args, dataset, linear_model(start))
-    own, seen = trainer._client_sampling, []
+    own, seen, drawn = trainer._client_sampling, [], []
 
-    def sampling(round_idx, total, per_round):
-        seen.append(int(round_idx))
-        return [landing] * per_round if round_idx < JUDGED_ROUND else list(own(round_idx, total, per_round))
+    def sampling(loop_idx, total, m):
+        seen.append(int(loop_idx))
+        if loop_idx < JUDGED_ROUND:
+            return [landing] * m
+        drawn.extend(int(i) for i in own(round_idx, total, m))
+        return list(drawn)
     trainer._client_sampling = sampling
-    trainer._local_test_on_all_clients = lambda round_idx: None
+    trainer._local_test_on_all_clients = lambda loop_idx: None
     trainer.train()
     if seen != list(range(JUDGED_ROUND + 1)):  # the loop must have run its rounds through FedML's sampler
         raise RuntimeError(f"FedML's loop sampled at rounds {seen}, expected 0..{JUDGED_ROUND}")
-    return _weights(trainer)
+    return _weights(trainer), drawn
+
+
+def _later_rounds(name: str, make, start_at_zero: bool, law: str | None = None, **fixed_extra):
+    """The kit's round as FedML's round 2. Given the population and ``clients_per_round`` = m (the kit's sampling
+    protocol, ``own_sampler``), FedML's own ``_client_sampling`` draws m of N at the run's loop index (1 at the
+    run's first kit round, then 2, 3, ...: the index FedML's loop passes from its round 2 on; a run restarts when
+    the kit's x is not the model last returned) and the drawn clients are reported, with ``law`` declared where
+    given (``"uniform"``: FedML's FedProx samples as its FedAvg, where Li et al. draw by n_k / n)."""
+    run = {"round": 0, "last": None}
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0,
+             clients_per_round=None, **hyper):
+        no_server_step(name, server_step)
+        extra = {key: float(hyper.get(kit, default)) for key, (kit, default) in fixed_extra.items()}
+        last = run["last"]
+        fresh = last is None or last.shape != np.shape(x) or not np.array_equal(last, x)
+        run["round"] = JUDGED_ROUND if fresh else run["round"] + 1
+        x_new, drawn = _second_round(make, x, np.zeros_like(x) if start_at_zero else x, clients, local_steps,
+                                     local_step, name, per_round=clients_per_round, round_idx=run["round"], **extra)
+        run["last"] = x_new
+        if clients_per_round is None:
+            return x_new
+        return x_new, None, {"drawn": [int(clients[i].cid) for i in drawn], **({"law": law} if law else {})}
+    return impl
 
 
 def fedavg_later_rounds():
     """``FedAvgAPI`` judged at its second round (see :func:`_second_round`; its model starts at 0): n_k/n weights,
-    no server step."""
+    no server step, FedML's own sampler (:func:`_later_rounds`)."""
     sp = patched("fedml.simulation.sp.fedavg.fedavg_api")
     patched("fedml.ml.trainer.my_model_trainer_classification")
-
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, **_):
-        no_server_step("FedAvg", server_step)
-        return _second_round(lambda args, data, model: sp.FedAvgAPI(args, torch.device("cpu"), data, model),
-                             x, np.zeros_like(x), clients, local_steps, local_step, "FedAvg")
-    return impl
+    return _later_rounds("FedAvg", lambda args, data, model: sp.FedAvgAPI(args, torch.device("cpu"), data, model),
+                         start_at_zero=True)
 
 
-def fedprox_later_rounds():
+def fedprox_later_rounds(law: str | None = None):
     """``FedProxTrainer`` judged at its second round (see :func:`_second_round`; its model starts at x):
-    ``fedprox_mu`` = the kit's prox."""
+    ``fedprox_mu`` = the kit's prox, FedML's own sampler (:func:`_later_rounds`), judged under Li et al.'s law."""
     sp = patched("fedml.simulation.sp.fedprox.fedprox_trainer")
     patched("fedml.ml.trainer.fedprox_trainer")
+    return _later_rounds("FedProx", lambda args, data, model: sp.FedProxTrainer(data, model, torch.device("cpu"), args),
+                         start_at_zero=False, law=law, fedprox_mu=("prox", 1.0))
 
-    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, prox=1.0, server_step=1.0, **_):
-        no_server_step("FedProx", server_step)
-        return _second_round(lambda args, data, model: sp.FedProxTrainer(data, model, torch.device("cpu"), args),
-                             x, x, clients, local_steps, local_step, "FedProx", fedprox_mu=float(prox))
-    return impl
+
+def fedprox_later_rounds_fedml_law():
+    """The same, its sampler judged under the law FedML's FedProx follows: its FedAvg's ``_client_sampling`` (m
+    distinct clients uniformly, then n_k/n weights), declared ``"uniform"``."""
+    return fedprox_later_rounds(law="uniform")

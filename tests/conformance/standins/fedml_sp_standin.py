@@ -89,8 +89,8 @@ class _Simulator:
         self.client_list = [_Client(i, model) for i in range(n)]
 
     def _client_sampling(self, round_idx, total, per_round):
-        assert total == per_round, "the stand-in samples every client"
-        return list(range(total))
+        """FedML 0.9.6's ``_client_sampling``, the scaffold stand-in's (its ``SLIP["sample_first"]`` included)."""
+        return fedml_standin.ScaffoldTrainer._client_sampling(self, round_idx, total, per_round)
 
     def _local_test_on_all_clients(self, round_idx):  # pragma: no cover - replaced by the driver
         raise AssertionError("the driver turns testing off")
