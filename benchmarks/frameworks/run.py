@@ -87,7 +87,7 @@ RECIPE, CONTROLLER = "as shipped: FedOptRecipe", "FedOpt controller defaults"
 CONTROLLER_CONSTANT = "FedOpt controller, constant rate"
 SP = "single-process"  # FedML's simulation/sp classes, beside its MPI simulator and cross-silo paths
 # The framework's own sampler, as shipped: every check of flgo (FedAvg, FedProx, SCAFFOLD, FedDyn, FedAvgM, FedNova),
-# FedML (SCAFFOLD, FedNova), FLSim (FedAvg, FedAvgM, FedAdam), FedLab (FedAvg, SCAFFOLD, FedDyn), NVFlare (FedAvg,
+# FedML (SCAFFOLD, FedNova, and FedAvg and FedProx from round 2), FLSim (FedAvg, FedAvgM, FedAdam), FedLab (FedAvg, SCAFFOLD, FedDyn), NVFlare (FedAvg,
 # Scaffold) and FedJAX (FedAvg and its server optimizers) also runs its family's ``own_sampler`` property
 # (docs/conformance.md, "A framework's own sampler"): the driver gives the framework the whole population and
 # ``clients_per_round``, the framework's sampler draws (flgo's Server.sample, FedML's _client_sampling, FLSim's
@@ -97,6 +97,7 @@ SP = "single-process"  # FedML's simulation/sp classes, beside its MPI simulator
 # sampling below full participation (with replacement, by data volume): fedprox.own_sampler judges it under Li et
 # al.'s law. FedLab's, NVFlare's and FedJAX's FedProx sample as their FedAvg does (uniformly, without replacement),
 # which is not Li et al.'s law: their drivers keep the kit's participants (fedprox.own_sampler "not applicable").
+# FedML's FedProx from round 2 runs its sampler and is judged under both laws, as Flower's.
 FRAMEWORKS: dict[str, Framework] = {
     # FedLab 1.3.0 needs torchvision, whose newest release here (0.29.1) pins torch 2.14.1: pip upgrades the venv's
     # torch 2.13.0 CPU to it. SyncServerHandler (FedAvg, FedProx) aggregates uniformly and has no server step;
