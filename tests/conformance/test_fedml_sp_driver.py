@@ -1,8 +1,11 @@
-"""The FedML driver's single-process FedAvg, FedProx, FedOpt and FedDyn factories
-(fedtheory/conformance/drivers/fedml.py) on a stand-in with FedML 0.9.6's API shape and the papers' arithmetic inside
+"""The FedML driver's single-process FedAvg, FedProx, FedOpt (server SGD, Adam, Adagrad) and FedDyn factories, and
+FedAvg's and FedProx's "from round 2" factories that run FedML's own loop for two rounds
+(fedtheory/conformance/drivers/fedml.py), on a stand-in with FedML 0.9.6's API shape and the papers' arithmetic inside
 (tests/conformance/standins/fedml_sp_standin.py): CI does not install FedML. Each of these checks of
 benchmarks/frameworks/run.py's FRAMEWORKS["fedml"] passes here, so the FAILs docs/frameworks.md records for FedML's
-own code are FedML's; FedML's two deviations, switched on in the stand-in, are rejected."""
+own code are FedML's; FedML's deviations, and the slips each new path must catch (an Adagrad accumulator off torch's
+default, chained clients or a restart from the initial model in round 2, a sampler that always draws the first
+clients), switched on in the stand-in, are rejected."""
 from __future__ import annotations
 
 import pytest
