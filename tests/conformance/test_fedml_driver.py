@@ -72,3 +72,19 @@ def test_fedmls_fednova_with_a_sampler_that_always_draws_the_first_clients_is_re
     report = conformance.check(driver.fednova(), "fednova", properties=["fednova.own_sampler"])
     assert [r.status for r in report.results] == ["violated"], report.table()
     assert "the sampler's law fails" in report.failures[0].diagnosis
+
+
+def test_fedmls_fednova_server_momentum_carries_through_the_kept_trainer(driver):
+    # gmf > 0: the driver keeps FedML's trainer along a run, so its model and momentum buffer are the trainer's own
+    report = conformance.check(driver.fednova(), "fednova", server_momentum=0.5, max_examples=6, shrink=False,
+                               properties=["fednova.one_round", "fednova.multi_round", "fednova.own_sampler"])
+    assert report.passed, report.table()
+    assert all(r.status == "holds" for r in report.results), report.table()
+
+
+def test_fedmls_fednova_momentum_buffer_reset_every_round_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(fedml_standin.SLIP, "gmf_reset", True)
+    report = conformance.check(driver.fednova(), "fednova", server_momentum=0.5, max_examples=6, shrink=False,
+                               properties=["fednova.multi_round"])
+    assert not report.passed
+    assert "server momentum (beta = 0.5) is dropped" in report.failures[0].diagnosis, report.table()

@@ -138,35 +138,50 @@ def fednova():
     (``comm_round = 1``); checked as ``fednova``. FedML's tau_i is epochs x the batches of the client's loader: the
     driver gives client i a loader of tau_i full batches and ``epochs = 1``, so it runs the kit's tau_i full-batch
     steps. Its ``Client`` hard-codes ``nn.CrossEntropyLoss``; the driver sets the kit's least squares as the
-    client's criterion. ``momentum`` and ``prox`` are FedML's ``args.momentum`` and ``args.mu``; ``gmf`` (server
-    momentum) is 0. Given the population and ``clients_per_round`` (``fednova.own_sampler``), FedML's own
-    ``client_sampling`` draws, at the run's round index, as for SCAFFOLD."""
+    client's criterion. ``momentum`` and ``prox`` are FedML's ``args.momentum`` and ``args.mu``; ``server_momentum``
+    is ``args.gmf`` (0 by default). Given the population and ``clients_per_round`` (``fednova.own_sampler``),
+    FedML's own ``client_sampling`` draws, at the run's round index, as for SCAFFOLD.
+
+    Server momentum lives in the trainer (``global_momentum_buffer``), so with ``server_momentum`` > 0 the trainer
+    is kept along a run (a call whose x is the model the last call returned): its ``model_global`` and buffer are
+    FedML's own state, and each call gives it the round's clients (``train_data_local_dict``, ``setup_clients``)
+    and runs one more ``train()``."""
     import fedml.simulation.sp.fednova.fednova_trainer as fedml_fednova
 
-    run = {"round": 0, "last": None}
+    run = {"round": 0, "last": None, "trainer": None}
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, momentum=0.0, prox=0.0,
-             tau_eff="norm", clients_per_round=None, **_):
+             tau_eff="norm", clients_per_round=None, server_momentum=0.0, **_):
         n = len(clients)
         taus = [int(local_steps[c.cid]) for c in clients]
         train = {i: [(torch.tensor(c.features), torch.tensor(c.targets))] * t
                  for i, (c, t) in enumerate(zip(clients, taus))}
         sizes = {i: c.num_examples for i, c in enumerate(clients)}
+        tests = {i: [] for i in range(n)}
         args = types.SimpleNamespace(
-            learning_rate=float(local_step), gmf=0.0, mu=float(prox), momentum=float(momentum), dampening=0.0,
-            wd=0.0, nesterov=False, epochs=1, comm_round=1, client_num_in_total=n,
+            learning_rate=float(local_step), gmf=float(server_momentum), mu=float(prox), momentum=float(momentum),
+            dampening=0.0, wd=0.0, nesterov=False, epochs=1, comm_round=1, client_num_in_total=n,
             client_num_per_round=int(clients_per_round or n),
             frequency_of_the_test=1, dataset="kit", enable_wandb=False)
-        dataset = [sum(sizes.values()), 0, None, None, sizes, train, {i: [] for i in range(n)}, 1]
-        trainer = fedml_fednova.FedNovaTrainer(dataset, linear_model(x), torch.device("cpu"), args)
+        dataset = [sum(sizes.values()), 0, None, None, sizes, train, tests, 1]
+        last = run["last"]
+        fresh = last is None or last.shape != x.shape or not np.array_equal(last, x)
+        kept = run["trainer"]
+        if server_momentum and not fresh and kept is not None:  # FedML's trainer carries on: its model is x
+            trainer = kept
+            trainer.args = args
+            trainer.train_data_local_num_dict, trainer.train_data_local_dict = sizes, train
+            trainer.test_data_local_dict, trainer.client_list = tests, []
+            trainer.setup_clients(sizes, train, tests)
+        else:
+            trainer = fedml_fednova.FedNovaTrainer(dataset, linear_model(x), torch.device("cpu"), args)
+        run["trainer"] = trainer
         drawn = []
         if clients_per_round is None:
             trainer.client_sampling = lambda round_idx, total, per_round: list(range(n))
         else:  # FedML's own sampler at the run's round index (a new run: a model the driver did not return)
-            last = run["last"]
-            fresh = last is None or last.shape != x.shape or not np.array_equal(last, x)
             run["round"] = 0 if fresh else run["round"] + 1
-            own = trainer.client_sampling
+            own = type(trainer).client_sampling.__get__(trainer)
 
             def sampling(round_idx, total, per_round):
                 drawn.extend(int(i) for i in own(run["round"], total, per_round))
