@@ -250,6 +250,10 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}, rtol=1e-6, configuration=SP),
         Check("fednova_prox_steps", "fednova", "fednova", {"prox": 0.5, "tau_eff": "steps"}, rtol=1e-6,
               configuration=SP),
+        # server momentum gmf = 0.5 (the authors' global momentum; FedML's args.gmf): the driver keeps FedML's trainer
+        # along a run, so its momentum buffer is FedML's own state; rtol 1e-6 for the float32 client weights
+        Check("fednova_gmf", "fednova", "fednova", {"server_momentum": 0.5}, rtol=1e-6,
+              configuration=f"{SP}, server momentum gmf 0.5"),
         # the single-process FedAvgAPI, FedProxTrainer, FedOptAPI and FedDynTrainer (simulation/sp), as
         # SimulatorSingleProcess builds them: n_k/n weights (FedAvg, FedProx, FedOpt), no server step (FedAvg,
         # FedProx), FedOpt's torch optimizer built with the learning rate only (Adam at torch's defaults)
