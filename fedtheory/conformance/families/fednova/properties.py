@@ -262,7 +262,8 @@ def equal_steps(impl, case, hyper, rtol) -> Outcome:
 
 @prop(id="fednova.multi_round", family="fednova", reference=f"{WANG}: a round depends on x, its participants and "
       "their tau_i only", statement=f"{ROUNDS} consecutive rounds (random participants and tau_i, each from the "
-      "previous output) each equal eq. (7): no state kept across calls (a momentum buffer or a_i counter not reset)",
+      "previous output) each equal eq. (7): no state kept across calls (a momentum buffer or a_i counter not reset) "
+      "but the server momentum's m_r = beta m_(r-1) + D_r where server_momentum = beta > 0",
       cases=_rounds_cases)
 def multi_round(impl, case, hyper, rtol) -> Outcome:
     inst = instance_of(case)
