@@ -93,7 +93,7 @@ SP = "single-process"  # FedML's simulation/sp classes, beside its MPI simulator
 #: the float32 rule (docs/frameworks.md, "As shipped"): a float64 model at rtol 1e-8, then float32's tolerance
 F64, F32 = "float64 model", "float32 tolerance"
 # The framework's own sampler, as shipped: every check of flgo (FedAvg, FedProx, SCAFFOLD, FedDyn, FedAvgM, FedNova),
-# FedML (SCAFFOLD, FedNova), FLSim (FedAvg, FedAvgM, FedAdam), FedLab (FedAvg, SCAFFOLD, FedDyn), NVFlare (FedAvg,
+# FedML (SCAFFOLD, FedNova, and FedAvg and FedProx from round 2), FLSim (FedAvg, FedAvgM, FedAdam), FedLab (FedAvg, SCAFFOLD, FedDyn), NVFlare (FedAvg,
 # Scaffold) and FedJAX (FedAvg and its server optimizers) also runs its family's ``own_sampler`` property
 # (docs/conformance.md, "A framework's own sampler"): the driver gives the framework the whole population and
 # ``clients_per_round``, the framework's sampler draws (flgo's Server.sample, FedML's _client_sampling, FLSim's
@@ -103,6 +103,7 @@ F64, F32 = "float64 model", "float32 tolerance"
 # sampling below full participation (with replacement, by data volume): fedprox.own_sampler judges it under Li et
 # al.'s law. FedLab's, NVFlare's and FedJAX's FedProx sample as their FedAvg does (uniformly, without replacement),
 # which is not Li et al.'s law: their drivers keep the kit's participants (fedprox.own_sampler "not applicable").
+# FedML's FedProx from round 2 runs its sampler and is judged under both laws, as Flower's.
 FRAMEWORKS: dict[str, Framework] = {
     # FedLab 1.3.0 needs torchvision, whose newest release here (0.29.1) pins torch 2.14.1: pip upgrades the venv's
     # torch 2.13.0 CPU to it. SyncServerHandler (FedAvg, FedProx) aggregates uniformly and has no server step;
@@ -260,6 +261,10 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fednova_momentum", "fednova", "fednova", {"momentum": 0.5}, rtol=1e-6, configuration=f"{SP}, {F32}"),
         Check("fednova_prox_steps", "fednova", "fednova", {"prox": 0.5, "tau_eff": "steps"}, rtol=1e-6,
               configuration=f"{SP}, {F32}"),
+        # server momentum gmf = 0.5 (the authors' global momentum; FedML's args.gmf): the driver keeps FedML's trainer
+        # along a run, so its momentum buffer is FedML's own state; rtol 1e-6 for the float32 client weights
+        Check("fednova_gmf", "fednova", "fednova", {"server_momentum": 0.5}, rtol=1e-6,
+              configuration=f"{SP}, server momentum gmf 0.5"),
         # the single-process FedAvgAPI, FedProxTrainer, FedOptAPI and FedDynTrainer (simulation/sp), as
         # SimulatorSingleProcess builds them: n_k/n weights (FedAvg, FedProx, FedOpt), no server step (FedAvg,
         # FedProx), FedOpt's torch optimizer built with the learning rate only (Adam at torch's defaults)
@@ -269,7 +274,21 @@ FRAMEWORKS: dict[str, Framework] = {
         Check("fedopt_adam", "fedopt_adam", SO, {"optimizer": "fedadam", "beta1": 0.9, "beta2": 0.999, "tau": 1e-8,
                                                  "weighting": "num_examples"}, fixed=("beta1", "beta2", "tau"),
               configuration=SP),
+        # OptRepo takes any torch.optim class by name: "adagrad" is torch.optim.Adagrad at torch's defaults
+        # (initial_accumulator_value 0, eps 1e-10), Reddi et al.'s FedAdagrad with beta1 = 0, v_0 = 0, tau = 1e-10
+        Check("fedopt_adagrad", "fedopt_adagrad", SO, {"optimizer": "fedadagrad", "beta1": 0.0, "tau": 1e-10,
+                                                       "initial_v": 0.0, "weighting": "num_examples"},
+              fixed=("beta1", "beta2", "tau", "initial_v"), configuration=f"{SP}, FedOpt, server Adagrad"),
         Check("feddyn", "feddyn", "feddyn", configuration=SP),
+        # FedML's own loop at its second round (comm_round = 2 in one train(); round 1 on a null client leaves x)
+        Check("fedavg_later_rounds", "fedavg_later_rounds", "fedavg", fixed=("server_step",),
+              configuration=f"{SP}, from round 2"),
+        # FedProx samples as FedML's FedAvg (uniformly, then n_k/n weights), not by Li et al.'s law: judged as
+        # shipped under the paper's law, and a second time under the law it follows (declared "uniform")
+        Check("fedprox_later_rounds", "fedprox_later_rounds", "fedprox", fixed=("server_step",),
+              configuration=f"{SP}, from round 2"),
+        Check("fedprox_later_rounds_fedml_law", "fedprox_later_rounds_fedml_law", "fedprox", fixed=("server_step",),
+              configuration=f"{SP}, from round 2, FedML's sampling law"),
         # the MPI simulator (backend: MPI; FedML_FedAvg/FedProx/FedOpt_distributed's aggregator and trainer classes,
         # its own client_sampling at partial participation) and cross-silo (FedMLAggregator, FedMLAggOperator.agg,
         # FedMLTrainer), each with the launcher's default trainer, create_model_trainer

@@ -23,7 +23,7 @@ CHEAP = {"scaffold": ["scaffold.one_round", "scaffold.server_state", "scaffold.o
 # The stand-in has the papers inside and FedML's deviations as slips: the checks whose stored verdict is a defect
 # run with it on
 DEFECTS = {"scaffold": ("last_client_overwrites", "c_i_never_loaded"), "fednova": ("fednova_float32_weights",),
-           "fednova_f32_weights": ("fednova_float32_weights",)}
+           "fednova_f32_weights": ("fednova_float32_weights",), "fednova_gmf": ("gmf_reset",)}
 # what the stand-in cannot express: its FedNovaTrainer runs plain local SGD
 CANNOT = {"fednova_momentum": "the stand-in's FedNovaTrainer has no local momentum (FedML's FedNova optimizer)",
           "fednova_prox_steps": "the stand-in's FedNovaTrainer has no proximal term (FedML's FedNova optimizer)"}
@@ -93,3 +93,19 @@ def test_every_runpy_check_gives_its_stored_verdict(driver, monkeypatch, check):
     for slip in DEFECTS.get(check.name, ()):
         monkeypatch.setitem(fedml_standin.SLIP, slip, True)
     assert_stored_verdict(check_through_driver(driver, check, CHEAP[check.family]), "fedml", check)
+
+
+def test_fedmls_fednova_server_momentum_carries_through_the_kept_trainer(driver):
+    # gmf > 0: the driver keeps FedML's trainer along a run, so its model and momentum buffer are the trainer's own
+    report = conformance.check(driver.fednova(), "fednova", server_momentum=0.5, max_examples=6, shrink=False,
+                               properties=["fednova.one_round", "fednova.multi_round", "fednova.own_sampler"])
+    assert report.passed, report.table()
+    assert all(r.status == "holds" for r in report.results), report.table()
+
+
+def test_fedmls_fednova_momentum_buffer_reset_every_round_is_rejected(driver, monkeypatch):
+    monkeypatch.setitem(fedml_standin.SLIP, "gmf_reset", True)
+    report = conformance.check(driver.fednova(), "fednova", server_momentum=0.5, max_examples=6, shrink=False,
+                               properties=["fednova.multi_round"])
+    assert not report.passed
+    assert "server momentum (beta = 0.5) is dropped" in report.failures[0].diagnosis, report.table()

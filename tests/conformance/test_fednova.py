@@ -74,6 +74,7 @@ def test_objective_consistency_fednova_fixed_point_tends_to_x_star_fedavg_to_the
     ("momentum_not_reset", "fednova.multi_round", "differs from eq. (7) from the model it was given"),
     ("plain_normaliser_momentum", "fednova.multi_round", "normalised by tau_i (plain SGD's a_i)"),
     ("plain_normaliser_momentum", "fednova.objective_consistency", "divided by tau_i where the local solver's"),
+    ("server_momentum_reset", "fednova.multi_round", "the server momentum (beta = 0.5) is dropped"),
 ])
 def test_a_slip_is_named(name, prop, words):
     v = next(w for w in WRONG if w.name == name)
@@ -85,7 +86,8 @@ def test_a_slip_is_named(name, prop, words):
 @pytest.mark.parametrize("bad, name", [({"momentum": 1.0}, "momentum"), ({"prox": 20.0}, "prox"),
                                        ({"momentum": 0.5, "prox": 0.5}, "momentum and prox"),
                                        ({"tau_eff": "max"}, "tau_eff"), ({"local_steps": 0}, "local_steps"),
-                                       ({"weighting": "sqrt"}, "weighting")])
+                                       ({"weighting": "sqrt"}, "weighting"), ({"server_momentum": 1.0}, "server_momentum"),
+                                       ({"server_momentum": -0.1}, "server_momentum")])
 def test_bad_hyperparameters_are_refused_by_name(bad, name):
     from fedtheory.conformance.families.fednova.native import fednova
 
@@ -103,3 +105,22 @@ def test_momentum_kept_across_rounds_is_blamed_on_the_state_when_no_one_round_sl
                                                                    "momentum": 0.5}, 1e-8)
     assert not out.holds and "no one-round slip does: state kept across calls" in out.details
     assert not out.details.startswith("round 1 of") and f"of {ROUNDS}" in out.details
+
+
+def test_server_momentum_is_the_authors_buffer_written_out():
+    """Wang et al.'s code (gmf): buf = D_1/eta, then buf = gmf buf + D_r/eta and x -= eta buf, run here over three
+    rounds of the closed-form FedNova step; the kit's m recursion gives the same iterates."""
+    inst = make_instance(CASE)
+    hyper = {"local_step": 0.07, "momentum": 0.0, "prox": 0.0, "tau_eff": "norm", "weighting": "num_examples"}
+    S, taus, beta, eta = np.arange(3), [2, 5, 3], 0.6, 0.07
+    x_code, buf, x_kit, m = inst.x0.copy(), None, inst.x0.copy(), None
+    for _ in range(3):
+        D = x_code - nova.round_map(inst, x_code, S, taus, hyper)
+        buf = D / eta if buf is None else beta * buf + D / eta
+        x_code = x_code - eta * buf
+        x_kit, m = nova.server_momentum_round(x_kit, nova.round_map(inst, x_kit, S, taus, hyper), m, beta)
+        assert np.allclose(x_kit, x_code, rtol=1e-12, atol=1e-12)
+    plain = inst.x0.copy()
+    for _ in range(3):
+        plain = nova.round_map(inst, plain, S, taus, hyper)
+    assert np.linalg.norm(plain - x_code) > 1e-3  # the momentum moves the iterates

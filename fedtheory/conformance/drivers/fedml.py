@@ -61,6 +61,10 @@ fedml_scaffold.mlops = _Silent()
 #: data the driver checks a request against, not a tolerance.
 TORCH_ADAM_DEFAULTS = (0.9, 0.999, 1e-8)
 
+#: torch.optim.Adagrad's defaults as the kit's (beta1, tau, initial_v): no first moment, eps 1e-10 outside the square
+#: root, initial_accumulator_value 0 -- what FedML's FedOpt keeps for "adagrad" (data, not a tolerance)
+TORCH_ADAGRAD_DEFAULTS = (0.0, 1e-10, 0.0)
+
 
 def linear_model(x):
     """FedML's model for the kit's least squares: a float64 ``Linear(d, 1, bias=False)`` with weight x (also used by
@@ -134,35 +138,50 @@ def fednova():
     (``comm_round = 1``); checked as ``fednova``. FedML's tau_i is epochs x the batches of the client's loader: the
     driver gives client i a loader of tau_i full batches and ``epochs = 1``, so it runs the kit's tau_i full-batch
     steps. Its ``Client`` hard-codes ``nn.CrossEntropyLoss``; the driver sets the kit's least squares as the
-    client's criterion. ``momentum`` and ``prox`` are FedML's ``args.momentum`` and ``args.mu``; ``gmf`` (server
-    momentum) is 0. Given the population and ``clients_per_round`` (``fednova.own_sampler``), FedML's own
-    ``client_sampling`` draws, at the run's round index, as for SCAFFOLD."""
+    client's criterion. ``momentum`` and ``prox`` are FedML's ``args.momentum`` and ``args.mu``; ``server_momentum``
+    is ``args.gmf`` (0 by default). Given the population and ``clients_per_round`` (``fednova.own_sampler``),
+    FedML's own ``client_sampling`` draws, at the run's round index, as for SCAFFOLD.
+
+    Server momentum lives in the trainer (``global_momentum_buffer``), so with ``server_momentum`` > 0 the trainer
+    is kept along a run (a call whose x is the model the last call returned): its ``model_global`` and buffer are
+    FedML's own state, and each call gives it the round's clients (``train_data_local_dict``, ``setup_clients``)
+    and runs one more ``train()``."""
     import fedml.simulation.sp.fednova.fednova_trainer as fedml_fednova
 
-    run = {"round": 0, "last": None}
+    run = {"round": 0, "last": None, "trainer": None}
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, momentum=0.0, prox=0.0,
-             tau_eff="norm", clients_per_round=None, **_):
+             tau_eff="norm", clients_per_round=None, server_momentum=0.0, **_):
         n = len(clients)
         taus = [int(local_steps[c.cid]) for c in clients]
         train = {i: [(torch.tensor(c.features), torch.tensor(c.targets))] * t
                  for i, (c, t) in enumerate(zip(clients, taus))}
         sizes = {i: c.num_examples for i, c in enumerate(clients)}
+        tests = {i: [] for i in range(n)}
         args = types.SimpleNamespace(
-            learning_rate=float(local_step), gmf=0.0, mu=float(prox), momentum=float(momentum), dampening=0.0,
-            wd=0.0, nesterov=False, epochs=1, comm_round=1, client_num_in_total=n,
+            learning_rate=float(local_step), gmf=float(server_momentum), mu=float(prox), momentum=float(momentum),
+            dampening=0.0, wd=0.0, nesterov=False, epochs=1, comm_round=1, client_num_in_total=n,
             client_num_per_round=int(clients_per_round or n),
             frequency_of_the_test=1, dataset="kit", enable_wandb=False)
-        dataset = [sum(sizes.values()), 0, None, None, sizes, train, {i: [] for i in range(n)}, 1]
-        trainer = fedml_fednova.FedNovaTrainer(dataset, linear_model(x), torch.device("cpu"), args)
+        dataset = [sum(sizes.values()), 0, None, None, sizes, train, tests, 1]
+        last = run["last"]
+        fresh = last is None or last.shape != x.shape or not np.array_equal(last, x)
+        kept = run["trainer"]
+        if server_momentum and not fresh and kept is not None:  # FedML's trainer carries on: its model is x
+            trainer = kept
+            trainer.args = args
+            trainer.train_data_local_num_dict, trainer.train_data_local_dict = sizes, train
+            trainer.test_data_local_dict, trainer.client_list = tests, []
+            trainer.setup_clients(sizes, train, tests)
+        else:
+            trainer = fedml_fednova.FedNovaTrainer(dataset, linear_model(x), torch.device("cpu"), args)
+        run["trainer"] = trainer
         drawn = []
         if clients_per_round is None:
             trainer.client_sampling = lambda round_idx, total, per_round: list(range(n))
         else:  # FedML's own sampler at the run's round index (a new run: a model the driver did not return)
-            last = run["last"]
-            fresh = last is None or last.shape != x.shape or not np.array_equal(last, x)
             run["round"] = 0 if fresh else run["round"] + 1
-            own = trainer.client_sampling
+            own = type(trainer).client_sampling.__get__(trainer)
 
             def sampling(round_idx, total, per_round):
                 drawn.extend(int(i) for i in own(run["round"], total, per_round))
@@ -282,10 +301,13 @@ def _fedopt(server_optimizer: str):
     kept: dict = {}
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0, beta1=0.9,
-             beta2=0.999, tau=1e-8, **_):
+             beta2=0.999, tau=1e-8, initial_v=0.0, **_):
         if server_optimizer == "adam" and (beta1, beta2, tau) != TORCH_ADAM_DEFAULTS:
             raise ValueError(f"FedML's FedOpt builds torch.optim.Adam with lr only: beta1, beta2, tau must be torch's "
                              f"defaults {TORCH_ADAM_DEFAULTS}, got {beta1}, {beta2}, {tau}")
+        if server_optimizer == "adagrad" and (beta1, tau, initial_v) != TORCH_ADAGRAD_DEFAULTS:
+            raise ValueError(f"FedML's FedOpt builds torch.optim.Adagrad with lr only: beta1, tau, initial_v must be "
+                             f"torch's defaults {TORCH_ADAGRAD_DEFAULTS}, got {beta1}, {tau}, {initial_v}")
         args, dataset = _sp_args(clients, local_steps, local_step, "FedOpt", server_optimizer=server_optimizer,
                                  server_lr=float(server_step))
         trainer = sp.FedOptAPI(args, torch.device("cpu"), dataset, linear_model(x))
@@ -299,6 +321,14 @@ def _fedopt(server_optimizer: str):
         x_new = _weights(trainer)
         return x_new if server_optimizer == "sgd" else (x_new, {"token": kept["token"]})
     return impl
+
+
+def fedopt_adagrad():
+    """FedOpt with ``server_optimizer="adagrad"``: ``OptRepo`` accepts any ``torch.optim`` class by name
+    (``fedml/simulation/sp/fedopt/optrepo.py:10``), so FedML builds ``torch.optim.Adagrad(params, lr=server_lr)`` at
+    torch's defaults (``initial_accumulator_value`` 0, ``eps`` 1e-10, no ``lr_decay``): Reddi et al.'s FedAdagrad
+    (Alg. 2) with beta1 = 0, v_0 = 0 and tau = 1e-10."""
+    return _fedopt("adagrad")
 
 
 def fedopt_sgd():
@@ -350,3 +380,102 @@ def feddyn():
             g_i[int(c.cid)] = trainer.client_list[index[int(c.cid)]].old_grad["weight"].numpy().reshape(-1).copy()
         return _weights(trainer), {"h": trainer.server_state["weight"].numpy().reshape(-1).copy(), "g_i": g_i}
     return impl
+
+
+# --- Rounds after the first: FedML's own loop (comm_round = 2, one train()) -------------------------------------
+# Every factory above runs one train() per kit round, so FedML's loop never reaches its round 2, where FedAvgAPI's
+# and FedProxTrainer's w_global is the aggregate of round 1 (a new dict) rather than the model's own state_dict.
+# These run FedML's loop for two rounds in one train() and judge round 2. FedML's sampler is wrapped so that round 1
+# (round_idx 0) draws m copies of a landing client (index N, past the federation's 0..N-1): d examples s e_j with
+# targets s x_j, s^2 = d / eta, so its loss is (1/(2 eta))||w - x||^2 and its first SGD step of size eta lands on x
+# from any start (later steps stay there up to rounding). Round 1's aggregate is then x whatever FedML started from,
+# and round 2 (round_idx 1) calls FedML's own _client_sampling, which returns all N clients: the round-2 output is
+# the kit's round from x. FedAvg starts FedML's model at 0, so a round 2 that restarted from the initial model instead
+# of round 1's aggregate would fail; FedProx starts it at x (its proximal term would pull the landing client off x).
+
+#: FedML's loop index of the round judged (its second round)
+JUDGED_ROUND = 1
+
+
+def _landing_batch(x: np.ndarray, local_step: float) -> list:
+    """One full batch whose least squares 1/(2d)||s w - s x||^2 = (1/(2 eta))||w - x||^2 (s^2 = d / eta)."""
+    d = np.asarray(x).size
+    s = float(np.sqrt(d / local_step))
+    return [(torch.eye(d) * s, (torch.tensor(np.asarray(x, dtype=np.float64)) * s).as_subclass(Targets))]
+
+
+def _second_round(make, x, start, clients, local_steps, local_step, optimizer: str, per_round=None, round_idx=1,
+                  **extra) -> tuple[np.ndarray, list[int]]:
+    """The model after round 2 of FedML's own ``train()`` loop (``comm_round`` = 2) of the simulator
+    ``make(args, dataset, model)`` whose model starts at ``start``, and the indexes FedML's sampler drew for it:
+    round 1 on the landing client (its aggregate is x), round 2 through FedML's own ``_client_sampling`` with
+    ``client_num_per_round`` = ``per_round`` (default: every client) at loop index ``round_idx``."""
+    args, dataset = _sp_args(clients, local_steps, local_step, optimizer, **extra)
+    args.comm_round = JUDGED_ROUND + 1
+    args.client_num_per_round = int(per_round or len(clients))
+    landing = len(clients)
+    dataset[5][landing] = _landing_batch(x, float(local_step))
+    dataset[4][landing], dataset[6][landing] = int(np.asarray(x).size), None
+    trainer = make(args, dataset, linear_model(start))
+    own, seen, drawn = trainer._client_sampling, [], []
+
+    def sampling(loop_idx, total, m):
+        seen.append(int(loop_idx))
+        if loop_idx < JUDGED_ROUND:
+            return [landing] * m
+        drawn.extend(int(i) for i in own(round_idx, total, m))
+        return list(drawn)
+    trainer._client_sampling = sampling
+    trainer._local_test_on_all_clients = lambda loop_idx: None
+    trainer.train()
+    if seen != list(range(JUDGED_ROUND + 1)):  # the loop must have run its rounds through FedML's sampler
+        raise RuntimeError(f"FedML's loop sampled at rounds {seen}, expected 0..{JUDGED_ROUND}")
+    return _weights(trainer), drawn
+
+
+def _later_rounds(name: str, make, start_at_zero: bool, law: str | None = None, **fixed_extra):
+    """The kit's round as FedML's round 2. Given the population and ``clients_per_round`` = m (the kit's sampling
+    protocol, ``own_sampler``), FedML's own ``_client_sampling`` draws m of N at the run's loop index (1 at the
+    run's first kit round, then 2, 3, ...: the index FedML's loop passes from its round 2 on; a run restarts when
+    the kit's x is not the model last returned) and the drawn clients are reported, with ``law`` declared where
+    given (``"uniform"``: FedML's FedProx samples as its FedAvg, where Li et al. draw by n_k / n)."""
+    run = {"round": 0, "last": None}
+
+    def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=1.0,
+             clients_per_round=None, **hyper):
+        no_server_step(name, server_step)
+        extra = {key: float(hyper.get(kit, default)) for key, (kit, default) in fixed_extra.items()}
+        last = run["last"]
+        fresh = last is None or last.shape != np.shape(x) or not np.array_equal(last, x)
+        run["round"] = JUDGED_ROUND if fresh else run["round"] + 1
+        x_new, drawn = _second_round(make, x, np.zeros_like(x) if start_at_zero else x, clients, local_steps,
+                                     local_step, name, per_round=clients_per_round, round_idx=run["round"], **extra)
+        run["last"] = x_new
+        if clients_per_round is None:
+            return x_new
+        return x_new, None, {"drawn": [int(clients[i].cid) for i in drawn], **({"law": law} if law else {})}
+    return impl
+
+
+def fedavg_later_rounds():
+    """``FedAvgAPI`` judged at its second round (see :func:`_second_round`; its model starts at 0): n_k/n weights,
+    no server step, FedML's own sampler (:func:`_later_rounds`)."""
+    sp = patched("fedml.simulation.sp.fedavg.fedavg_api")
+    patched("fedml.ml.trainer.my_model_trainer_classification")
+    return _later_rounds("FedAvg", lambda args, data, model: sp.FedAvgAPI(args, torch.device("cpu"), data, model),
+                         start_at_zero=True)
+
+
+def fedprox_later_rounds(law: str | None = None):
+    """``FedProxTrainer`` judged at its second round (see :func:`_second_round`; its model starts at x):
+    ``fedprox_mu`` = the kit's prox, FedML's own sampler (:func:`_later_rounds`), judged under Li et al.'s law."""
+    sp = patched("fedml.simulation.sp.fedprox.fedprox_trainer")
+    patched("fedml.ml.trainer.fedprox_trainer")
+    return _later_rounds("FedProx", lambda args, data, model: sp.FedProxTrainer(data, model, torch.device("cpu"), args),
+                         start_at_zero=False, law=law, fedprox_mu=("prox", 1.0))
+
+
+def fedprox_later_rounds_fedml_law():
+    """The same, its sampler judged under the law FedML's FedProx follows: its FedAvg's ``_client_sampling`` (m
+    distinct clients uniformly, then n_k/n weights), declared ``"uniform"``."""
+    return fedprox_later_rounds(law="uniform")

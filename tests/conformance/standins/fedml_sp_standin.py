@@ -19,7 +19,10 @@ read back, the server optimizer's state kept between rounds -- is what the test 
 switches on FedML's first-round deviation (each client starts from the previous client's trained model: ``w_global``
 is the model's own ``state_dict``) and ``SLIP["dyn_penalty_on_data"]`` FedML's FedDyn clients (the dynamic
 regulariser computed on ``param.data``: no gradient, plain SGD on f_i), for the power checks; the server's "adam" is
-Alg. 2's step (``Alg2Adam``) unless ``SLIP["torch_adam"]`` makes it ``torch.optim.Adam``, FedML's. ``install()``
+Alg. 2's step (``Alg2Adam``) unless ``SLIP["torch_adam"]`` makes it ``torch.optim.Adam``, FedML's; "adagrad" is
+``torch.optim.Adagrad`` (torch's defaults, as FedML) unless ``SLIP["adagrad_accumulator"]`` starts its accumulator
+elsewhere. ``SLIP["rounds_from_initial"]`` starts every round of ``train()``'s loop from the simulator's initial model
+(not the previous round's aggregate), for the checks that judge FedML's round 2. ``install()``
 puts the scaffold stand-in's modules and these in ``sys.modules``."""
 from __future__ import annotations
 
@@ -30,7 +33,8 @@ import torch
 
 from . import fedml_standin
 
-SLIP: dict = {"chained_clients": False, "dyn_penalty_on_data": False, "torch_adam": False}
+SLIP: dict = {"chained_clients": False, "dyn_penalty_on_data": False, "torch_adam": False,
+              "adagrad_accumulator": 0.0, "rounds_from_initial": False}
 NAMES = ("fedml",)
 TRAINERS = ("my_model_trainer_classification", "fedprox_trainer", "feddyn_trainer")
 
@@ -85,8 +89,8 @@ class _Simulator:
         self.client_list = [_Client(i, model) for i in range(n)]
 
     def _client_sampling(self, round_idx, total, per_round):
-        assert total == per_round, "the stand-in samples every client"
-        return list(range(total))
+        """FedML 0.9.6's ``_client_sampling``, the scaffold stand-in's (its ``SLIP["sample_first"]`` included)."""
+        return fedml_standin.ScaffoldTrainer._client_sampling(self, round_idx, total, per_round)
 
     def _local_test_on_all_clients(self, round_idx):  # pragma: no cover - replaced by the driver
         raise AssertionError("the driver turns testing off")
@@ -103,8 +107,9 @@ class _Simulator:
         return {k: sum(n / total * w[k] for n, w in locals_) for k in x}
 
     def train(self) -> None:
+        initial = self.model_trainer.get_model_params()
         for round_idx in range(self.args.comm_round):
-            x = self.model_trainer.get_model_params()
+            x = initial if SLIP["rounds_from_initial"] else self.model_trainer.get_model_params()
             ids = list(self._client_sampling(round_idx, self.args.client_num_in_total,
                                              self.args.client_num_per_round))
             locals_ = []
@@ -155,8 +160,15 @@ class Alg2Adam(torch.optim.Optimizer):
 class FedOptAPI(_Simulator):
     def __init__(self, args, device, dataset, model):
         super().__init__(dataset, model, args)
-        names = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam if SLIP["torch_adam"] else Alg2Adam}
+        names = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam if SLIP["torch_adam"] else Alg2Adam,
+                 "adagrad": self._adagrad}
         self.opt = names[args.server_optimizer](self.model_trainer.model.parameters(), lr=args.server_lr)
+
+    @staticmethod
+    def _adagrad(params, lr: float) -> torch.optim.Optimizer:
+        """``torch.optim.Adagrad`` at torch's defaults, as FedML's ``OptRepo`` builds it: Reddi et al.'s FedAdagrad with
+        beta1 = 0, v_0 = 0, tau = 1e-10; ``SLIP["adagrad_accumulator"]`` starts v elsewhere."""
+        return torch.optim.Adagrad(params, lr=lr, initial_accumulator_value=SLIP["adagrad_accumulator"])
 
     def _server(self, x: dict, locals_: list, ids: list) -> dict:
         average = super()._server(x, locals_, ids)

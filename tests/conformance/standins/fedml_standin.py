@@ -16,7 +16,7 @@ import types
 import numpy as np
 import torch
 
-SLIP: dict = {"last_client_overwrites": False, "sample_first": False,
+SLIP: dict = {"last_client_overwrites": False, "sample_first": False, "gmf_reset": False,
               # FedML's second SCAFFOLD deviation: the new c_i is computed into a dict never loaded back
               "c_i_never_loaded": False,
               # FedML 0.9.6's FedNova trainer passes each client's weight p_i as torch.FloatTensor (float32)
@@ -107,7 +107,14 @@ class FedNovaTrainer:
     def __init__(self, dataset, model, device, args):
         self.args, self.model_global = args, model
         self.train_data_local_num_dict, self.train_data_local_dict = dataset[4], dataset[5]
-        self.client_list = [types.SimpleNamespace(criterion=None) for _ in range(args.client_num_per_round)]
+        self.client_list = []
+        self.setup_clients(dataset[4], dataset[5], dataset[6])
+        # the server momentum buffer (Wang et al.'s code: buf = gmf buf + D / lr, x -= lr buf), kept across rounds;
+        # SLIP["gmf_reset"] re-creates it every round, as FedML 0.9.6's FedNovaTrainer.train does (line 80)
+        self.global_momentum_buffer = None
+
+    def setup_clients(self, sizes, train, test) -> None:
+        self.client_list = [types.SimpleNamespace(criterion=None) for _ in range(self.args.client_num_per_round)]
 
     client_sampling = ScaffoldTrainer._client_sampling
 
@@ -131,8 +138,16 @@ class FedNovaTrainer:
                 p = float(torch.tensor(p, dtype=torch.float32))
             step += p * (x - y.detach()) / len(batches)
             tau_eff += p * len(batches)
+        D = tau_eff * step
+        if getattr(a, "gmf", 0.0):
+            buf = self.global_momentum_buffer
+            if buf is None or SLIP["gmf_reset"]:
+                buf = D / a.learning_rate
+            else:
+                buf = a.gmf * buf + D / a.learning_rate
+            self.global_momentum_buffer, D = buf, a.learning_rate * buf
         with torch.no_grad():
-            self.model_global.weight.copy_(x - tau_eff * step)
+            self.model_global.weight.copy_(x - D)
 
 
 def install() -> None:

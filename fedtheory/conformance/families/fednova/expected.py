@@ -17,6 +17,13 @@ and one round over the clients S (p_i the weights normalised over S, eq. (6)-(7)
 
     d_i = (x - y_i) / ||a_i||_1,   x+ = x - tau_eff sum_i p_i d_i,   tau_eff = sum_i p_i ||a_i||_1 (the paper's
     default), sum_i p_i tau_i, or a number the server chooses.
+
+Server momentum beta (``server_momentum``; the authors' code calls it ``gmf``, "global momentum factor", and keeps
+buf = gmf buf + D / eta, x -= eta buf): with D_r = x_r - x_r+ the round's FedNova step above and m = eta buf,
+
+    m_1 = D_1,   m_r = beta m_(r-1) + D_r,   x_(r+1) = x_r - m_r,
+
+so the first round is plain FedNova and the momentum shows from round 2 (:func:`server_momentum_round`).
 """
 from __future__ import annotations
 
@@ -27,7 +34,8 @@ import numpy as np
 from ...expected import aggregation_weights
 from ...instance import Instance
 
-__all__ = ["normaliser", "operators", "displacements", "tau_effective", "round_map", "fixed_point"]
+__all__ = ["normaliser", "operators", "displacements", "tau_effective", "round_map", "fixed_point",
+           "server_momentum_round"]
 
 
 def normaliser(tau: int, local_step: float, momentum: float = 0.0, prox: float = 0.0) -> float:
@@ -92,3 +100,12 @@ def fixed_point(inst: Instance, taus: Sequence[int], hyper: Mapping[str, Any]) -
     w = aggregation_weights(inst, S, hyper.get("weighting", "num_examples")) / np.array(
         [normaliser(int(t), eta, rho, mu) for t in taus])
     return np.linalg.solve(np.einsum("n,nij,njk->ik", w, E, inst.A), np.einsum("n,nij,nj->i", w, E, inst.b))
+
+
+def server_momentum_round(x: np.ndarray, plain: np.ndarray, m: np.ndarray | None, beta: float
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """(x+, m+) of a FedNova round with server momentum ``beta`` (the authors' ``gmf``): ``plain`` is the round's
+    x+ without momentum, D = x - plain, m+ = D (first round, ``m`` None) or beta m + D, x+ = x - m+."""
+    step = x - plain
+    m_new = step if m is None else beta * np.asarray(m, dtype=np.float64) + step
+    return x - m_new, m_new

@@ -15,8 +15,9 @@ __all__ = ["fednova"]
 
 
 def fednova(x, clients, *, state=None, rng=None, local_steps: Mapping[Any, int] | int = 5, local_step=0.1,
-            momentum=0.0, prox=0.0, tau_eff: Any = "norm", weighting="num_examples", **_):
-    """One FedNova round: x+ = x - tau_eff sum_i p_i (x - y_i)/||a_i||_1 (eqs. (6)-(7))."""
+            momentum=0.0, prox=0.0, tau_eff: Any = "norm", weighting="num_examples", server_momentum=0.0, **_):
+    """One FedNova round: x+ = x - tau_eff sum_i p_i (x - y_i)/||a_i||_1 (eqs. (6)-(7)); with
+    ``server_momentum`` beta > 0, m = beta m + (x - x+) carried as the state {"m": m} and x+ = x - m."""
     tau = np.array([local_steps[c.cid] if isinstance(local_steps, Mapping) else local_steps for c in clients])
     A = np.stack([c.features.T @ c.features / c.num_examples for c in clients])
     b = np.stack([c.features.T @ c.targets / c.num_examples for c in clients])
@@ -34,4 +35,8 @@ def fednova(x, clients, *, state=None, rng=None, local_steps: Mapping[Any, int] 
     m = np.array([c.num_examples for c in clients], dtype=np.float64)
     p = m / m.sum() if weighting == "num_examples" else np.full(n, 1.0 / n)
     scale = {"norm": p @ norm, "steps": p @ tau}.get(tau_eff, tau_eff) if isinstance(tau_eff, str) else tau_eff
-    return x - scale * (p @ ((x - Y) / norm[:, None]))
+    step = scale * (p @ ((x - Y) / norm[:, None]))
+    if not server_momentum:
+        return x - step
+    m = step if state is None else server_momentum * np.asarray(state["m"]) + step
+    return x - m, {"m": m}

@@ -10,7 +10,10 @@ solver's ||a_i||_1 and rescales by tau_eff:
 with p_i = n_i / sum_S n_j (``weighting="num_examples"``) or 1/|S|. ``momentum`` (rho, local heavy ball) and
 ``prox`` (mu, FedProx's local term) select the paper's other local solvers and their a_i; ``tau_eff`` is "norm"
 (the paper's default), "steps" (sum p_i tau_i, FedML's choice with a proximal term) or a positive number (the
-paper lets the server choose it). The expected side is :mod:`.expected` (eigen closed forms, no local iterate).
+paper lets the server choose it); ``server_momentum`` (beta in [0, 1), the authors' ``gmf``) adds heavy-ball
+momentum on the server's FedNova step across rounds (m_r = beta m_(r-1) + D_r, x_(r+1) = x_r - m_r: round 1 is
+plain FedNova, so the single-round properties are unchanged and ``multi_round`` and ``own_sampler`` carry m). The
+expected side is :mod:`.expected` (eigen closed forms, no local iterate).
 """
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ from . import expected as nova
 __all__ = ["HYPER", "RANGES", "check_hyper", "steps_of", "ROUNDS"]
 
 HYPER: Mapping[str, Any] = {"local_steps": 5, "local_step": 0.1, "momentum": 0.0, "prox": 0.0, "tau_eff": "norm",
-                            "weighting": "num_examples"}
+                            "weighting": "num_examples", "server_momentum": 0.0}
 WANG = "Wang, Liu, Liang, Joshi & Poor 2020 (FedNova), eqs. (6)-(7)"
 #: The paper's ranges the kit also draws hyperparameters from (fedtheory.conformance.kit.varied_hyper).
 RANGES: Mapping[str, tuple] = {"local_steps": (2, 8), "local_step": (0.02, 0.2)}
@@ -75,6 +78,10 @@ def check_hyper(hyper: Mapping[str, Any]) -> None:
                          f"got {te!r}")
     if hyper.get("weighting", "num_examples") not in ("num_examples", "uniform"):
         raise ValueError(f"weighting must be 'num_examples' or 'uniform', got {hyper.get('weighting')!r}")
+    beta = hyper.get("server_momentum", 0.0)
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 <= beta < 1.0:
+        raise ValueError(f"server_momentum must be in [0, 1) (the server's heavy ball beta, the authors' gmf), "
+                         f"got {beta!r}")
 
 
 def steps_of(inst: Instance, clients: np.ndarray, taus: Sequence[int]) -> dict:
@@ -255,30 +262,45 @@ def equal_steps(impl, case, hyper, rtol) -> Outcome:
 
 @prop(id="fednova.multi_round", family="fednova", reference=f"{WANG}: a round depends on x, its participants and "
       "their tau_i only", statement=f"{ROUNDS} consecutive rounds (random participants and tau_i, each from the "
-      "previous output) each equal eq. (7): no state kept across calls (a momentum buffer or a_i counter not reset)",
+      "previous output) each equal eq. (7): no state kept across calls (a momentum buffer or a_i counter not reset) "
+      "but the server momentum's m_r = beta m_(r-1) + D_r where server_momentum = beta > 0",
       cases=_rounds_cases)
 def multi_round(impl, case, hyper, rtol) -> Outcome:
     inst = instance_of(case)
     rng = np.random.default_rng(case["round_seed"])
     K = int(hyper["local_steps"])
-    x, state, err, history = inst.x0, None, 0.0, []
+    beta = float(hyper.get("server_momentum", 0.0))
+    x, state, err, history, m = inst.x0, None, 0.0, [], None
     for t in range(ROUNDS):
         S = np.sort(rng.choice(inst.n, size=rng.integers(1, inst.n + 1), replace=False))
         taus = [int(k) for k in rng.integers(1, K + 1, size=len(S))]
         history.append(steps_of(inst, S, taus))
-        want = nova.round_map(inst, x, S, taus, _nova_hyper(hyper))
+        plain = nova.round_map(inst, x, S, taus, _nova_hyper(hyper))
+        want, m_next = nova.server_momentum_round(x, plain, m, beta) if beta else (plain, None)
         got, state = run_round(impl, inst, x, S, round_hyper(hyper, inst, local_steps=history[-1]), state, seed=t)
         err = relative_error(got, want, scale_of(inst, x, want))
         if err > rtol:
-            # a one-round slip can hide in earlier rounds (one participant: any normalisation cancels), so the
-            # state is blamed only when no slip of one round matches
-            named = diagnose(inst, x, got, S, taus, hyper, rtol)
-            if t and named.startswith("matches none"):
-                named = "earlier rounds match and no one-round slip does: state kept across calls"
+            named = _momentum_diagnosis(inst, x, got, plain, beta, t)
+            if not named:
+                # a one-round slip can hide in earlier rounds (one participant: any normalisation cancels), so the
+                # state is blamed only when no slip of one round matches
+                named = diagnose(inst, x, got, S, taus, hyper, rtol)
+                if t and named.startswith("matches none"):
+                    named = "earlier rounds match and no one-round slip does: state kept across calls"
             return outcome(False, err, rtol, f"round {t + 1} of {ROUNDS} (participants: tau_i {history}) differs "
                            f"from eq. (7) from the model it was given; {named}")
-        x = got
+        x, m = got, m_next
     return outcome(True, err, rtol)
+
+
+def _momentum_diagnosis(inst: Instance, x: np.ndarray, got: np.ndarray, plain: np.ndarray, beta: float, t: int,
+                        rtol: float = 1e-6) -> str:
+    """With server momentum, a round after the first that is the plain FedNova round: the momentum was dropped
+    (at the loose rtol 1e-6, so float32 weights do not hide it; the momentum term is O(beta) of the step)."""
+    if beta and t and relative_error(got, plain, scale_of(inst, x, plain)) <= rtol:
+        return (f"the round is plain FedNova: the server momentum (beta = {beta:g}) is dropped, its buffer reset "
+                f"every round")
+    return ""
 
 
 @prop(id="fednova.own_sampler", family="fednova", reference=f"{WANG}: S_t a uniformly random set of m clients",
@@ -297,10 +319,17 @@ def own_sampler(impl, case, hyper, rtol) -> Outcome:
     def per_round(t: int) -> dict:
         return {"local_steps": steps_of(inst, np.arange(inst.n), rng.integers(1, K + 1, size=inst.n))}
 
-    def judge(x, state, x_new, state_new, S, h):
+    beta, carried = float(hyper.get("server_momentum", 0.0)), {"m": None, "t": 0}
+
+    def judge(x, state, x_new, state_new, S, h):  # called once per round, in order: the kit's m is carried
         taus = [h["local_steps"][inst.clients[i].cid] for i in S]
-        want = nova.round_map(inst, x, S, taus, _nova_hyper(hyper))
+        plain = nova.round_map(inst, x, S, taus, _nova_hyper(hyper))
+        want, carried["m"] = nova.server_momentum_round(x, plain, carried["m"], beta) if beta else (plain, None)
         err = relative_error(x_new, want, scale_of(inst, x, want))
-        return err, diagnose(inst, x, x_new, S, taus, hyper, rtol) if err > rtol else ""
+        t, carried["t"] = carried["t"], carried["t"] + 1
+        if err <= rtol:
+            return err, ""
+        return err, _momentum_diagnosis(inst, x, x_new, plain, beta, t) or diagnose(inst, x, x_new, S, taus, hyper,
+                                                                                       rtol)
     return sampling.own_sampler(impl, inst, hyper, rtol, judge, seed=case["round_seed"], per_round=per_round)
 

@@ -13,7 +13,7 @@ from ...kit import Variant
 from ...sampling import self_sampling
 from ...tolerances import FLOAT32_RTOL
 
-__all__ = ["fednova_loop", "momentum_kept", "TEXTBOOK", "WRONG", "CORRECT"]
+__all__ = ["fednova_loop", "momentum_kept", "with_server_momentum", "TEXTBOOK", "WRONG", "CORRECT"]
 
 
 def fednova_loop(x, clients, *, state=None, rng=None, local_steps: Mapping[Any, int] | int = 5, local_step=0.1,
@@ -74,6 +74,17 @@ def momentum_kept(slip: str = "momentum_not_reset"):
     return impl
 
 
+def with_server_momentum(reset: bool = False):
+    """FedNova with server momentum written as the authors' code (buf = gmf buf + D/eta, x -= eta buf; the buffer
+    in the state); ``reset``: the buffer re-created every round, as FedML 0.9.6's single-process ``FedNovaTrainer``
+    does, so every round is plain FedNova."""
+    def impl(x, clients, *, state=None, local_step=0.1, server_momentum=0.0, **kw):
+        step = x - fednova_loop(x, clients, local_step=local_step, **kw)
+        buf = step / local_step if state is None or reset else server_momentum * state["buf"] + step / local_step
+        return x - local_step * buf, {"buf": buf}
+    return impl
+
+
 TEXTBOOK = fednova_loop
 _mom, _prox = {"momentum": 0.5}, {"prox": 0.5}
 WRONG: list[Variant] = [
@@ -88,12 +99,14 @@ WRONG: list[Variant] = [
     Variant("fednova", "dampened_momentum", partial(fednova_loop, slip="dampened_momentum"), _mom),
     Variant("fednova", "extra_step", partial(fednova_loop, slip="extra_step")),
     Variant("fednova", "momentum_not_reset", momentum_kept("momentum_not_reset"), _mom),
+    Variant("fednova", "server_momentum_reset", with_server_momentum(reset=True), {"server_momentum": 0.5}),
 ]
 CORRECT: list[Variant] = [
     Variant("fednova", "loop_momentum", fednova_loop, _mom),
     Variant("fednova", "loop_prox_tau_eff_steps", fednova_loop, {"prox": 0.5, "tau_eff": "steps"}),
     Variant("fednova", "loop_server_tau_eff", fednova_loop, {"tau_eff": 3.0, "weighting": "uniform"}),
     Variant("fednova", "float32", partial(fednova_loop, dtype=np.float32), {}, rtol=FLOAT32_RTOL),
+    Variant("fednova", "server_momentum_buffer", with_server_momentum(), {"server_momentum": 0.5}),
 ]
 
 # the implementation's own sampler (fednova.own_sampler), as for FedAvg
