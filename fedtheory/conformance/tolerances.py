@@ -60,6 +60,10 @@ FEDNOVA_CONSISTENCY_TOL = 1e-3
 #: The identity tolerance a float32 implementation is declared at (a correct one rounds each of a few hundred
 #: operations at 6e-8 relative; 1e-4 leaves margin while an algorithmic slip moves the round at O(1)).
 FLOAT32_RTOL = 1e-4
+#: How close a round must be to the plain FedNova round for the kit to name "server momentum dropped": the float32
+#: tolerance of the checks that judge a framework computing its weights in float32 (rtol 1e-6, docs/frameworks.md's
+#: float32 rule), far below the momentum term itself, which is O(beta) of the step.
+MOMENTUM_DIAGNOSIS_RTOL = 1e-6
 
 #: The own-sampler law test (fedtheory/conformance/sampling.py) runs enough rounds R that a client the sampler never
 #: draws, or always draws, is off its expected count R p by this many times the slack mc_slack(se) of a correct

@@ -37,7 +37,7 @@ from ...kit import (
     run_round,
     scale_of,
 )
-from ...tolerances import FEDNOVA_CONSISTENCY_TOL
+from ...tolerances import FEDNOVA_CONSISTENCY_TOL, MOMENTUM_DIAGNOSIS_RTOL
 from ..registry import prop
 from . import expected as nova
 
@@ -294,9 +294,9 @@ def multi_round(impl, case, hyper, rtol) -> Outcome:
 
 
 def _momentum_diagnosis(inst: Instance, x: np.ndarray, got: np.ndarray, plain: np.ndarray, beta: float, t: int,
-                        rtol: float = 1e-6) -> str:
+                        rtol: float = MOMENTUM_DIAGNOSIS_RTOL) -> str:
     """With server momentum, a round after the first that is the plain FedNova round: the momentum was dropped
-    (at the loose rtol 1e-6, so float32 weights do not hide it; the momentum term is O(beta) of the step)."""
+    (at MOMENTUM_DIAGNOSIS_RTOL, so float32 weights do not hide it; the momentum term is O(beta) of the step)."""
     if beta and t and relative_error(got, plain, scale_of(inst, x, plain)) <= rtol:
         return (f"the round is plain FedNova: the server momentum (beta = {beta:g}) is dropped, its buffer reset "
                 f"every round")
