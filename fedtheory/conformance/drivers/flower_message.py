@@ -8,8 +8,9 @@ which are separate implementations (``flwr/serverapp/strategy/fedavg.py``, ``fed
 One call is one round of ``Strategy.start``'s training loop (``flwr/serverapp/strategy/strategy.py``):
 ``strategy.configure_train(server_round, arrays, config, grid)`` (the strategy samples node ids from the grid and
 writes the config, e.g. FedProx's ``proximal-mu``), ``grid.send_and_receive`` of those Messages, and
-``strategy.aggregate_train(server_round, replies)``. The grid (:class:`_LocalGrid`) hands each Message to a
-``ClientApp`` in this process, as an in-memory SuperLink would; the ClientApp is the quickstart's shape: its
+``strategy.aggregate_train(server_round, replies)``. The grid (``LocalGrid``, the one ``drivers/flower_secagg.py``
+runs SecAgg+ on, loaded by path) hands a copy of each Message to a ``ClientApp`` in this process, as an in-memory
+SuperLink would; the ClientApp is the quickstart's shape: its
 ``@app.train()`` function reads ``msg.content["arrays"]`` and ``msg.content["config"]``, trains the kit's client by
 K full-batch gradient steps of size eta (plus (mu/2)||w - w_server||^2 when the config carries ``proximal-mu``, the
 term Flower's FedProx docstring asks the client to add) and replies
@@ -36,8 +37,9 @@ Install: ``pip install 'fedtheory[flower]'`` (pins ``flwr``).
 """
 from __future__ import annotations
 
+import importlib.util
 import random
-import uuid
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -47,11 +49,16 @@ try:
     from flwr.clientapp import ClientApp
     from flwr.common.constant import SUPERLINK_NODE_ID
     from flwr.serverapp import strategy as fl_strategy
-    from flwr.serverapp.grid import Grid
-    from flwr.supercore.run import Run
     from flwr.supercore.task_identity import TaskIdentity
 except ImportError as exc:  # pragma: no cover - exercised where the extra is missing
     raise ImportError("the Flower Message-API driver needs flwr: pip install 'fedtheory[flower]'") from exc
+
+# The grid that delivers Messages in this process is drivers/flower_secagg.py's: loaded by path (drivers are loaded
+# by path inside a framework's venv, where fedtheory is not a package), as drivers/fedml_distributed.py loads fedml.py
+_spec = importlib.util.spec_from_file_location("flower_secagg_driver", Path(__file__).with_name("flower_secagg.py"))
+_secagg = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_secagg)
+LocalGrid = _secagg.LocalGrid
 
 __all__ = ["strategy_round", "server_optimizer_round", "FAMILY", "SERVER_OPTIMIZERS", "client_app", "fedavg",
            "fedprox", "fedprox_flower_law", "fedavgm", "fedadam", "fedyogi", "fedadagrad"]
@@ -81,42 +88,6 @@ def client_app(clients, local_steps: int, local_step: float) -> ClientApp:
     return app
 
 
-class _LocalGrid(Grid):
-    """Delivers each Message to its node's ClientApp in this process and returns the replies, which is all a
-    SuperLink does for a training round when no node drops out (as drivers/flower_secagg.py's grid)."""
-
-    def __init__(self, app: ClientApp, n: int) -> None:
-        self._run, self.app = Run.create_empty(1), app
-        self.contexts = {nid: Context(run_id=1, node_id=nid, node_config={}, state=RecordDict(), run_config={})
-                         for nid in range(1, n + 1)}
-
-    def set_run(self, run: Run) -> None:
-        self._run = run
-
-    @property
-    def run(self) -> Run:
-        return self._run
-
-    def create_message(self, content, message_type, dst_node_id, group_id, ttl=None) -> Message:
-        return Message(content, dst_node_id, message_type, ttl=ttl, group_id=group_id)
-
-    def get_node_ids(self):
-        return list(self.contexts)
-
-    def push_messages(self, messages):  # pragma: no cover - send_and_receive is what Strategy.start calls
-        raise NotImplementedError
-
-    def pull_messages(self, message_ids):  # pragma: no cover
-        raise NotImplementedError
-
-    def send_and_receive(self, messages, *, timeout=None):
-        replies = []
-        for msg in messages:
-            msg.metadata.__dict__["_message_id"] = str(uuid.uuid4())  # as Flower's InMemoryGrid does
-            replies.append(self.app(msg, self.contexts[msg.metadata.dst_node_id]))
-        return replies
-
-
 def _participation(n: int, clients_per_round: int | None) -> dict:
     """The strategy's sampling options: its defaults, the minimums lowered where fewer clients exist (see the
     module docstring); under the sampling protocol ``fraction_train`` = (m + 1/2)/N."""
@@ -135,7 +106,8 @@ def _train_round(strategy, server_round: int, x: np.ndarray, clients, local_step
     if local_steps is None:
         raise ValueError("the Flower Message-API driver's clients train by local_steps gradient steps (got None)")
     x = np.asarray(x, dtype=np.float64)
-    grid = _LocalGrid(client_app(list(clients), int(local_steps), float(local_step)), len(clients))
+    grid = LocalGrid(client_app(list(clients), int(local_steps), float(local_step)),
+                     list(range(1, len(clients) + 1)))
     # the identity Flower's ServerApp process takes (flwr/superlink/runtime/run_serverapp.py)
     TaskIdentity.task_id, TaskIdentity.run_id, TaskIdentity.node_id = 1, 1, SUPERLINK_NODE_ID
     saved = random.getstate()

@@ -22,7 +22,7 @@ Two runtimes deliver the messages:
 - ``fedavg_simulation``: Flower's simulation engine, ``flwr.simulation.run_simulation`` with the Ray backend (how
   Flower's users run the example locally), one SuperNode per client. It starts Ray for each round (about 10 s on
   the shared machine), so a full check takes hours; run.py runs it with few cases.
-- ``fedavg``: a grid in this process (:class:`_LocalGrid`) that gives each message to the destination node's
+- ``fedavg``: a grid in this process (:class:`LocalGrid`) that gives each message to the destination node's
   ``ClientApp`` (with that node's persistent ``Context``, where ``secaggplus_mod`` keeps its state between
   stages) and returns the reply, which is all a SuperLink does for this workflow when no node drops out. Same
   ServerApp main and ClientApp as above.
@@ -90,7 +90,7 @@ def _server_main(x: np.ndarray, n: int, out: dict):
     return main
 
 
-class _LocalGrid(Grid):
+class LocalGrid(Grid):
     """Delivers a copy of each message to its node's ClientApp in this process and keeps the reply until it is
     pulled."""
 
@@ -162,7 +162,7 @@ def _round(x, clients, local_steps, local_step, rng, simulation: bool) -> np.nda
         node_ids = [int(v) for v in np.random.default_rng(seed).choice(2**40, size=len(clients), replace=False) + 1]
         # the identity Flower's ServerApp process takes (flwr/superlink/runtime/run_serverapp.py)
         TaskIdentity.task_id, TaskIdentity.run_id, TaskIdentity.node_id = 1, 1, SUPERLINK_NODE_ID
-        main(_LocalGrid(client_app, node_ids), Context(run_id=1, node_id=0, node_config={}, state=RecordDict(),
+        main(LocalGrid(client_app, node_ids), Context(run_id=1, node_id=0, node_config={}, state=RecordDict(),
                                                        run_config={}))
     if "x" not in out:
         raise RuntimeError("Flower's ServerApp ended without a model")
@@ -180,7 +180,7 @@ def _factory(simulation: bool):
 
 
 def fedavg():
-    """Flower's FedAvg under SecAggPlusWorkflow, messages delivered in process (:class:`_LocalGrid`)."""
+    """Flower's FedAvg under SecAggPlusWorkflow, messages delivered in process (:class:`LocalGrid`)."""
     return _factory(simulation=False)
 
 

@@ -297,15 +297,7 @@ def _fedopt(optimizer: str, constant_lr: bool = True, checkpoint: bool = False):
 
     def impl(x, clients, *, state=None, rng=None, local_steps=5, local_step=0.1, server_step=0.1, beta1=0.9,
              beta2=0.99, tau=1e-3, initial_v=0.0, clients_per_round=None, **_):
-        args = {"lr": float(server_step)}
-        if optimizer == "SGD":
-            args["momentum"] = float(beta1)
-        elif optimizer == "Adam":
-            args.update(betas=(float(beta1), float(beta2)), eps=float(tau))
-        else:
-            if beta1 != 0.0:
-                raise ValueError(f"torch.optim.Adagrad has no momentum; beta1 must be 0.0, got {beta1}")
-            args.update(eps=float(tau), initial_accumulator_value=float(initial_v))
+        args = _optimizer_args(optimizer, server_step, beta1, beta2, tau, initial_v)["args"]
         token = None if state is None else state.get("token")
         own = clients_per_round is not None
         if token is None or kept.get("token") != token:
